@@ -1,0 +1,19 @@
+/* Allocation wrappers with one out-of-memory policy: abort. Call sites never branch on NULL. */
+#ifndef BIKAROO_MEM_H
+#define BIKAROO_MEM_H
+
+#include <stddef.h>
+
+/* All return new memory the caller frees with free(). Never NULL. */
+void *mem_alloc(size_t n);
+void *mem_calloc(size_t count, size_t size);
+void *mem_realloc(void *p, size_t n);
+char *mem_strdup(const char *s);
+char *mem_strndup(const char *s, size_t n);
+/* printf into a new string (caller frees). */
+char *mem_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Installs mem_alloc/free into jansson so that JSON allocation follows the same policy. */
+void mem_install_jansson(void);
+
+#endif

@@ -1,0 +1,28 @@
+/* PostgreSQL access for the domain: one connection per worker thread, prepared statements,
+ * reconnect on failure. Only domain/ includes this header. */
+#ifndef BIKAROO_DB_H
+#define BIKAROO_DB_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "fleet.h"
+
+/* Stores the conninfo (copied). Call once before any worker uses the database. */
+void db_configure(const char *conninfo);
+
+/* Opens a connection and checks that the login role is safe to serve with: not superuser,
+ * not BYPASSRLS, owns no table of schema fleet. On refusal *why is set to a static message. */
+enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unused_result));
+
+/* Runs prepared statement `name` (prepared on first use on this thread's connection from sql)
+ * with text parameters. Returns the result (caller PQclear()s) or NULL with *st set.
+ * One retry after a broken connection is transparent to the caller. */
+PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
+			   const char *const *params, enum fleet_status *st)
+	__attribute__((warn_unused_result));
+
+/* Closes every connection opened by any thread. Call at shutdown only. */
+void db_shutdown(void);
+
+#endif

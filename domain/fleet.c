@@ -1,0 +1,127 @@
+/* Fleet operations: each runs as the acting identity in one round trip to PostgreSQL,
+ * where fleet.act_as() fixes the perimeter that row-level security then enforces. */
+#include "fleet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "db.h"
+
+const char *fleet_status_name(enum fleet_status st)
+{
+	switch (st) {
+	case FLEET_OK: return "ok";
+	case FLEET_NOT_FOUND: return "not_found";
+	case FLEET_FORBIDDEN: return "forbidden";
+	case FLEET_INVALID: return "invalid";
+	case FLEET_CONFLICT: return "conflict";
+	case FLEET_UNAVAILABLE: return "unavailable";
+	case FLEET_INTERNAL: return "internal";
+	}
+	return "internal";
+}
+
+bool fleet_bike_id_valid(const char *id)
+{
+	if (strncmp(id, "VL-", 3) != 0)
+		return false;
+	size_t n = 0;
+	for (const char *p = id + 3; *p; p++, n++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return n >= 4 && n <= 6;
+}
+
+static void fleet_copy(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+/* Rights as the business database states them (columns 0..5 of every *_as function). */
+struct fleet_rights {
+	bool known;
+	bool human;
+	bool client_read;
+	bool client_report;
+	bool confirm;
+	char role[32];
+	char regions[FLEET_TEXT_MAX]; /* PostgreSQL array text, e.g. {FR-LYO,FR-PAR} */
+};
+
+static void fleet_read_rights(PGresult *res, struct fleet_rights *r)
+{
+	memset(r, 0, sizeof *r);
+	r->known = !PQgetisnull(res, 0, 0);
+	fleet_copy(r->role, sizeof r->role, PQgetvalue(res, 0, 0));
+	fleet_copy(r->regions, sizeof r->regions, PQgetvalue(res, 0, 1));
+	r->human = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	r->client_read = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
+	r->client_report = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
+	r->confirm = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
+}
+
+/* True when region is an element of the PostgreSQL text array literal regions. */
+static bool fleet_in_perimeter(const char *regions, const char *region)
+{
+	size_t n = strlen(region);
+	if (n == 0)
+		return false;
+	for (const char *p = strstr(regions, region); p; p = strstr(p + 1, region)) {
+		char before = p == regions ? '{' : p[-1];
+		char after = p[n];
+		if ((before == '{' || before == ',') && (after == '}' || after == ','))
+			return true;
+	}
+	return false;
+}
+
+/* Read needs: the token's fleet:read, a known active subject with a role (every role reads),
+ * and a client application allowed to read. */
+static bool fleet_may_read(const struct fleet_actor *actor, const struct fleet_rights *r)
+{
+	return (actor->scopes & FLEET_SCOPE_READ) && r->known && r->client_read;
+}
+
+enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const char *bike_id,
+					struct fleet_bike_status *out)
+{
+	static const char sql[] = "SELECT * FROM fleet.bike_status_as($1, $2, $3)";
+	memset(out, 0, sizeof *out);
+	if (!fleet_bike_id_valid(bike_id))
+		return FLEET_NOT_FOUND;
+	const char *params[3] = {actor->subject, actor->client_id, bike_id};
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("bike_status_as", sql, 3, params, &st);
+	if (!res)
+		return st;
+	if (PQntuples(res) != 1 || PQnfields(res) < 15) {
+		st = FLEET_INTERNAL;
+		goto out;
+	}
+	struct fleet_rights rights;
+	fleet_read_rights(res, &rights);
+	if (!fleet_may_read(actor, &rights)) {
+		st = FLEET_FORBIDDEN;
+		goto out;
+	}
+	/* Row-level security already hid other regions; the C check is the second, independent
+	 * line: both must agree before anything is shown. */
+	if (PQgetisnull(res, 0, 6) || !fleet_in_perimeter(rights.regions, PQgetvalue(res, 0, 9))) {
+		st = FLEET_NOT_FOUND;
+		goto out;
+	}
+	fleet_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 6));
+	fleet_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 7));
+	fleet_copy(out->status_label, sizeof out->status_label, PQgetvalue(res, 0, 8));
+	fleet_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 9));
+	fleet_copy(out->station, sizeof out->station, PQgetvalue(res, 0, 10));
+	out->battery_pct = PQgetisnull(res, 0, 12) ? -1 : (int)strtol(PQgetvalue(res, 0, 12), NULL, 10);
+	fleet_copy(out->last_seen_at, sizeof out->last_seen_at, PQgetvalue(res, 0, 13));
+	fleet_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 14));
+	st = FLEET_OK;
+out:
+	PQclear(res);
+	return st;
+}

@@ -1,0 +1,68 @@
+/* The fleet domain: business operations on bikes, run as an acting identity.
+ * No MCP, JSON-RPC or HTTP here: plain structs in, plain structs and a status out. */
+#ifndef BIKAROO_FLEET_H
+#define BIKAROO_FLEET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum fleet_status {
+	FLEET_OK = 0,
+	FLEET_NOT_FOUND,   /* unknown, or outside the caller's perimeter: deliberately the same */
+	FLEET_FORBIDDEN,   /* role or client application does not allow the operation */
+	FLEET_INVALID,     /* arguments violate a business rule */
+	FLEET_CONFLICT,    /* e.g. an idempotency key reused with other arguments */
+	FLEET_UNAVAILABLE, /* the database cannot be reached: retry later */
+	FLEET_INTERNAL,    /* our bug or an unexpected database answer */
+};
+
+/* OAuth scopes the caller's token carries (bit set). */
+enum fleet_scope {
+	FLEET_SCOPE_READ = 1u << 0,   /* fleet:read */
+	FLEET_SCOPE_REPORT = 1u << 1, /* fleet:report */
+};
+
+#define FLEET_ID_MAX 256
+
+/* Who acts: the human (or machine) subject and the host application, from a validated token
+ * or a configured local identity. Never from tool arguments or clientInfo. */
+struct fleet_actor {
+	char subject[FLEET_ID_MAX];
+	char client_id[FLEET_ID_MAX];
+	unsigned scopes; /* enum fleet_scope bits */
+};
+
+#define FLEET_BIKE_ID_MAX 16
+#define FLEET_TEXT_MAX 128
+#define FLEET_TIME_MAX 40
+
+struct fleet_bike_status {
+	char bike_id[FLEET_BIKE_ID_MAX];
+	char status[FLEET_TEXT_MAX];
+	char status_label[FLEET_TEXT_MAX];
+	char region[FLEET_TEXT_MAX];
+	char station[FLEET_TEXT_MAX]; /* "" = none */
+	int battery_pct;              /* -1 = unknown */
+	char last_seen_at[FLEET_TIME_MAX];
+	char open_case_id[FLEET_TEXT_MAX]; /* "" = none */
+};
+
+/* True when id has the shape of a bike id: ^VL-[0-9]{4,6}$. */
+bool fleet_bike_id_valid(const char *id);
+
+/* Reads a bike's status as actor. FLEET_NOT_FOUND for unknown and out-of-perimeter bikes alike;
+ * FLEET_FORBIDDEN when the actor's role or client may not read at all. */
+enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const char *bike_id,
+					struct fleet_bike_status *out) __attribute__((warn_unused_result));
+
+/* One status code of the reference table. */
+struct fleet_status_code {
+	char code[FLEET_TEXT_MAX];
+	char label[FLEET_TEXT_MAX];
+	char description[512];
+	bool rentable;
+};
+
+const char *fleet_status_name(enum fleet_status st);
+
+#endif

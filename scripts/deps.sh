@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Ensure the Debian packages this project needs are installed.
+# Silent no-op when everything is present. As root, installs what is missing;
+# otherwise prints the exact command to run and exits 1.
+set -euo pipefail
+
+packages=(
+  build-essential pkg-config
+  libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev
+  check libsubunit-dev libssl-dev libcjose-dev
+  postgresql-15 postgresql-client-15
+  valgrind cppcheck clang-format
+  curl ca-certificates
+)
+
+# node/npm may come from a non-Debian install: only ask apt for them when absent.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
+  if [[ "$status" != ii* ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+if [[ "$(id -u)" -ne 0 ]]; then
+  echo "deps.sh: missing Debian packages: ${missing[*]}" >&2
+  echo "Install them with:" >&2
+  echo "sudo apt-get install -y ${missing[*]}"
+  exit 1
+fi
+
+echo "deps.sh: installing: ${missing[*]}" >&2
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"

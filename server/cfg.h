@@ -1,0 +1,39 @@
+/* Configuration, declared once in a table (name, environment variable, flag, type, default,
+ * bounds, secret) and validated at start-up. No getenv() anywhere else. */
+#ifndef BIKAROO_CFG_H
+#define BIKAROO_CFG_H
+
+#include <stdbool.h>
+
+struct cfg {
+	char *listen;          /* BIKAROO_LISTEN */
+	long port;             /* BIKAROO_PORT (0 = any free port) */
+	char *database_url;    /* DATABASE_URL: the server's login role (not the owner) */
+	char *migrate_url;     /* BIKAROO_MIGRATE_URL: the owner role, for `migrate` */
+	char *migrations_dir;  /* BIKAROO_MIGRATIONS_DIR */
+	char *resources_dir;   /* BIKAROO_RESOURCES_DIR */
+	char *prompts_dir;     /* BIKAROO_PROMPTS_DIR */
+	long threads;          /* BIKAROO_THREADS */
+	long max_body;         /* BIKAROO_MAX_BODY_BYTES */
+	char *auth;            /* BIKAROO_AUTH: "local" (loopback-only, configured identity) */
+	char *local_subject;   /* BIKAROO_LOCAL_SUBJECT */
+	char *local_client;    /* BIKAROO_LOCAL_CLIENT */
+	char *local_scopes;    /* BIKAROO_LOCAL_SCOPES */
+	char *allowed_hosts;   /* BIKAROO_ALLOWED_HOSTS: extra Host names, comma-separated */
+	char *allowed_origins; /* BIKAROO_ALLOWED_ORIGINS: extra Origin hosts, comma-separated */
+	char *ready_file;      /* BIKAROO_READY_FILE: the bound port is written there */
+	char *log_level;       /* BIKAROO_LOG_LEVEL */
+};
+
+enum cfg_status { CFG_OK = 0, CFG_INVALID };
+
+/* Fills c from defaults, then the environment, then argv flags of the form --name=value
+ * (argv[0] is not read). On failure, writes the reason to stderr. */
+enum cfg_status cfg_load(struct cfg *c, int argc, char **argv) __attribute__((warn_unused_result));
+/* Logs every key at info level, secrets masked. */
+void cfg_log(const struct cfg *c);
+/* Prints the configuration table (for --help and the README). */
+void cfg_print_help(void);
+void cfg_free(struct cfg *c);
+
+#endif

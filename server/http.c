@@ -1,0 +1,344 @@
+/* The HTTP adapter: per-request state is created on the first callback and freed in the
+ * completion callback; libmicrohttpd types never leave this file. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../common/log.h"
+#include "../common/mem.h"
+#include "mcp.h"
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct fleet_actor actor;
+	size_t max_body;
+	char *allowed_hosts;
+	char *allowed_origins;
+};
+
+struct http_req {
+	char *body;
+	size_t len, cap;
+	bool refused;     /* a response was already queued (e.g. 413) */
+	bool too_large;   /* a streamed body passed the limit: discard the rest, then 413 */
+	size_t discarded; /* bytes thrown away since */
+	char reqid[24];
+};
+
+static atomic_ulong http_counter;
+
+/* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
+#define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
+
+/* ---- allow-lists -------------------------------------------------------------------- */
+
+static bool http_name_in(const char *name, size_t n, const char *list)
+{
+	static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+	for (size_t i = 0; i < 3; i++)
+		if (strlen(loopback[i]) == n && strncasecmp(name, loopback[i], n) == 0)
+			return true;
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		while (len && *p == ' ')
+			p++, len--;
+		while (len && p[len - 1] == ' ')
+			len--;
+		if (len == n && n && strncasecmp(p, name, n) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* Length of the host part of "host[:port]" ("[v6]" keeps its brackets); 0 if malformed. */
+static size_t http_host_part(const char *hp)
+{
+	if (hp[0] == '[') {
+		const char *close = strchr(hp, ']');
+		if (!close || (close[1] && close[1] != ':'))
+			return 0;
+		return (size_t)(close - hp + 1);
+	}
+	size_t n = strcspn(hp, ":");
+	if (hp[n] == ':')
+		for (const char *p = hp + n + 1; *p; p++)
+			if (*p < '0' || *p > '9')
+				return 0;
+	return n;
+}
+
+bool http_host_allowed(const char *host_port, const char *extra)
+{
+	if (!host_port || !*host_port || strlen(host_port) > 255)
+		return false;
+	size_t n = http_host_part(host_port);
+	return n && http_name_in(host_port, n, extra);
+}
+
+bool http_origin_allowed(const char *origin, const char *extra)
+{
+	const char *p;
+	if (strncasecmp(origin, "http://", 7) == 0)
+		p = origin + 7;
+	else if (strncasecmp(origin, "https://", 8) == 0)
+		p = origin + 8;
+	else
+		return false; /* includes the literal "null" */
+	if (strchr(p, '/') || strlen(p) > 255)
+		return false;
+	size_t n = http_host_part(p);
+	return n && http_name_in(p, n, extra);
+}
+
+/* ---- responses ---------------------------------------------------------------------- */
+
+static enum MHD_Result http_send(struct MHD_Connection *c, unsigned status, char *body,
+				 const char *content_type, const char *allow, const char *challenge)
+{
+	struct MHD_Response *r = body ? MHD_create_response_from_buffer(strlen(body), body,
+									MHD_RESPMEM_MUST_FREE)
+				      : MHD_create_response_from_buffer(0, (void *)"",
+									MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	if (body && content_type)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	if (challenge)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A JSON-RPC error without id, for refusals before the body is read. */
+static enum MHD_Result http_refuse(struct MHD_Connection *c, unsigned status, int code,
+				   const char *message, const char *allow)
+{
+	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+				code, "message", message);
+	char *body = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	return http_send(c, status, body, "application/json", allow, NULL);
+}
+
+/* ---- request checks ------------------------------------------------------------------ */
+
+static const char *http_header(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+static bool http_media_is(const char *value, const char *type)
+{
+	size_t n = strlen(type);
+	while (*value == ' ')
+		value++;
+	return strncasecmp(value, type, n) == 0 &&
+	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == ',');
+}
+
+/* True when an Accept header admits application/json (absent Accept admits everything). */
+static bool http_accepts_json(const char *accept)
+{
+	if (!accept)
+		return true;
+	for (const char *p = accept; p;) {
+		if (http_media_is(p, "application/json") || http_media_is(p, "application/*") ||
+		    http_media_is(p, "*/*"))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connection *c,
+				       struct http_req *st)
+{
+	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || !http_media_is(ct, "application/json"))
+		return http_refuse(c, 415, MCP_INVALID_REQUEST,
+				   "Unsupported Media Type: Content-Type must be application/json",
+				   NULL);
+	if (!http_accepts_json(http_header(c, MHD_HTTP_HEADER_ACCEPT)))
+		return http_refuse(c, 406, MCP_INVALID_REQUEST,
+				   "Not Acceptable: Accept must admit application/json", NULL);
+	struct mcp_request req = {
+		.transport = MCP_TRANSPORT_HTTP,
+		.body = st->body ? st->body : "",
+		.body_len = st->len,
+		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
+		.h_method = http_header(c, "Mcp-Method"),
+		.h_name = http_header(c, "Mcp-Name"),
+		.actor = &s->actor,
+		.reqid = st->reqid,
+	};
+	struct mcp_response resp;
+	mcp_handle(&req, &resp);
+	char challenge[160];
+	const char *ch = NULL;
+	if (resp.missing_scope) {
+		snprintf(challenge, sizeof challenge, "Bearer error=\"insufficient_scope\", scope=\"%s\"",
+			 resp.missing_scope);
+		ch = challenge;
+	}
+	char *body = resp.body;
+	resp.body = NULL;
+	return http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
+}
+
+static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
+				   const char *method, const char *version, const char *upload,
+				   size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct http_server *s = cls;
+	struct http_req *st = *con_cls;
+	if (!st) {
+		st = mem_calloc(1, sizeof *st);
+		snprintf(st->reqid, sizeof st->reqid, "r%lu", atomic_fetch_add(&http_counter, 1) + 1);
+		*con_cls = st;
+		/* 1: Host and Origin against DNS rebinding. */
+		const char *host = http_header(c, MHD_HTTP_HEADER_HOST);
+		const char *origin = http_header(c, MHD_HTTP_HEADER_ORIGIN);
+		if (!http_host_allowed(host, s->allowed_hosts) ||
+		    (origin && !http_origin_allowed(origin, s->allowed_origins))) {
+			log_msg(LOG_WARN, st->reqid, "refused: Host or Origin not allowed");
+			st->refused = true;
+			return http_refuse(c, 403, MCP_INVALID_REQUEST,
+					   "Forbidden: Host or Origin not allowed", NULL);
+		}
+		if (strcmp(url, "/mcp") != 0) {
+			st->refused = true;
+			return http_refuse(c, 404, MCP_INVALID_REQUEST, "Not Found: the endpoint is /mcp",
+					   NULL);
+		}
+		/* 2: POST only. */
+		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+			st->refused = true;
+			return http_refuse(c, 405, MCP_INVALID_REQUEST,
+					   "Method Not Allowed: this endpoint accepts POST only", "POST");
+		}
+		/* 3: the declared size, before reading anything. */
+		const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > s->max_body) {
+			st->refused = true;
+			return http_refuse(c, 413, MCP_INVALID_REQUEST, "Payload Too Large", NULL);
+		}
+		return MHD_YES;
+	}
+	if (st->refused) {
+		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		/* 3 again: streamed bodies (chunked) are counted as they arrive. libmicrohttpd
+		 * cannot answer in the middle of a body, so the rest is discarded (not stored)
+		 * and the 413 goes out at its end; a sender that never stops is cut off. */
+		if (st->too_large || st->len + *upload_size > s->max_body) {
+			st->too_large = true;
+			st->discarded += *upload_size;
+			*upload_size = 0;
+			free(st->body);
+			st->body = NULL;
+			st->len = st->cap = 0;
+			return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
+		if (st->len + *upload_size + 1 > st->cap) {
+			st->cap = (st->len + *upload_size + 1) * 2;
+			if (st->cap > s->max_body + 1)
+				st->cap = s->max_body + 1;
+			st->body = mem_realloc(st->body, st->cap);
+		}
+		memcpy(st->body + st->len, upload, *upload_size);
+		st->len += *upload_size;
+		st->body[st->len] = '\0';
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (st->too_large) {
+		st->refused = true;
+		return http_refuse(c, 413, MCP_INVALID_REQUEST, "Payload Too Large", NULL);
+	}
+	return http_handle_mcp(s, c, st);
+}
+
+static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			   enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)c;
+	(void)toe;
+	struct http_req *st = *con_cls;
+	if (st) {
+		free(st->body);
+		free(st);
+	}
+	*con_cls = NULL;
+}
+
+static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char line[512];
+	vsnprintf(line, sizeof line, fmt, ap);
+	log_warn("http: %s", line);
+}
+
+enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *actor,
+			    struct http_server **out, unsigned *bound_port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
+	if (inet_pton(AF_INET, cfg->listen, &sa.sin_addr) != 1) {
+		log_error("BIKAROO_LISTEN must be an IPv4 address, got %s", cfg->listen);
+		return HTTP_START_FAILED;
+	}
+	struct http_server *s = mem_calloc(1, sizeof *s);
+	s->actor = *actor;
+	s->max_body = (size_t)cfg->max_body;
+	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
+	s->allowed_origins = mem_strdup(cfg->allowed_origins);
+	s->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
+		http_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+		MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_END);
+	if (!s->daemon) {
+		log_error("cannot listen on %s:%ld", cfg->listen, cfg->port);
+		http_stop(s);
+		return HTTP_START_FAILED;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	*bound_port = info ? info->port : (unsigned)cfg->port;
+	*out = s;
+	return HTTP_OK;
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	if (s->daemon)
+		MHD_stop_daemon(s->daemon);
+	free(s->allowed_hosts);
+	free(s->allowed_origins);
+	free(s);
+}

@@ -1,0 +1,97 @@
+/* The MCP protocol core, shared by every transport: JSON-RPC parsing, era classification,
+ * the 2026-07-28 envelope and header checks, method dispatch, result shaping.
+ * jansson rule, once: json_object_set_new()/json_array_append_new() steal the value,
+ * json_object_get() borrows, json_*() constructors return a new reference. */
+#ifndef BIKAROO_MCP_H
+#define BIKAROO_MCP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../domain/fleet.h"
+
+#define MCP_VERSION_MODERN "2026-07-28"
+#define MCP_SERVER_NAME "bikaroo-fleet-mcp"
+#define MCP_SERVER_VERSION "0.1.0"
+
+/* JSON-RPC and MCP error codes. */
+enum mcp_code {
+	MCP_PARSE_ERROR = -32700,
+	MCP_INVALID_REQUEST = -32600,
+	MCP_METHOD_NOT_FOUND = -32601,
+	MCP_INVALID_PARAMS = -32602,
+	MCP_INTERNAL_ERROR = -32603,
+	MCP_HEADER_MISMATCH = -32020,
+	MCP_MISSING_CAPABILITY = -32021,
+	MCP_UNSUPPORTED_VERSION = -32022,
+	MCP_LEGACY_RESOURCE_NOT_FOUND = -32002,
+};
+
+enum mcp_transport { MCP_TRANSPORT_HTTP, MCP_TRANSPORT_STDIO };
+
+/* One inbound message, as a transport hands it over. All pointers are borrowed. */
+struct mcp_request {
+	enum mcp_transport transport;
+	const char *body;
+	size_t body_len;
+	/* HTTP request-metadata headers, NULL when absent (always NULL on stdio). */
+	const char *h_protocol_version;
+	const char *h_method;
+	const char *h_name;
+	const struct fleet_actor *actor; /* who acts; never NULL */
+	const char *reqid;               /* for logs */
+	/* stdio only: the revision negotiated by this connection's `initialize` (NULL: none). */
+	const char *session_version;
+};
+
+/* What the transport writes back. body is new memory (caller frees), NULL = no body. */
+struct mcp_response {
+	int http_status;
+	char *body;
+	/* Set when the token lacks a scope the method needs (HTTP answers 403 insufficient_scope
+	 * with a challenge naming it). Static string or NULL. */
+	const char *missing_scope;
+};
+
+/* Per-request context handed to method handlers. */
+struct mcp_ctx {
+	const struct mcp_request *req;
+	bool modern;           /* 2026-07-28 envelope vs legacy (initialize-era) */
+	const char *version;   /* the revision this request speaks (borrowed) */
+	json_t *client_caps;   /* borrowed; {} when none declared */
+	json_t *id;            /* borrowed; NULL for notifications */
+	/* Set by handlers that need an HTTP-level refusal (insufficient scope). */
+	const char *missing_scope;
+};
+
+/* Error a handler reports; message is static or owned by data's lifetime. */
+struct mcp_error {
+	int code;
+	const char *message;
+	json_t *data; /* new reference or NULL */
+};
+
+/* Handler contract: return 0 and set *result (new reference, without resultType/_meta), or
+ * return -1 and fill *err. */
+typedef int (*mcp_handler_fn)(struct mcp_ctx *ctx, json_t *params, json_t **result,
+			      struct mcp_error *err);
+
+/* Handles one message. Never fails: every outcome is a response (possibly 202, no body). */
+void mcp_handle(const struct mcp_request *req, struct mcp_response *out);
+void mcp_response_free(struct mcp_response *r);
+
+/* Helpers for handlers. */
+int mcp_fail(struct mcp_error *err, int code, const char *message, json_t *data);
+/* True when the request speaks at least revision v (legacy dates compare as strings). */
+bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v);
+/* Adds the caching hints to a cacheable result (removed again for legacy clients). */
+void mcp_cacheable(json_t *result, long ttl_ms, bool private_scope);
+
+/* The i-th revision served through `initialize`, newest first; NULL past the end. */
+const char *mcp_legacy_version(size_t i);
+
+/* Parses a JSON text strictly: duplicate keys, NUL in strings and invalid UTF-8 are errors. */
+json_t *mcp_parse_strict(const char *text, size_t len);
+
+#endif

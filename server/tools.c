@@ -1,0 +1,226 @@
+/* Tools: the descriptor table, listing, argument validation and the adapters to the domain. */
+#include "tools.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "pager.h"
+#include "schema.h"
+
+/* ---- get_bike_status ---------------------------------------------------------------- */
+
+static const char get_bike_status_in[] =
+	"{\"type\":\"object\","
+	"\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
+	"\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
+	"\"required\":[\"bikeId\"],\"additionalProperties\":false}";
+
+static const char get_bike_status_out[] =
+	"{\"type\":\"object\","
+	"\"properties\":{"
+	"\"bikeId\":{\"type\":\"string\"},"
+	"\"status\":{\"type\":\"string\",\"description\":\"A code of bikaroo://fleet/status-codes.\"},"
+	"\"statusLabel\":{\"type\":\"string\"},"
+	"\"region\":{\"type\":\"string\"},"
+	"\"station\":{\"type\":[\"string\",\"null\"]},"
+	"\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
+	"\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
+	"\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
+	"\"lastSeenAt\",\"openCaseId\"],"
+	"\"additionalProperties\":false}";
+
+/* The same words for unknown and out-of-perimeter bikes: no existence oracle. */
+#define TOOLS_NOT_FOUND_FMT \
+	"Bike %s was not found among the bikes you can access. Check the id on the frame (VL- and 4 to 6 digits)."
+
+static json_t *tools_nullable_string(const char *s)
+{
+	return *s ? json_string(s) : json_null();
+}
+
+/* Maps a domain failure to a tool result a person (or a model) can act on. */
+static json_t *tools_domain_error(enum fleet_status st, const char *bike_id)
+{
+	char text[320];
+	switch (st) {
+	case FLEET_NOT_FOUND:
+		snprintf(text, sizeof text, TOOLS_NOT_FOUND_FMT, bike_id);
+		break;
+	case FLEET_FORBIDDEN:
+		snprintf(text, sizeof text,
+			 "You are not permitted to do this with this application. Ask an administrator "
+			 "for the role or client access it needs.");
+		break;
+	case FLEET_UNAVAILABLE:
+		snprintf(text, sizeof text,
+			 "The fleet database is unavailable right now. Try again in a minute.");
+		break;
+	default:
+		snprintf(text, sizeof text, "The request could not be completed (%s).",
+			 fleet_status_name(st));
+		break;
+	}
+	return tools_result(text, NULL, true);
+}
+
+static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **result,
+				struct mcp_error *err)
+{
+	(void)err;
+	const char *bike_id = json_string_value(json_object_get(args, "bikeId"));
+	struct fleet_bike_status b;
+	enum fleet_status st = fleet_get_bike_status(ctx->req->actor, bike_id, &b);
+	if (st != FLEET_OK) {
+		*result = tools_domain_error(st, bike_id);
+		return 0;
+	}
+	json_t *sc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id,
+			       "status", b.status, "statusLabel", b.status_label, "region", b.region,
+			       "station", tools_nullable_string(b.station), "batteryPct",
+			       b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct),
+			       "lastSeenAt", b.last_seen_at, "openCaseId",
+			       tools_nullable_string(b.open_case_id));
+	char *text = json_dumps(sc, JSON_COMPACT);
+	*result = tools_result(text, sc, false);
+	free(text);
+	return 0;
+}
+
+/* ---- the registry ------------------------------------------------------------------- */
+
+static const struct tool_desc tools_registry[] = {
+	{
+		.name = "get_bike_status",
+		.title = "Bike status",
+		.description =
+			"Current status of one bike: status code and label, region and station, battery "
+			"level, when it was last seen, and its open investigation case if any. Only bikes "
+			"in your regions are visible; others read as not found.",
+		.input_schema = get_bike_status_in,
+		.output_schema = get_bike_status_out,
+		.read_only = true,
+		.destructive = false,
+		.idempotent = true,
+		.scope = FLEET_SCOPE_READ,
+		.scope_name = "fleet:read",
+		.fn = tool_get_bike_status,
+	},
+};
+
+#define TOOLS_COUNT (sizeof tools_registry / sizeof tools_registry[0])
+
+static json_t *tools_in[TOOLS_COUNT];
+static json_t *tools_out[TOOLS_COUNT];
+
+int tools_init(void)
+{
+	for (size_t i = 0; i < TOOLS_COUNT; i++) {
+		json_error_t e;
+		tools_in[i] = json_loads(tools_registry[i].input_schema, JSON_REJECT_DUPLICATES, &e);
+		tools_out[i] = json_loads(tools_registry[i].output_schema, JSON_REJECT_DUPLICATES, &e);
+		if (!tools_in[i] || !tools_out[i] || schema_prepare(tools_in[i]) != 0) {
+			log_error("tool %s: invalid schema", tools_registry[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void tools_cleanup(void)
+{
+	for (size_t i = 0; i < TOOLS_COUNT; i++) {
+		json_decref(tools_in[i]);
+		json_decref(tools_out[i]);
+		tools_in[i] = tools_out[i] = NULL;
+	}
+}
+
+const struct tool_desc *tools_table(size_t *count)
+{
+	*count = TOOLS_COUNT;
+	return tools_registry;
+}
+
+const json_t *tools_input_schema(size_t i)
+{
+	return i < TOOLS_COUNT ? tools_in[i] : NULL;
+}
+
+const json_t *tools_output_schema(size_t i)
+{
+	return i < TOOLS_COUNT ? tools_out[i] : NULL;
+}
+
+json_t *tools_result(const char *text, json_t *structured, bool is_error)
+{
+	json_t *r = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text,
+			      "isError", is_error);
+	if (structured)
+		json_object_set_new(r, "structuredContent", structured);
+	return r;
+}
+
+/* A tool as the negotiated revision knows it (title and outputSchema from 2025-06-18 on). */
+static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
+{
+	const struct tool_desc *t = &tools_registry[i];
+	json_t *tool = json_pack("{s:s, s:s, s:O}", "name", t->name, "description", t->description,
+				 "inputSchema", tools_in[i]);
+	json_t *ann = json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", t->title, "readOnlyHint",
+				t->read_only, "destructiveHint", t->destructive, "idempotentHint",
+				t->idempotent, "openWorldHint", 0);
+	json_object_set_new(tool, "annotations", ann);
+	if (mcp_version_at_least(ctx, "2025-06-18")) {
+		json_object_set_new(tool, "title", json_string(t->title));
+		json_object_set(tool, "outputSchema", tools_out[i]);
+	}
+	return tool;
+}
+
+int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	json_t *all = json_array();
+	for (size_t i = 0; i < TOOLS_COUNT; i++)
+		json_array_append_new(all, tools_describe(ctx, i));
+	/* The list is the same for every caller today: public. */
+	return pager_page(ctx, params, all, "tools", 3600000, false, result, err);
+}
+
+int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	const char *name = json_string_value(json_object_get(params, "name"));
+	if (!name)
+		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call needs a string 'name'", NULL);
+	size_t i;
+	for (i = 0; i < TOOLS_COUNT; i++)
+		if (strcmp(tools_registry[i].name, name) == 0)
+			break;
+	if (i == TOOLS_COUNT)
+		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown tool",
+				json_pack("{s:s}", "name", name));
+	const struct tool_desc *t = &tools_registry[i];
+	json_t *args = json_object_get(params, "arguments");
+	if (args && !json_is_object(args))
+		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call 'arguments' must be an object",
+				NULL);
+	if (!(ctx->req->actor->scopes & t->scope)) {
+		/* A new token with the scope can cure this: the transport answers 403
+		 * insufficient_scope (HTTP) or an error naming the scope. */
+		ctx->missing_scope = t->scope_name;
+		return mcp_fail(err, MCP_INVALID_PARAMS, "Insufficient scope",
+				json_pack("{s:s}", "requiredScope", t->scope_name));
+	}
+	json_t *empty = NULL;
+	if (!args)
+		args = empty = json_object();
+	char msg[320];
+	int rc = 0;
+	if (!schema_validate(tools_in[i], args, msg, sizeof msg))
+		*result = tools_result(msg, NULL, true);
+	else
+		rc = t->fn(ctx, args, result, err);
+	json_decref(empty);
+	return rc;
+}

@@ -1,0 +1,37 @@
+/* The tool registry: one descriptor per tool, read by tools/list, tools/call and the tests. */
+#ifndef BIKAROO_TOOLS_H
+#define BIKAROO_TOOLS_H
+
+#include "mcp.h"
+
+typedef int (*tool_fn)(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err);
+
+struct tool_desc {
+	const char *name;
+	const char *title;
+	const char *description;
+	const char *input_schema;  /* JSON text */
+	const char *output_schema; /* JSON text */
+	bool read_only, destructive, idempotent;
+	unsigned scope;        /* enum fleet_scope bit the token must carry */
+	const char *scope_name; /* its OAuth name, for challenges */
+	tool_fn fn;
+};
+
+/* Parses and checks every descriptor's schemas; 0 on success. */
+int tools_init(void) __attribute__((warn_unused_result));
+void tools_cleanup(void);
+
+/* The registry, for tests. */
+const struct tool_desc *tools_table(size_t *count);
+/* Parsed schemas of tool i (borrowed). */
+const json_t *tools_input_schema(size_t i);
+const json_t *tools_output_schema(size_t i);
+
+int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
+int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
+
+/* Builds a CallToolResult: text content plus optional structured content (stolen). */
+json_t *tools_result(const char *text, json_t *structured, bool is_error);
+
+#endif
