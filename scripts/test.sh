@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test.sh BUILD_DIR: every test against a throwaway PostgreSQL created here and removed at the end:
+# Check unit tests, Check integration tests (the real binary over HTTP), and end-to-end tests with
+# MCP clients written by others. Ends with one line 'N passed, N failed'.
+# BIKAROO_VALGRIND=1 runs every server process and the unit tests under valgrind memcheck.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+B=${1:-build}
+root=$PWD
+export BIKAROO_BIN=$root/$B/bikaroo-mcp
+export IT_TMP
+IT_TMP=$(mktemp -d)
+pgdir=$root/.run/test-pg-$$
+server_pid=
+passed=0
+failed=0
+
+cleanup() {
+  [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  scripts/pgtmp.sh destroy "$pgdir" >/dev/null 2>&1 || true
+  rm -rf "$IT_TMP"
+}
+trap cleanup EXIT
+
+if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
+  export BIKAROO_WRAPPER="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --suppressions=$root/tests/valgrind.supp"
+fi
+
+# Counts Check's "Checks: N, Failures: F, Errors: E" lines into the totals.
+count_check() {
+  local line n f e
+  line=$(grep -E '^[0-9]+%: Checks: ' "$1" | tail -n 1)
+  n=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
+  f=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
+  e=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")
+  if [[ -z "$line" ]]; then failed=$((failed + 1)); return; fi
+  passed=$((passed + n - f - e)); failed=$((failed + f + e))
+}
+
+echo "== database"
+set -a
+eval "$(scripts/pgtmp.sh start "$pgdir")" || { echo "cannot start PostgreSQL"; exit 1; }
+set +a
+sock_q=${DATABASE_URL#*\?host=}
+export IT_SUPER_URL="postgresql://postgres@/bikaroo?host=$sock_q"
+export IT_MIGRATE_URL_2_RAW="postgresql://fleet_owner@/it_migrate?host=$sock_q"
+DATABASE_URL=$BIKAROO_MIGRATE_URL "$BIKAROO_BIN" migrate || exit 1
+psql -X "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-data.sql || exit 1
+
+echo "== unit tests (Check)"
+if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
+  CK_FORK=no $BIKAROO_WRAPPER "$B/unit-tests" 2>&1 | tee "$IT_TMP/unit.out"
+  [[ ${PIPESTATUS[0]} == 99 ]] && failed=$((failed + 1))
+else
+  "$B/unit-tests" 2>&1 | tee "$IT_TMP/unit.out"
+fi
+count_check "$IT_TMP/unit.out"
+
+echo "== integration tests (Check, real binary, real PostgreSQL)"
+"$B/integration-tests" 2>&1 | tee "$IT_TMP/integration.out"
+count_check "$IT_TMP/integration.out"
+
+echo "== end-to-end tests (official MCP clients)"
+ready=$IT_TMP/e2e.port
+# shellcheck disable=SC2086
+BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready ${BIKAROO_WRAPPER:-} "$BIKAROO_BIN" serve 2>"$IT_TMP/e2e-server.log" &
+server_pid=$!
+for _ in $(seq 1 600); do [[ -s $ready ]] && break; sleep 0.1; done
+if [[ -s $ready ]]; then
+  MCP_URL="http://127.0.0.1:$(cat "$ready")/mcp" BIKAROO_BIN=$BIKAROO_BIN tests/e2e/run.sh 2>&1 | tee "$IT_TMP/e2e.out"
+  p=$(grep -E '^# pass ' "$IT_TMP/e2e.out" | tail -n 1 | awk '{print $3}')
+  f=$(grep -E '^# fail ' "$IT_TMP/e2e.out" | tail -n 1 | awk '{print $3}')
+  if [[ -z "$p" ]]; then failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
+else
+  echo "e2e: server did not start"; cat "$IT_TMP/e2e-server.log"; failed=$((failed + 1))
+fi
+kill -TERM "$server_pid" 2>/dev/null
+wait "$server_pid"; rc=$?
+server_pid=
+if [[ $rc != 0 ]]; then
+  echo "e2e: server exited with $rc"; tail -n 40 "$IT_TMP/e2e-server.log"; failed=$((failed + 1))
+fi
+
+echo
+echo "$passed passed, $failed failed"
+[[ $failed == 0 ]]

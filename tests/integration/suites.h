@@ -1,0 +1,10 @@
+/* The integration suites, collected by tests/integration/main.c. */
+#ifndef BIKAROO_IT_SUITES_H
+#define BIKAROO_IT_SUITES_H
+
+#include <check.h>
+
+Suite *protocol_suite(void);
+Suite *server_suite(void);
+
+#endif

@@ -1,0 +1,335 @@
+/* Integration tests of the running server: get_bike_status over MCP, the perimeter in C and
+ * in PostgreSQL, start-up refusals, migrations, body limits. */
+#define _GNU_SOURCE /* for strcasestr */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../common/mem.h"
+#include "harness.h"
+#include "suites.h"
+
+static struct it_server srv;
+
+static void srv_setup(void)
+{
+	ck_assert_int_eq(it_server_start(&srv, NULL), 0);
+}
+
+static void srv_teardown(void)
+{
+	ck_assert_int_eq(it_server_stop(&srv), 0);
+}
+
+static json_t *call_bike(unsigned port, const char *bike, struct it_response *r)
+{
+	char params[256];
+	snprintf(params, sizeof params,
+		 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"%s\"}", bike);
+	it_mcp(port, "tools/call", "get_bike_status", params, r);
+	ck_assert_msg(r->status == 200, "status %ld: %s", r->status, r->body);
+	return json_object_get(r->json, "result");
+}
+
+static const char *first_text(json_t *result)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(result, "content"), 0),
+						 "text"));
+}
+
+START_TEST(bike_status_in_perimeter)
+{
+	struct it_response r;
+	json_t *res = call_bike(srv.port, "VL-2048", &r);
+	ck_assert(json_is_false(json_object_get(res, "isError")));
+	json_t *sc = json_object_get(res, "structuredContent");
+	ck_assert_str_eq(json_string_value(json_object_get(sc, "bikeId")), "VL-2048");
+	ck_assert_str_eq(json_string_value(json_object_get(sc, "region")), "FR-PAR");
+	/* The answer is what PostgreSQL holds, not a constant. */
+	char *status = it_sql("SELECT status FROM fleet.bikes WHERE bike_id = 'VL-2048'");
+	ck_assert_str_eq(json_string_value(json_object_get(sc, "status")), status);
+	free(status);
+	ck_assert_str_eq(json_string_value(json_object_get(res, "resultType")), "complete");
+	/* The text block is the same JSON, for clients without structured content. */
+	json_error_t e;
+	json_t *text = json_loads(first_text(res), 0, &e);
+	ck_assert(json_equal(text, sc));
+	json_decref(text);
+	ck_assert(json_is_object(json_object_get(json_object_get(res, "_meta"),
+						 "io.modelcontextprotocol/serverInfo")));
+	it_response_free(&r);
+}
+END_TEST
+
+START_TEST(bike_status_follows_database_changes)
+{
+	char *orig = it_sql("SELECT battery_pct FROM fleet.bikes WHERE bike_id = 'VL-2051'");
+	ck_assert_ptr_nonnull(orig);
+	free(it_sql("UPDATE fleet.bikes SET battery_pct = 13 WHERE bike_id = 'VL-2051'"));
+	struct it_response r;
+	json_t *res = call_bike(srv.port, "VL-2051", &r);
+	json_t *sc = json_object_get(res, "structuredContent");
+	ck_assert_int_eq(json_integer_value(json_object_get(sc, "batteryPct")), 13);
+	it_response_free(&r);
+	free(orig);
+}
+END_TEST
+
+START_TEST(other_region_reads_like_unknown)
+{
+	struct it_response a, b;
+	json_t *ra = call_bike(srv.port, "VL-2047", &a); /* exists, FR-LYO */
+	json_t *rb = call_bike(srv.port, "VL-9999", &b); /* does not exist */
+	char *exists = it_sql("SELECT count(*) FROM fleet.bikes WHERE bike_id IN ('VL-2047','VL-9999')");
+	ck_assert_str_eq(exists, "1");
+	free(exists);
+	ck_assert(json_is_true(json_object_get(ra, "isError")));
+	ck_assert(json_is_true(json_object_get(rb, "isError")));
+	ck_assert_ptr_null(json_object_get(ra, "structuredContent"));
+	/* Same words once the id is taken out: no existence oracle. */
+	char ta[512], tb[512];
+	snprintf(ta, sizeof ta, "%s", first_text(ra));
+	snprintf(tb, sizeof tb, "%s", first_text(rb));
+	char *p = strstr(ta, "VL-2047");
+	char *q = strstr(tb, "VL-9999");
+	ck_assert(p && q);
+	memcpy(p, "VL-XXXX", 7);
+	memcpy(q, "VL-XXXX", 7);
+	ck_assert_str_eq(ta, tb);
+	it_response_free(&a);
+	it_response_free(&b);
+}
+END_TEST
+
+START_TEST(rls_alone_refuses_other_regions)
+{
+	/* As the server's login role, with no identity: nothing is visible. */
+	char *n = it_sql_as_app("SELECT count(*) FROM fleet.bikes");
+	ck_assert_str_eq(n, "0");
+	free(n);
+	/* Acting as marie (FR-PAR) in one transaction: only FR-PAR rows, even when the query
+	 * asks for another region explicitly (the C-side check is not involved here). */
+	n = it_sql_as_app("SELECT count(*) FROM (SELECT fleet.act_as('marie','customer-care-assistant')) a,"
+			  " LATERAL (SELECT 1 FROM fleet.bikes WHERE region = 'FR-LYO') b");
+	ck_assert_str_eq(n, "0");
+	free(n);
+	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_as('marie','customer-care-assistant',"
+			  "'VL-2047') WHERE bike_id IS NOT NULL");
+	ck_assert_str_eq(n, "0");
+	free(n);
+	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_as('paul','customer-care-assistant',"
+			  "'VL-2047') WHERE bike_id IS NOT NULL");
+	ck_assert_str_eq(n, "1");
+	free(n);
+	/* An unknown client application sees nothing, whoever the subject. */
+	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_as('marie','evil-client','VL-2048')"
+			  " WHERE bike_id IS NOT NULL");
+	ck_assert_str_eq(n, "0");
+	free(n);
+	/* The identity is transaction-local: the next statement on the connection sees nothing. */
+	n = it_sql_as_app_then("SELECT fleet.act_as('olivia','ops-assistant')",
+			       "SELECT count(*) FROM fleet.bikes");
+	ck_assert_str_eq(n, "0");
+	free(n);
+	/* The login role cannot write anything directly. */
+	char *w = it_sql_as_app("UPDATE fleet.bikes SET status = 'lost'");
+	ck_assert_ptr_null(w);
+}
+END_TEST
+
+START_TEST(scopes_are_enforced)
+{
+	struct it_server s;
+	const char *env[] = {"BIKAROO_LOCAL_SCOPES=fleet:report", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	struct it_response r;
+	it_mcp(s.port, "tools/call", "get_bike_status",
+	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}", &r);
+	ck_assert_int_eq(r.status, 403);
+	ck_assert_ptr_nonnull(strcasestr(r.headers, "insufficient_scope"));
+	ck_assert_ptr_nonnull(strstr(r.headers, "scope=\"fleet:read\""));
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(viewer_and_readonly_client_can_read)
+{
+	struct it_server s;
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=dev", "BIKAROO_LOCAL_CLIENT=developer-ide", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	struct it_response r;
+	json_t *res = call_bike(s.port, "VL-2048", &r);
+	ck_assert(json_is_false(json_object_get(res, "isError")));
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(unknown_client_gets_nothing)
+{
+	struct it_server s;
+	const char *env[] = {"BIKAROO_LOCAL_CLIENT=unregistered-app", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	struct it_response r;
+	json_t *res = call_bike(s.port, "VL-2048", &r);
+	ck_assert(json_is_true(json_object_get(res, "isError")));
+	ck_assert_ptr_null(json_object_get(res, "structuredContent"));
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(refuses_superuser_and_owner_logins)
+{
+	char super[1024], owner[1024];
+	snprintf(super, sizeof super, "DATABASE_URL=%s", it_env("IT_SUPER_URL"));
+	snprintf(owner, sizeof owner, "DATABASE_URL=%s", it_env("BIKAROO_MIGRATE_URL"));
+	struct it_server s;
+	const char *e1[] = {super, NULL};
+	ck_assert_int_eq(it_server_start(&s, e1), -1);
+	const char *e2[] = {owner, NULL};
+	ck_assert_int_eq(it_server_start(&s, e2), -1);
+}
+END_TEST
+
+START_TEST(local_identity_refuses_public_address)
+{
+	struct it_server s;
+	const char *env[] = {"BIKAROO_LISTEN=0.0.0.0", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), -1);
+}
+END_TEST
+
+START_TEST(body_limits)
+{
+	size_t n = 10 * 1024 * 1024;
+	char *big = mem_alloc(n + 1);
+	memset(big, ' ', n);
+	big[n] = '\0';
+	const char *h[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/list", NULL};
+	struct it_response r;
+	it_http(srv.port, "POST", "/mcp", h, big, n, &r);
+	ck_assert_int_eq(r.status, 413);
+	it_response_free(&r);
+	/* Without Content-Length (chunked): counted as it streams. */
+	const char *hc[] = {"Content-Type: application/json", "Transfer-Encoding: chunked",
+			    "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list", NULL};
+	it_http(srv.port, "POST", "/mcp", hc, big, n, &r);
+	ck_assert_int_eq(r.status, 413);
+	it_response_free(&r);
+	free(big);
+	/* Deeply nested JSON is a parse error, not a crash. */
+	size_t depth = 100000;
+	char *deep = mem_alloc(2 * depth + 1);
+	memset(deep, '[', depth);
+	memset(deep + depth, ']', depth);
+	deep[2 * depth] = '\0';
+	it_http(srv.port, "POST", "/mcp", h, deep, 2 * depth, &r);
+	ck_assert_int_eq(r.status, 400);
+	it_response_free(&r);
+	free(deep);
+	json_t *ok = call_bike(srv.port, "VL-2048", &r);
+	ck_assert(json_is_false(json_object_get(ok, "isError")));
+	it_response_free(&r);
+}
+END_TEST
+
+struct par_arg {
+	unsigned port;
+	int ok;
+};
+
+static void *par_worker(void *p)
+{
+	struct par_arg *a = p;
+	for (int i = 0; i < 25; i++) {
+		struct it_response r;
+		char params[200];
+		snprintf(params, sizeof params,
+			 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-%d\"}", 2000 + i * 3);
+		it_mcp(a->port, "tools/call", "get_bike_status", params, &r);
+		json_t *sc = json_object_get(json_object_get(r.json, "result"), "structuredContent");
+		if (r.status == 200 && sc && strcmp(json_string_value(json_object_get(sc, "region")), "FR-PAR") == 0)
+			a->ok++;
+		it_response_free(&r);
+	}
+	return NULL;
+}
+
+START_TEST(parallel_reads)
+{
+	/* VL-2000+3i are all FR-PAR (n % 3 == 2): 8 clients x 25 reads on 4 workers. */
+	pthread_t t[8];
+	struct par_arg a[8];
+	for (int i = 0; i < 8; i++) {
+		a[i] = (struct par_arg){srv.port, 0};
+		pthread_create(&t[i], NULL, par_worker, &a[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(a[i].ok, 25);
+	}
+}
+END_TEST
+
+START_TEST(migrations_twice_and_concurrently)
+{
+	free(it_sql("DROP DATABASE IF EXISTS it_migrate WITH (FORCE)"));
+	ck_assert_ptr_nonnull(it_sql("CREATE DATABASE it_migrate OWNER fleet_owner"));
+	char url[1024];
+	snprintf(url, sizeof url, "BIKAROO_MIGRATE_URL=%s", it_env("IT_MIGRATE_URL_2_RAW"));
+	const char *env[] = {url, NULL};
+	/* Two instances at once: both succeed, each file is applied once. */
+	pid_t pids[2];
+	for (int i = 0; i < 2; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(it_run("migrate", env));
+	}
+	for (int i = 0; i < 2; i++) {
+		int status;
+		waitpid(pids[i], &status, 0);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	ck_assert_int_eq(it_run("migrate", env), 0);
+	const char *q = "SELECT count(*) FROM fleet_meta.schema_migrations";
+	char *here = it_sql_url(it_env("IT_MIGRATE_URL_2_RAW"), q);
+	char *main_db = it_sql(q);
+	ck_assert_ptr_nonnull(here);
+	ck_assert_str_eq(here, main_db);
+	free(here);
+	free(main_db);
+	free(it_sql("DROP DATABASE IF EXISTS it_migrate WITH (FORCE)"));
+}
+END_TEST
+
+Suite *server_suite(void)
+{
+	Suite *s = suite_create("server");
+	TCase *tc = tcase_create("get_bike_status");
+	tcase_add_unchecked_fixture(tc, srv_setup, srv_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, bike_status_in_perimeter);
+	tcase_add_test(tc, bike_status_follows_database_changes);
+	tcase_add_test(tc, other_region_reads_like_unknown);
+	tcase_add_test(tc, rls_alone_refuses_other_regions);
+	tcase_add_test(tc, body_limits);
+	tcase_add_test(tc, parallel_reads);
+	suite_add_tcase(s, tc);
+	TCase *id = tcase_create("identity-and-startup");
+	tcase_set_timeout(id, 120);
+	tcase_add_test(id, scopes_are_enforced);
+	tcase_add_test(id, viewer_and_readonly_client_can_read);
+	tcase_add_test(id, unknown_client_gets_nothing);
+	tcase_add_test(id, refuses_superuser_and_owner_logins);
+	tcase_add_test(id, local_identity_refuses_public_address);
+	tcase_add_test(id, migrations_twice_and_concurrently);
+	suite_add_tcase(s, id);
+	return s;
+}

@@ -1,0 +1,13 @@
+/* The unit suites, collected by tests/unit/main.c. */
+#ifndef BIKAROO_UNIT_SUITES_H
+#define BIKAROO_UNIT_SUITES_H
+
+#include <check.h>
+
+Suite *b64_suite(void);
+Suite *schema_suite(void);
+Suite *pager_suite(void);
+Suite *mcp_suite(void);
+Suite *misc_suite(void);
+
+#endif

@@ -1,0 +1,155 @@
+/* The protocol core through mcp_handle(), for paths that need no database. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/mcp.h"
+#include "../../server/tools.h"
+#include "suites.h"
+
+static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ};
+
+#define META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	     "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+static json_t *handle(enum mcp_transport t, const char *body, const char *hv, const char *hm,
+		      int *status, const char **scope)
+{
+	struct mcp_request req = {.transport = t, .body = body, .body_len = strlen(body),
+				  .h_protocol_version = hv, .h_method = hm, .actor = &actor,
+				  .reqid = "unit"};
+	struct mcp_response out;
+	mcp_handle(&req, &out);
+	*status = out.http_status;
+	if (scope)
+		*scope = out.missing_scope;
+	json_error_t e;
+	json_t *j = out.body ? json_loads(out.body, 0, &e) : NULL;
+	mcp_response_free(&out);
+	return j;
+}
+
+static void setup(void)
+{
+	ck_assert_int_eq(tools_init(), 0);
+}
+
+static void teardown(void)
+{
+	tools_cleanup();
+}
+
+START_TEST(discover_shape)
+{
+	int st;
+	json_t *r = handle(MCP_TRANSPORT_HTTP,
+			   "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{" META "}}",
+			   "2026-07-28", "server/discover", &st, NULL);
+	ck_assert_int_eq(st, 200);
+	json_t *res = json_object_get(r, "result");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "d");
+	ck_assert_str_eq(json_string_value(json_object_get(res, "resultType")), "complete");
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(res, "supportedVersions"), 0)),
+			 "2026-07-28");
+	ck_assert(json_is_integer(json_object_get(res, "ttlMs")));
+	ck_assert_str_eq(json_string_value(json_object_get(res, "cacheScope")), "public");
+	ck_assert(json_is_object(json_object_get(json_object_get(res, "capabilities"), "tools")));
+	json_t *info = json_object_get(json_object_get(res, "_meta"), "io.modelcontextprotocol/serverInfo");
+	ck_assert_str_eq(json_string_value(json_object_get(info, "name")), MCP_SERVER_NAME);
+	ck_assert_ptr_null(json_object_get(res, "serverInfo"));
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(stdio_needs_no_headers)
+{
+	int st;
+	json_t *r = handle(MCP_TRANSPORT_STDIO,
+			   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" META "}}",
+			   NULL, NULL, &st, NULL);
+	json_t *tools = json_object_get(json_object_get(r, "result"), "tools");
+	ck_assert_uint_ge(json_array_size(tools), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(tools, 0), "name")),
+			 "get_bike_status");
+	json_decref(r);
+	/* Unknown method on stdio: the error, no HTTP status semantics. */
+	r = handle(MCP_TRANSPORT_STDIO,
+		   "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\",\"params\":{" META "}}", NULL, NULL,
+		   &st, NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")), -32601);
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(legacy_shapes_follow_the_negotiated_version)
+{
+	int st;
+	json_t *r = handle(MCP_TRANSPORT_HTTP,
+			   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", "2025-03-26", NULL,
+			   &st, NULL);
+	json_t *res = json_object_get(r, "result");
+	json_t *tool = json_array_get(json_object_get(res, "tools"), 0);
+	ck_assert_ptr_null(json_object_get(res, "resultType"));
+	ck_assert_ptr_null(json_object_get(res, "ttlMs"));
+	ck_assert_ptr_null(json_object_get(res, "cacheScope"));
+	ck_assert_ptr_null(json_object_get(res, "_meta"));
+	ck_assert_ptr_null(json_object_get(tool, "outputSchema")); /* 2025-06-18+ only */
+	ck_assert_ptr_null(json_object_get(tool, "title"));
+	json_decref(r);
+	r = handle(MCP_TRANSPORT_HTTP, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+		   "2025-06-18", NULL, &st, NULL);
+	tool = json_array_get(json_object_get(json_object_get(r, "result"), "tools"), 0);
+	ck_assert_ptr_nonnull(json_object_get(tool, "outputSchema"));
+	json_decref(r);
+	r = handle(MCP_TRANSPORT_HTTP,
+		   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+		   "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"x\",\"version\":\"1\"}}}",
+		   NULL, NULL, &st, NULL);
+	res = json_object_get(r, "result");
+	ck_assert_str_eq(json_string_value(json_object_get(res, "protocolVersion")), "2025-06-18");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")),
+			 MCP_SERVER_NAME);
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(missing_scope_is_403_on_http_and_in_band_on_stdio)
+{
+	actor.scopes = 0;
+	int st;
+	const char *scope = NULL;
+	const char *body = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+			   "\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}," META "}}";
+	json_t *r = handle(MCP_TRANSPORT_STDIO, body, NULL, NULL, &st, &scope);
+	ck_assert_int_eq(st, 200);
+	ck_assert_ptr_null(scope);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(r, "error"), "data"),
+							   "requiredScope")),
+			 "fleet:read");
+	json_decref(r);
+	r = handle(MCP_TRANSPORT_STDIO, body, NULL, NULL, &st, &scope);
+	json_decref(r);
+	struct mcp_request req = {.transport = MCP_TRANSPORT_HTTP, .body = body, .body_len = strlen(body),
+				  .h_protocol_version = "2026-07-28", .h_method = "tools/call",
+				  .h_name = "get_bike_status", .actor = &actor, .reqid = "u"};
+	struct mcp_response out;
+	mcp_handle(&req, &out);
+	ck_assert_int_eq(out.http_status, 403);
+	ck_assert_str_eq(out.missing_scope, "fleet:read");
+	mcp_response_free(&out);
+	actor.scopes = FLEET_SCOPE_READ;
+}
+END_TEST
+
+Suite *mcp_suite(void)
+{
+	Suite *s = suite_create("mcp");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, discover_shape);
+	tcase_add_test(tc, stdio_needs_no_headers);
+	tcase_add_test(tc, legacy_shapes_follow_the_negotiated_version);
+	tcase_add_test(tc, missing_scope_is_403_on_http_and_in_band_on_stdio);
+	suite_add_tcase(s, tc);
+	return s;
+}
