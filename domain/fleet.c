@@ -108,7 +108,13 @@ enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const c
 	}
 	/* Row-level security already hid other regions; the C check is the second, independent
 	 * line: both must agree before anything is shown. */
-	if (PQgetisnull(res, 0, 6) || !fleet_in_perimeter(rights.regions, PQgetvalue(res, 0, 9))) {
+	bool outside = !fleet_in_perimeter(rights.regions, PQgetvalue(res, 0, 9));
+#ifdef FLEET_TEST_NO_C_PERIMETER
+	/* Test-only build (bikaroo-mcp-rls-only): the C check is gone, so the tests can show that
+	 * PostgreSQL alone keeps other regions out. Never in the product binary. */
+	outside = false;
+#endif
+	if (PQgetisnull(res, 0, 6) || outside) {
 		st = FLEET_NOT_FOUND;
 		goto out;
 	}
@@ -124,4 +130,45 @@ enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const c
 out:
 	PQclear(res);
 	return st;
+}
+
+enum fleet_status fleet_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
+{
+	static const char sql[] = "SELECT role, is_human, client_may_read, client_may_report"
+				  " FROM fleet.act_as($1, $2)";
+	*scopes = 0;
+	const char *params[2] = {actor->subject, actor->client_id};
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("effective_scopes", sql, 2, params, &st);
+	if (!res)
+		return st;
+	if (PQntuples(res) != 1 || PQnfields(res) != 4) {
+		PQclear(res);
+		return FLEET_INTERNAL;
+	}
+	const char *role = PQgetvalue(res, 0, 0);
+	bool known = !PQgetisnull(res, 0, 0);
+	bool human = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	bool client_read = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	bool client_report = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
+	bool role_reports = strcmp(role, "customer_care") == 0 || strcmp(role, "fleet_operator") == 0;
+	if (known && client_read)
+		*scopes |= actor->scopes & FLEET_SCOPE_READ;
+	if (known && client_report && role_reports && human && !actor->machine)
+		*scopes |= actor->scopes & FLEET_SCOPE_REPORT;
+	PQclear(res);
+	return FLEET_OK;
+}
+
+enum fleet_status fleet_is_development_db(bool *dev)
+{
+	static const char sql[] = "SELECT value FROM fleet.settings WHERE name = 'environment'";
+	*dev = false;
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("environment", sql, 0, NULL, &st);
+	if (!res)
+		return st;
+	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "development") == 0;
+	PQclear(res);
+	return FLEET_OK;
 }

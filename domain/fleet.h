@@ -30,6 +30,8 @@ struct fleet_actor {
 	char subject[FLEET_ID_MAX];
 	char client_id[FLEET_ID_MAX];
 	unsigned scopes; /* enum fleet_scope bits */
+	bool machine;    /* a client acting on its own authority (client credentials: sub = client):
+			    never reports, whatever its scopes and role */
 };
 
 #define FLEET_BIKE_ID_MAX 16
@@ -62,6 +64,17 @@ struct fleet_status_code {
 	char description[512];
 	bool rentable;
 };
+
+/* What actor may effectively do, as enum fleet_scope bits: the token's scopes ∩ the subject's
+ * role ∩ the client application's rights, and a human subject for fleet:report (a machine
+ * token or a principal with is_human = false never reports). Perimeters still apply per object.
+ * FLEET_UNAVAILABLE when the database cannot say. */
+enum fleet_status fleet_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
+	__attribute__((warn_unused_result));
+
+/* True in *dev when the database's owner marked it as a development database
+ * (fleet.settings environment = development). */
+enum fleet_status fleet_is_development_db(bool *dev) __attribute__((warn_unused_result));
 
 const char *fleet_status_name(enum fleet_status st);
 

@@ -46,8 +46,9 @@ static const struct cfg_key cfg_keys[] = {
 	      "HTTP worker threads (one database connection each)"),
 	CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
 	      "largest accepted request body (larger: 413)"),
-	CFG_S("auth", "BIKAROO_AUTH", auth, "local", false,
-	      "authorization mode: local (a configured identity; loopback only)"),
+	CFG_S("auth", "BIKAROO_AUTH", auth, "jwt", false,
+	      "authorization: jwt (RFC 9068 tokens), introspection (RFC 7662) or local (no "
+	      "authorization: a configured identity, loopback only)"),
 	CFG_S("local-subject", "BIKAROO_LOCAL_SUBJECT", local_subject, "marie", false,
 	      "auth=local: the subject the server acts as"),
 	CFG_S("local-client", "BIKAROO_LOCAL_CLIENT", local_client, "customer-care-assistant", false,
@@ -62,6 +63,28 @@ static const struct cfg_key cfg_keys[] = {
 	      "when set, the bound port is written to this file once serving"),
 	CFG_S("log-level", "BIKAROO_LOG_LEVEL", log_level, "info", false,
 	      "debug, info, warn or error"),
+	CFG_S("resource-uri", "BIKAROO_RESOURCE_URI", resource_uri, "", false,
+	      "this server's canonical URI (https://host/mcp): the audience tokens must name"),
+	CFG_S("auth-issuer", "BIKAROO_AUTH_ISSUER", auth_issuer, "", false,
+	      "the authorization server's issuer identifier (https URL)"),
+	CFG_S("auth-algs", "BIKAROO_AUTH_ALGS", auth_algs, "RS256 ES256", false,
+	      "JWT signing algorithms accepted (RS256, ES256)"),
+	CFG_L("auth-clock-skew", "BIKAROO_AUTH_CLOCK_SKEW", auth_skew, "60", 0, 300,
+	      "seconds of clock skew tolerated on exp, nbf and iat"),
+	CFG_L("auth-timeout-ms", "BIKAROO_AUTH_TIMEOUT_MS", auth_timeout_ms, "3000", 100, 30000,
+	      "timeout of each call to the authorization server"),
+	CFG_L("auth-refresh-seconds", "BIKAROO_AUTH_REFRESH_SECONDS", auth_refresh_seconds, "30", 0,
+	      3600, "least seconds between two key-set fetches (unknown kid, or issuer down)"),
+	CFG_L("auth-cache-seconds", "BIKAROO_AUTH_CACHE_SECONDS", auth_cache_seconds, "30", 0, 600,
+	      "introspection results are cached this long (by token digest)"),
+	CFG_S("auth-client-id", "BIKAROO_AUTH_CLIENT_ID", auth_client_id, "", false,
+	      "auth=introspection: the server's own client id at the issuer"),
+	CFG_S("auth-client-secret", "BIKAROO_AUTH_CLIENT_SECRET", auth_client_secret, "", true,
+	      "auth=introspection: that client's secret"),
+	CFG_L("auth-insecure-loopback", "BIKAROO_AUTH_INSECURE_LOOPBACK", auth_insecure_loopback,
+	      "0", 0, 1, "1 allows plain http to an issuer on 127.0.0.1 (tests, development)"),
+	CFG_S("token", "BIKAROO_TOKEN", token, "", true,
+	      "stdio: the access token whose principal the server acts as"),
 };
 
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
@@ -116,8 +139,9 @@ enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
 		if (cfg_set(c, &cfg_keys[i], eq + 1, "command line") != CFG_OK)
 			return CFG_INVALID;
 	}
-	if (strcmp(c->auth, "local") != 0) {
-		fprintf(stderr, "configuration: BIKAROO_AUTH must be 'local'\n");
+	if (strcmp(c->auth, "local") != 0 && strcmp(c->auth, "jwt") != 0 &&
+	    strcmp(c->auth, "introspection") != 0) {
+		fprintf(stderr, "configuration: BIKAROO_AUTH must be jwt, introspection or local\n");
 		return CFG_INVALID;
 	}
 	enum log_level lvl;

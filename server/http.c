@@ -13,11 +13,13 @@
 
 #include "../common/log.h"
 #include "../common/mem.h"
+#include "auth.h"
 #include "mcp.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct fleet_actor actor;
+	bool tokens; /* every request carries a bearer token (auth.c); actor is unused */
 	size_t max_body;
 	char *allowed_hosts;
 	char *allowed_origins;
@@ -167,9 +169,120 @@ static bool http_accepts_json(const char *accept)
 	return false;
 }
 
+/* ---- authorization (server/auth.c decides; this file only speaks HTTP) ----------------- */
+
+/* Sends body (new, may be NULL) with status and extra headers: NULL-terminated name/value pairs. */
+static enum MHD_Result http_send_headers(struct MHD_Connection *c, unsigned status, char *body,
+					 const char *const *headers)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(body ? strlen(body) : 0,
+								 body ? body : (void *)"",
+								 body ? MHD_RESPMEM_MUST_FREE
+								      : MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	if (body)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	for (const char *const *h = headers; h && h[0]; h += 2)
+		MHD_add_response_header(r, h[0], h[1]);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* RFC 9728 metadata: public, cacheable by anyone, readable cross-origin. */
+static enum MHD_Result http_prm(struct MHD_Connection *c, const char *method)
+{
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
+		return http_send_headers(c, 405, NULL, h);
+	}
+	json_t *doc = auth_prm_document();
+	char *body = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	const char *h[] = {MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, "*", NULL};
+	return http_send_headers(c, 200, body, h);
+}
+
+struct http_authz {
+	const char *values[2];
+	size_t n;
+};
+
+static enum MHD_Result http_collect_authz(void *cls, enum MHD_ValueKind kind, const char *key,
+					  const char *value)
+{
+	(void)kind;
+	struct http_authz *a = cls;
+	if (key && strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
+		if (a->n < 2)
+			a->values[a->n] = value ? value : "";
+		a->n++;
+	}
+	return MHD_YES;
+}
+
+/* Steps 4-5 of the order of checks: the bearer token names the actor, or the request is
+ * refused here (401/400/503) with a challenge. Returns true when *actor is set. */
+static bool http_authenticate(struct MHD_Connection *c, struct http_req *st,
+			      struct fleet_actor *actor, enum MHD_Result *ret)
+{
+	struct http_authz a = {{NULL, NULL}, 0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, http_collect_authz, &a);
+	const char *token = NULL, *why = NULL;
+	size_t len = 0;
+	enum auth_status as = auth_bearer(a.values, a.n < 2 ? a.n : 2, &token, &len);
+	if (as == AUTH_OK)
+		as = auth_validate(token, len, actor, &why);
+	if (as == AUTH_OK)
+		return true;
+	unsigned status;
+	const char *error, *text;
+	switch (as) {
+	case AUTH_NO_TOKEN:
+		status = 401, error = "unauthorized";
+		text = "An access token is required: Authorization: Bearer <token>";
+		break;
+	case AUTH_BAD_REQUEST:
+		status = 400, error = "invalid_request";
+		text = "Send exactly one Authorization header of the form: Bearer <token>";
+		break;
+	case AUTH_UNAVAILABLE:
+		status = 503, error = "temporarily_unavailable";
+		text = "The authorization server cannot be reached; retry later";
+		break;
+	default:
+		status = 401, error = "invalid_token";
+		text = why ? why : "The access token is not valid for this server";
+		break;
+	}
+	log_msg(LOG_WARN, st->reqid, "refused: %s (%s)", error, why ? why : "-");
+	json_t *msg = json_pack("{s:s, s:s}", "error", error, "error_description", text);
+	char *body = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	char retry[16];
+	snprintf(retry, sizeof retry, "%d", AUTH_RETRY_AFTER);
+	char *challenge = status == 503 ? NULL : auth_challenge(as, NULL, why);
+	const char *h[] = {status == 503 ? MHD_HTTP_HEADER_RETRY_AFTER
+					 : MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			   status == 503 ? retry : challenge, NULL};
+	*ret = http_send_headers(c, status, body, h);
+	free(challenge);
+	return false;
+}
+
 static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connection *c,
 				       struct http_req *st)
 {
+	struct fleet_actor token_actor;
+	if (s->tokens) {
+		enum MHD_Result refused;
+		if (!http_authenticate(c, st, &token_actor, &refused))
+			return refused;
+	}
 	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || !http_media_is(ct, "application/json"))
 		return http_refuse(c, 415, MCP_INVALID_REQUEST,
@@ -185,21 +298,19 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
 		.h_method = http_header(c, "Mcp-Method"),
 		.h_name = http_header(c, "Mcp-Name"),
-		.actor = &s->actor,
+		.actor = s->tokens ? &token_actor : &s->actor,
 		.reqid = st->reqid,
+		.per_principal = s->tokens,
 	};
 	struct mcp_response resp;
 	mcp_handle(&req, &resp);
-	char challenge[160];
-	const char *ch = NULL;
-	if (resp.missing_scope) {
-		snprintf(challenge, sizeof challenge, "Bearer error=\"insufficient_scope\", scope=\"%s\"",
-			 resp.missing_scope);
-		ch = challenge;
-	}
+	char *ch = resp.missing_scope ? auth_challenge(AUTH_OK, resp.missing_scope, NULL) : NULL;
 	char *body = resp.body;
 	resp.body = NULL;
-	return http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
+	enum MHD_Result ret =
+		http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
+	free(ch);
+	return ret;
 }
 
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
@@ -222,6 +333,10 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 			st->refused = true;
 			return http_refuse(c, 403, MCP_INVALID_REQUEST,
 					   "Forbidden: Host or Origin not allowed", NULL);
+		}
+		if (auth_prm_path(url)) {
+			st->refused = true;
+			return http_prm(c, method);
 		}
 		if (strcmp(url, "/mcp") != 0) {
 			st->refused = true;
@@ -309,7 +424,9 @@ enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *act
 		return HTTP_START_FAILED;
 	}
 	struct http_server *s = mem_calloc(1, sizeof *s);
-	s->actor = *actor;
+	s->tokens = actor == NULL;
+	if (actor)
+		s->actor = *actor;
 	s->max_body = (size_t)cfg->max_body;
 	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
 	s->allowed_origins = mem_strdup(cfg->allowed_origins);

@@ -9,6 +9,7 @@
 #include "../common/mem.h"
 #include "../domain/db.h"
 #include "../domain/migrate.h"
+#include "auth.h"
 #include "cfg.h"
 #include "http.h"
 #include "identity.h"
@@ -68,13 +69,16 @@ static int main_write_ready(const char *path, unsigned port)
 static int main_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
-	if (strcmp(cfg->auth, "local") == 0 && !main_is_loopback(cfg->listen)) {
+	if (auth_init(cfg) != AUTH_OK)
+		return 1;
+	bool local = auth_mode() == AUTH_MODE_LOCAL;
+	if (local && !main_is_loopback(cfg->listen)) {
 		log_error("BIKAROO_AUTH=local acts as one configured identity: it only binds to "
 			  "loopback addresses, not %s",
 			  cfg->listen);
 		return 1;
 	}
-	if (identity_local(cfg, &actor) != 0)
+	if (local && identity_local(cfg, &actor) != 0)
 		return 1;
 	db_configure(cfg->database_url);
 	const char *why = NULL;
@@ -90,13 +94,20 @@ static int main_serve(const struct cfg *cfg)
 	}
 	struct http_server *srv = NULL;
 	unsigned port = 0;
-	if (http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
+	if (http_start(cfg, local ? &actor : NULL, &srv, &port) != HTTP_OK) {
 		tools_cleanup();
 		db_shutdown();
+		auth_cleanup();
 		return 1;
 	}
-	log_info("serving MCP at http://%s:%u/mcp acting as subject %s via client %s", cfg->listen,
-		 port, actor.subject, actor.client_id);
+	if (local)
+		log_info("serving MCP at http://%s:%u/mcp acting as subject %s via client %s "
+			 "(BIKAROO_AUTH=local: no authorization)",
+			 cfg->listen, port, actor.subject, actor.client_id);
+	else
+		log_info("serving MCP at http://%s:%u/mcp for resource %s: bearer tokens from %s "
+			 "required (%s)",
+			 cfg->listen, port, cfg->resource_uri, cfg->auth_issuer, cfg->auth);
 	if (main_write_ready(cfg->ready_file, port) != 0)
 		log_warn("cannot write the ready file %s", cfg->ready_file);
 	sigset_t block, old;
@@ -111,6 +122,7 @@ static int main_serve(const struct cfg *cfg)
 	http_stop(srv);
 	tools_cleanup();
 	db_shutdown();
+	auth_cleanup();
 	return 0;
 }
 

@@ -43,6 +43,9 @@ struct mcp_request {
 	const char *reqid;               /* for logs */
 	/* stdio only: the revision negotiated by this connection's `initialize` (NULL: none). */
 	const char *session_version;
+	/* The actor comes from a token: lists are filtered by the caller's rights in PostgreSQL
+	 * and per-caller results are cacheScope private. */
+	bool per_principal;
 };
 
 /* What the transport writes back. body is new memory (caller frees), NULL = no body. */

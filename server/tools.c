@@ -181,11 +181,20 @@ static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
+	/* Only the tools this caller may use: for a token's principal, scopes ∩ role ∩ client
+	 * application as PostgreSQL states them; for the operator's configured local identity, its
+	 * scopes (tools/call still applies role, client and perimeter in the domain). */
+	unsigned may = ctx->req->actor->scopes;
+	if (ctx->req->per_principal && fleet_effective_scopes(ctx->req->actor, &may) != FLEET_OK)
+		return mcp_fail(err, MCP_INTERNAL_ERROR,
+				"The fleet database is unavailable right now. Try again in a minute.",
+				NULL);
 	json_t *all = json_array();
 	for (size_t i = 0; i < TOOLS_COUNT; i++)
-		json_array_append_new(all, tools_describe(ctx, i));
-	/* The list is the same for every caller today: public. */
-	return pager_page(ctx, params, all, "tools", 3600000, false, result, err);
+		if (tools_registry[i].scope & may)
+			json_array_append_new(all, tools_describe(ctx, i));
+	/* With tokens the list depends on the caller: private. */
+	return pager_page(ctx, params, all, "tools", 3600000, ctx->req->per_principal, result, err);
 }
 
 int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)

@@ -1,0 +1,39 @@
+/* Outbound HTTP for the authorization module (issuer metadata, JWKS, introspection), with
+ * libcurl: https only (http only to a loopback host when the test configuration allows it),
+ * no redirects, short timeouts, a response size cap. Never called with a URL a client chose. */
+#ifndef BIKAROO_FETCH_H
+#define BIKAROO_FETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum fetch_status {
+	FETCH_OK = 0,
+	FETCH_REFUSED_URL, /* scheme or host not allowed by policy */
+	FETCH_UNAVAILABLE, /* connection failed, timed out, or a 5xx answer */
+	FETCH_HTTP_ERROR,  /* a 4xx (or other non-2xx, non-5xx) answer */
+	FETCH_TOO_LARGE,   /* the answer passed FETCH_MAX_BYTES */
+};
+
+#define FETCH_MAX_BYTES ((size_t)256 * 1024)
+
+struct fetch_policy {
+	bool allow_loopback_http; /* test configuration only */
+	long timeout_ms;          /* whole transfer */
+};
+
+/* True when url may be fetched under policy (absolute https URL, or http to 127.0.0.1,
+ * localhost or [::1] when allowed). */
+bool fetch_url_allowed(const struct fetch_policy *p, const char *url);
+
+/* GET url; on FETCH_OK *body is new memory (caller frees, NUL-terminated) and *http_code set.
+ * form (may be NULL): POSTs it as application/x-www-form-urlencoded instead. user/password
+ * (may be NULL): HTTP Basic credentials (already form-encoded as RFC 6749 2.3.1 wants). */
+enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, const char *form,
+                             const char *user, const char *password, char **body, long *http_code)
+    __attribute__((warn_unused_result));
+
+/* Percent-encodes s for an application/x-www-form-urlencoded value (new string). */
+char *fetch_form_encode(const char *s);
+
+#endif
