@@ -47,6 +47,11 @@ export IT_MIGRATE_URL_2_RAW="postgresql://fleet_owner@/it_migrate?host=$sock_q"
 DATABASE_URL=$BIKAROO_MIGRATE_URL "$BIKAROO_BIN" migrate || exit 1
 psql -X "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-data.sql || exit 1
 
+# Token validation is on by default; the suites below that test it choose their own mode, the
+# others (and the official clients, which send no token) run without authorization.
+export BIKAROO_AUTH=local
+tests/e2e/install.sh || { echo "cannot install the pinned npm packages (tests/package.json)"; exit 1; }
+
 echo "== unit tests (Check)"
 if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
   CK_FORK=no $BIKAROO_WRAPPER "$B/unit-tests" 2>&1 | tee "$IT_TMP/unit.out"

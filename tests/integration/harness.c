@@ -154,6 +154,8 @@ void it_http(unsigned port, const char *method, const char *path, const char *co
 	struct it_buf b = {0}, hb = {0};
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	if (body) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);

@@ -1,0 +1,926 @@
+/* Authorization against a real authorization server (tests/auth/as.mjs, npm oidc-provider):
+ * the adversarial cases of tests/auth/cases.json, introspection, issuer outages, key refresh,
+ * the stdio identity rule, row-level security with the C check compiled out, and no token ever
+ * in a log or in the database. */
+#define _GNU_SOURCE /* for strcasestr */
+#include <check.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/mem.h"
+#include "../../domain/db.h"
+#include "../../server/auth.h"
+#include "../../server/cfg.h"
+#include "../../server/identity.h"
+#include "../../server/tools.h"
+#include "harness.h"
+#include "suites.h"
+
+#define AUTH_RESOURCE "https://mcp.bikaroo.test/mcp"
+#define AUTH_PRM      "https://mcp.bikaroo.test/.well-known/oauth-protected-resource/mcp"
+
+struct as_proc {
+	pid_t pid;
+	unsigned port;
+	char issuer[64];
+};
+
+static void auth_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Starts the test authorization server on a free loopback port; format is jwt or opaque. */
+static void as_start(struct as_proc *as, const char *format)
+{
+	static unsigned seq;
+	char ready[256];
+	snprintf(ready, sizeof ready, "%s/as-%d-%u.port", it_env("IT_TMP"), (int)getpid(), ++seq);
+	unlink(ready);
+	memset(as, 0, sizeof *as);
+	as->pid = fork();
+	if (as->pid == 0) {
+		FILE *f = freopen("/dev/null", "w", stderr);
+		(void)f;
+		execlp("node", "node", "tests/auth/as.mjs", "--ready", ready, "--resource",
+		       AUTH_RESOURCE, "--format", format, (char *)NULL);
+		_exit(127);
+	}
+	for (int waited = 0; waited < 15000; waited += 20) {
+		FILE *f = fopen(ready, "r");
+		if (f) {
+			int ok = fscanf(f, "%u", &as->port) == 1;
+			fclose(f);
+			if (ok)
+				break;
+		}
+		auth_sleep_ms(20);
+	}
+	unlink(ready);
+	ck_assert_msg(as->port != 0, "the test authorization server did not start");
+	snprintf(as->issuer, sizeof as->issuer, "http://127.0.0.1:%u", as->port);
+}
+
+static void as_stop(struct as_proc *as)
+{
+	if (as->pid > 0) {
+		kill(as->pid, SIGTERM);
+		while (waitpid(as->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	as->pid = 0;
+}
+
+/* GET path on the AS; returns the parsed JSON (new reference). */
+static json_t *as_get(const struct as_proc *as, const char *path)
+{
+	struct it_response r;
+	it_http(as->port, "GET", path, NULL, NULL, 0, &r);
+	ck_assert_msg(r.status == 200 && r.json, "AS %s: %ld %s", path, r.status, r.body);
+	json_t *j = json_incref(r.json);
+	it_response_free(&r);
+	return j;
+}
+
+static char *as_escape(const char *s)
+{
+	CURL *c = curl_easy_init();
+	char *e = curl_easy_escape(c, s, 0);
+	char *out = mem_strdup(e);
+	curl_free(e);
+	curl_easy_cleanup(c);
+	return out;
+}
+
+/* A token for spec (an entry of cases.json "tokens"): minted by a real flow, or forged. */
+static char *as_token(const struct as_proc *as, json_t *spec)
+{
+	const char *forge = json_string_value(json_object_get(spec, "forge"));
+	char *path;
+	if (forge) {
+		path = mem_printf("/forge?kind=%s", forge);
+	} else {
+		const char *res = json_string_value(json_object_get(spec, "resource"));
+		char *scope = as_escape(json_string_value(json_object_get(spec, "scope")));
+		char *resource = as_escape(res ? res : AUTH_RESOURCE);
+		const char *grant = json_string_value(json_object_get(spec, "grant"));
+		const char *sub = json_string_value(json_object_get(spec, "sub"));
+		path = mem_printf("/mint?client=%s&scope=%s&resource=%s&grant=%s&sub=%s",
+		                  json_string_value(json_object_get(spec, "client")), scope,
+		                  resource, grant ? grant : "authorization_code", sub ? sub : "");
+		free(scope);
+		free(resource);
+	}
+	json_t *r = as_get(as, path);
+	free(path);
+	const char *use = json_string_value(json_object_get(spec, "use"));
+	const char *t = json_string_value(json_object_get(r, use ? use : "access_token"));
+	ck_assert_msg(t != NULL, "no token in the AS answer");
+	char *out = mem_strdup(t);
+	json_decref(r);
+	return out;
+}
+
+/* ---- the business-state digest --------------------------------------------------------- */
+
+/* Digest of every business table (audit tables excluded: refusals are meant to be audited). */
+static char *auth_digest(void)
+{
+	return it_sql("SELECT it_auth.fleet_digest()");
+}
+
+static void auth_digest_install(void)
+{
+	free(it_sql("CREATE SCHEMA IF NOT EXISTS it_auth"));
+	char *ok = it_sql(
+	    "CREATE OR REPLACE FUNCTION it_auth.fleet_digest() RETURNS text LANGUAGE plpgsql AS $$"
+	    " DECLARE r record; acc text := ''; part text; BEGIN"
+	    " FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = "
+	    "c.relnamespace"
+	    "  WHERE n.nspname = 'fleet' AND c.relkind = 'r' AND c.relname NOT LIKE '%audit%'"
+	    "  ORDER BY 1 LOOP"
+	    "  EXECUTE format('SELECT coalesce(string_agg(t::text, chr(10) ORDER BY t::text), '''')"
+	    "   FROM fleet.%I t', r.relname) INTO part;"
+	    "  acc := acc || r.relname || ':' || md5(part) || ';';"
+	    " END LOOP; RETURN md5(acc); END $$");
+	ck_assert_ptr_nonnull(ok);
+	free(ok);
+}
+
+/* ---- the data-driven adversarial suite --------------------------------------------------- */
+
+static struct as_proc as_jwt;
+static struct it_server auth_srv;
+static json_t *auth_cases, *auth_tokens;
+
+static void auth_setup(void)
+{
+	json_error_t e;
+	auth_cases = json_load_file("tests/auth/cases.json", JSON_REJECT_DUPLICATES, &e);
+	ck_assert_msg(auth_cases != NULL, "cases.json: %s line %d", e.text, e.line);
+	as_start(&as_jwt, "jwt");
+	auth_tokens = json_object();
+	const char *name;
+	json_t *spec;
+	json_object_foreach (json_object_get(auth_cases, "tokens"), name, spec) {
+		char *t = as_token(&as_jwt, spec);
+		json_object_set_new(auth_tokens, name, json_string(t));
+		free(t);
+	}
+	auth_digest_install();
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as_jwt.issuer);
+	const char *env[] = {"BIKAROO_AUTH=jwt",
+	                     issuer,
+	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+	                     "BIKAROO_LOG_LEVEL=debug",
+	                     NULL};
+	ck_assert_int_eq(it_server_start(&auth_srv, env), 0);
+}
+
+static void auth_teardown(void)
+{
+	ck_assert_int_eq(it_server_stop(&auth_srv), 0);
+	as_stop(&as_jwt);
+	json_decref(auth_tokens);
+	json_decref(auth_cases);
+}
+
+static const char *auth_tok(const char *name)
+{
+	const char *t = json_string_value(json_object_get(auth_tokens, name));
+	ck_assert_msg(t != NULL, "no token named %s", name);
+	return t;
+}
+
+/* Replaces $META, $PRM, $ISSUER, $RESOURCE and %s (marie's token) in text (new string). */
+static char *auth_expand(const char *text)
+{
+	static const char meta[] =
+	    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	    "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}";
+	const char *from[] = {"$META", "$PRM", "$ISSUER", "$RESOURCE", "%s"};
+	const char *to[] = {meta, AUTH_PRM, as_jwt.issuer, AUTH_RESOURCE, auth_tok("marie")};
+	size_t cap = strlen(text) * 2 + 16384, o = 0;
+	char *out = mem_alloc(cap);
+	for (const char *p = text; *p;) {
+		size_t i;
+		for (i = 0; i < 5; i++)
+			if (strncmp(p, from[i], strlen(from[i])) == 0)
+				break;
+		if (i < 5) {
+			o += (size_t)snprintf(out + o, cap - o, "%s", to[i]);
+			p += strlen(from[i]);
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static void auth_expand_json(json_t *j)
+{
+	const char *k;
+	json_t *v;
+	size_t i;
+	if (json_is_object(j)) {
+		json_object_foreach (j, k, v) {
+			if (json_is_string(v)) {
+				char *x = auth_expand(json_string_value(v));
+				json_object_set_new(j, k, json_string(x));
+				free(x);
+			} else {
+				auth_expand_json(v);
+			}
+		}
+	} else if (json_is_array(j)) {
+		json_array_foreach (j, i, v) {
+			if (json_is_string(v)) {
+				char *x = auth_expand(json_string_value(v));
+				json_array_set_new(j, i, json_string(x));
+				free(x);
+			} else {
+				auth_expand_json(v);
+			}
+		}
+	}
+}
+
+static bool auth_tool_registered(const char *name)
+{
+	size_t n;
+	const struct tool_desc *t = tools_table(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* The value of response header name (without CRLF) in r, or NULL. buf receives it. */
+static const char *auth_header(const struct it_response *r, const char *name, char *buf, size_t cap)
+{
+	size_t n = strlen(name);
+	for (const char *p = r->headers; p && *p;) {
+		const char *eol = strstr(p, "\r\n");
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		if (len > n && strncasecmp(p, name, n) == 0 && p[n] == ':') {
+			const char *v = p + n + 1;
+			while (*v == ' ')
+				v++;
+			size_t vl = len - (size_t)(v - p);
+			snprintf(buf, cap, "%.*s", (int)vl, v);
+			return buf;
+		}
+		p = eol ? eol + 2 : NULL;
+	}
+	return NULL;
+}
+
+/* Sends the request described by case c; fills r. */
+static void auth_send(json_t *c, struct it_response *r)
+{
+	const char *headers[24];
+	int nh = 0;
+	char *owned[24];
+	int no = 0;
+	headers[nh++] = "Content-Type: application/json";
+	headers[nh++] = "Accept: application/json, text/event-stream";
+	headers[nh++] = "MCP-Protocol-Version: 2026-07-28";
+	const char *method = json_string_value(json_object_get(c, "method"));
+	const char *tool = json_string_value(json_object_get(c, "tool"));
+	if (!method)
+		method = "tools/call";
+	const char *mm = json_string_value(json_object_get(c, "mcp_method"));
+	const char *mn = json_string_value(json_object_get(c, "mcp_name"));
+	headers[nh++] = owned[no++] = mem_printf("Mcp-Method: %s", mm ? mm : method);
+	if (tool || mn)
+		headers[nh++] = owned[no++] = mem_printf("Mcp-Name: %s", mn ? mn : tool);
+	const char *tname = json_string_value(json_object_get(c, "token"));
+	if (tname)
+		headers[nh++] = owned[no++] =
+		    mem_printf("Authorization: Bearer %s", auth_tok(tname));
+	size_t i;
+	json_t *h;
+	json_array_foreach (json_object_get(c, "authorization"), i, h) {
+		char *v = auth_expand(json_string_value(h));
+		headers[nh++] = owned[no++] = mem_printf("Authorization: %s", v);
+		free(v);
+	}
+	json_t *extra = json_object_get(c, "extra_headers");
+	for (i = 0; i < json_array_size(extra); i++)
+		headers[nh++] = json_string_value(json_array_get(extra, i));
+	bool chunked = json_is_true(json_object_get(c, "chunked"));
+	if (chunked)
+		headers[nh++] = "Transfer-Encoding: chunked";
+	headers[nh] = NULL;
+
+	char *body = NULL;
+	size_t body_len = 0;
+	json_t *jb = json_object_get(c, "body");
+	json_int_t big = json_integer_value(json_object_get(c, "big_body"));
+	if (big > 0) {
+		body_len = (size_t)big;
+		body = mem_alloc(body_len + 1);
+		memset(body, ' ', body_len);
+		body[body_len] = '\0';
+	} else if (json_is_string(jb)) {
+		body = auth_expand(json_string_value(jb));
+		body_len = strlen(body);
+	} else if (!jb) {
+		json_t *params = json_object();
+		if (tool) {
+			json_object_set_new(params, "name", json_string(tool));
+			json_object_set(params, "arguments", json_object_get(c, "args"));
+		}
+		json_object_set_new(
+		    params, "_meta",
+		    json_pack("{s:s, s:{}}", "io.modelcontextprotocol/protocolVersion",
+		              "2026-07-28", "io.modelcontextprotocol/clientCapabilities"));
+		json_t *msg = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", 42,
+		                        "method", method, "params", params);
+		body = json_dumps(msg, JSON_COMPACT);
+		json_decref(msg);
+		body_len = strlen(body);
+	}
+	const char *http_method = json_string_value(json_object_get(c, "http_method"));
+	const char *path = json_string_value(json_object_get(c, "path"));
+	char *xpath = auth_expand(path ? path : "/mcp");
+	it_http(auth_srv.port, http_method ? http_method : "POST", xpath, headers, body, body_len,
+	        r);
+	free(xpath);
+	free(body);
+	for (int k = 0; k < no; k++)
+		free(owned[k]);
+}
+
+static void auth_check(const char *name, json_t *expect, struct it_response *r)
+{
+	long want = (long)json_integer_value(json_object_get(expect, "status"));
+	ck_assert_msg(r->status == want, "%s: status %ld, want %ld; body %s", name, r->status, want,
+	              r->body);
+	char buf[1024];
+	const char *wa = json_string_value(json_object_get(expect, "www_authenticate"));
+	if (wa) {
+		char *w = auth_expand(wa);
+		const char *got = auth_header(r, "WWW-Authenticate", buf, sizeof buf);
+		ck_assert_msg(got && strcmp(got, w) == 0, "%s: WWW-Authenticate %s, want %s", name,
+		              got ? got : "(none)", w);
+		free(w);
+	}
+	if (json_is_true(json_object_get(expect, "invalid_token"))) {
+		const char *got = auth_header(r, "WWW-Authenticate", buf, sizeof buf);
+		ck_assert_msg(got && strncmp(got, "Bearer error=\"invalid_token\"", 28) == 0 &&
+		                  strstr(got, "resource_metadata=\"" AUTH_PRM "\""),
+		              "%s: WWW-Authenticate %s", name, got ? got : "(none)");
+		ck_assert_msg(strstr(r->body, "\"error\":\"invalid_token\""), "%s: body %s", name,
+		              r->body);
+	}
+	if (want == 200)
+		ck_assert_msg(!auth_header(r, "WWW-Authenticate", buf, sizeof buf),
+		              "%s: unexpected challenge %s", name, buf);
+	const char *hdr = json_string_value(json_object_get(expect, "header"));
+	if (hdr)
+		ck_assert_msg(strcasestr(r->headers, hdr) != NULL, "%s: no %s in %s", name, hdr,
+		              r->headers);
+	json_t *result = json_object_get(r->json, "result");
+	json_t *is_error = json_object_get(expect, "isError");
+	if (is_error)
+		ck_assert_msg(json_equal(json_object_get(result, "isError"), is_error),
+		              "%s: isError in %s", name, r->body);
+	const char *tc = json_string_value(json_object_get(expect, "text_contains"));
+	if (tc)
+		ck_assert_msg(strstr(r->body, tc) != NULL, "%s: %s not in %s", name, tc, r->body);
+	json_t *code = json_object_get(expect, "code");
+	if (code)
+		ck_assert_msg(json_integer_value(
+		                  json_object_get(json_object_get(r->json, "error"), "code")) ==
+		                  json_integer_value(code),
+		              "%s: code in %s", name, r->body);
+	const char *cs = json_string_value(json_object_get(expect, "cacheScope"));
+	if (cs)
+		ck_assert_msg(
+		    strcmp(json_string_value(json_object_get(result, "cacheScope")), cs) == 0,
+		    "%s: cacheScope in %s", name, r->body);
+	json_t *tools = json_object_get(result, "tools");
+	size_t i;
+	json_t *t;
+	json_t *want_tools = json_object_get(expect, "tools");
+	if (want_tools) {
+		json_t *names = json_array();
+		for (i = 0; i < json_array_size(tools); i++)
+			json_array_append(names, json_object_get(json_array_get(tools, i), "name"));
+		ck_assert_msg(json_equal(names, want_tools), "%s: tools in %s", name, r->body);
+		json_decref(names);
+	}
+	json_t *excl = json_object_get(expect, "tools_exclude");
+	for (i = 0; i < json_array_size(excl); i++) {
+		t = json_array_get(excl, i);
+		ck_assert_msg(json_is_array(tools), "%s: no tools in %s", name, r->body);
+		for (size_t j = 0; j < json_array_size(tools); j++)
+			ck_assert_msg(
+			    !json_equal(json_object_get(json_array_get(tools, j), "name"), t),
+			    "%s: %s listed in %s", name, json_string_value(t), r->body);
+	}
+	json_t *doc = json_object_get(expect, "json");
+	if (doc) {
+		json_t *w = json_deep_copy(doc);
+		auth_expand_json(w);
+		ck_assert_msg(json_equal(r->json, w), "%s: body %s", name, r->body);
+		json_decref(w);
+	}
+	/* Error bodies never echo a token. */
+	const char *tname = NULL;
+	json_t *tv;
+	json_object_foreach (auth_tokens, tname, tv) {
+		ck_assert_msg(!strstr(r->body, json_string_value(tv)) &&
+		                  !strstr(r->headers, json_string_value(tv)),
+		              "%s: a token is echoed in the response", name);
+	}
+}
+
+static void auth_valid_request_still_served(const char *name)
+{
+	json_t *c = json_pack("{s:s, s:s, s:{s:s}}", "token", "marie", "tool", "get_bike_status",
+	                      "args", "bikeId", "VL-2048");
+	struct it_response r;
+	auth_send(c, &r);
+	ck_assert_msg(r.status == 200 && json_is_false(json_object_get(
+	                                     json_object_get(r.json, "result"), "isError")),
+	              "%s: the next valid request failed: %ld %s", name, r.status, r.body);
+	it_response_free(&r);
+	json_decref(c);
+}
+
+START_TEST(auth_case)
+{
+	json_t *c = json_array_get(json_object_get(auth_cases, "cases"), (size_t)_i);
+	const char *name = json_string_value(json_object_get(c, "name"));
+	const char *needs = json_string_value(json_object_get(c, "requires_tool"));
+	if (needs && !auth_tool_registered(needs)) {
+		fprintf(stderr, "auth case '%s': pending until %s exists\n", name, needs);
+		return;
+	}
+	char *before = auth_digest();
+	ck_assert_ptr_nonnull(before);
+	struct it_response r;
+	auth_send(c, &r);
+	auth_check(name, json_object_get(c, "expect"), &r);
+	it_response_free(&r);
+	char *after = auth_digest();
+	ck_assert_msg(after && strcmp(before, after) == 0, "%s: the business tables changed", name);
+	free(before);
+	free(after);
+	auth_valid_request_still_served(name);
+}
+END_TEST
+
+/* Runs last in the case list: no token appears in the server log or the database. */
+START_TEST(tokens_never_leak)
+{
+	FILE *f = fopen(auth_srv.log_file, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t cap = 1 << 24;
+	char *log = mem_alloc(cap);
+	size_t n = fread(log, 1, cap - 1, f);
+	log[n] = '\0';
+	fclose(f);
+	ck_assert_msg(strstr(log, "modern tools/call -> 200") != NULL,
+	              "the log is not the server's");
+	char *cmd = mem_printf("pg_dump --data-only '%s' 2>/dev/null", it_env("IT_SUPER_URL"));
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	char *dump = mem_alloc(cap);
+	size_t dn = fread(dump, 1, cap - 1, p);
+	dump[dn] = '\0';
+	ck_assert_int_eq(pclose(p), 0);
+	ck_assert_msg(dn > 1000, "empty database dump");
+	const char *name;
+	json_t *tv;
+	json_object_foreach (auth_tokens, name, tv) {
+		const char *t = json_string_value(tv);
+		size_t tl = strlen(t);
+		/* The whole token, and its last 24 characters (the signature, for JWTs). */
+		const char *tail = tl > 24 ? t + tl - 24 : t;
+		ck_assert_msg(!strstr(log, t) && !strstr(log, tail), "token %s is in the log",
+		              name);
+		ck_assert_msg(!strstr(dump, t) && !strstr(dump, tail),
+		              "token %s is in the database", name);
+	}
+	free(dump);
+	free(cmd);
+	free(log);
+}
+END_TEST
+
+/* ---- introspection (opaque tokens) ---------------------------------------------------------- */
+
+static struct as_proc as_opaque;
+static struct it_server intro_srv;
+
+static void intro_setup(void)
+{
+	as_start(&as_opaque, "opaque");
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as_opaque.issuer);
+	const char *env[] = {"BIKAROO_AUTH=introspection",
+	                     issuer,
+	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+	                     "BIKAROO_AUTH_CLIENT_ID=bikaroo-mcp",
+	                     "BIKAROO_AUTH_CLIENT_SECRET=bikaroo-mcp-secret",
+	                     NULL};
+	ck_assert_int_eq(it_server_start(&intro_srv, env), 0);
+}
+
+static void intro_teardown(void)
+{
+	ck_assert_int_eq(it_server_stop(&intro_srv), 0);
+	as_stop(&as_opaque);
+}
+
+static long intro_call(const char *token, const char *bike, struct it_response *r)
+{
+	char auth[9000], params[400];
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+	snprintf(params, sizeof params,
+	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+	         "\"get_bike_status\",\"arguments\":{\"bikeId\":\"%s\"},\"_meta\":{\"io."
+	         "modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+	         "clientCapabilities\":{}}}}",
+	         bike);
+	const char *h[] = {"Content-Type: application/json",
+	                   "MCP-Protocol-Version: 2026-07-28",
+	                   "Mcp-Method: tools/call",
+	                   "Mcp-Name: get_bike_status",
+	                   auth,
+	                   NULL};
+	it_http(intro_srv.port, "POST", "/mcp", h, params, strlen(params), r);
+	return r->status;
+}
+
+static char *intro_mint(const char *sub, const char *client, const char *scope,
+                        const char *resource)
+{
+	json_t *spec = json_pack("{s:s, s:s, s:s, s:s}", "sub", sub, "client", client, "scope",
+	                         scope, "resource", resource);
+	if (strcmp(sub, client) == 0)
+		json_object_set_new(spec, "grant", json_string("client_credentials"));
+	char *t = as_token(&as_opaque, spec);
+	json_decref(spec);
+	return t;
+}
+
+START_TEST(introspection_accepts_active_tokens_for_this_server)
+{
+	char *t = intro_mint("marie", "customer-care-assistant", "fleet:read", AUTH_RESOURCE);
+	ck_assert_ptr_null(strchr(t, '.')); /* opaque, not a JWT */
+	struct it_response r;
+	ck_assert_int_eq(intro_call(t, "VL-2048", &r), 200);
+	ck_assert(json_is_false(json_object_get(json_object_get(r.json, "result"), "isError")));
+	it_response_free(&r);
+	/* The perimeter still comes from PostgreSQL. */
+	ck_assert_int_eq(intro_call(t, "VL-2047", &r), 200);
+	ck_assert(json_is_true(json_object_get(json_object_get(r.json, "result"), "isError")));
+	it_response_free(&r);
+	free(t);
+}
+END_TEST
+
+START_TEST(introspection_refuses_other_audiences_and_garbage)
+{
+	char *other = intro_mint("marie", "customer-care-assistant", "fleet:read",
+	                         "https://other-api.bikaroo.test/api");
+	struct it_response r;
+	ck_assert_int_eq(intro_call(other, "VL-2048", &r), 401);
+	ck_assert_ptr_nonnull(strstr(r.headers, "error=\"invalid_token\""));
+	it_response_free(&r);
+	ck_assert_int_eq(intro_call("c29tZS1nYXJiYWdlLXRva2Vu", "VL-2048", &r), 401);
+	it_response_free(&r);
+	/* A JWT from another issuer is not active here. */
+	json_t *spec = json_pack("{s:s}", "forge", "valid");
+	struct as_proc other_as;
+	as_start(&other_as, "jwt");
+	char *jwt = as_token(&other_as, spec);
+	as_stop(&other_as);
+	ck_assert_int_eq(intro_call(jwt, "VL-2048", &r), 401);
+	it_response_free(&r);
+	json_decref(spec);
+	free(jwt);
+	free(other);
+}
+END_TEST
+
+START_TEST(introspection_issuer_down_is_503_but_cached_answers_stand)
+{
+	char *cached = intro_mint("marie", "customer-care-assistant", "fleet:read", AUTH_RESOURCE);
+	char *fresh = intro_mint("paul", "customer-care-assistant", "fleet:read", AUTH_RESOURCE);
+	struct it_response r;
+	ck_assert_int_eq(intro_call(cached, "VL-2048", &r), 200);
+	it_response_free(&r);
+	char *before = auth_digest();
+	kill(as_opaque.pid, SIGTERM); /* the fixture's child: it reaps it at teardown */
+	for (int i = 0; i < 250; i++) {
+		struct it_response gone;
+		it_http(as_opaque.port, "GET", "/stats", NULL, NULL, 0, &gone);
+		long st = gone.status;
+		it_response_free(&gone);
+		if (st < 0)
+			break;
+		auth_sleep_ms(20);
+	}
+	/* Never fail open: an unknown token with the issuer gone is 503 + Retry-After. */
+	ck_assert_int_eq(intro_call(fresh, "VL-2047", &r), 503);
+	ck_assert_ptr_nonnull(strcasestr(r.headers, "Retry-After: 30"));
+	ck_assert_ptr_null(strstr(r.body, fresh));
+	it_response_free(&r);
+	/* A token validated moments ago is still usable from the short cache. */
+	ck_assert_int_eq(intro_call(cached, "VL-2048", &r), 200);
+	it_response_free(&r);
+	char *after = auth_digest();
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	free(cached);
+	free(fresh);
+}
+END_TEST
+
+/* ---- issuer outages, key refresh, configuration --------------------------------------------- */
+
+START_TEST(jwt_issuer_unreachable_is_503_never_accept)
+{
+	struct as_proc as;
+	as_start(&as, "jwt");
+	json_t *spec = json_pack("{s:s}", "forge", "valid");
+	char *t = as_token(&as, spec);
+	json_decref(spec);
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
+	as_stop(&as); /* the issuer the token names is gone before the server ever saw its keys */
+	struct it_server s;
+	const char *env[] = {"BIKAROO_AUTH=jwt",
+	                     issuer,
+	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+	                     "BIKAROO_AUTH_TIMEOUT_MS=500",
+	                     NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	char auth[9000];
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", t);
+	const char *body =
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+	    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+	    "modelcontextprotocol/clientCapabilities\":{}}}}";
+	const char *h[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+	                   "Mcp-Method: tools/list", auth, NULL};
+	for (int i = 0; i < 2; i++) { /* the first try fetches, the second is in the back-off */
+		struct it_response r;
+		it_http(s.port, "POST", "/mcp", h, body, strlen(body), &r);
+		ck_assert_int_eq(r.status, 503);
+		ck_assert_ptr_nonnull(strcasestr(r.headers, "Retry-After: 30"));
+		ck_assert_ptr_null(strstr(r.body, "\"result\""));
+		it_response_free(&r);
+	}
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	free(t);
+}
+END_TEST
+
+START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
+{
+	struct as_proc as;
+	as_start(&as, "jwt");
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
+	struct it_server s;
+	const char *env[] = {"BIKAROO_AUTH=jwt",
+	                     issuer,
+	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+	                     "BIKAROO_AUTH_REFRESH_SECONDS=1",
+	                     NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	json_t *vs = json_pack("{s:s}", "forge", "valid");
+	json_t *us = json_pack("{s:s}", "forge", "unknown_kid");
+	char *valid = as_token(&as, vs), *unknown = as_token(&as, us);
+	char a1[9000], a2[9000];
+	snprintf(a1, sizeof a1, "Authorization: Bearer %s", valid);
+	snprintf(a2, sizeof a2, "Authorization: Bearer %s", unknown);
+	const char *body =
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+	    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+	    "modelcontextprotocol/clientCapabilities\":{}}}}";
+	const char *h1[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+	                    "Mcp-Method: tools/list", a1, NULL};
+	const char *h2[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+	                    "Mcp-Method: tools/list", a2, NULL};
+	struct it_response r;
+	it_http(s.port, "POST", "/mcp", h1, body, strlen(body), &r);
+	ck_assert_int_eq(r.status, 200);
+	it_response_free(&r);
+	json_t *st = as_get(&as, "/stats");
+	json_int_t first = json_integer_value(json_object_get(st, "jwks"));
+	json_decref(st);
+	ck_assert_int_eq(first, 1);
+	auth_sleep_ms(1200); /* past the cool-down */
+	for (int i = 0; i < 6; i++) {
+		it_http(s.port, "POST", "/mcp", h2, body, strlen(body), &r);
+		ck_assert_int_eq(r.status, 401);
+		it_response_free(&r);
+	}
+	st = as_get(&as, "/stats");
+	ck_assert_int_eq(json_integer_value(json_object_get(st, "jwks")),
+	                 2); /* exactly one refresh */
+	json_decref(st);
+	it_http(s.port, "POST", "/mcp", h1, body, strlen(body), &r);
+	ck_assert_int_eq(r.status, 200);
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	as_stop(&as);
+	free(valid);
+	free(unknown);
+	json_decref(vs);
+	json_decref(us);
+}
+END_TEST
+
+START_TEST(token_validation_is_the_default_and_needs_configuration)
+{
+	struct it_server s;
+	/* No BIKAROO_AUTH at all (an empty value keeps the default): jwt, which needs an issuer
+	 * and a resource URI, so the server refuses to start rather than serve unprotected. */
+	const char *e1[] = {"BIKAROO_AUTH=", NULL};
+	ck_assert_int_eq(it_server_start(&s, e1), -1);
+	/* Plain http to a non-loopback issuer is refused even in the test configuration. */
+	const char *e2[] = {"BIKAROO_AUTH=jwt", "BIKAROO_AUTH_ISSUER=http://issuer.bikaroo.test",
+	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+	                    "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
+	ck_assert_int_eq(it_server_start(&s, e2), -1);
+	/* HMAC and none are never accepted algorithms. */
+	const char *e3[] = {"BIKAROO_AUTH=jwt", "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
+	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, "BIKAROO_AUTH_ALGS=RS256 HS256",
+	                    NULL};
+	ck_assert_int_eq(it_server_start(&s, e3), -1);
+	/* Introspection needs the server's own client credentials. */
+	const char *e4[] = {"BIKAROO_AUTH=introspection",
+	                    "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
+	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, NULL};
+	ck_assert_int_eq(it_server_start(&s, e4), -1);
+	/* Configured, it serves, and a request without a token is refused without any fetch. */
+	const char *e5[] = {"BIKAROO_AUTH=jwt", "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
+	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, NULL};
+	ck_assert_int_eq(it_server_start(&s, e5), 0);
+	struct it_response r;
+	it_mcp(s.port, "tools/list", NULL, "", &r);
+	ck_assert_int_eq(r.status, 401);
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- stdio identity from the environment -------------------------------------------------- */
+
+START_TEST(stdio_identity_from_environment)
+{
+	struct as_proc as;
+	as_start(&as, "jwt");
+	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "paul", "client",
+	                         "customer-care-assistant", "scope", "fleet:read");
+	char *t = as_token(&as, spec);
+	json_decref(spec);
+	db_configure(it_env("DATABASE_URL"));
+	char *flags[] = {"stdio",
+	                 "--auth=jwt",
+	                 NULL,
+	                 "--resource-uri=" AUTH_RESOURCE,
+	                 "--auth-insecure-loopback=1",
+	                 NULL,
+	                 NULL};
+	flags[2] = mem_printf("--auth-issuer=%s", as.issuer);
+	flags[5] = mem_printf("--token=%s", t);
+	struct cfg c;
+	ck_assert_int_eq(cfg_load(&c, 6, flags), CFG_OK);
+	ck_assert_int_eq(auth_init(&c), AUTH_OK);
+	struct fleet_actor a;
+	const char *why = NULL;
+	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_OK);
+	ck_assert_str_eq(a.subject, "paul");
+	ck_assert_str_eq(a.client_id, "customer-care-assistant");
+	ck_assert_uint_eq(a.scopes, FLEET_SCOPE_READ);
+	ck_assert(!a.machine);
+	/* A token is validated exactly like over HTTP: a forged one is refused. */
+	free(c.token);
+	c.token = mem_strdup("eyJhbGciOiJub25lIn0.eyJzdWIiOiJvbGl2aWEifQ.");
+	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_INVALID);
+	free(c.token);
+	c.token = mem_strdup("");
+	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_NO_TOKEN);
+	auth_cleanup();
+	cfg_free(&c);
+	/* Local identity: only against a database its owner marked as development. */
+	char *lflags[] = {"stdio", "--auth=local", "--local-subject=dev",
+	                  "--local-client=developer-ide", NULL};
+	ck_assert_int_eq(cfg_load(&c, 4, lflags), CFG_OK);
+	ck_assert_int_eq(auth_init(&c), AUTH_OK);
+	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_OK);
+	ck_assert_str_eq(a.subject, "dev");
+	free(it_sql("UPDATE fleet.settings SET value = 'production' WHERE name = 'environment'"));
+	enum identity_status prod = identity_from_environment(&c, &a, &why);
+	free(it_sql("UPDATE fleet.settings SET value = 'development' WHERE name = 'environment'"));
+	ck_assert_int_eq(prod, IDENTITY_REFUSED);
+	ck_assert_str_eq(a.subject, "");
+	cfg_free(&c);
+	db_shutdown();
+	free(flags[2]);
+	free(flags[5]);
+	free(t);
+	as_stop(&as);
+}
+END_TEST
+
+/* ---- defense in depth: PostgreSQL alone ------------------------------------------------------ */
+
+START_TEST(rls_alone_refuses_when_the_c_check_is_compiled_out)
+{
+	char bin[1024];
+	snprintf(bin, sizeof bin, "BIKAROO_BIN=%s-rls-only", it_env("BIKAROO_BIN"));
+	struct it_server rls_only, normal;
+	const char *e1[] = {bin, NULL};
+	ck_assert_int_eq(it_server_start(&rls_only, e1), 0);
+	ck_assert_int_eq(it_server_start(&normal, NULL), 0);
+	const char *p = "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2047\"}";
+	struct it_response r;
+	/* marie (FR-PAR) asks for a FR-LYO bike: with no C check, row-level security refuses. */
+	it_mcp(rls_only.port, "tools/call", "get_bike_status", p, &r);
+	bool refused = json_is_true(json_object_get(json_object_get(r.json, "result"), "isError"));
+	it_response_free(&r);
+	/* Proof that the C check really is gone from that binary, and that the normal binary's C
+	 * check stands alone: the same request with the bikes policy switched off. */
+	free(it_sql("ALTER TABLE fleet.bikes DISABLE ROW LEVEL SECURITY"));
+	it_mcp(rls_only.port, "tools/call", "get_bike_status", p, &r);
+	bool leaked = json_is_false(json_object_get(json_object_get(r.json, "result"), "isError"));
+	it_response_free(&r);
+	it_mcp(normal.port, "tools/call", "get_bike_status", p, &r);
+	bool c_refused =
+	    json_is_true(json_object_get(json_object_get(r.json, "result"), "isError"));
+	it_response_free(&r);
+	free(it_sql("ALTER TABLE fleet.bikes ENABLE ROW LEVEL SECURITY"));
+	char *on =
+	    it_sql("SELECT relrowsecurity FROM pg_class WHERE oid = 'fleet.bikes'::regclass");
+	ck_assert_str_eq(on, "t");
+	free(on);
+	ck_assert_msg(refused, "row-level security alone must refuse another region");
+	ck_assert_msg(leaked, "the rls-only binary still checks the perimeter in C");
+	ck_assert_msg(c_refused, "the C check alone must refuse another region");
+	/* And writes: the login role, acting as marie, cannot change a bike of another region. */
+	char *w =
+	    it_sql_as_app("WITH a AS (SELECT fleet.act_as('marie', 'customer-care-assistant')),"
+	                  " u AS (UPDATE fleet.bikes SET status = 'lost' WHERE bike_id = "
+	                  "'VL-2047' RETURNING 1) SELECT count(*) FROM a, u");
+	ck_assert_ptr_null(w);
+	ck_assert_int_eq(it_server_stop(&rls_only), 0);
+	ck_assert_int_eq(it_server_stop(&normal), 0);
+}
+END_TEST
+
+Suite *auth_suite(void)
+{
+	json_error_t e;
+	json_t *all = json_load_file("tests/auth/cases.json", 0, &e);
+	int n = (int)json_array_size(json_object_get(all, "cases"));
+	json_decref(all);
+	Suite *s = suite_create("authorization");
+	TCase *tc = tcase_create("adversarial-cases");
+	tcase_add_unchecked_fixture(tc, auth_setup, auth_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, auth_case, 0, n > 0 ? n : 1);
+	tcase_add_test(tc, tokens_never_leak);
+	suite_add_tcase(s, tc);
+	TCase *ti = tcase_create("introspection");
+	tcase_add_unchecked_fixture(ti, intro_setup, intro_teardown);
+	tcase_set_timeout(ti, 60);
+	tcase_add_test(ti, introspection_accepts_active_tokens_for_this_server);
+	tcase_add_test(ti, introspection_refuses_other_audiences_and_garbage);
+	tcase_add_test(ti, introspection_issuer_down_is_503_but_cached_answers_stand);
+	suite_add_tcase(s, ti);
+	TCase *tm = tcase_create("modes-and-defense-in-depth");
+	tcase_set_timeout(tm, 60);
+	tcase_add_test(tm, jwt_issuer_unreachable_is_503_never_accept);
+	tcase_add_test(tm, unknown_kid_triggers_one_rate_limited_refresh);
+	tcase_add_test(tm, token_validation_is_the_default_and_needs_configuration);
+	tcase_add_test(tm, stdio_identity_from_environment);
+	tcase_add_test(tm, rls_alone_refuses_when_the_c_check_is_compiled_out);
+	suite_add_tcase(s, tm);
+	return s;
+}
