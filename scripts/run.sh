@@ -24,6 +24,7 @@ cd "$repo_root"
 pg_dir=.run/pg
 started_pg=0
 server_pid=
+as_pid=
 
 # shellcheck disable=SC2317  # invoked via trap
 cleanup() {
@@ -33,6 +34,10 @@ cleanup() {
     echo "run.sh: stopping server (PID $server_pid)" >&2
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
+  fi
+  if [[ -n "$as_pid" ]] && kill -0 "$as_pid" 2>/dev/null; then
+    kill -TERM "$as_pid" 2>/dev/null || true
+    wait "$as_pid" 2>/dev/null || true
   fi
   if ((started_pg)); then
     scripts/pgtmp.sh stop "$pg_dir" || true
@@ -73,19 +78,70 @@ port=${BIKAROO_PORT:-8080}
 subject=${BIKAROO_LOCAL_SUBJECT:-marie}
 client=${BIKAROO_LOCAL_CLIENT:-customer-care-assistant}
 url="http://127.0.0.1:$port/mcp"
+
+# Authorization. Plain `make run` serves without it (BIKAROO_AUTH=local: one configured
+# identity, loopback only). `BIKAROO_AUTH=jwt make run` (or introspection) with no issuer
+# configured also starts the test authorization server of tests/auth on 127.0.0.1, so that
+# scripts/dev-token.sh can mint real tokens for the demo users.
+export BIKAROO_AUTH=${BIKAROO_AUTH:-local}
+if [[ "$BIKAROO_AUTH" != local && -z "${BIKAROO_AUTH_ISSUER:-}" ]]; then
+  tests/e2e/install.sh
+  mkdir -p .run
+  rm -f .run/as.port
+  format=jwt
+  if [[ "$BIKAROO_AUTH" == introspection ]]; then format=opaque; fi
+  node tests/auth/as.mjs --ready .run/as.port --resource "$url" --format "$format" 2>.run/as.log &
+  as_pid=$!
+  for _ in $(seq 1 100); do [[ -s .run/as.port ]] && break; sleep 0.1; done
+  [[ -s .run/as.port ]] || {
+    echo "run.sh: the test authorization server did not start (see .run/as.log)" >&2
+    exit 1
+  }
+  printf '%s\n' "$url" >.run/as.resource
+  BIKAROO_AUTH_ISSUER="http://127.0.0.1:$(cat .run/as.port)"
+  export BIKAROO_AUTH_ISSUER BIKAROO_RESOURCE_URI="$url" BIKAROO_AUTH_INSECURE_LOOPBACK=1
+  if [[ "$BIKAROO_AUTH" == introspection ]]; then
+    export BIKAROO_AUTH_CLIENT_ID=bikaroo-mcp BIKAROO_AUTH_CLIENT_SECRET=bikaroo-mcp-secret
+  fi
+fi
+
 stop_note=
 if ((started_pg)); then stop_note=' and the local PostgreSQL cluster'; fi
-cat >&2 <<EOF
+call="curl -s $url -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status'"
+body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+if [[ "$BIKAROO_AUTH" == local ]]; then
+  cat >&2 <<MSG
 
   Bikaroo fleet MCP server: $url
-  In local mode it acts as subject '$subject' via client '$client'.
+  In local mode (no authorization) it acts as subject '$subject' via client '$client'.
 
   Try it (MCP 2026-07-28):
-  curl -s $url -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+  $call -d '$body'
+
+  With real bearer tokens instead: BIKAROO_AUTH=jwt make run (starts a test authorization server
+  too, then scripts/dev-token.sh mints tokens for the demo users).
 
   Ctrl-C stops the server$stop_note.
 
-EOF
+MSG
+else
+  cat >&2 <<MSG
+
+  Bikaroo fleet MCP server: $url (BIKAROO_AUTH=$BIKAROO_AUTH: every call needs a bearer token)
+  Issuer: $BIKAROO_AUTH_ISSUER
+  Metadata: http://127.0.0.1:$port/.well-known/oauth-protected-resource/mcp
+
+  Mint a token for a demo user (a real authorization code + PKCE flow), in another terminal:
+  TOKEN=\$(scripts/dev-token.sh marie customer-care-assistant 'fleet:read fleet:report')
+  $call -H "Authorization: Bearer \$TOKEN" -d '$body'
+
+  Other users: paul (FR-LYO), olivia (operator, FR-PAR and FR-LYO), dev (viewer, developer-ide);
+  a machine token: scripts/dev-token.sh fleet-sync fleet-sync fleet:read
+
+  Ctrl-C stops the server, the authorization server$stop_note.
+
+MSG
+fi
 
 "$bin" serve &
 server_pid=$!
