@@ -389,12 +389,13 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, struct 
 	json_t *claims = NULL;
 	enum jwt_status js = jwt_verify(k->ks, &auth.policy, token, len, auth_now(), &claims, why);
 	if (js == JWT_UNKNOWN_KEY) {
-		/* Perhaps the issuer rotated its keys: one refresh, rate-limited. */
-		struct jwt_keyset *before = k->ks;
-		auth_keys_release(k);
-		k = NULL;
-		if (auth_keys_get(true, &k) == AUTH_OK && k->ks != before)
-			js = jwt_verify(k->ks, &auth.policy, token, len, auth_now(), &claims, why);
+		/* Perhaps the issuer rotated its keys: one refresh, rate-limited. The old set stays
+		 * referenced meanwhile, so a new set can never reuse its address. */
+		struct auth_keys *fresh = NULL;
+		if (auth_keys_get(true, &fresh) == AUTH_OK && fresh != k)
+			js = jwt_verify(fresh->ks, &auth.policy, token, len, auth_now(), &claims,
+			                why);
+		auth_keys_release(fresh);
 	}
 	auth_keys_release(k);
 	if (js != JWT_OK)

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,9 @@ static void as_start(struct as_proc *as, const char *format)
 	as->pid = fork();
 	if (as->pid == 0) {
 		FILE *f = freopen("/dev/null", "w", stderr);
+		FILE *g = freopen("/dev/null", "w", stdout);
 		(void)f;
+		(void)g;
 		execlp("node", "node", "tests/auth/as.mjs", "--ready", ready, "--resource",
 		       AUTH_RESOURCE, "--format", format, (char *)NULL);
 		_exit(127);
@@ -894,6 +897,73 @@ START_TEST(rls_alone_refuses_when_the_c_check_is_compiled_out)
 }
 END_TEST
 
+struct par_auth {
+	unsigned port;
+	const char *auth;
+	int ok;
+};
+
+static void *par_auth_worker(void *p)
+{
+	struct par_auth *a = p;
+	const char *body =
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+	    "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"},"
+	    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+	    "modelcontextprotocol/clientCapabilities\":{}}}}";
+	const char *h[] = {"Content-Type: application/json",
+	                   "MCP-Protocol-Version: 2026-07-28",
+	                   "Mcp-Method: tools/call",
+	                   "Mcp-Name: get_bike_status",
+	                   a->auth,
+	                   NULL};
+	for (int i = 0; i < 10; i++) {
+		struct it_response r;
+		it_http(a->port, "POST", "/mcp", h, body, strlen(body), &r);
+		if (r.status == 200 &&
+		    json_is_false(json_object_get(json_object_get(r.json, "result"), "isError")))
+			a->ok++;
+		it_response_free(&r);
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_first_requests_share_one_key_fetch)
+{
+	struct as_proc as;
+	as_start(&as, "jwt");
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
+	struct it_server s;
+	const char *env[] = {"BIKAROO_AUTH=jwt", issuer, "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "marie", "client",
+	                         "customer-care-assistant", "scope", "fleet:read");
+	char *t = as_token(&as, spec);
+	json_decref(spec);
+	char auth[9000];
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", t);
+	/* 8 clients at once on 4 workers, before any key is known: no 503, one download. */
+	pthread_t th[8];
+	struct par_auth a[8];
+	for (int i = 0; i < 8; i++) {
+		a[i] = (struct par_auth){s.port, auth, 0};
+		pthread_create(&th[i], NULL, par_auth_worker, &a[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(a[i].ok, 10);
+	}
+	json_t *st = as_get(&as, "/stats");
+	ck_assert_int_eq(json_integer_value(json_object_get(st, "jwks")), 1);
+	json_decref(st);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	as_stop(&as);
+	free(t);
+}
+END_TEST
+
 Suite *auth_suite(void)
 {
 	json_error_t e;
@@ -918,6 +988,7 @@ Suite *auth_suite(void)
 	tcase_set_timeout(tm, 60);
 	tcase_add_test(tm, jwt_issuer_unreachable_is_503_never_accept);
 	tcase_add_test(tm, unknown_kid_triggers_one_rate_limited_refresh);
+	tcase_add_test(tm, concurrent_first_requests_share_one_key_fetch);
 	tcase_add_test(tm, token_validation_is_the_default_and_needs_configuration);
 	tcase_add_test(tm, stdio_identity_from_environment);
 	tcase_add_test(tm, rls_alone_refuses_when_the_c_check_is_compiled_out);
