@@ -2,7 +2,7 @@
 # unset); `make test` runs every test (unit, integration on real PostgreSQL, real MCP clients).
 
 CC      ?= cc
-PKGS    := libmicrohttpd jansson libpq
+PKGS    := libmicrohttpd jansson libpq libcrypto
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wvla -Wpointer-arith
 CFLAGS  ?= -O2 -g

@@ -23,6 +23,7 @@ struct cfg {
 	char *allowed_origins; /* BIKAROO_ALLOWED_ORIGINS: extra Origin hosts, comma-separated */
 	char *ready_file;      /* BIKAROO_READY_FILE: the bound port is written there */
 	char *log_level;       /* BIKAROO_LOG_LEVEL */
+	char *state_secret;    /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };
