@@ -316,12 +316,12 @@ enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *act
 	s->allowed_origins = mem_strdup(cfg->allowed_origins);
 	s->daemon = MHD_start_daemon(
 	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-	    http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
-	    http_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_END);
+	    http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+	    (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
+	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)65536, MHD_OPTION_END);
 	if (!s->daemon) {
 		log_error("cannot listen on %s:%ld", cfg->listen, cfg->port);
 		http_stop(s);

@@ -3,6 +3,7 @@
 
 #include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/mem.h"
@@ -11,7 +12,7 @@
 #define SCHEMA_MAX_DEPTH 16
 
 struct schema_pattern {
-	const char *source; /* borrowed from the schema */
+	char *source; /* owned copy: schemas may be freed and reloaded */
 	regex_t re;
 };
 
@@ -21,8 +22,7 @@ static int schema_npatterns;
 static const regex_t *schema_find_pattern(const char *source)
 {
 	for (int i = 0; i < schema_npatterns; i++)
-		if (schema_patterns[i].source == source ||
-		    strcmp(schema_patterns[i].source, source) == 0)
+		if (strcmp(schema_patterns[i].source, source) == 0)
 			return &schema_patterns[i].re;
 	return NULL;
 }
@@ -38,7 +38,7 @@ static int schema_prepare_node(const json_t *s, int depth)
 		struct schema_pattern *p = &schema_patterns[schema_npatterns];
 		if (regcomp(&p->re, pat, REG_EXTENDED | REG_NOSUB) != 0)
 			return -1;
-		p->source = pat;
+		p->source = mem_strdup(pat);
 		schema_npatterns++;
 	}
 	const char *key;
@@ -56,8 +56,10 @@ int schema_prepare(const json_t *schema)
 
 void schema_cleanup(void)
 {
-	for (int i = 0; i < schema_npatterns; i++)
+	for (int i = 0; i < schema_npatterns; i++) {
 		regfree(&schema_patterns[i].re);
+		free(schema_patterns[i].source);
+	}
 	schema_npatterns = 0;
 }
 
