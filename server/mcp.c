@@ -220,6 +220,7 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 			      struct mcp_response *out)
 {
 	const struct mcp_request *req = ctx->req;
+	ctx->modern = true; /* for errors and logs: the body claims the modern era */
 	json_t *meta = json_object_get(params, "_meta");
 	const char *problem = mcp_envelope_problem(meta);
 	if (problem) {
@@ -292,7 +293,6 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 			}
 		}
 	}
-	ctx->modern = true;
 	ctx->version = MCP_VERSION_MODERN;
 	ctx->client_caps = json_object_get(meta, MCP_META_CAPS);
 	mcp_dispatch(ctx, m, params, out);
