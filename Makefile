@@ -2,13 +2,15 @@
 # unset); `make test` runs every test (unit, integration on real PostgreSQL, real MCP clients).
 
 CC      ?= cc
-PKGS    := libmicrohttpd jansson libpq libcurl cjose libcrypto
+PKGS    := libmicrohttpd jansson libpq libcrypto libcurl cjose
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wformat=2 -Wvla -Wpointer-arith
-CFLAGS  ?= -O2 -g
-override CFLAGS += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -pthread \
+OPT     ?= -O2 -g
+SAN     ?=
+override CFLAGS := $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -pthread \
            -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(shell pkg-config --cflags $(PKGS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
+override LDFLAGS += $(SAN)
 TEST_LDLIBS := $(shell pkg-config --libs check libcurl 2>/dev/null)
 
 B       ?= build
@@ -66,16 +68,15 @@ unit: all $(B)/unit-tests
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
 # drive the sanitized binary).
 asan: deps
-	$(MAKE) --no-print-directory B=build/asan \
-	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  LDFLAGS="-fsanitize=address,undefined" all build/asan/unit-tests build/asan/integration-tests \
-	  build/asan/bikaroo-mcp-rls-only
+	$(MAKE) --no-print-directory B=build/asan OPT="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  all build/asan/unit-tests build/asan/integration-tests build/asan/bikaroo-mcp-rls-only
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  scripts/test.sh build/asan
 
 # The suite with every server process and the unit tests under valgrind memcheck.
 valgrind: deps
-	$(MAKE) --no-print-directory B=build/vg CFLAGS="-O0 -g" all build/vg/unit-tests build/vg/integration-tests \
+	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g" all build/vg/unit-tests build/vg/integration-tests \
 	  build/vg/bikaroo-mcp-rls-only
 	BIKAROO_VALGRIND=1 scripts/test.sh build/vg
 

@@ -10,7 +10,7 @@
 #include "../common/log.h"
 #include "../common/mem.h"
 
-#define MIGRATE_LOCK_KEY "7268431905"  /* arbitrary, fixed: "bikaroo migrations" */
+#define MIGRATE_LOCK_KEY "7268431905" /* arbitrary, fixed: "bikaroo migrations" */
 #define MIGRATE_MAX_FILES 512
 #define MIGRATE_MAX_BYTES (4 * 1024 * 1024)
 
@@ -63,8 +63,7 @@ static int migrate_exec(PGconn *pg, const char *sql, const char *what)
 static int migrate_is_applied(PGconn *pg, const char *name, int *applied)
 {
 	const char *p[1] = {name};
-	PGresult *r = PQexecParams(pg,
-				   "SELECT 1 FROM fleet_meta.schema_migrations WHERE name = $1",
+	PGresult *r = PQexecParams(pg, "SELECT 1 FROM fleet_meta.schema_migrations WHERE name = $1",
 				   1, NULL, p, NULL, NULL, 0);
 	int ok = PQresultStatus(r) == PGRES_TUPLES_OK;
 	if (ok)
@@ -92,9 +91,9 @@ static int migrate_apply(PGconn *pg, const char *dir, const char *name)
 		goto out;
 	}
 	const char *p[1] = {name};
-	PGresult *r = PQexecParams(pg,
-				   "INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)", 1,
-				   NULL, p, NULL, NULL, 0);
+	PGresult *r =
+	    PQexecParams(pg, "INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)", 1, NULL,
+			 p, NULL, NULL, 0);
 	int recorded = PQresultStatus(r) == PGRES_COMMAND_OK;
 	PQclear(r);
 	if (!recorded || !migrate_exec(pg, "COMMIT", "COMMIT")) {

@@ -20,9 +20,9 @@
 #include "identity.h"
 #include "jwt.h"
 
-#define AUTH_JWKS_TTL    3600 /* seconds before a key set is refreshed in the background of use */
-#define AUTH_CACHE_SLOTS 512  /* introspection results kept (by token digest) */
-#define AUTH_WAIT_FACTOR 3    /* a thread waits at most this many fetch timeouts for another */
+#define AUTH_JWKS_TTL 3600   /* seconds before a key set is refreshed in the background of use */
+#define AUTH_CACHE_SLOTS 512 /* introspection results kept (by token digest) */
+#define AUTH_WAIT_FACTOR 3   /* a thread waits at most this many fetch timeouts for another */
 
 /* A key set shared by the requests that use it; freed when the last one lets go. */
 struct auth_keys {
@@ -122,7 +122,7 @@ enum auth_status auth_init(const struct cfg *cfg)
 		free(origin);
 		free(path);
 		log_error("BIKAROO_AUTH=introspection needs BIKAROO_AUTH_CLIENT_ID and "
-		          "BIKAROO_AUTH_CLIENT_SECRET (the server's own client at the issuer)");
+			  "BIKAROO_AUTH_CLIENT_SECRET (the server's own client at the issuer)");
 		return AUTH_CONFIG;
 	}
 	auth.issuer = mem_strdup(cfg->auth_issuer);
@@ -192,7 +192,7 @@ enum auth_status auth_bearer(const char *const *values, size_t n, const char **t
 	/* token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" */
 	size_t i = 0;
 	while (t[i] && (strchr("-._~+/", t[i]) || (t[i] >= 'A' && t[i] <= 'Z') ||
-	                (t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9')))
+			(t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9')))
 		i++;
 	if (i == 0)
 		return AUTH_BAD_REQUEST;
@@ -251,7 +251,7 @@ static enum auth_status auth_discover(char **jwks_uri, char **introspection)
 		    fetch_http(&auth.fetch, urls[i], NULL, NULL, NULL, &body, &code);
 		if (fs != FETCH_OK) {
 			log_warn("issuer metadata %s: %s", urls[i],
-			         fs == FETCH_HTTP_ERROR ? "not found" : "unavailable");
+				 fs == FETCH_HTTP_ERROR ? "not found" : "unavailable");
 			continue;
 		}
 		json_error_t e;
@@ -378,7 +378,7 @@ static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
 }
 
 static enum auth_status auth_validate_jwt(const char *token, size_t len, struct fleet_actor *out,
-                                          const char **why)
+					  const char **why)
 {
 	struct auth_keys *k = NULL;
 	enum auth_status st = auth_keys_get(false, &k);
@@ -394,7 +394,7 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, struct 
 		struct auth_keys *fresh = NULL;
 		if (auth_keys_get(true, &fresh) == AUTH_OK && fresh != k)
 			js = jwt_verify(fresh->ks, &auth.policy, token, len, auth_now(), &claims,
-			                why);
+					why);
 		auth_keys_release(fresh);
 	}
 	auth_keys_release(k);
@@ -435,7 +435,7 @@ static bool auth_cache_find(const unsigned char d[32], struct auth_cached *out)
 }
 
 static void auth_cache_put(const unsigned char d[32], bool active, long until,
-                           const struct fleet_actor *a)
+			   const struct fleet_actor *a)
 {
 	pthread_mutex_lock(&auth.lock);
 	struct auth_cached *c = &auth.cache[auth.cache_next];
@@ -452,7 +452,7 @@ static void auth_cache_put(const unsigned char d[32], bool active, long until,
 }
 
 static enum auth_status auth_validate_introspection(const char *token, size_t len,
-                                                    struct fleet_actor *out, const char **why)
+						    struct fleet_actor *out, const char **why)
 {
 	unsigned char d[32];
 	auth_digest(token, len, d);
@@ -502,7 +502,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	if (fs != FETCH_OK) {
 		/* 401/403 mean our own client credentials are refused: not the caller's fault. */
 		log_error("token introspection failed (%s)",
-		          fs == FETCH_HTTP_ERROR ? "refused" : "unavailable");
+			  fs == FETCH_HTTP_ERROR ? "refused" : "unavailable");
 		*why = "the authorization server is unavailable";
 		return AUTH_UNAVAILABLE;
 	}
@@ -517,7 +517,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	if (!json_is_true(json_object_get(r, "active")))
 		*why = "token is not active";
 	else if (!json_is_string(json_object_get(r, "iss")) ||
-	         strcmp(json_string_value(json_object_get(r, "iss")), auth.issuer) != 0)
+		 strcmp(json_string_value(json_object_get(r, "iss")), auth.issuer) != 0)
 		*why = "token issuer is not trusted";
 	else if (!jwt_audience_matches(json_object_get(r, "aud"), auth.resource))
 		*why = "token audience is not this server";
@@ -534,7 +534,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 }
 
 enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor *out,
-                               const char **why)
+			       const char **why)
 {
 	memset(out, 0, sizeof *out);
 	*why = "malformed token";
@@ -568,9 +568,9 @@ bool auth_prm_path(const char *path)
 json_t *auth_prm_document(void)
 {
 	return json_pack("{s:s, s:[s], s:[s,s], s:[s], s:s}", "resource", auth.resource,
-	                 "authorization_servers", auth.issuer, "scopes_supported", "fleet:read",
-	                 "fleet:report", "bearer_methods_supported", "header", "resource_name",
-	                 "Bikaroo Fleet MCP server");
+			 "authorization_servers", auth.issuer, "scopes_supported", "fleet:read",
+			 "fleet:report", "bearer_methods_supported", "header", "resource_name",
+			 "Bikaroo Fleet MCP server");
 }
 
 char *auth_challenge(enum auth_status st, const char *missing_scope, const char *why)
@@ -580,7 +580,7 @@ char *auth_challenge(enum auth_status st, const char *missing_scope, const char 
 	case AUTH_NO_TOKEN: return mem_printf("Bearer resource_metadata=\"%s\"", url);
 	case AUTH_BAD_REQUEST:
 		return mem_printf("Bearer error=\"invalid_request\", resource_metadata=\"%s\"",
-		                  url);
+				  url);
 	case AUTH_INVALID_TOKEN:
 		if (why)
 			return mem_printf(
@@ -592,7 +592,7 @@ char *auth_challenge(enum auth_status st, const char *missing_scope, const char 
 	}
 	if (auth.mode == AUTH_MODE_LOCAL)
 		return mem_printf("Bearer error=\"insufficient_scope\", scope=\"%s\"",
-		                  missing_scope ? missing_scope : "");
+				  missing_scope ? missing_scope : "");
 	return mem_printf(
 	    "Bearer error=\"insufficient_scope\", scope=\"%s\", resource_metadata=\"%s\"",
 	    missing_scope ? missing_scope : "", url);

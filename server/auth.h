@@ -40,7 +40,7 @@ enum auth_status auth_bearer(const char *const *values, size_t n, const char **t
 /* Validates a bearer token (len bytes, borrowed) and fills *out with the principal it names.
  * *why (static text, never token content) explains a refusal. */
 enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor *out,
-                               const char **why) __attribute__((warn_unused_result));
+			       const char **why) __attribute__((warn_unused_result));
 
 /* RFC 9728 protected-resource metadata: its public URL (borrowed), whether a request path is
  * one of the paths we serve it on, and the document (new reference). */

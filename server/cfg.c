@@ -23,68 +23,74 @@ struct cfg_key {
 	const char *help;
 };
 
-#define CFG_S(flag, env, field, def, secret, help) \
-	{flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, secret, help}
-#define CFG_L(flag, env, field, def, min, max, help) \
-	{flag, env, CFG_LONG, offsetof(struct cfg, field), def, min, max, false, help}
+#define CFG_S(flag, env, field, def, secret, help)                                                 \
+	{                                                                                          \
+		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, secret, help           \
+	}
+#define CFG_L(flag, env, field, def, min, max, help)                                               \
+	{                                                                                          \
+		flag, env, CFG_LONG, offsetof(struct cfg, field), def, min, max, false, help       \
+	}
 
 static const struct cfg_key cfg_keys[] = {
-	CFG_S("listen", "BIKAROO_LISTEN", listen, "127.0.0.1", false,
-	      "IPv4 address to bind the HTTP transport to"),
-	CFG_L("port", "BIKAROO_PORT", port, "8080", 0, 65535, "TCP port (0 picks a free one)"),
-	CFG_S("database-url", "DATABASE_URL", database_url, "", true,
-	      "libpq conninfo of the server's login role (non-owner, no BYPASSRLS)"),
-	CFG_S("migrate-url", "BIKAROO_MIGRATE_URL", migrate_url, "", true,
-	      "libpq conninfo of the owner role, used by `migrate` (default: DATABASE_URL)"),
-	CFG_S("migrations-dir", "BIKAROO_MIGRATIONS_DIR", migrations_dir, "migrations", false,
-	      "directory of NNNN_name.sql migration files"),
-	CFG_S("resources-dir", "BIKAROO_RESOURCES_DIR", resources_dir, "resources", false,
-	      "directory of documents served as resources"),
-	CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, "prompts", false,
-	      "directory of prompt templates"),
-	CFG_L("threads", "BIKAROO_THREADS", threads, "4", 1, 64,
-	      "HTTP worker threads (one database connection each)"),
-	CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
-	      "largest accepted request body (larger: 413)"),
-	CFG_S("auth", "BIKAROO_AUTH", auth, "jwt", false,
-	      "authorization: jwt (RFC 9068 tokens), introspection (RFC 7662) or local (no "
-	      "authorization: a configured identity, loopback only)"),
-	CFG_S("local-subject", "BIKAROO_LOCAL_SUBJECT", local_subject, "marie", false,
-	      "auth=local: the subject the server acts as"),
-	CFG_S("local-client", "BIKAROO_LOCAL_CLIENT", local_client, "customer-care-assistant", false,
-	      "auth=local: the client application the server acts through"),
-	CFG_S("local-scopes", "BIKAROO_LOCAL_SCOPES", local_scopes, "fleet:read fleet:report", false,
-	      "auth=local: the scopes granted, space-separated"),
-	CFG_S("allowed-hosts", "BIKAROO_ALLOWED_HOSTS", allowed_hosts, "", false,
-	      "Host names accepted besides the loopback forms, comma-separated"),
-	CFG_S("allowed-origins", "BIKAROO_ALLOWED_ORIGINS", allowed_origins, "", false,
-	      "Origin host names accepted besides the loopback forms, comma-separated"),
-	CFG_S("ready-file", "BIKAROO_READY_FILE", ready_file, "", false,
-	      "when set, the bound port is written to this file once serving"),
-	CFG_S("log-level", "BIKAROO_LOG_LEVEL", log_level, "info", false,
-	      "debug, info, warn or error"),
-	CFG_S("resource-uri", "BIKAROO_RESOURCE_URI", resource_uri, "", false,
-	      "this server's canonical URI (https://host/mcp): the audience tokens must name"),
-	CFG_S("auth-issuer", "BIKAROO_AUTH_ISSUER", auth_issuer, "", false,
-	      "the authorization server's issuer identifier (https URL)"),
-	CFG_S("auth-algs", "BIKAROO_AUTH_ALGS", auth_algs, "RS256 ES256", false,
-	      "JWT signing algorithms accepted (RS256, ES256)"),
-	CFG_L("auth-clock-skew", "BIKAROO_AUTH_CLOCK_SKEW", auth_skew, "60", 0, 300,
-	      "seconds of clock skew tolerated on exp, nbf and iat"),
-	CFG_L("auth-timeout-ms", "BIKAROO_AUTH_TIMEOUT_MS", auth_timeout_ms, "3000", 100, 30000,
-	      "timeout of each call to the authorization server"),
-	CFG_L("auth-refresh-seconds", "BIKAROO_AUTH_REFRESH_SECONDS", auth_refresh_seconds, "30", 0,
-	      3600, "least seconds between two key-set fetches (unknown kid, or issuer down)"),
-	CFG_L("auth-cache-seconds", "BIKAROO_AUTH_CACHE_SECONDS", auth_cache_seconds, "30", 0, 600,
-	      "introspection results are cached this long (by token digest)"),
-	CFG_S("auth-client-id", "BIKAROO_AUTH_CLIENT_ID", auth_client_id, "", false,
-	      "auth=introspection: the server's own client id at the issuer"),
-	CFG_S("auth-client-secret", "BIKAROO_AUTH_CLIENT_SECRET", auth_client_secret, "", true,
-	      "auth=introspection: that client's secret"),
-	CFG_L("auth-insecure-loopback", "BIKAROO_AUTH_INSECURE_LOOPBACK", auth_insecure_loopback,
-	      "0", 0, 1, "1 allows plain http to an issuer on 127.0.0.1 (tests, development)"),
-	CFG_S("token", "BIKAROO_TOKEN", token, "", true,
-	      "stdio: the access token whose principal the server acts as"),
+    CFG_S("listen", "BIKAROO_LISTEN", listen, "127.0.0.1", false,
+	  "IPv4 address to bind the HTTP transport to"),
+    CFG_L("port", "BIKAROO_PORT", port, "8080", 0, 65535, "TCP port (0 picks a free one)"),
+    CFG_S("database-url", "DATABASE_URL", database_url, "", true,
+	  "libpq conninfo of the server's login role (non-owner, no BYPASSRLS)"),
+    CFG_S("migrate-url", "BIKAROO_MIGRATE_URL", migrate_url, "", true,
+	  "libpq conninfo of the owner role, used by `migrate` (default: DATABASE_URL)"),
+    CFG_S("migrations-dir", "BIKAROO_MIGRATIONS_DIR", migrations_dir, "migrations", false,
+	  "directory of NNNN_name.sql migration files"),
+    CFG_S("resources-dir", "BIKAROO_RESOURCES_DIR", resources_dir, "resources", false,
+	  "directory of documents served as resources"),
+    CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, "prompts", false,
+	  "directory of prompt templates"),
+    CFG_L("threads", "BIKAROO_THREADS", threads, "4", 1, 64,
+	  "HTTP worker threads (one database connection each)"),
+    CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
+	  "largest accepted request body (larger: 413)"),
+    CFG_S("auth", "BIKAROO_AUTH", auth, "jwt", false,
+	  "authorization: jwt (RFC 9068 tokens), introspection (RFC 7662) or local (no "
+	  "authorization: a configured identity, loopback only)"),
+    CFG_S("local-subject", "BIKAROO_LOCAL_SUBJECT", local_subject, "marie", false,
+	  "auth=local: the subject the server acts as"),
+    CFG_S("local-client", "BIKAROO_LOCAL_CLIENT", local_client, "customer-care-assistant", false,
+	  "auth=local: the client application the server acts through"),
+    CFG_S("local-scopes", "BIKAROO_LOCAL_SCOPES", local_scopes, "fleet:read fleet:report", false,
+	  "auth=local: the scopes granted, space-separated"),
+    CFG_S("allowed-hosts", "BIKAROO_ALLOWED_HOSTS", allowed_hosts, "", false,
+	  "Host names accepted besides the loopback forms, comma-separated"),
+    CFG_S("allowed-origins", "BIKAROO_ALLOWED_ORIGINS", allowed_origins, "", false,
+	  "Origin host names accepted besides the loopback forms, comma-separated"),
+    CFG_S("ready-file", "BIKAROO_READY_FILE", ready_file, "", false,
+	  "when set, the bound port is written to this file once serving"),
+    CFG_S("log-level", "BIKAROO_LOG_LEVEL", log_level, "info", false, "debug, info, warn or error"),
+    CFG_S("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
+	  "at least 32 characters shared by all instances: protects requestState "
+	  "(empty: a random key, valid on this process only)"),
+    CFG_S("resource-uri", "BIKAROO_RESOURCE_URI", resource_uri, "", false,
+	  "this server's canonical URI (https://host/mcp): the audience tokens must name"),
+    CFG_S("auth-issuer", "BIKAROO_AUTH_ISSUER", auth_issuer, "", false,
+	  "the authorization server's issuer identifier (https URL)"),
+    CFG_S("auth-algs", "BIKAROO_AUTH_ALGS", auth_algs, "RS256 ES256", false,
+	  "JWT signing algorithms accepted (RS256, ES256)"),
+    CFG_L("auth-clock-skew", "BIKAROO_AUTH_CLOCK_SKEW", auth_skew, "60", 0, 300,
+	  "seconds of clock skew tolerated on exp, nbf and iat"),
+    CFG_L("auth-timeout-ms", "BIKAROO_AUTH_TIMEOUT_MS", auth_timeout_ms, "3000", 100, 30000,
+	  "timeout of each call to the authorization server"),
+    CFG_L("auth-refresh-seconds", "BIKAROO_AUTH_REFRESH_SECONDS", auth_refresh_seconds, "30", 0,
+	  3600, "least seconds between two key-set fetches (unknown kid, or issuer down)"),
+    CFG_L("auth-cache-seconds", "BIKAROO_AUTH_CACHE_SECONDS", auth_cache_seconds, "30", 0, 600,
+	  "introspection results are cached this long (by token digest)"),
+    CFG_S("auth-client-id", "BIKAROO_AUTH_CLIENT_ID", auth_client_id, "", false,
+	  "auth=introspection: the server's own client id at the issuer"),
+    CFG_S("auth-client-secret", "BIKAROO_AUTH_CLIENT_SECRET", auth_client_secret, "", true,
+	  "auth=introspection: that client's secret"),
+    CFG_L("auth-insecure-loopback", "BIKAROO_AUTH_INSECURE_LOOPBACK", auth_insecure_loopback, "0",
+	  0, 1, "1 allows plain http to an issuer on 127.0.0.1 (tests, development)"),
+    CFG_S("token", "BIKAROO_TOKEN", token, "", true,
+	  "stdio: the access token whose principal the server acts as"),
 };
 
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
@@ -130,7 +136,8 @@ enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
 		size_t n = eq ? (size_t)(eq - arg - 2) : strlen(arg) - 2;
 		size_t i;
 		for (i = 0; i < CFG_NKEYS; i++)
-			if (strlen(cfg_keys[i].flag) == n && strncmp(arg + 2, cfg_keys[i].flag, n) == 0)
+			if (strlen(cfg_keys[i].flag) == n &&
+			    strncmp(arg + 2, cfg_keys[i].flag, n) == 0)
 				break;
 		if (i == CFG_NKEYS || !eq) {
 			fprintf(stderr, "configuration: unknown or valueless flag %s\n", arg);
@@ -141,12 +148,14 @@ enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
 	}
 	if (strcmp(c->auth, "local") != 0 && strcmp(c->auth, "jwt") != 0 &&
 	    strcmp(c->auth, "introspection") != 0) {
-		fprintf(stderr, "configuration: BIKAROO_AUTH must be jwt, introspection or local\n");
+		fprintf(stderr,
+			"configuration: BIKAROO_AUTH must be jwt, introspection or local\n");
 		return CFG_INVALID;
 	}
 	enum log_level lvl;
 	if (log_parse_level(c->log_level, &lvl) != 0) {
-		fprintf(stderr, "configuration: BIKAROO_LOG_LEVEL must be debug, info, warn or error\n");
+		fprintf(stderr,
+			"configuration: BIKAROO_LOG_LEVEL must be debug, info, warn or error\n");
 		return CFG_INVALID;
 	}
 	log_set_level(lvl);
@@ -161,7 +170,8 @@ void cfg_log(const struct cfg *c)
 		if (k->type == CFG_LONG)
 			log_info("config %s=%ld", k->env, *(const long *)field);
 		else if (k->secret)
-			log_info("config %s=%s", k->env, **(char *const *)field ? "(set, hidden)" : "");
+			log_info("config %s=%s", k->env,
+				 **(char *const *)field ? "(set, hidden)" : "");
 		else
 			log_info("config %s=%s", k->env, *(char *const *)field);
 	}

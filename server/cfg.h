@@ -23,18 +23,19 @@ struct cfg {
 	char *allowed_origins; /* BIKAROO_ALLOWED_ORIGINS: extra Origin hosts, comma-separated */
 	char *ready_file;      /* BIKAROO_READY_FILE: the bound port is written there */
 	char *log_level;       /* BIKAROO_LOG_LEVEL */
+	char *state_secret;    /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
 	/* Authorization (server/auth.c). */
-	char *resource_uri;         /* BIKAROO_RESOURCE_URI: canonical URI, the tokens' audience */
-	char *auth_issuer;          /* BIKAROO_AUTH_ISSUER */
-	char *auth_algs;            /* BIKAROO_AUTH_ALGS */
-	long auth_skew;             /* BIKAROO_AUTH_CLOCK_SKEW (seconds) */
-	long auth_timeout_ms;       /* BIKAROO_AUTH_TIMEOUT_MS */
-	long auth_refresh_seconds;  /* BIKAROO_AUTH_REFRESH_SECONDS: key refresh cool-down */
-	long auth_cache_seconds;    /* BIKAROO_AUTH_CACHE_SECONDS: introspection cache */
-	char *auth_client_id;       /* BIKAROO_AUTH_CLIENT_ID: introspection client */
-	char *auth_client_secret;   /* BIKAROO_AUTH_CLIENT_SECRET */
+	char *resource_uri;          /* BIKAROO_RESOURCE_URI: canonical URI, the tokens' audience */
+	char *auth_issuer;           /* BIKAROO_AUTH_ISSUER */
+	char *auth_algs;             /* BIKAROO_AUTH_ALGS */
+	long auth_skew;              /* BIKAROO_AUTH_CLOCK_SKEW (seconds) */
+	long auth_timeout_ms;        /* BIKAROO_AUTH_TIMEOUT_MS */
+	long auth_refresh_seconds;   /* BIKAROO_AUTH_REFRESH_SECONDS: key refresh cool-down */
+	long auth_cache_seconds;     /* BIKAROO_AUTH_CACHE_SECONDS: introspection cache */
+	char *auth_client_id;        /* BIKAROO_AUTH_CLIENT_ID: introspection client */
+	char *auth_client_secret;    /* BIKAROO_AUTH_CLIENT_SECRET */
 	long auth_insecure_loopback; /* BIKAROO_AUTH_INSECURE_LOOPBACK: http to a loopback issuer */
-	char *token;                /* BIKAROO_TOKEN: stdio's bearer token */
+	char *token;                 /* BIKAROO_TOKEN: stdio's bearer token */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };

@@ -73,7 +73,7 @@ char *fetch_form_encode(const char *s)
 }
 
 enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, const char *form,
-                             const char *user, const char *password, char **body, long *http_code)
+			     const char *user, const char *password, char **body, long *http_code)
 {
 	*body = NULL;
 	*http_code = 0;

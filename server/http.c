@@ -106,10 +106,9 @@ bool http_origin_allowed(const char *origin, const char *extra)
 static enum MHD_Result http_send(struct MHD_Connection *c, unsigned status, char *body,
 				 const char *content_type, const char *allow, const char *challenge)
 {
-	struct MHD_Response *r = body ? MHD_create_response_from_buffer(strlen(body), body,
-									MHD_RESPMEM_MUST_FREE)
-				      : MHD_create_response_from_buffer(0, (void *)"",
-									MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r =
+	    body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
+		 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		free(body);
 		return MHD_NO;
@@ -175,10 +174,9 @@ static bool http_accepts_json(const char *accept)
 static enum MHD_Result http_send_headers(struct MHD_Connection *c, unsigned status, char *body,
 					 const char *const *headers)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(body ? strlen(body) : 0,
-								 body ? body : (void *)"",
-								 body ? MHD_RESPMEM_MUST_FREE
-								      : MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(body ? strlen(body) : 0, body ? body : (void *)"",
+					    body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		free(body);
 		return MHD_NO;
@@ -292,15 +290,15 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		return http_refuse(c, 406, MCP_INVALID_REQUEST,
 				   "Not Acceptable: Accept must admit application/json", NULL);
 	struct mcp_request req = {
-		.transport = MCP_TRANSPORT_HTTP,
-		.body = st->body ? st->body : "",
-		.body_len = st->len,
-		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
-		.h_method = http_header(c, "Mcp-Method"),
-		.h_name = http_header(c, "Mcp-Name"),
-		.actor = s->tokens ? &token_actor : &s->actor,
-		.reqid = st->reqid,
-		.per_principal = s->tokens,
+	    .transport = MCP_TRANSPORT_HTTP,
+	    .body = st->body ? st->body : "",
+	    .body_len = st->len,
+	    .h_protocol_version = http_header(c, "MCP-Protocol-Version"),
+	    .h_method = http_header(c, "Mcp-Method"),
+	    .h_name = http_header(c, "Mcp-Name"),
+	    .actor = s->tokens ? &token_actor : &s->actor,
+	    .reqid = st->reqid,
+	    .per_principal = s->tokens,
 	};
 	struct mcp_response resp;
 	mcp_handle(&req, &resp);
@@ -308,7 +306,7 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 	char *body = resp.body;
 	resp.body = NULL;
 	enum MHD_Result ret =
-		http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
+	    http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
 	free(ch);
 	return ret;
 }
@@ -322,7 +320,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 	struct http_req *st = *con_cls;
 	if (!st) {
 		st = mem_calloc(1, sizeof *st);
-		snprintf(st->reqid, sizeof st->reqid, "r%lu", atomic_fetch_add(&http_counter, 1) + 1);
+		snprintf(st->reqid, sizeof st->reqid, "r%lu",
+			 atomic_fetch_add(&http_counter, 1) + 1);
 		*con_cls = st;
 		/* 1: Host and Origin against DNS rebinding. */
 		const char *host = http_header(c, MHD_HTTP_HEADER_HOST);
@@ -340,14 +339,15 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 		}
 		if (strcmp(url, "/mcp") != 0) {
 			st->refused = true;
-			return http_refuse(c, 404, MCP_INVALID_REQUEST, "Not Found: the endpoint is /mcp",
-					   NULL);
+			return http_refuse(c, 404, MCP_INVALID_REQUEST,
+					   "Not Found: the endpoint is /mcp", NULL);
 		}
 		/* 2: POST only. */
 		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
 			st->refused = true;
 			return http_refuse(c, 405, MCP_INVALID_REQUEST,
-					   "Method Not Allowed: this endpoint accepts POST only", "POST");
+					   "Method Not Allowed: this endpoint accepts POST only",
+					   "POST");
 		}
 		/* 3: the declared size, before reading anything. */
 		const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -431,19 +431,20 @@ enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *act
 	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
 	s->allowed_origins = mem_strdup(cfg->allowed_origins);
 	s->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-		http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
-		http_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-		MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_END);
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	    http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+	    (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
+	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)65536, MHD_OPTION_END);
 	if (!s->daemon) {
 		log_error("cannot listen on %s:%ld", cfg->listen, cfg->port);
 		http_stop(s);
 		return HTTP_START_FAILED;
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	const union MHD_DaemonInfo *info =
+	    MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	*bound_port = info ? info->port : (unsigned)cfg->port;
 	*out = s;
 	return HTTP_OK;

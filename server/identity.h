@@ -11,14 +11,15 @@
 unsigned identity_parse_scopes(const char *scope);
 
 /* Builds the configured local identity; 0 on success, -1 (logged) when it is not usable. */
-int identity_local(const struct cfg *cfg, struct fleet_actor *out) __attribute__((warn_unused_result));
+int identity_local(const struct cfg *cfg, struct fleet_actor *out)
+    __attribute__((warn_unused_result));
 
 enum identity_status {
 	IDENTITY_OK = 0,
 	IDENTITY_NO_TOKEN,    /* token mode, but BIKAROO_TOKEN is empty */
 	IDENTITY_INVALID,     /* the token is not valid for this server */
 	IDENTITY_UNAVAILABLE, /* issuer or database unreachable: try again later */
-	IDENTITY_REFUSED,     /* local identity asked for, but the database is not a development one */
+	IDENTITY_REFUSED, /* local identity asked for, but the database is not a development one */
 };
 
 /* The principal of a stdio session, from the environment and never from the client: with
@@ -26,6 +27,7 @@ enum identity_status {
  * (auth_init() first); with BIKAROO_AUTH=local, the configured local identity, allowed only when
  * the database is marked as a development database (db_configure() first). *why is static. */
 enum identity_status identity_from_environment(const struct cfg *cfg, struct fleet_actor *out,
-					       const char **why) __attribute__((warn_unused_result));
+					       const char **why)
+    __attribute__((warn_unused_result));
 
 #endif

@@ -88,11 +88,11 @@ enum jwt_status jwt_keyset_parse(const char *jwks, size_t len, struct jwt_keyset
 		/* Import only the public members: a JWKS should not carry private ones. */
 		json_t *pub =
 		    strcmp(kty, "RSA") == 0
-		        ? json_pack("{s:s, s:O, s:O}", "kty", "RSA", "n", json_object_get(k, "n"),
-		                    "e", json_object_get(k, "e"))
-		        : json_pack("{s:s, s:O, s:O, s:O}", "kty", "EC", "crv",
-		                    json_object_get(k, "crv"), "x", json_object_get(k, "x"), "y",
-		                    json_object_get(k, "y"));
+			? json_pack("{s:s, s:O, s:O}", "kty", "RSA", "n", json_object_get(k, "n"),
+				    "e", json_object_get(k, "e"))
+			: json_pack("{s:s, s:O, s:O, s:O}", "kty", "EC", "crv",
+				    json_object_get(k, "crv"), "x", json_object_get(k, "x"), "y",
+				    json_object_get(k, "y"));
 		if (!pub)
 			continue;
 		cjose_err err;
@@ -101,8 +101,8 @@ enum jwt_status jwt_keyset_parse(const char *jwks, size_t len, struct jwt_keyset
 		if (!jwk)
 			continue;
 		bool usable = want == JWT_ALG_RS256
-		                  ? cjose_jwk_get_keysize(jwk, &err) >= 2048
-		                  : cjose_jwk_EC_get_curve(jwk, &err) == CJOSE_JWK_EC_P_256;
+				  ? cjose_jwk_get_keysize(jwk, &err) >= 2048
+				  : cjose_jwk_EC_get_curve(jwk, &err) == CJOSE_JWK_EC_P_256;
 		if (!usable) {
 			cjose_jwk_release(jwk);
 			continue;
@@ -190,10 +190,10 @@ static bool jwt_id_claim_ok(const json_t *v)
 
 /* Header checks before any key is used; returns the reason or NULL. */
 static const char *jwt_header_problem(const json_t *h, const struct jwt_policy *p, unsigned *alg,
-                                      const char **kid)
+				      const char **kid)
 {
 	static const char *const refused[] = {"crit", "jku", "jwk",     "x5u",
-	                                      "x5c",  "x5t", "x5t#S256"};
+					      "x5c",  "x5t", "x5t#S256"};
 	const char *a = json_string_value(json_object_get(h, "alg"));
 	*alg = jwt_alg_bit(a);
 	if (!*alg || !(*alg & p->algs))
@@ -240,8 +240,8 @@ static const char *jwt_claims_problem(const json_t *c, const struct jwt_policy *
 }
 
 enum jwt_status jwt_verify(const struct jwt_keyset *ks, const struct jwt_policy *p,
-                           const char *token, size_t len, long now, json_t **claims,
-                           const char **why)
+			   const char *token, size_t len, long now, json_t **claims,
+			   const char **why)
 {
 	*claims = NULL;
 	*why = "malformed token";
@@ -252,7 +252,7 @@ enum jwt_status jwt_verify(const struct jwt_keyset *ks, const struct jwt_policy 
 	if (!d1 || !d2 || memchr(d2 + 1, '.', len - (size_t)(d2 + 1 - token)) ||
 	    d2 + 1 == token + len)
 		return JWT_INVALID; /* not a signed compact JWS (JWE has 4 dots; alg none no
-		                       signature) */
+				       signature) */
 	json_t *header = jwt_segment_json(token, (size_t)(d1 - token));
 	if (!header)
 		return JWT_INVALID;

@@ -44,8 +44,8 @@ void jwt_keyset_free(struct jwt_keyset *ks);
  * the presence of sub and client_id (or azp). On JWT_OK *claims is a new reference to the
  * payload object. *why (static text, never token content) says what failed. */
 enum jwt_status jwt_verify(const struct jwt_keyset *ks, const struct jwt_policy *p,
-                           const char *token, size_t len, long now, json_t **claims,
-                           const char **why) __attribute__((warn_unused_result));
+			   const char *token, size_t len, long now, json_t **claims,
+			   const char **why) __attribute__((warn_unused_result));
 
 /* True when aud (string or array) names audience exactly. */
 bool jwt_audience_matches(const json_t *aud, const char *audience);

@@ -13,6 +13,7 @@
 #include "cfg.h"
 #include "http.h"
 #include "identity.h"
+#include "reqstate.h"
 #include "tools.h"
 
 static volatile sig_atomic_t main_stop;
@@ -88,7 +89,7 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
-	if (tools_init() != 0) {
+	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0) {
 		db_shutdown();
 		return 1;
 	}

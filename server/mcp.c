@@ -37,7 +37,8 @@ bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v)
 void mcp_cacheable(json_t *result, long ttl_ms, bool private_scope)
 {
 	json_object_set_new(result, "ttlMs", json_integer(ttl_ms));
-	json_object_set_new(result, "cacheScope", json_string(private_scope ? "private" : "public"));
+	json_object_set_new(result, "cacheScope",
+			    json_string(private_scope ? "private" : "public"));
 }
 
 json_t *mcp_parse_strict(const char *text, size_t len)
@@ -67,8 +68,8 @@ static void mcp_error_out(struct mcp_response *out, int status, json_t *id, int 
 	json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
 	if (data)
 		json_object_set_new(e, "data", data);
-	json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-				"error", e);
+	json_t *msg =
+	    json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", e);
 	out->http_status = status;
 	free(out->body);
 	out->body = mcp_dump(msg);
@@ -97,9 +98,9 @@ static void mcp_shape_result(const struct mcp_ctx *ctx, json_t *result)
 		meta = json_object();
 		json_object_set_new(result, "_meta", meta);
 	}
-	json_object_set_new(meta, MCP_META_SERVERINFO,
-			    json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version",
-				      MCP_SERVER_VERSION));
+	json_object_set_new(
+	    meta, MCP_META_SERVERINFO,
+	    json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION));
 }
 
 /* ---- header helpers ----------------------------------------------------------------- */
@@ -138,8 +139,8 @@ static bool mcp_is_modern_version(const char *v)
 
 static bool mcp_known_log_level(const char *s)
 {
-	static const char *const levels[] = {"debug",    "info",  "notice", "warning",
-					     "error",    "critical", "alert", "emergency"};
+	static const char *const levels[] = {"debug", "info",     "notice", "warning",
+					     "error", "critical", "alert",  "emergency"};
 	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
 		if (strcmp(s, levels[i]) == 0)
 			return true;
@@ -154,7 +155,8 @@ static const char *mcp_envelope_problem(json_t *meta)
 	if (!json_is_string(json_object_get(meta, MCP_META_VERSION)))
 		return "_meta io.modelcontextprotocol/protocolVersion must be a string";
 	if (!json_is_object(json_object_get(meta, MCP_META_CAPS)))
-		return "_meta io.modelcontextprotocol/clientCapabilities is required and must be an object";
+		return "_meta io.modelcontextprotocol/clientCapabilities is required and must be "
+		       "an object";
 	json_t *info = json_object_get(meta, MCP_META_INFO);
 	if (info && !json_is_object(info))
 		return "_meta io.modelcontextprotocol/clientInfo must be an object";
@@ -218,6 +220,7 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 			      struct mcp_response *out)
 {
 	const struct mcp_request *req = ctx->req;
+	ctx->modern = true; /* for errors and logs: the body claims the modern era */
 	json_t *meta = json_object_get(params, "_meta");
 	const char *problem = mcp_envelope_problem(meta);
 	if (problem) {
@@ -228,15 +231,18 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 	bool http = req->transport == MCP_TRANSPORT_HTTP;
 	char hv[512];
 	if (http && req->h_protocol_version) {
-		if (mcp_header_value(req->h_protocol_version, hv, sizeof hv) != 0 || strcmp(hv, v) != 0) {
-			mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
-				      "Header mismatch: MCP-Protocol-Version does not match the body",
-				      mcp_mismatch("MCP-Protocol-Version", hv, v));
+		if (mcp_header_value(req->h_protocol_version, hv, sizeof hv) != 0 ||
+		    strcmp(hv, v) != 0) {
+			mcp_error_out(
+			    out, 400, ctx->id, MCP_HEADER_MISMATCH,
+			    "Header mismatch: MCP-Protocol-Version does not match the body",
+			    mcp_mismatch("MCP-Protocol-Version", hv, v));
 			return;
 		}
 	}
 	if (http && req->h_method) {
-		if (mcp_header_value(req->h_method, hv, sizeof hv) != 0 || strcmp(hv, method) != 0) {
+		if (mcp_header_value(req->h_method, hv, sizeof hv) != 0 ||
+		    strcmp(hv, method) != 0) {
 			mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
 				      "Header mismatch: Mcp-Method does not match the body method",
 				      mcp_mismatch("Mcp-Method", hv, method));
@@ -244,9 +250,9 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 		}
 	}
 	if (strcmp(v, MCP_VERSION_MODERN) != 0) {
-		mcp_error_out(out, 400, ctx->id, MCP_UNSUPPORTED_VERSION, "Unsupported protocol version",
-			      json_pack("{s:o, s:s}", "supported", mcp_supported_versions(),
-					"requested", v));
+		mcp_error_out(
+		    out, 400, ctx->id, MCP_UNSUPPORTED_VERSION, "Unsupported protocol version",
+		    json_pack("{s:o, s:s}", "supported", mcp_supported_versions(), "requested", v));
 		return;
 	}
 	if (http && !req->h_protocol_version) {
@@ -255,14 +261,14 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 		return;
 	}
 	if (http && !req->h_method) {
-		mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH, "Missing required Mcp-Method header",
-			      NULL);
+		mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
+			      "Missing required Mcp-Method header", NULL);
 		return;
 	}
 	const struct mcp_method *m = methods_find(method, METHODS_MODERN);
 	if (!m) {
-		mcp_error_out(out, http ? 404 : 200, ctx->id, MCP_METHOD_NOT_FOUND, "Method not found",
-			      json_pack("{s:s}", "method", method));
+		mcp_error_out(out, http ? 404 : 200, ctx->id, MCP_METHOD_NOT_FOUND,
+			      "Method not found", json_pack("{s:s}", "method", method));
 		return;
 	}
 	if (http && m->name_param) {
@@ -274,9 +280,9 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 		}
 		if (req->h_name) {
 			if (mcp_header_value(req->h_name, hv, sizeof hv) != 0) {
-				mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
-					      "Header mismatch: Mcp-Name has an invalid base64 value",
-					      NULL);
+				mcp_error_out(
+				    out, 400, ctx->id, MCP_HEADER_MISMATCH,
+				    "Header mismatch: Mcp-Name has an invalid base64 value", NULL);
 				return;
 			}
 			if (!bv || strcmp(hv, bv) != 0) {
@@ -287,7 +293,6 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 			}
 		}
 	}
-	ctx->modern = true;
 	ctx->version = MCP_VERSION_MODERN;
 	ctx->client_caps = json_object_get(meta, MCP_META_CAPS);
 	mcp_dispatch(ctx, m, params, out);
@@ -338,20 +343,21 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 	const char *method = "(none)";
 	if (!msg) {
 		mcp_error_out(out, 400, NULL, MCP_PARSE_ERROR,
-			      "Parse error: the body is not valid JSON (UTF-8, no duplicate keys)", NULL);
+			      "Parse error: the body is not valid JSON (UTF-8, no duplicate keys)",
+			      NULL);
 		goto out;
 	}
 	if (json_is_array(msg)) {
 		size_t i;
 		json_t *e;
-		json_array_foreach(msg, i, e)
+		json_array_foreach (msg, i, e)
 			if (mcp_has_envelope(e))
 				break;
 		/* 2025-03-26 batches are not supported (removed in 2025-06-18); see README. */
 		mcp_error_out(out, 400, NULL, MCP_INVALID_REQUEST,
 			      i < json_array_size(msg)
-				      ? "Invalid Request: batches are not allowed in 2026-07-28"
-				      : "Invalid Request: JSON-RPC batches are not supported",
+				  ? "Invalid Request: batches are not allowed in 2026-07-28"
+				  : "Invalid Request: JSON-RPC batches are not supported",
 			      NULL);
 		goto out;
 	}
@@ -369,16 +375,17 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 	method = json_string_value(jm);
 	ctx.id = good_id;
 	bool enveloped = mcp_has_envelope(msg);
-	bool header_modern = req->transport == MCP_TRANSPORT_HTTP &&
-			     mcp_is_modern_version(req->h_protocol_version);
+	bool header_modern =
+	    req->transport == MCP_TRANSPORT_HTTP && mcp_is_modern_version(req->h_protocol_version);
 	if (!id) {
-		/* Notifications: never answered. Cancellation is honoured by the stdio transport. */
+		/* Notifications: never answered. Cancellation is honoured by the stdio transport.
+		 */
 		out->http_status = 202;
 		goto out;
 	}
 	if (strcmp(method, "initialize") == 0 &&
 	    !(enveloped && mcp_is_modern_version(json_string_value(json_object_get(
-				   json_object_get(params, "_meta"), MCP_META_VERSION))))) {
+			       json_object_get(params, "_meta"), MCP_META_VERSION))))) {
 		if (header_modern) {
 			mcp_error_out(out, 400, ctx.id, MCP_HEADER_MISMATCH,
 				      "Header mismatch: initialize does not exist in the "
@@ -390,10 +397,11 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 	} else if (enveloped) {
 		mcp_handle_modern(&ctx, method, params, out);
 	} else if (header_modern) {
-		mcp_error_out(out, 400, ctx.id, MCP_INVALID_PARAMS,
-			      "Missing required _meta envelope (io.modelcontextprotocol/protocolVersion "
-			      "and clientCapabilities)",
-			      NULL);
+		mcp_error_out(
+		    out, 400, ctx.id, MCP_INVALID_PARAMS,
+		    "Missing required _meta envelope (io.modelcontextprotocol/protocolVersion "
+		    "and clientCapabilities)",
+		    NULL);
 	} else {
 		mcp_handle_legacy(&ctx, method, params, out);
 	}

@@ -60,10 +60,10 @@ struct mcp_response {
 /* Per-request context handed to method handlers. */
 struct mcp_ctx {
 	const struct mcp_request *req;
-	bool modern;           /* 2026-07-28 envelope vs legacy (initialize-era) */
-	const char *version;   /* the revision this request speaks (borrowed) */
-	json_t *client_caps;   /* borrowed; {} when none declared */
-	json_t *id;            /* borrowed; NULL for notifications */
+	bool modern;         /* 2026-07-28 envelope vs legacy (initialize-era) */
+	const char *version; /* the revision this request speaks (borrowed) */
+	json_t *client_caps; /* borrowed; {} when none declared */
+	json_t *id;          /* borrowed; NULL for notifications */
 	/* Set by handlers that need an HTTP-level refusal (insufficient scope). */
 	const char *missing_scope;
 };

@@ -6,9 +6,9 @@
 #include "tools.h"
 
 static const char methods_instructions[] =
-	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
-	"6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
-	"found, exactly like an unknown bike.";
+    "Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
+    "6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
+    "found, exactly like an unknown bike.";
 
 json_t *methods_capabilities(void)
 {
@@ -21,9 +21,9 @@ static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result
 	(void)ctx;
 	(void)params;
 	(void)err;
-	json_t *r = json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN,
-			      "capabilities", methods_capabilities(), "instructions",
-			      methods_instructions);
+	json_t *r =
+	    json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN, "capabilities",
+		      methods_capabilities(), "instructions", methods_instructions);
 	mcp_cacheable(r, 3600000, false);
 	*result = r;
 	return 0;
@@ -40,7 +40,8 @@ static int methods_initialize(struct mcp_ctx *ctx, json_t *params, json_t **resu
 	for (size_t i = 0; asked && mcp_legacy_version(i); i++)
 		if (strcmp(asked, mcp_legacy_version(i)) == 0)
 			v = mcp_legacy_version(i);
-	json_t *info = json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION);
+	json_t *info =
+	    json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION);
 	if (strcmp(v, "2025-06-18") >= 0)
 		json_object_set_new(info, "title", json_string("Bikaroo Fleet"));
 	*result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
@@ -49,8 +50,7 @@ static int methods_initialize(struct mcp_ctx *ctx, json_t *params, json_t **resu
 	return 0;
 }
 
-static int methods_ping(struct mcp_ctx *ctx, json_t *params, json_t **result,
-			struct mcp_error *err)
+static int methods_ping(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
 	(void)ctx;
 	(void)params;
@@ -62,11 +62,11 @@ static int methods_ping(struct mcp_ctx *ctx, json_t *params, json_t **result,
 #define BOTH (METHODS_MODERN | METHODS_LEGACY)
 
 static const struct mcp_method methods_table[] = {
-	{"server/discover", METHODS_MODERN, NULL, methods_discover},
-	{"initialize", METHODS_LEGACY, NULL, methods_initialize},
-	{"ping", METHODS_LEGACY, NULL, methods_ping},
-	{"tools/list", BOTH, NULL, tools_list},
-	{"tools/call", BOTH, "name", tools_call},
+    {"server/discover", METHODS_MODERN, NULL, methods_discover},
+    {"initialize", METHODS_LEGACY, NULL, methods_initialize},
+    {"ping", METHODS_LEGACY, NULL, methods_ping},
+    {"tools/list", BOTH, NULL, tools_list},
+    {"tools/call", BOTH, "name", tools_call},
 };
 
 const struct mcp_method *methods_find(const char *name, enum methods_era era)

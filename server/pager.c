@@ -48,7 +48,8 @@ int pager_page(struct mcp_ctx *ctx, json_t *params, json_t *all, const char *key
 	size_t offset = 0, n = json_array_size(all);
 	json_t *cursor = json_object_get(params, "cursor");
 	if (cursor && !json_is_null(cursor)) {
-		if (!json_is_string(cursor) || pager_decode(json_string_value(cursor), &offset) != 0 ||
+		if (!json_is_string(cursor) ||
+		    pager_decode(json_string_value(cursor), &offset) != 0 ||
 		    (offset >= n && !(offset == 0 && n == 0))) {
 			json_decref(all);
 			return mcp_fail(err, MCP_INVALID_PARAMS, "Invalid cursor", NULL);

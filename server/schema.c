@@ -3,6 +3,7 @@
 
 #include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/mem.h"
@@ -11,7 +12,7 @@
 #define SCHEMA_MAX_DEPTH 16
 
 struct schema_pattern {
-	const char *source; /* borrowed from the schema */
+	char *source; /* owned copy: schemas may be freed and reloaded */
 	regex_t re;
 };
 
@@ -21,7 +22,7 @@ static int schema_npatterns;
 static const regex_t *schema_find_pattern(const char *source)
 {
 	for (int i = 0; i < schema_npatterns; i++)
-		if (schema_patterns[i].source == source || strcmp(schema_patterns[i].source, source) == 0)
+		if (strcmp(schema_patterns[i].source, source) == 0)
 			return &schema_patterns[i].re;
 	return NULL;
 }
@@ -37,12 +38,12 @@ static int schema_prepare_node(const json_t *s, int depth)
 		struct schema_pattern *p = &schema_patterns[schema_npatterns];
 		if (regcomp(&p->re, pat, REG_EXTENDED | REG_NOSUB) != 0)
 			return -1;
-		p->source = pat;
+		p->source = mem_strdup(pat);
 		schema_npatterns++;
 	}
 	const char *key;
 	json_t *sub;
-	json_object_foreach((json_t *)json_object_get(s, "properties"), key, sub)
+	json_object_foreach ((json_t *)json_object_get(s, "properties"), key, sub)
 		if (schema_prepare_node(sub, depth + 1) != 0)
 			return -1;
 	return schema_prepare_node(json_object_get(s, "items"), depth + 1);
@@ -55,8 +56,10 @@ int schema_prepare(const json_t *schema)
 
 void schema_cleanup(void)
 {
-	for (int i = 0; i < schema_npatterns; i++)
+	for (int i = 0; i < schema_npatterns; i++) {
 		regfree(&schema_patterns[i].re);
+		free(schema_patterns[i].source);
+	}
 	schema_npatterns = 0;
 }
 
@@ -80,7 +83,7 @@ static bool schema_type_ok(const json_t *type, const json_t *v)
 	if (json_is_array(type)) {
 		size_t i;
 		json_t *t;
-		json_array_foreach(type, i, t)
+		json_array_foreach (type, i, t)
 			if (schema_type_ok(t, v))
 				return true;
 		return false;
@@ -121,7 +124,8 @@ static bool schema_node(const json_t *s, const json_t *v, const char *where, cha
 	const json_t *type = json_object_get(s, "type");
 	if (type && !schema_type_ok(type, v)) {
 		snprintf(buf, sizeof buf, "must be of type %s, not %s.",
-			 json_is_string(type) ? json_string_value(type) : "(one of the listed types)",
+			 json_is_string(type) ? json_string_value(type)
+					      : "(one of the listed types)",
 			 schema_type_of(v));
 		return schema_fail(msg, cap, where, buf);
 	}
@@ -130,16 +134,17 @@ static bool schema_node(const json_t *s, const json_t *v, const char *where, cha
 		size_t i;
 		json_t *e;
 		bool found = false;
-		json_array_foreach(en, i, e)
+		json_array_foreach (en, i, e)
 			if (json_equal(e, v))
 				found = true;
 		if (!found) {
 			char list[160] = "";
 			size_t used = 0;
-			json_array_foreach(en, i, e)
+			json_array_foreach (en, i, e)
 				if (json_is_string(e) && used < sizeof list)
-					used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
-								 i ? ", " : "", json_string_value(e));
+					used += (size_t)snprintf(list + used, sizeof list - used,
+								 "%s%s", i ? ", " : "",
+								 json_string_value(e));
 			snprintf(buf, sizeof buf, "must be one of: %s.", list);
 			return schema_fail(msg, cap, where, buf);
 		}
@@ -154,21 +159,25 @@ static bool schema_node(const json_t *s, const json_t *v, const char *where, cha
 			return schema_fail(msg, cap, where, buf);
 		}
 		if (json_object_get(s, "minLength") && (json_int_t)len < min) {
-			snprintf(buf, sizeof buf, "is too short: at least %lld characters.", (long long)min);
+			snprintf(buf, sizeof buf, "is too short: at least %lld characters.",
+				 (long long)min);
 			return schema_fail(msg, cap, where, buf);
 		}
 		const char *pat = json_string_value(json_object_get(s, "pattern"));
 		if (pat) {
 			const regex_t *re = schema_find_pattern(pat);
-			/* A string with an embedded NUL cannot reach here: the parser refuses them. */
+			/* A string with an embedded NUL cannot reach here: the parser refuses them.
+			 */
 			if (!re || regexec(re, json_string_value(v), 0, NULL, 0) != 0) {
-				snprintf(buf, sizeof buf, "does not have the expected form (%s).", pat);
+				snprintf(buf, sizeof buf, "does not have the expected form (%s).",
+					 pat);
 				return schema_fail(msg, cap, where, buf);
 			}
 		}
 	}
 	if (json_is_number(v)) {
-		const json_t *mn = json_object_get(s, "minimum"), *mx = json_object_get(s, "maximum");
+		const json_t *mn = json_object_get(s, "minimum"),
+			     *mx = json_object_get(s, "maximum");
 		if ((mn && json_number_value(v) < json_number_value(mn)) ||
 		    (mx && json_number_value(v) > json_number_value(mx)))
 			return schema_fail(msg, cap, where, "is out of range.");
@@ -178,7 +187,7 @@ static bool schema_node(const json_t *s, const json_t *v, const char *where, cha
 		const json_t *req = json_object_get(s, "required");
 		size_t i;
 		json_t *r;
-		json_array_foreach(req, i, r) {
+		json_array_foreach (req, i, r) {
 			const char *name = json_string_value(r);
 			if (name && !json_object_get(v, name)) {
 				snprintf(buf, sizeof buf, "Missing required argument '%s'.", name);
@@ -188,13 +197,15 @@ static bool schema_node(const json_t *s, const json_t *v, const char *where, cha
 		}
 		const char *key;
 		json_t *val;
-		json_object_foreach((json_t *)v, key, val) {
+		json_object_foreach ((json_t *)v, key, val) {
 			const json_t *ps = json_object_get(props, key);
 			char sub[128];
 			snprintf(sub, sizeof sub, "Argument '%.80s'", key);
 			if (!ps) {
 				if (json_is_false(json_object_get(s, "additionalProperties"))) {
-					snprintf(msg, cap, "Unexpected argument '%.80s': this tool does not take it.",
+					snprintf(msg, cap,
+						 "Unexpected argument '%.80s': this tool does not "
+						 "take it.",
 						 key);
 					return false;
 				}
@@ -214,10 +225,12 @@ bool schema_validate(const json_t *schema, const json_t *instance, char *msg, si
 
 static bool schema_known_keyword(const char *k)
 {
-	static const char *const known[] = {"type", "properties", "required", "additionalProperties",
-					    "enum", "minLength", "maxLength", "pattern", "minimum",
-					    "maximum", "description", "title", "$schema", "examples",
-					    "default", "format", "items"};
+	static const char *const known[] = {
+	    "type",    "properties", "required",    "additionalProperties",
+	    "enum",    "minLength",  "maxLength",   "pattern",
+	    "minimum", "maximum",    "description", "title",
+	    "$schema", "examples",   "default",     "format",
+	    "items"};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (strcmp(k, known[i]) == 0)
 			return true;
@@ -228,13 +241,13 @@ bool schema_supported(const json_t *schema)
 {
 	const char *key;
 	json_t *val;
-	json_object_foreach((json_t *)schema, key, val) {
+	json_object_foreach ((json_t *)schema, key, val) {
 		if (!schema_known_keyword(key))
 			return false;
 		if (strcmp(key, "properties") == 0) {
 			const char *pk;
 			json_t *ps;
-			json_object_foreach(val, pk, ps)
+			json_object_foreach (val, pk, ps)
 				if (!schema_supported(ps))
 					return false;
 		}

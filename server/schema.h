@@ -9,7 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Compiles the patterns of schema (borrowed, must outlive every validation). 0 on success. */
+/* Compiles the patterns of schema (borrowed; the compiled patterns are kept, keyed by their
+ * text, until schema_cleanup()). 0 on success. */
 int schema_prepare(const json_t *schema) __attribute__((warn_unused_result));
 
 /* Validates instance against schema. On failure writes a one-sentence, actionable message

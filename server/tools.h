@@ -13,7 +13,7 @@ struct tool_desc {
 	const char *input_schema;  /* JSON text */
 	const char *output_schema; /* JSON text */
 	bool read_only, destructive, idempotent;
-	unsigned scope;        /* enum fleet_scope bit the token must carry */
+	unsigned scope;         /* enum fleet_scope bit the token must carry */
 	const char *scope_name; /* its OAuth name, for challenges */
 	tool_fn fn;
 };

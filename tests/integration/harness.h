@@ -1,5 +1,6 @@
 /* Integration-test harness: starts the real server binary against the real PostgreSQL that
- * scripts/test.sh prepared, and talks to it over HTTP with libcurl and to the database with libpq. */
+ * scripts/test.sh prepared, and talks to it over HTTP with libcurl and to the database with libpq.
+ */
 #ifndef BIKAROO_HARNESS_H
 #define BIKAROO_HARNESS_H
 
@@ -24,9 +25,9 @@ int it_run(const char *subcommand, const char *const *extra_env);
 
 struct it_response {
 	long status;
-	char *body;       /* new, NUL-terminated */
-	char *headers;    /* new, all response header lines */
-	json_t *json;     /* parsed body or NULL */
+	char *body;    /* new, NUL-terminated */
+	char *headers; /* new, all response header lines */
+	json_t *json;  /* parsed body or NULL */
 };
 
 /* POSTs body to http://127.0.0.1:port/mcp with headers (NULL-terminated "Name: value" list). */

@@ -25,7 +25,7 @@
 #include "suites.h"
 
 #define AUTH_RESOURCE "https://mcp.bikaroo.test/mcp"
-#define AUTH_PRM      "https://mcp.bikaroo.test/.well-known/oauth-protected-resource/mcp"
+#define AUTH_PRM "https://mcp.bikaroo.test/.well-known/oauth-protected-resource/mcp"
 
 struct as_proc {
 	pid_t pid;
@@ -118,8 +118,8 @@ static char *as_token(const struct as_proc *as, json_t *spec)
 		const char *grant = json_string_value(json_object_get(spec, "grant"));
 		const char *sub = json_string_value(json_object_get(spec, "sub"));
 		path = mem_printf("/mint?client=%s&scope=%s&resource=%s&grant=%s&sub=%s",
-		                  json_string_value(json_object_get(spec, "client")), scope,
-		                  resource, grant ? grant : "authorization_code", sub ? sub : "");
+				  json_string_value(json_object_get(spec, "client")), scope,
+				  resource, grant ? grant : "authorization_code", sub ? sub : "");
 		free(scope);
 		free(resource);
 	}
@@ -183,11 +183,11 @@ static void auth_setup(void)
 	char issuer[128];
 	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as_jwt.issuer);
 	const char *env[] = {"BIKAROO_AUTH=jwt",
-	                     issuer,
-	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-	                     "BIKAROO_LOG_LEVEL=debug",
-	                     NULL};
+			     issuer,
+			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+			     "BIKAROO_LOG_LEVEL=debug",
+			     NULL};
 	ck_assert_int_eq(it_server_start(&auth_srv, env), 0);
 }
 
@@ -349,9 +349,9 @@ static void auth_send(json_t *c, struct it_response *r)
 		json_object_set_new(
 		    params, "_meta",
 		    json_pack("{s:s, s:{}}", "io.modelcontextprotocol/protocolVersion",
-		              "2026-07-28", "io.modelcontextprotocol/clientCapabilities"));
+			      "2026-07-28", "io.modelcontextprotocol/clientCapabilities"));
 		json_t *msg = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", 42,
-		                        "method", method, "params", params);
+					"method", method, "params", params);
 		body = json_dumps(msg, JSON_COMPACT);
 		json_decref(msg);
 		body_len = strlen(body);
@@ -360,7 +360,7 @@ static void auth_send(json_t *c, struct it_response *r)
 	const char *path = json_string_value(json_object_get(c, "path"));
 	char *xpath = auth_expand(path ? path : "/mcp");
 	it_http(auth_srv.port, http_method ? http_method : "POST", xpath, headers, body, body_len,
-	        r);
+		r);
 	free(xpath);
 	free(body);
 	for (int k = 0; k < no; k++)
@@ -371,45 +371,45 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 {
 	long want = (long)json_integer_value(json_object_get(expect, "status"));
 	ck_assert_msg(r->status == want, "%s: status %ld, want %ld; body %s", name, r->status, want,
-	              r->body);
+		      r->body);
 	char buf[1024];
 	const char *wa = json_string_value(json_object_get(expect, "www_authenticate"));
 	if (wa) {
 		char *w = auth_expand(wa);
 		const char *got = auth_header(r, "WWW-Authenticate", buf, sizeof buf);
 		ck_assert_msg(got && strcmp(got, w) == 0, "%s: WWW-Authenticate %s, want %s", name,
-		              got ? got : "(none)", w);
+			      got ? got : "(none)", w);
 		free(w);
 	}
 	if (json_is_true(json_object_get(expect, "invalid_token"))) {
 		const char *got = auth_header(r, "WWW-Authenticate", buf, sizeof buf);
 		ck_assert_msg(got && strncmp(got, "Bearer error=\"invalid_token\"", 28) == 0 &&
-		                  strstr(got, "resource_metadata=\"" AUTH_PRM "\""),
-		              "%s: WWW-Authenticate %s", name, got ? got : "(none)");
+				  strstr(got, "resource_metadata=\"" AUTH_PRM "\""),
+			      "%s: WWW-Authenticate %s", name, got ? got : "(none)");
 		ck_assert_msg(strstr(r->body, "\"error\":\"invalid_token\""), "%s: body %s", name,
-		              r->body);
+			      r->body);
 	}
 	if (want == 200)
 		ck_assert_msg(!auth_header(r, "WWW-Authenticate", buf, sizeof buf),
-		              "%s: unexpected challenge %s", name, buf);
+			      "%s: unexpected challenge %s", name, buf);
 	const char *hdr = json_string_value(json_object_get(expect, "header"));
 	if (hdr)
 		ck_assert_msg(strcasestr(r->headers, hdr) != NULL, "%s: no %s in %s", name, hdr,
-		              r->headers);
+			      r->headers);
 	json_t *result = json_object_get(r->json, "result");
 	json_t *is_error = json_object_get(expect, "isError");
 	if (is_error)
 		ck_assert_msg(json_equal(json_object_get(result, "isError"), is_error),
-		              "%s: isError in %s", name, r->body);
+			      "%s: isError in %s", name, r->body);
 	const char *tc = json_string_value(json_object_get(expect, "text_contains"));
 	if (tc)
 		ck_assert_msg(strstr(r->body, tc) != NULL, "%s: %s not in %s", name, tc, r->body);
 	json_t *code = json_object_get(expect, "code");
 	if (code)
 		ck_assert_msg(json_integer_value(
-		                  json_object_get(json_object_get(r->json, "error"), "code")) ==
-		                  json_integer_value(code),
-		              "%s: code in %s", name, r->body);
+				  json_object_get(json_object_get(r->json, "error"), "code")) ==
+				  json_integer_value(code),
+			      "%s: code in %s", name, r->body);
 	const char *cs = json_string_value(json_object_get(expect, "cacheScope"));
 	if (cs)
 		ck_assert_msg(
@@ -447,20 +447,20 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 	json_t *tv;
 	json_object_foreach (auth_tokens, tname, tv) {
 		ck_assert_msg(!strstr(r->body, json_string_value(tv)) &&
-		                  !strstr(r->headers, json_string_value(tv)),
-		              "%s: a token is echoed in the response", name);
+				  !strstr(r->headers, json_string_value(tv)),
+			      "%s: a token is echoed in the response", name);
 	}
 }
 
 static void auth_valid_request_still_served(const char *name)
 {
 	json_t *c = json_pack("{s:s, s:s, s:{s:s}}", "token", "marie", "tool", "get_bike_status",
-	                      "args", "bikeId", "VL-2048");
+			      "args", "bikeId", "VL-2048");
 	struct it_response r;
 	auth_send(c, &r);
 	ck_assert_msg(r.status == 200 && json_is_false(json_object_get(
-	                                     json_object_get(r.json, "result"), "isError")),
-	              "%s: the next valid request failed: %ld %s", name, r.status, r.body);
+					     json_object_get(r.json, "result"), "isError")),
+		      "%s: the next valid request failed: %ld %s", name, r.status, r.body);
 	it_response_free(&r);
 	json_decref(c);
 }
@@ -499,7 +499,7 @@ START_TEST(tokens_never_leak)
 	log[n] = '\0';
 	fclose(f);
 	ck_assert_msg(strstr(log, "modern tools/call -> 200") != NULL,
-	              "the log is not the server's");
+		      "the log is not the server's");
 	char *cmd = mem_printf("pg_dump --data-only '%s' 2>/dev/null", it_env("IT_SUPER_URL"));
 	FILE *p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
@@ -516,9 +516,9 @@ START_TEST(tokens_never_leak)
 		/* The whole token, and its last 24 characters (the signature, for JWTs). */
 		const char *tail = tl > 24 ? t + tl - 24 : t;
 		ck_assert_msg(!strstr(log, t) && !strstr(log, tail), "token %s is in the log",
-		              name);
+			      name);
 		ck_assert_msg(!strstr(dump, t) && !strstr(dump, tail),
-		              "token %s is in the database", name);
+			      "token %s is in the database", name);
 	}
 	free(dump);
 	free(cmd);
@@ -537,12 +537,12 @@ static void intro_setup(void)
 	char issuer[128];
 	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as_opaque.issuer);
 	const char *env[] = {"BIKAROO_AUTH=introspection",
-	                     issuer,
-	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-	                     "BIKAROO_AUTH_CLIENT_ID=bikaroo-mcp",
-	                     "BIKAROO_AUTH_CLIENT_SECRET=bikaroo-mcp-secret",
-	                     NULL};
+			     issuer,
+			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+			     "BIKAROO_AUTH_CLIENT_ID=bikaroo-mcp",
+			     "BIKAROO_AUTH_CLIENT_SECRET=bikaroo-mcp-secret",
+			     NULL};
 	ck_assert_int_eq(it_server_start(&intro_srv, env), 0);
 }
 
@@ -557,26 +557,26 @@ static long intro_call(const char *token, const char *bike, struct it_response *
 	char auth[9000], params[400];
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
 	snprintf(params, sizeof params,
-	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
-	         "\"get_bike_status\",\"arguments\":{\"bikeId\":\"%s\"},\"_meta\":{\"io."
-	         "modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
-	         "clientCapabilities\":{}}}}",
-	         bike);
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"get_bike_status\",\"arguments\":{\"bikeId\":\"%s\"},\"_meta\":{\"io."
+		 "modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+		 "clientCapabilities\":{}}}}",
+		 bike);
 	const char *h[] = {"Content-Type: application/json",
-	                   "MCP-Protocol-Version: 2026-07-28",
-	                   "Mcp-Method: tools/call",
-	                   "Mcp-Name: get_bike_status",
-	                   auth,
-	                   NULL};
+			   "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/call",
+			   "Mcp-Name: get_bike_status",
+			   auth,
+			   NULL};
 	it_http(intro_srv.port, "POST", "/mcp", h, params, strlen(params), r);
 	return r->status;
 }
 
 static char *intro_mint(const char *sub, const char *client, const char *scope,
-                        const char *resource)
+			const char *resource)
 {
 	json_t *spec = json_pack("{s:s, s:s, s:s, s:s}", "sub", sub, "client", client, "scope",
-	                         scope, "resource", resource);
+				 scope, "resource", resource);
 	if (strcmp(sub, client) == 0)
 		json_object_set_new(spec, "grant", json_string("client_credentials"));
 	char *t = as_token(&as_opaque, spec);
@@ -603,7 +603,7 @@ END_TEST
 START_TEST(introspection_refuses_other_audiences_and_garbage)
 {
 	char *other = intro_mint("marie", "customer-care-assistant", "fleet:read",
-	                         "https://other-api.bikaroo.test/api");
+				 "https://other-api.bikaroo.test/api");
 	struct it_response r;
 	ck_assert_int_eq(intro_call(other, "VL-2048", &r), 401);
 	ck_assert_ptr_nonnull(strstr(r.headers, "error=\"invalid_token\""));
@@ -673,11 +673,11 @@ START_TEST(jwt_issuer_unreachable_is_503_never_accept)
 	as_stop(&as); /* the issuer the token names is gone before the server ever saw its keys */
 	struct it_server s;
 	const char *env[] = {"BIKAROO_AUTH=jwt",
-	                     issuer,
-	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-	                     "BIKAROO_AUTH_TIMEOUT_MS=500",
-	                     NULL};
+			     issuer,
+			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+			     "BIKAROO_AUTH_TIMEOUT_MS=500",
+			     NULL};
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	char auth[9000];
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", t);
@@ -686,7 +686,7 @@ START_TEST(jwt_issuer_unreachable_is_503_never_accept)
 	    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
 	    "modelcontextprotocol/clientCapabilities\":{}}}}";
 	const char *h[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
-	                   "Mcp-Method: tools/list", auth, NULL};
+			   "Mcp-Method: tools/list", auth, NULL};
 	for (int i = 0; i < 2; i++) { /* the first try fetches, the second is in the back-off */
 		struct it_response r;
 		it_http(s.port, "POST", "/mcp", h, body, strlen(body), &r);
@@ -708,11 +708,11 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
 	struct it_server s;
 	const char *env[] = {"BIKAROO_AUTH=jwt",
-	                     issuer,
-	                     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-	                     "BIKAROO_AUTH_REFRESH_SECONDS=1",
-	                     NULL};
+			     issuer,
+			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+			     "BIKAROO_AUTH_REFRESH_SECONDS=1",
+			     NULL};
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	json_t *vs = json_pack("{s:s}", "forge", "valid");
 	json_t *us = json_pack("{s:s}", "forge", "unknown_kid");
@@ -725,9 +725,9 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 	    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
 	    "modelcontextprotocol/clientCapabilities\":{}}}}";
 	const char *h1[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
-	                    "Mcp-Method: tools/list", a1, NULL};
+			    "Mcp-Method: tools/list", a1, NULL};
 	const char *h2[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
-	                    "Mcp-Method: tools/list", a2, NULL};
+			    "Mcp-Method: tools/list", a2, NULL};
 	struct it_response r;
 	it_http(s.port, "POST", "/mcp", h1, body, strlen(body), &r);
 	ck_assert_int_eq(r.status, 200);
@@ -744,7 +744,7 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 	}
 	st = as_get(&as, "/stats");
 	ck_assert_int_eq(json_integer_value(json_object_get(st, "jwks")),
-	                 2); /* exactly one refresh */
+			 2); /* exactly one refresh */
 	json_decref(st);
 	it_http(s.port, "POST", "/mcp", h1, body, strlen(body), &r);
 	ck_assert_int_eq(r.status, 200);
@@ -767,22 +767,22 @@ START_TEST(token_validation_is_the_default_and_needs_configuration)
 	ck_assert_int_eq(it_server_start(&s, e1), -1);
 	/* Plain http to a non-loopback issuer is refused even in the test configuration. */
 	const char *e2[] = {"BIKAROO_AUTH=jwt", "BIKAROO_AUTH_ISSUER=http://issuer.bikaroo.test",
-	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-	                    "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
+			    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			    "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
 	ck_assert_int_eq(it_server_start(&s, e2), -1);
 	/* HMAC and none are never accepted algorithms. */
 	const char *e3[] = {"BIKAROO_AUTH=jwt", "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
-	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, "BIKAROO_AUTH_ALGS=RS256 HS256",
-	                    NULL};
+			    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, "BIKAROO_AUTH_ALGS=RS256 HS256",
+			    NULL};
 	ck_assert_int_eq(it_server_start(&s, e3), -1);
 	/* Introspection needs the server's own client credentials. */
 	const char *e4[] = {"BIKAROO_AUTH=introspection",
-	                    "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
-	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, NULL};
+			    "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
+			    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, NULL};
 	ck_assert_int_eq(it_server_start(&s, e4), -1);
 	/* Configured, it serves, and a request without a token is refused without any fetch. */
 	const char *e5[] = {"BIKAROO_AUTH=jwt", "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
-	                    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, NULL};
+			    "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE, NULL};
 	ck_assert_int_eq(it_server_start(&s, e5), 0);
 	struct it_response r;
 	it_mcp(s.port, "tools/list", NULL, "", &r);
@@ -799,17 +799,17 @@ START_TEST(stdio_identity_from_environment)
 	struct as_proc as;
 	as_start(&as, "jwt");
 	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "paul", "client",
-	                         "customer-care-assistant", "scope", "fleet:read");
+				 "customer-care-assistant", "scope", "fleet:read");
 	char *t = as_token(&as, spec);
 	json_decref(spec);
 	db_configure(it_env("DATABASE_URL"));
 	char *flags[] = {"stdio",
-	                 "--auth=jwt",
-	                 NULL,
-	                 "--resource-uri=" AUTH_RESOURCE,
-	                 "--auth-insecure-loopback=1",
-	                 NULL,
-	                 NULL};
+			 "--auth=jwt",
+			 NULL,
+			 "--resource-uri=" AUTH_RESOURCE,
+			 "--auth-insecure-loopback=1",
+			 NULL,
+			 NULL};
 	flags[2] = mem_printf("--auth-issuer=%s", as.issuer);
 	flags[5] = mem_printf("--token=%s", t);
 	struct cfg c;
@@ -833,7 +833,7 @@ START_TEST(stdio_identity_from_environment)
 	cfg_free(&c);
 	/* Local identity: only against a database its owner marked as development. */
 	char *lflags[] = {"stdio", "--auth=local", "--local-subject=dev",
-	                  "--local-client=developer-ide", NULL};
+			  "--local-client=developer-ide", NULL};
 	ck_assert_int_eq(cfg_load(&c, 4, lflags), CFG_OK);
 	ck_assert_int_eq(auth_init(&c), AUTH_OK);
 	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_OK);
@@ -889,8 +889,8 @@ START_TEST(rls_alone_refuses_when_the_c_check_is_compiled_out)
 	/* And writes: the login role, acting as marie, cannot change a bike of another region. */
 	char *w =
 	    it_sql_as_app("WITH a AS (SELECT fleet.act_as('marie', 'customer-care-assistant')),"
-	                  " u AS (UPDATE fleet.bikes SET status = 'lost' WHERE bike_id = "
-	                  "'VL-2047' RETURNING 1) SELECT count(*) FROM a, u");
+			  " u AS (UPDATE fleet.bikes SET status = 'lost' WHERE bike_id = "
+			  "'VL-2047' RETURNING 1) SELECT count(*) FROM a, u");
 	ck_assert_ptr_null(w);
 	ck_assert_int_eq(it_server_stop(&rls_only), 0);
 	ck_assert_int_eq(it_server_stop(&normal), 0);
@@ -912,11 +912,11 @@ static void *par_auth_worker(void *p)
 	    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
 	    "modelcontextprotocol/clientCapabilities\":{}}}}";
 	const char *h[] = {"Content-Type: application/json",
-	                   "MCP-Protocol-Version: 2026-07-28",
-	                   "Mcp-Method: tools/call",
-	                   "Mcp-Name: get_bike_status",
-	                   a->auth,
-	                   NULL};
+			   "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/call",
+			   "Mcp-Name: get_bike_status",
+			   a->auth,
+			   NULL};
 	for (int i = 0; i < 10; i++) {
 		struct it_response r;
 		it_http(a->port, "POST", "/mcp", h, body, strlen(body), &r);
@@ -936,10 +936,10 @@ START_TEST(concurrent_first_requests_share_one_key_fetch)
 	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
 	struct it_server s;
 	const char *env[] = {"BIKAROO_AUTH=jwt", issuer, "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-	                     "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "marie", "client",
-	                         "customer-care-assistant", "scope", "fleet:read");
+				 "customer-care-assistant", "scope", "fleet:read");
 	char *t = as_token(&as, spec);
 	json_decref(spec);
 	char auth[9000];

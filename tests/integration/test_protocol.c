@@ -13,8 +13,8 @@
 static struct it_server proto_srv;
 static json_t *proto_cases;
 
-#define PROTO_META                                                                          \
-	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","              \
+#define PROTO_META                                                                                 \
+	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
 	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
 
 static void proto_setup(void)
@@ -83,7 +83,8 @@ START_TEST(protocol_case)
 	size_t i;
 	json_t *h;
 	if (hl) {
-		json_array_foreach(hl, i, h) headers[nh++] = json_string_value(h);
+		json_array_foreach (hl, i, h)
+			headers[nh++] = json_string_value(h);
 	} else {
 		headers[nh++] = "Content-Type: application/json";
 		headers[nh++] = "Accept: application/json, text/event-stream";
@@ -97,7 +98,8 @@ START_TEST(protocol_case)
 		}
 		json_decref(parsed);
 	}
-	json_array_foreach(json_object_get(c, "extra_headers"), i, h) headers[nh++] = json_string_value(h);
+	json_array_foreach (json_object_get(c, "extra_headers"), i, h)
+		headers[nh++] = json_string_value(h);
 	headers[nh] = NULL;
 	const char *method = json_string_value(json_object_get(c, "http_method"));
 	const char *path = json_string_value(json_object_get(c, "path"));
@@ -114,43 +116,49 @@ START_TEST(protocol_case)
 	if (code) {
 		json_t *err = json_object_get(r.json, "error");
 		ck_assert_msg(json_is_object(err), "%s: no error object in %s", name, r.body);
-		ck_assert_msg(json_integer_value(json_object_get(err, "code")) == json_integer_value(code),
+		ck_assert_msg(json_integer_value(json_object_get(err, "code")) ==
+				  json_integer_value(code),
 			      "%s: code in %s", name, r.body);
 		ck_assert_msg(json_is_string(json_object_get(err, "message")), "%s: message", name);
 	}
 	json_t *id = json_object_get(expect, "id");
 	if (id)
-		ck_assert_msg(json_equal(json_object_get(r.json, "id"), id), "%s: id not echoed in %s",
-			      name, r.body);
+		ck_assert_msg(json_equal(json_object_get(r.json, "id"), id),
+			      "%s: id not echoed in %s", name, r.body);
 	json_t *data = json_object_get(expect, "data");
 	if (data)
-		ck_assert_msg(json_equal(json_object_get(json_object_get(r.json, "error"), "data"), data),
-			      "%s: data in %s", name, r.body);
+		ck_assert_msg(
+		    json_equal(json_object_get(json_object_get(r.json, "error"), "data"), data),
+		    "%s: data in %s", name, r.body);
 	json_t *result = json_object_get(r.json, "result");
 	const char *rt = json_string_value(json_object_get(expect, "resultType"));
 	if (rt)
-		ck_assert_msg(strcmp(json_string_value(json_object_get(result, "resultType")), rt) == 0,
-			      "%s: resultType in %s", name, r.body);
+		ck_assert_msg(
+		    strcmp(json_string_value(json_object_get(result, "resultType")), rt) == 0,
+		    "%s: resultType in %s", name, r.body);
 	json_t *is_error = json_object_get(expect, "isError");
 	if (is_error)
 		ck_assert_msg(json_equal(json_object_get(result, "isError"), is_error),
 			      "%s: isError in %s", name, r.body);
 	const char *pv = json_string_value(json_object_get(expect, "protocolVersion"));
 	if (pv)
-		ck_assert_msg(strcmp(json_string_value(json_object_get(result, "protocolVersion")), pv) == 0,
-			      "%s: protocolVersion in %s", name, r.body);
+		ck_assert_msg(
+		    strcmp(json_string_value(json_object_get(result, "protocolVersion")), pv) == 0,
+		    "%s: protocolVersion in %s", name, r.body);
 	if (json_is_true(json_object_get(expect, "noResultType")))
 		ck_assert_msg(result && !json_object_get(result, "resultType") &&
-				      !json_object_get(result, "ttlMs"),
-			      "%s: legacy result must not carry resultType/ttlMs: %s", name, r.body);
+				  !json_object_get(result, "ttlMs"),
+			      "%s: legacy result must not carry resultType/ttlMs: %s", name,
+			      r.body);
 	if (json_is_true(json_object_get(expect, "noSessionId")))
-		ck_assert_msg(!strcasestr(r.headers, "mcp-session-id"), "%s: session id minted", name);
+		ck_assert_msg(!strcasestr(r.headers, "mcp-session-id"), "%s: session id minted",
+			      name);
 	const char *allow = json_string_value(json_object_get(expect, "allow"));
 	if (allow) {
 		char want[64];
 		snprintf(want, sizeof want, "Allow: %s", allow);
-		ck_assert_msg(strcasestr(r.headers, want) != NULL, "%s: no Allow header in %s", name,
-			      r.headers);
+		ck_assert_msg(strcasestr(r.headers, want) != NULL, "%s: no Allow header in %s",
+			      name, r.headers);
 	}
 	it_response_free(&r);
 	free(body);
@@ -158,8 +166,8 @@ START_TEST(protocol_case)
 	/* Whatever the case did, the next valid request is still served. */
 	it_mcp(proto_srv.port, "tools/call", "get_bike_status",
 	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}", &r);
-	ck_assert_msg(r.status == 200 && json_is_false(json_object_get(json_object_get(r.json, "result"),
-								       "isError")),
+	ck_assert_msg(r.status == 200 && json_is_false(json_object_get(
+					     json_object_get(r.json, "result"), "isError")),
 		      "%s: server no longer serves: %s", name, r.body);
 	it_response_free(&r);
 }

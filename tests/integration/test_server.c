@@ -37,8 +37,8 @@ static json_t *call_bike(unsigned port, const char *bike, struct it_response *r)
 
 static const char *first_text(json_t *result)
 {
-	return json_string_value(json_object_get(json_array_get(json_object_get(result, "content"), 0),
-						 "text"));
+	return json_string_value(
+	    json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
 }
 
 START_TEST(bike_status_in_perimeter)
@@ -59,8 +59,8 @@ START_TEST(bike_status_in_perimeter)
 	json_t *text = json_loads(first_text(res), 0, &e);
 	ck_assert(json_equal(text, sc));
 	json_decref(text);
-	ck_assert(json_is_object(json_object_get(json_object_get(res, "_meta"),
-						 "io.modelcontextprotocol/serverInfo")));
+	ck_assert(json_is_object(
+	    json_object_get(json_object_get(res, "_meta"), "io.modelcontextprotocol/serverInfo")));
 	it_response_free(&r);
 }
 END_TEST
@@ -84,7 +84,8 @@ START_TEST(other_region_reads_like_unknown)
 	struct it_response a, b;
 	json_t *ra = call_bike(srv.port, "VL-2047", &a); /* exists, FR-LYO */
 	json_t *rb = call_bike(srv.port, "VL-9999", &b); /* does not exist */
-	char *exists = it_sql("SELECT count(*) FROM fleet.bikes WHERE bike_id IN ('VL-2047','VL-9999')");
+	char *exists =
+	    it_sql("SELECT count(*) FROM fleet.bikes WHERE bike_id IN ('VL-2047','VL-9999')");
 	ck_assert_str_eq(exists, "1");
 	free(exists);
 	ck_assert(json_is_true(json_object_get(ra, "isError")));
@@ -113,21 +114,25 @@ START_TEST(rls_alone_refuses_other_regions)
 	free(n);
 	/* Acting as marie (FR-PAR) in one transaction: only FR-PAR rows, even when the query
 	 * asks for another region explicitly (the C-side check is not involved here). */
-	n = it_sql_as_app("SELECT count(*) FROM (SELECT fleet.act_as('marie','customer-care-assistant')) a,"
-			  " LATERAL (SELECT 1 FROM fleet.bikes WHERE region = 'FR-LYO') b");
+	n = it_sql_as_app(
+	    "SELECT count(*) FROM (SELECT fleet.act_as('marie','customer-care-assistant')) a,"
+	    " LATERAL (SELECT 1 FROM fleet.bikes WHERE region = 'FR-LYO') b");
 	ck_assert_str_eq(n, "0");
 	free(n);
-	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_as('marie','customer-care-assistant',"
-			  "'VL-2047') WHERE bike_id IS NOT NULL");
+	n = it_sql_as_app(
+	    "SELECT count(*) FROM fleet.bike_status_as('marie','customer-care-assistant',"
+	    "'VL-2047') WHERE bike_id IS NOT NULL");
 	ck_assert_str_eq(n, "0");
 	free(n);
-	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_as('paul','customer-care-assistant',"
-			  "'VL-2047') WHERE bike_id IS NOT NULL");
+	n = it_sql_as_app(
+	    "SELECT count(*) FROM fleet.bike_status_as('paul','customer-care-assistant',"
+	    "'VL-2047') WHERE bike_id IS NOT NULL");
 	ck_assert_str_eq(n, "1");
 	free(n);
 	/* An unknown client application sees nothing, whoever the subject. */
-	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_as('marie','evil-client','VL-2048')"
-			  " WHERE bike_id IS NOT NULL");
+	n = it_sql_as_app(
+	    "SELECT count(*) FROM fleet.bike_status_as('marie','evil-client','VL-2048')"
+	    " WHERE bike_id IS NOT NULL");
 	ck_assert_str_eq(n, "0");
 	free(n);
 	/* The identity is transaction-local: the next statement on the connection sees nothing. */
@@ -160,7 +165,8 @@ END_TEST
 START_TEST(viewer_and_readonly_client_can_read)
 {
 	struct it_server s;
-	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=dev", "BIKAROO_LOCAL_CLIENT=developer-ide", NULL};
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=dev", "BIKAROO_LOCAL_CLIENT=developer-ide",
+			     NULL};
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	struct it_response r;
 	json_t *res = call_bike(s.port, "VL-2048", &r);
@@ -252,10 +258,13 @@ static void *par_worker(void *p)
 		struct it_response r;
 		char params[200];
 		snprintf(params, sizeof params,
-			 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-%d\"}", 2000 + i * 3);
+			 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-%d\"}",
+			 2000 + i * 3);
 		it_mcp(a->port, "tools/call", "get_bike_status", params, &r);
-		json_t *sc = json_object_get(json_object_get(r.json, "result"), "structuredContent");
-		if (r.status == 200 && sc && strcmp(json_string_value(json_object_get(sc, "region")), "FR-PAR") == 0)
+		json_t *sc =
+		    json_object_get(json_object_get(r.json, "result"), "structuredContent");
+		if (r.status == 200 && sc &&
+		    strcmp(json_string_value(json_object_get(sc, "region")), "FR-PAR") == 0)
 			a->ok++;
 		it_response_free(&r);
 	}

@@ -9,6 +9,7 @@ Suite *schema_suite(void);
 Suite *pager_suite(void);
 Suite *mcp_suite(void);
 Suite *misc_suite(void);
+Suite *reqstate_suite(void);
 Suite *jwt_suite(void);
 
 #endif

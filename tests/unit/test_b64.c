@@ -8,10 +8,12 @@
 
 START_TEST(round_trip)
 {
-	const char *samples[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar", "get_bike_status"};
+	const char *samples[] = {"",     "f",     "fo",     "foo",
+				 "foob", "fooba", "foobar", "get_bike_status"};
 	for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
 		for (int url = 0; url < 2; url++) {
-			char *enc = b64_encode((const unsigned char *)samples[i], strlen(samples[i]), url);
+			char *enc =
+			    b64_encode((const unsigned char *)samples[i], strlen(samples[i]), url);
 			size_t n = 0;
 			unsigned char *dec = b64_decode(enc, strlen(enc), url, &n);
 			ck_assert_ptr_nonnull(dec);
@@ -43,7 +45,8 @@ START_TEST(rejects_invalid)
 	size_t n;
 	const char *bad[] = {"!!!!", "Zm9", "Zm9vY", "Zm=v", "Zm8==", "Zm9=", "Z===", "Zm9v\n"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(b64_decode(bad[i], strlen(bad[i]), false, &n) == NULL, "accepted %s", bad[i]);
+		ck_assert_msg(b64_decode(bad[i], strlen(bad[i]), false, &n) == NULL, "accepted %s",
+			      bad[i]);
 	ck_assert_ptr_null(b64_decode("-_8=", 4, false, &n)); /* url alphabet in standard mode */
 }
 END_TEST

@@ -41,7 +41,7 @@ static void jwt_setup(void)
 	char *doc = mem_printf("{\"keys\":[%s,%s]}", octj, pub);
 	ck_assert_int_eq(jwt_keyset_parse(doc, strlen(doc), &ks), JWT_OK);
 	ck_assert_uint_eq(jwt_keyset_size(ks),
-	                  1); /* the symmetric key is never a verification key */
+			  1); /* the symmetric key is never a verification key */
 	free(doc);
 	free(pub);
 	free(octj);
@@ -99,7 +99,7 @@ START_TEST(accepts_a_good_token)
 	json_t *claims = NULL;
 	const char *why = NULL;
 	ck_assert_int_eq(jwt_verify(ks, &policy, t, strlen(t), (long)time(NULL), &claims, &why),
-	                 JWT_OK);
+			 JWT_OK);
 	ck_assert_str_eq(json_string_value(json_object_get(claims, "sub")), "marie");
 	json_decref(claims);
 	free(t);
@@ -237,10 +237,10 @@ START_TEST(bearer_header)
 	const char *two[] = {"Bearer a", "Bearer a"};
 	ck_assert_int_eq(auth_bearer(two, 2, &tok, &len), AUTH_BAD_REQUEST);
 	const char *bad[] = {"Basic abc",  "Bearer",      "Bearer ",    "Bearerabc",   "Bearer a b",
-	                     "Bearer a,b", "Bearer =abc", "Bearer a=b", "Bearer \"a\""};
+			     "Bearer a,b", "Bearer =abc", "Bearer a=b", "Bearer \"a\""};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_msg(auth_bearer(&bad[i], 1, &tok, &len) == AUTH_BAD_REQUEST, "%s",
-		              bad[i]);
+			      bad[i]);
 }
 END_TEST
 

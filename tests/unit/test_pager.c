@@ -43,11 +43,14 @@ START_TEST(pages_cover_everything_once)
 	for (;;) {
 		json_t *result = NULL;
 		struct mcp_error err = {0};
-		ck_assert_int_eq(pager_page(&ctx, params, json_deep_copy(all), "items", 1000, true, &result, &err), 0);
+		ck_assert_int_eq(pager_page(&ctx, params, json_deep_copy(all), "items", 1000, true,
+					    &result, &err),
+				 0);
 		json_t *items = json_object_get(result, "items");
 		for (size_t i = 0; i < json_array_size(items); i++)
 			ck_assert_int_eq(json_integer_value(json_array_get(items, i)), seen++);
-		ck_assert_str_eq(json_string_value(json_object_get(result, "cacheScope")), "private");
+		ck_assert_str_eq(json_string_value(json_object_get(result, "cacheScope")),
+				 "private");
 		pages++;
 		json_t *next = json_object_get(result, "nextCursor");
 		if (!next) {

@@ -42,7 +42,8 @@ START_TEST(accepts_valid)
 {
 	char msg[256];
 	ck_assert(valid("{\"bikeId\":\"VL-2048\"}", msg));
-	ck_assert(valid("{\"bikeId\":\"VL-123456\",\"issue\":\"other\",\"note\":\"héllo\",\"n\":null}", msg));
+	ck_assert(valid(
+	    "{\"bikeId\":\"VL-123456\",\"issue\":\"other\",\"note\":\"héllo\",\"n\":null}", msg));
 	ck_assert(valid("{\"bikeId\":\"VL-2048\",\"n\":3}", msg));
 }
 END_TEST
@@ -84,7 +85,8 @@ START_TEST(registered_schemas_are_supported)
 	ck_assert_uint_gt(n, 0);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *in = tools_input_schema(i);
-		ck_assert_msg(schema_supported(in), "%s uses keywords the validator lacks", t[i].name);
+		ck_assert_msg(schema_supported(in), "%s uses keywords the validator lacks",
+			      t[i].name);
 		ck_assert_str_eq(json_string_value(json_object_get(in, "type")), "object");
 		ck_assert_ptr_nonnull(tools_output_schema(i));
 		ck_assert(t[i].fn != NULL && t[i].scope != 0 && t[i].scope_name != NULL);
