@@ -35,9 +35,12 @@ cleanup() {
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
-  if [[ -n "$as_pid" ]] && kill -0 "$as_pid" 2>/dev/null; then
-    kill -TERM "$as_pid" 2>/dev/null || true
-    wait "$as_pid" 2>/dev/null || true
+  if [[ -n "$as_pid" ]]; then
+    if kill -0 "$as_pid" 2>/dev/null; then
+      kill -TERM "$as_pid" 2>/dev/null || true
+      wait "$as_pid" 2>/dev/null || true
+    fi
+    rm -f .run/as.port .run/as.resource
   fi
   if ((started_pg)); then
     scripts/pgtmp.sh stop "$pg_dir" || true
