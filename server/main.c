@@ -93,9 +93,18 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
+	/* SIGINT/SIGTERM are blocked before the worker threads exist, so they inherit the mask
+	 * and the signal always reaches the main thread's sigsuspend (a worker taking it would
+	 * set main_stop while the main thread slept on). */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	struct http_server *srv = NULL;
 	unsigned port = 0;
 	if (http_start(cfg, local ? &actor : NULL, &srv, &port) != HTTP_OK) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		tools_cleanup();
 		db_shutdown();
 		auth_cleanup();
@@ -111,11 +120,6 @@ static int main_serve(const struct cfg *cfg)
 			 cfg->listen, port, cfg->resource_uri, cfg->auth_issuer, cfg->auth);
 	if (main_write_ready(cfg->ready_file, port) != 0)
 		log_warn("cannot write the ready file %s", cfg->ready_file);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
 	while (!main_stop)
 		sigsuspend(&old); /* no window between the test and the wait */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
