@@ -53,6 +53,7 @@ static struct {
 	char *jwks_uri, *introspection_uri;
 	struct auth_cached cache[AUTH_CACHE_SLOTS];
 	size_t cache_next;
+	long intro_down_until; /* introspection failed: answer 503 at once until then */
 } auth = {.lock = PTHREAD_MUTEX_INITIALIZER, .fetched = PTHREAD_COND_INITIALIZER};
 
 static long auth_now(void)
@@ -451,6 +452,14 @@ static void auth_cache_put(const unsigned char d[32], bool active, long until,
 	pthread_mutex_unlock(&auth.lock);
 }
 
+/* Remembers that the introspection endpoint failed, for one cool-down. */
+static void auth_introspection_down(void)
+{
+	pthread_mutex_lock(&auth.lock);
+	auth.intro_down_until = auth_now() + auth.refresh_cooldown;
+	pthread_mutex_unlock(&auth.lock);
+}
+
 static enum auth_status auth_validate_introspection(const char *token, size_t len,
 						    struct fleet_actor *out, const char **why)
 {
@@ -464,13 +473,21 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	}
 	pthread_mutex_lock(&auth.lock);
 	char *uri = auth.introspection_uri ? mem_strdup(auth.introspection_uri) : NULL;
+	bool down = auth_now() < auth.intro_down_until;
 	pthread_mutex_unlock(&auth.lock);
+	if (down) {
+		/* The issuer failed moments ago: do not tie a worker up for another timeout. */
+		free(uri);
+		*why = "the authorization server is unavailable";
+		return AUTH_UNAVAILABLE;
+	}
 	if (!uri) {
 		char *jwks = NULL;
 		enum auth_status ds = auth_discover(&jwks, &uri);
 		free(jwks);
 		if (ds != AUTH_OK || !uri) {
 			free(uri);
+			auth_introspection_down();
 			*why = "the authorization server is unavailable";
 			return AUTH_UNAVAILABLE;
 		}
@@ -503,6 +520,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 		/* 401/403 mean our own client credentials are refused: not the caller's fault. */
 		log_error("token introspection failed (%s)",
 			  fs == FETCH_HTTP_ERROR ? "refused" : "unavailable");
+		auth_introspection_down();
 		*why = "the authorization server is unavailable";
 		return AUTH_UNAVAILABLE;
 	}

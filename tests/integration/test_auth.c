@@ -628,6 +628,7 @@ START_TEST(introspection_issuer_down_is_503_but_cached_answers_stand)
 {
 	char *cached = intro_mint("marie", "customer-care-assistant", "fleet:read", AUTH_RESOURCE);
 	char *fresh = intro_mint("paul", "customer-care-assistant", "fleet:read", AUTH_RESOURCE);
+	char *fresh2 = intro_mint("olivia", "ops-assistant", "fleet:read", AUTH_RESOURCE);
 	struct it_response r;
 	ck_assert_int_eq(intro_call(cached, "VL-2048", &r), 200);
 	it_response_free(&r);
@@ -647,6 +648,10 @@ START_TEST(introspection_issuer_down_is_503_but_cached_answers_stand)
 	ck_assert_ptr_nonnull(strcasestr(r.headers, "Retry-After: 30"));
 	ck_assert_ptr_null(strstr(r.body, fresh));
 	it_response_free(&r);
+	/* Another unknown token meanwhile: still 503 (inside the cool-down), never accepted. */
+	ck_assert_int_eq(intro_call(fresh2, "VL-2047", &r), 503);
+	ck_assert_ptr_nonnull(strcasestr(r.headers, "Retry-After: 30"));
+	it_response_free(&r);
 	/* A token validated moments ago is still usable from the short cache. */
 	ck_assert_int_eq(intro_call(cached, "VL-2048", &r), 200);
 	it_response_free(&r);
@@ -656,6 +661,7 @@ START_TEST(introspection_issuer_down_is_503_but_cached_answers_stand)
 	free(after);
 	free(cached);
 	free(fresh);
+	free(fresh2);
 }
 END_TEST
 
