@@ -3,16 +3,21 @@
 
 #include <string.h>
 
+#include "completion.h"
+#include "prompts.h"
+#include "resources.h"
 #include "tools.h"
 
 static const char methods_instructions[] =
 	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
 	"6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
-	"found, exactly like an unknown bike.";
+	"found, exactly like an unknown bike. For a damage report, follow the prompt "
+	"investigate-damaged-bike and the resource bikaroo://procedures/damaged-bike; "
+	"bikaroo://fleet/status-codes explains every status code.";
 
 json_t *methods_capabilities(void)
 {
-	return json_pack("{s:{}}", "tools");
+	return json_pack("{s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts", "completions");
 }
 
 static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result,
@@ -67,6 +72,12 @@ static const struct mcp_method methods_table[] = {
 	{"ping", METHODS_LEGACY, NULL, methods_ping},
 	{"tools/list", BOTH, NULL, tools_list},
 	{"tools/call", BOTH, "name", tools_call},
+	{"resources/list", BOTH, NULL, resources_list},
+	{"resources/templates/list", BOTH, NULL, resources_templates_list},
+	{"resources/read", BOTH, "uri", resources_read},
+	{"prompts/list", BOTH, NULL, prompts_list},
+	{"prompts/get", BOTH, "name", prompts_get},
+	{"completion/complete", BOTH, NULL, completion_complete},
 };
 
 const struct mcp_method *methods_find(const char *name, enum methods_era era)

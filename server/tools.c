@@ -221,6 +221,9 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		*result = tools_result(msg, NULL, true);
 	else
 		rc = t->fn(ctx, args, result, err);
+	/* structuredContent exists from 2025-06-18 on; older clients read the text block. */
+	if (rc == 0 && !mcp_version_at_least(ctx, "2025-06-18"))
+		json_object_del(*result, "structuredContent");
 	json_decref(empty);
 	return rc;
 }
