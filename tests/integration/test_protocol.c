@@ -62,6 +62,26 @@ static char *proto_unhex(const char *hex, size_t *len)
 	return out;
 }
 
+/* The value at a dotted path ("result.tools.0.title": numeric segments index arrays), borrowed,
+ * or NULL when absent. */
+static json_t *proto_at(json_t *root, const char *path)
+{
+	char seg[128];
+	json_t *cur = root;
+	for (const char *p = path; cur && *p;) {
+		size_t n = strcspn(p, ".");
+		snprintf(seg, sizeof seg, "%.*s", (int)n, p);
+		char *end = NULL;
+		unsigned long idx = strtoul(seg, &end, 10);
+		cur = json_is_array(cur) && end && *end == '\0' ? json_array_get(cur, idx)
+							      : json_object_get(cur, seg);
+		p += n;
+		if (*p == '.')
+			p++;
+	}
+	return cur;
+}
+
 START_TEST(protocol_case)
 {
 	json_t *c = json_array_get(json_object_get(proto_cases, "cases"), (size_t)_i);
@@ -151,6 +171,24 @@ START_TEST(protocol_case)
 		snprintf(want, sizeof want, "Allow: %s", allow);
 		ck_assert_msg(strcasestr(r.headers, want) != NULL, "%s: no Allow header in %s", name,
 			      r.headers);
+	}
+	/* Dotted-path checks on the whole response: values that must be equal, keys that must be
+	 * absent (per-version projection, legacy shapes). */
+	const char *jpath;
+	json_t *want;
+	json_object_foreach(json_object_get(expect, "equal"), jpath, want)
+	{
+		json_t *got = proto_at(r.json, jpath);
+		char *g = got ? json_dumps(got, JSON_ENCODE_ANY) : NULL;
+		ck_assert_msg(got && json_equal(got, want), "%s: %s is %s in %s", name, jpath,
+			      g ? g : "(absent)", r.body);
+		free(g);
+	}
+	json_array_foreach(json_object_get(expect, "absent"), i, h)
+	{
+		jpath = json_string_value(h);
+		ck_assert_msg(proto_at(r.json, jpath) == NULL, "%s: %s must be absent in %s", name,
+			      path, r.body);
 	}
 	it_response_free(&r);
 	free(body);

@@ -9,5 +9,6 @@ Suite *schema_suite(void);
 Suite *pager_suite(void);
 Suite *mcp_suite(void);
 Suite *misc_suite(void);
+Suite *prompts_suite(void);
 
 #endif
