@@ -178,6 +178,14 @@ static void stdio_line(struct stdio_conn *c, char *line, size_t len)
 		json_decref(msg); /* other notifications need no answer and change nothing */
 		return;
 	}
+	if (json_is_object(msg) && !method && id &&
+	    (json_object_get(msg, "result") || json_object_get(msg, "error"))) {
+		/* A response: this server sends no requests, so there is nothing to match it to,
+		 * and a response is never answered. */
+		log_warn("stdio: ignoring a JSON-RPC response from the client");
+		json_decref(msg);
+		return;
+	}
 	if (json_is_object(msg) && method && strcmp(method, "initialize") == 0 && !enveloped) {
 		json_decref(msg);
 		stdio_initialize(c, line, len);

@@ -2,6 +2,7 @@
  * without a database for everything that needs none. */
 #include <check.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../server/mcp.h"
@@ -152,6 +153,78 @@ START_TEST(prompt_messages_guide_through_the_procedure)
 }
 END_TEST
 
+/* Fixture rows, as a test-only server registers them. */
+static enum resource_status fixture_read(struct mcp_ctx *ctx, const char *uri, const char *value,
+                                         json_t **result, struct mcp_error *err)
+{
+	(void)ctx;
+	(void)err;
+	*result = resources_text_result(uri, "text/plain", value ? value : "static", 0, false);
+	return RESOURCE_OK;
+}
+
+static struct resource_desc fixture_res[60];
+static char fixture_uris[60][32];
+static const struct resource_template_desc fixture_tpl[] = {{
+    .uri_template = "test://template/{id}/data",
+    .name = "t",
+    .prefix = "test://template/",
+    .var = "id",
+    .suffix = "/data",
+    .read = fixture_read,
+}};
+
+START_TEST(extra_rows_are_listed_page_by_page_and_read)
+{
+	for (size_t i = 0; i < 60; i++) {
+		snprintf(fixture_uris[i], sizeof fixture_uris[i], "test://r/%02zu", i);
+		fixture_res[i] = (struct resource_desc){
+		    .uri = fixture_uris[i], .name = "r", .read = fixture_read};
+	}
+	resources_set_extra(fixture_res, 60, fixture_tpl, 1);
+	size_t seen = 0, pages = 0;
+	char cursor[64] = "";
+	for (;;) {
+		char body[512];
+		snprintf(body, sizeof body,
+		         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\",\"params\":{"
+		         "%s%s%s" META "}}",
+		         *cursor ? "\"cursor\":\"" : "", cursor, *cursor ? "\"," : "");
+		json_t *r = call(body, NULL);
+		json_t *res = json_object_get(r, "result");
+		ck_assert_msg(res != NULL, "no result");
+		ck_assert_str_eq(json_string_value(json_object_get(res, "cacheScope")), "public");
+		seen += json_array_size(json_object_get(res, "resources"));
+		pages++;
+		const char *next = json_string_value(json_object_get(res, "nextCursor"));
+		if (!next) {
+			json_decref(r);
+			break;
+		}
+		snprintf(cursor, sizeof cursor, "%s", next);
+		json_decref(r);
+	}
+	ck_assert_uint_eq(seen, 62);
+	ck_assert_uint_eq(pages, 2);
+	json_t *r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{"
+	                 "\"uri\":\"test://template/42/data\"," META "}}",
+	                 NULL);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(
+	        json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0),
+	        "text")),
+	    "42");
+	json_decref(r);
+	r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{"
+	         "\"uri\":\"test://template/4/2/data\"," META "}}",
+	         NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
+	                 -32602);
+	json_decref(r);
+	resources_set_extra(NULL, 0, NULL, 0);
+}
+END_TEST
+
 Suite *prompts_suite(void)
 {
 	Suite *s = suite_create("prompts");
@@ -165,6 +238,7 @@ Suite *prompts_suite(void)
 	tcase_add_test(cat, not_found_code_depends_on_the_era);
 	tcase_add_test(cat, the_procedure_is_served_from_the_loaded_document);
 	tcase_add_test(cat, prompt_messages_guide_through_the_procedure);
+	tcase_add_test(cat, extra_rows_are_listed_page_by_page_and_read);
 	suite_add_tcase(s, cat);
 	return s;
 }
