@@ -135,6 +135,7 @@ void tools_cleanup(void)
 		json_decref(tools_out[i]);
 		tools_in[i] = tools_out[i] = NULL;
 	}
+	schema_cleanup(); /* the compiled patterns borrow strings of the schemas freed above */
 }
 
 const struct tool_desc *tools_table(size_t *count)
