@@ -353,6 +353,15 @@ int prompts_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mc
 	return pager_page(ctx, params, all, "prompts", PROMPTS_LIST_TTL_MS, false, result, err);
 }
 
+/* Length in characters (UTF-8 code points; jansson has checked the encoding). */
+static size_t prompts_chars(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
 /* Checks arguments against the descriptor: only declared names, strings, within bounds,
  * required ones present and valid. */
 static int prompts_check_args(const struct prompt_desc *p, json_t *args, struct mcp_error *err)
@@ -367,7 +376,7 @@ static int prompts_check_args(const struct prompt_desc *p, json_t *args, struct 
 		if (!json_is_string(v))
 			return mcp_fail(err, MCP_INVALID_PARAMS, "Prompt arguments must be strings",
 			                json_pack("{s:s}", "argument", key));
-		if (json_string_length(v) > d->max_len)
+		if (prompts_chars(json_string_value(v)) > d->max_len)
 			return mcp_fail(err, MCP_INVALID_PARAMS, "Prompt argument too long",
 			                json_pack("{s:s, s:I}", "argument", key, "maxLength",
 			                          (json_int_t)d->max_len));

@@ -15,7 +15,7 @@ struct prompt_arg_desc {
 	const char *title;
 	const char *description;
 	bool required;
-	size_t max_len;              /* in bytes; longer is -32602 */
+	size_t max_len;              /* in characters; longer is -32602 */
 	bool (*valid)(const char *); /* NULL: any text */
 	const char *invalid_message; /* -32602 message when valid() refuses */
 	completion_fn complete;      /* NULL: no completion */
