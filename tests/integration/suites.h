@@ -6,5 +6,7 @@
 
 Suite *protocol_suite(void);
 Suite *server_suite(void);
+Suite *catalogue_suite(void);
+Suite *stdio_suite(void);
 
 #endif
