@@ -56,7 +56,7 @@ bool fleet_bike_id_valid(const char *id);
  * FLEET_FORBIDDEN when the actor's role or client may not read at all. */
 enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const char *bike_id,
 					struct fleet_bike_status *out)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* One status code of the reference table. */
 struct fleet_status_code {
@@ -71,7 +71,7 @@ struct fleet_status_code {
  * token or a principal with is_human = false never reports). Perimeters still apply per object.
  * FLEET_UNAVAILABLE when the database cannot say. */
 enum fleet_status fleet_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* True in *dev when the database's owner marked it as a development database
  * (fleet.settings environment = development). */

@@ -100,15 +100,15 @@ enum auth_status auth_init(const struct cfg *cfg)
 	char *origin = NULL, *path = NULL;
 	if (!fetch_url_allowed(&auth.fetch, cfg->auth_issuer) || strchr(cfg->auth_issuer, '?')) {
 		log_error(
-		    "BIKAROO_AUTH_ISSUER must be the issuer's https URL (http only to loopback "
-		    "with BIKAROO_AUTH_INSECURE_LOOPBACK=1)");
+			"BIKAROO_AUTH_ISSUER must be the issuer's https URL (http only to loopback "
+			"with BIKAROO_AUTH_INSECURE_LOOPBACK=1)");
 		return AUTH_CONFIG;
 	}
 	if (!fetch_url_allowed(&auth.fetch, cfg->resource_uri) || strchr(cfg->resource_uri, '?') ||
 	    !auth_split_url(cfg->resource_uri, &origin, &path)) {
 		log_error(
-		    "BIKAROO_RESOURCE_URI must be this server's canonical https URI (no query, "
-		    "no fragment), e.g. https://mcp.example.com/mcp");
+			"BIKAROO_RESOURCE_URI must be this server's canonical https URI (no query, "
+			"no fragment), e.g. https://mcp.example.com/mcp");
 		return AUTH_CONFIG;
 	}
 	auth.policy.algs = jwt_parse_algs(cfg->auth_algs);
@@ -240,16 +240,16 @@ static enum auth_status auth_discover(char **jwks_uri, char **introspection)
 	if (!auth_split_url(auth.issuer, &origin, &path))
 		return AUTH_UNAVAILABLE;
 	char *urls[3] = {
-	    mem_printf("%s/.well-known/oauth-authorization-server%s", origin, path),
-	    mem_printf("%s/.well-known/openid-configuration%s", origin, path),
-	    *path ? mem_printf("%s%s/.well-known/openid-configuration", origin, path) : NULL,
+		mem_printf("%s/.well-known/oauth-authorization-server%s", origin, path),
+		mem_printf("%s/.well-known/openid-configuration%s", origin, path),
+		*path ? mem_printf("%s%s/.well-known/openid-configuration", origin, path) : NULL,
 	};
 	enum auth_status st = AUTH_UNAVAILABLE;
 	for (size_t i = 0; i < 3 && urls[i] && st != AUTH_OK; i++) {
 		char *body = NULL;
 		long code = 0;
 		enum fetch_status fs =
-		    fetch_http(&auth.fetch, urls[i], NULL, NULL, NULL, &body, &code);
+			fetch_http(&auth.fetch, urls[i], NULL, NULL, NULL, &body, &code);
 		if (fs != FETCH_OK) {
 			log_warn("issuer metadata %s: %s", urls[i],
 				 fs == FETCH_HTTP_ERROR ? "not found" : "unavailable");
@@ -266,9 +266,9 @@ static enum auth_status auth_discover(char **jwks_uri, char **introspection)
 			log_error("issuer metadata at %s names another issuer", urls[i]);
 		} else {
 			*jwks_uri =
-			    ju && fetch_url_allowed(&auth.fetch, ju) ? mem_strdup(ju) : NULL;
+				ju && fetch_url_allowed(&auth.fetch, ju) ? mem_strdup(ju) : NULL;
 			*introspection =
-			    iu && fetch_url_allowed(&auth.fetch, iu) ? mem_strdup(iu) : NULL;
+				iu && fetch_url_allowed(&auth.fetch, iu) ? mem_strdup(iu) : NULL;
 			st = AUTH_OK;
 		}
 		json_decref(m);
@@ -328,7 +328,7 @@ static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
 		struct auth_keys *k = auth.keys;
 		bool want = !k || refresh || now - k->fetched > AUTH_JWKS_TTL;
 		bool may =
-		    auth.last_attempt == 0 || now - auth.last_attempt >= auth.refresh_cooldown;
+			auth.last_attempt == 0 || now - auth.last_attempt >= auth.refresh_cooldown;
 		if (want && may && !auth.fetching)
 			break; /* this thread fetches */
 		if (want && !k && auth.fetching) {
@@ -501,8 +501,8 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	char *form = mem_printf("token=%s&token_type_hint=access_token", enc);
 	char *body = NULL;
 	long code = 0;
-	enum fetch_status fs =
-	    fetch_http(&auth.fetch, uri, form, auth.client_id, auth.client_secret, &body, &code);
+	enum fetch_status fs = fetch_http(&auth.fetch, uri, form, auth.client_id,
+					  auth.client_secret, &body, &code);
 	memset(tok, 0, len);
 	memset(form, 0, strlen(form));
 	free(tok);
@@ -602,9 +602,9 @@ char *auth_challenge(enum auth_status st, const char *missing_scope, const char 
 	case AUTH_INVALID_TOKEN:
 		if (why)
 			return mem_printf(
-			    "Bearer error=\"invalid_token\", error_description=\"%s\", "
-			    "resource_metadata=\"%s\"",
-			    why, url);
+				"Bearer error=\"invalid_token\", error_description=\"%s\", "
+				"resource_metadata=\"%s\"",
+				why, url);
 		return mem_printf("Bearer error=\"invalid_token\", resource_metadata=\"%s\"", url);
 	default: break;
 	}
@@ -612,6 +612,6 @@ char *auth_challenge(enum auth_status st, const char *missing_scope, const char 
 		return mem_printf("Bearer error=\"insufficient_scope\", scope=\"%s\"",
 				  missing_scope ? missing_scope : "");
 	return mem_printf(
-	    "Bearer error=\"insufficient_scope\", scope=\"%s\", resource_metadata=\"%s\"",
-	    missing_scope ? missing_scope : "", url);
+		"Bearer error=\"insufficient_scope\", scope=\"%s\", resource_metadata=\"%s\"",
+		missing_scope ? missing_scope : "", url);
 }

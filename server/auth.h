@@ -35,7 +35,7 @@ enum auth_mode auth_mode(void);
 /* Picks the bearer token out of the Authorization header values of one request (n of them,
  * borrowed). *token points into values[0]; nothing is copied. */
 enum auth_status auth_bearer(const char *const *values, size_t n, const char **token, size_t *len)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* Validates a bearer token (len bytes, borrowed) and fills *out with the principal it names.
  * *why (static text, never token content) explains a refusal. */

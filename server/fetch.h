@@ -31,7 +31,7 @@ bool fetch_url_allowed(const struct fetch_policy *p, const char *url);
  * (may be NULL): HTTP Basic credentials (already form-encoded as RFC 6749 2.3.1 wants). */
 enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, const char *form,
 			     const char *user, const char *password, char **body, long *http_code)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* Percent-encodes s for an application/x-www-form-urlencoded value (new string). */
 char *fetch_form_encode(const char *s);

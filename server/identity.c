@@ -29,10 +29,10 @@ int identity_local(const struct cfg *cfg, struct fleet_actor *out)
 	if (!*cfg->local_subject || !*cfg->local_client ||
 	    strlen(cfg->local_subject) >= sizeof out->subject ||
 	    strlen(cfg->local_client) >= sizeof out->client_id) {
-		log_error(
-		    "local identity: BIKAROO_LOCAL_SUBJECT and BIKAROO_LOCAL_CLIENT must be set "
-		    "(1 to %zu characters)",
-		    sizeof out->subject - 1);
+		log_error("local identity: BIKAROO_LOCAL_SUBJECT and BIKAROO_LOCAL_CLIENT must be "
+			  "set "
+			  "(1 to %zu characters)",
+			  sizeof out->subject - 1);
 		return -1;
 	}
 	snprintf(out->subject, sizeof out->subject, "%s", cfg->local_subject);
@@ -61,9 +61,9 @@ enum identity_status identity_from_environment(const struct cfg *cfg, struct fle
 		return IDENTITY_UNAVAILABLE;
 	}
 	if (!dev) {
-		*why =
-		    "BIKAROO_AUTH=local acts without a token only against a development database "
-		    "(fleet.settings environment = development); use a token (BIKAROO_TOKEN)";
+		*why = "BIKAROO_AUTH=local acts without a token only against a development "
+		       "database "
+		       "(fleet.settings environment = development); use a token (BIKAROO_TOKEN)";
 		return IDENTITY_REFUSED;
 	}
 	if (identity_local(cfg, out) != 0) {

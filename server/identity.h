@@ -12,7 +12,7 @@ unsigned identity_parse_scopes(const char *scope);
 
 /* Builds the configured local identity; 0 on success, -1 (logged) when it is not usable. */
 int identity_local(const struct cfg *cfg, struct fleet_actor *out)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 enum identity_status {
 	IDENTITY_OK = 0,
@@ -28,6 +28,6 @@ enum identity_status {
  * the database is marked as a development database (db_configure() first). *why is static. */
 enum identity_status identity_from_environment(const struct cfg *cfg, struct fleet_actor *out,
 					       const char **why)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 #endif

@@ -87,12 +87,12 @@ enum jwt_status jwt_keyset_parse(const char *jwks, size_t len, struct jwt_keyset
 			continue;
 		/* Import only the public members: a JWKS should not carry private ones. */
 		json_t *pub =
-		    strcmp(kty, "RSA") == 0
-			? json_pack("{s:s, s:O, s:O}", "kty", "RSA", "n", json_object_get(k, "n"),
-				    "e", json_object_get(k, "e"))
-			: json_pack("{s:s, s:O, s:O, s:O}", "kty", "EC", "crv",
-				    json_object_get(k, "crv"), "x", json_object_get(k, "x"), "y",
-				    json_object_get(k, "y"));
+			strcmp(kty, "RSA") == 0
+				? json_pack("{s:s, s:O, s:O}", "kty", "RSA", "n",
+					    json_object_get(k, "n"), "e", json_object_get(k, "e"))
+				: json_pack("{s:s, s:O, s:O, s:O}", "kty", "EC", "crv",
+					    json_object_get(k, "crv"), "x", json_object_get(k, "x"),
+					    "y", json_object_get(k, "y"));
 		if (!pub)
 			continue;
 		cjose_err err;
@@ -101,8 +101,8 @@ enum jwt_status jwt_keyset_parse(const char *jwks, size_t len, struct jwt_keyset
 		if (!jwk)
 			continue;
 		bool usable = want == JWT_ALG_RS256
-				  ? cjose_jwk_get_keysize(jwk, &err) >= 2048
-				  : cjose_jwk_EC_get_curve(jwk, &err) == CJOSE_JWK_EC_P_256;
+				      ? cjose_jwk_get_keysize(jwk, &err) >= 2048
+				      : cjose_jwk_EC_get_curve(jwk, &err) == CJOSE_JWK_EC_P_256;
 		if (!usable) {
 			cjose_jwk_release(jwk);
 			continue;
@@ -273,7 +273,7 @@ enum jwt_status jwt_verify(const struct jwt_keyset *ks, const struct jwt_policy 
 	/* cjose verifies with the alg of the header it parsed: make sure it is the one we checked.
 	 */
 	const char *cjose_alg =
-	    json_string_value(json_object_get((json_t *)cjose_jws_get_protected(jws), "alg"));
+		json_string_value(json_object_get((json_t *)cjose_jws_get_protected(jws), "alg"));
 	if (jwt_alg_bit(cjose_alg) != alg)
 		goto out;
 	bool found_kid = false, verified = false;

@@ -35,7 +35,7 @@ unsigned jwt_parse_algs(const char *list);
  * other than sig, RSA under 2048 bits, EC not P-256) are skipped. *out is new (free with
  * jwt_keyset_free); JWT_INVALID when the document is not a JWKS. */
 enum jwt_status jwt_keyset_parse(const char *jwks, size_t len, struct jwt_keyset **out)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 size_t jwt_keyset_size(const struct jwt_keyset *ks);
 void jwt_keyset_free(struct jwt_keyset *ks);
 

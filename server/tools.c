@@ -11,25 +11,26 @@
 /* ---- get_bike_status ---------------------------------------------------------------- */
 
 static const char get_bike_status_in[] =
-    "{\"type\":\"object\","
-    "\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
-    "\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
-    "\"required\":[\"bikeId\"],\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
+	"\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
+	"\"required\":[\"bikeId\"],\"additionalProperties\":false}";
 
 static const char get_bike_status_out[] =
-    "{\"type\":\"object\","
-    "\"properties\":{"
-    "\"bikeId\":{\"type\":\"string\"},"
-    "\"status\":{\"type\":\"string\",\"description\":\"A code of bikaroo://fleet/status-codes.\"},"
-    "\"statusLabel\":{\"type\":\"string\"},"
-    "\"region\":{\"type\":\"string\"},"
-    "\"station\":{\"type\":[\"string\",\"null\"]},"
-    "\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
-    "\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
-    "\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
-    "\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
-    "\"lastSeenAt\",\"openCaseId\"],"
-    "\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{"
+	"\"bikeId\":{\"type\":\"string\"},"
+	"\"status\":{\"type\":\"string\",\"description\":\"A code of "
+	"bikaroo://fleet/status-codes.\"},"
+	"\"statusLabel\":{\"type\":\"string\"},"
+	"\"region\":{\"type\":\"string\"},"
+	"\"station\":{\"type\":[\"string\",\"null\"]},"
+	"\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
+	"\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
+	"\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
+	"\"lastSeenAt\",\"openCaseId\"],"
+	"\"additionalProperties\":false}";
 
 /* The same words for unknown and out-of-perimeter bikes: no existence oracle. */
 #define TOOLS_NOT_FOUND_FMT                                                                        \
@@ -48,10 +49,10 @@ static json_t *tools_domain_error(enum fleet_status st, const char *bike_id)
 	switch (st) {
 	case FLEET_NOT_FOUND: snprintf(text, sizeof text, TOOLS_NOT_FOUND_FMT, bike_id); break;
 	case FLEET_FORBIDDEN:
-		snprintf(
-		    text, sizeof text,
-		    "You are not permitted to do this with this application. Ask an administrator "
-		    "for the role or client access it needs.");
+		snprintf(text, sizeof text,
+			 "You are not permitted to do this with this application. Ask an "
+			 "administrator "
+			 "for the role or client access it needs.");
 		break;
 	case FLEET_UNAVAILABLE:
 		snprintf(text, sizeof text,
@@ -76,12 +77,12 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 		*result = tools_domain_error(st, bike_id);
 		return 0;
 	}
-	json_t *sc =
-	    json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id, "status",
-		      b.status, "statusLabel", b.status_label, "region", b.region, "station",
-		      tools_nullable_string(b.station), "batteryPct",
-		      b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct), "lastSeenAt",
-		      b.last_seen_at, "openCaseId", tools_nullable_string(b.open_case_id));
+	json_t *sc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id,
+			       "status", b.status, "statusLabel", b.status_label, "region",
+			       b.region, "station", tools_nullable_string(b.station), "batteryPct",
+			       b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct),
+			       "lastSeenAt", b.last_seen_at, "openCaseId",
+			       tools_nullable_string(b.open_case_id));
 	char *text = json_dumps(sc, JSON_COMPACT);
 	*result = tools_result(text, sc, false);
 	free(text);
@@ -91,22 +92,23 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 /* ---- the registry ------------------------------------------------------------------- */
 
 static const struct tool_desc tools_registry[] = {
-    {
-	.name = "get_bike_status",
-	.title = "Bike status",
-	.description =
-	    "Current status of one bike: status code and label, region and station, battery "
-	    "level, when it was last seen, and its open investigation case if any. Only bikes "
-	    "in your regions are visible; others read as not found.",
-	.input_schema = get_bike_status_in,
-	.output_schema = get_bike_status_out,
-	.read_only = true,
-	.destructive = false,
-	.idempotent = true,
-	.scope = FLEET_SCOPE_READ,
-	.scope_name = "fleet:read",
-	.fn = tool_get_bike_status,
-    },
+	{
+		.name = "get_bike_status",
+		.title = "Bike status",
+		.description = "Current status of one bike: status code and label, region and "
+			       "station, battery "
+			       "level, when it was last seen, and its open investigation case if "
+			       "any. Only bikes "
+			       "in your regions are visible; others read as not found.",
+		.input_schema = get_bike_status_in,
+		.output_schema = get_bike_status_out,
+		.read_only = true,
+		.destructive = false,
+		.idempotent = true,
+		.scope = FLEET_SCOPE_READ,
+		.scope_name = "fleet:read",
+		.fn = tool_get_bike_status,
+	},
 };
 
 #define TOOLS_COUNT (sizeof tools_registry / sizeof tools_registry[0])
@@ -119,9 +121,9 @@ int tools_init(void)
 	for (size_t i = 0; i < TOOLS_COUNT; i++) {
 		json_error_t e;
 		tools_in[i] =
-		    json_loads(tools_registry[i].input_schema, JSON_REJECT_DUPLICATES, &e);
+			json_loads(tools_registry[i].input_schema, JSON_REJECT_DUPLICATES, &e);
 		tools_out[i] =
-		    json_loads(tools_registry[i].output_schema, JSON_REJECT_DUPLICATES, &e);
+			json_loads(tools_registry[i].output_schema, JSON_REJECT_DUPLICATES, &e);
 		if (!tools_in[i] || !tools_out[i] || schema_prepare(tools_in[i]) != 0) {
 			log_error("tool %s: invalid schema", tools_registry[i].name);
 			return -1;
@@ -137,6 +139,7 @@ void tools_cleanup(void)
 		json_decref(tools_out[i]);
 		tools_in[i] = tools_out[i] = NULL;
 	}
+	schema_cleanup(); /* the compiled patterns borrow strings of the schemas freed above */
 }
 
 const struct tool_desc *tools_table(size_t *count)
@@ -181,16 +184,25 @@ static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 	return tool;
 }
 
+int tools_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
+{
+	/* For a token's principal: scopes ∩ role ∩ client application as PostgreSQL states them;
+	 * for the operator's configured local identity, its scopes (calls still apply role,
+	 * client and perimeter in the domain). */
+	*may = ctx->req->actor->scopes;
+	if (ctx->req->per_principal && fleet_effective_scopes(ctx->req->actor, may) != FLEET_OK)
+		return mcp_fail(
+			err, MCP_INTERNAL_ERROR,
+			"The fleet database is unavailable right now. Try again in a minute.",
+			NULL);
+	return 0;
+}
+
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
-	/* Only the tools this caller may use: for a token's principal, scopes ∩ role ∩ client
-	 * application as PostgreSQL states them; for the operator's configured local identity, its
-	 * scopes (tools/call still applies role, client and perimeter in the domain). */
-	unsigned may = ctx->req->actor->scopes;
-	if (ctx->req->per_principal && fleet_effective_scopes(ctx->req->actor, &may) != FLEET_OK)
-		return mcp_fail(
-		    err, MCP_INTERNAL_ERROR,
-		    "The fleet database is unavailable right now. Try again in a minute.", NULL);
+	unsigned may = 0;
+	if (tools_caller_scopes(ctx, &may, err) != 0)
+		return -1;
 	json_t *all = json_array();
 	for (size_t i = 0; i < TOOLS_COUNT; i++)
 		if (tools_registry[i].scope & may)
@@ -232,6 +244,9 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		*result = tools_result(msg, NULL, true);
 	else
 		rc = t->fn(ctx, args, result, err);
+	/* structuredContent exists from 2025-06-18 on; older clients read the text block. */
+	if (rc == 0 && !mcp_version_at_least(ctx, "2025-06-18"))
+		json_object_del(*result, "structuredContent");
 	json_decref(empty);
 	return rc;
 }

@@ -28,6 +28,10 @@ const struct tool_desc *tools_table(size_t *count);
 const json_t *tools_input_schema(size_t i);
 const json_t *tools_output_schema(size_t i);
 
+/* What the caller may use, as enum fleet_scope bits, for filtering every list (tools, resources,
+ * templates, prompts). 0, or -1 with *err filled when the database cannot say. */
+int tools_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
+	__attribute__((warn_unused_result));
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 

@@ -145,16 +145,18 @@ static void auth_digest_install(void)
 {
 	free(it_sql("CREATE SCHEMA IF NOT EXISTS it_auth"));
 	char *ok = it_sql(
-	    "CREATE OR REPLACE FUNCTION it_auth.fleet_digest() RETURNS text LANGUAGE plpgsql AS $$"
-	    " DECLARE r record; acc text := ''; part text; BEGIN"
-	    " FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = "
-	    "c.relnamespace"
-	    "  WHERE n.nspname = 'fleet' AND c.relkind = 'r' AND c.relname NOT LIKE '%audit%'"
-	    "  ORDER BY 1 LOOP"
-	    "  EXECUTE format('SELECT coalesce(string_agg(t::text, chr(10) ORDER BY t::text), '''')"
-	    "   FROM fleet.%I t', r.relname) INTO part;"
-	    "  acc := acc || r.relname || ':' || md5(part) || ';';"
-	    " END LOOP; RETURN md5(acc); END $$");
+		"CREATE OR REPLACE FUNCTION it_auth.fleet_digest() RETURNS text LANGUAGE plpgsql "
+		"AS $$"
+		" DECLARE r record; acc text := ''; part text; BEGIN"
+		" FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = "
+		"c.relnamespace"
+		"  WHERE n.nspname = 'fleet' AND c.relkind = 'r' AND c.relname NOT LIKE '%audit%'"
+		"  ORDER BY 1 LOOP"
+		"  EXECUTE format('SELECT coalesce(string_agg(t::text, chr(10) ORDER BY t::text), "
+		"'''')"
+		"   FROM fleet.%I t', r.relname) INTO part;"
+		"  acc := acc || r.relname || ':' || md5(part) || ';';"
+		" END LOOP; RETURN md5(acc); END $$");
 	ck_assert_ptr_nonnull(ok);
 	free(ok);
 }
@@ -210,8 +212,8 @@ static const char *auth_tok(const char *name)
 static char *auth_expand(const char *text)
 {
 	static const char meta[] =
-	    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
-	    "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}";
+		"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+		"\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}";
 	const char *from[] = {"$META", "$PRM", "$ISSUER", "$RESOURCE", "%s"};
 	const char *to[] = {meta, AUTH_PRM, as_jwt.issuer, AUTH_RESOURCE, auth_tok("marie")};
 	size_t cap = strlen(text) * 2 + 16384, o = 0;
@@ -312,7 +314,7 @@ static void auth_send(json_t *c, struct it_response *r)
 	const char *tname = json_string_value(json_object_get(c, "token"));
 	if (tname)
 		headers[nh++] = owned[no++] =
-		    mem_printf("Authorization: Bearer %s", auth_tok(tname));
+			mem_printf("Authorization: Bearer %s", auth_tok(tname));
 	size_t i;
 	json_t *h;
 	json_array_foreach (json_object_get(c, "authorization"), i, h) {
@@ -347,9 +349,9 @@ static void auth_send(json_t *c, struct it_response *r)
 			json_object_set(params, "arguments", json_object_get(c, "args"));
 		}
 		json_object_set_new(
-		    params, "_meta",
-		    json_pack("{s:s, s:{}}", "io.modelcontextprotocol/protocolVersion",
-			      "2026-07-28", "io.modelcontextprotocol/clientCapabilities"));
+			params, "_meta",
+			json_pack("{s:s, s:{}}", "io.modelcontextprotocol/protocolVersion",
+				  "2026-07-28", "io.modelcontextprotocol/clientCapabilities"));
 		json_t *msg = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", 42,
 					"method", method, "params", params);
 		body = json_dumps(msg, JSON_COMPACT);
@@ -384,7 +386,7 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 	if (json_is_true(json_object_get(expect, "invalid_token"))) {
 		const char *got = auth_header(r, "WWW-Authenticate", buf, sizeof buf);
 		ck_assert_msg(got && strncmp(got, "Bearer error=\"invalid_token\"", 28) == 0 &&
-				  strstr(got, "resource_metadata=\"" AUTH_PRM "\""),
+				      strstr(got, "resource_metadata=\"" AUTH_PRM "\""),
 			      "%s: WWW-Authenticate %s", name, got ? got : "(none)");
 		ck_assert_msg(strstr(r->body, "\"error\":\"invalid_token\""), "%s: body %s", name,
 			      r->body);
@@ -407,14 +409,14 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 	json_t *code = json_object_get(expect, "code");
 	if (code)
 		ck_assert_msg(json_integer_value(
-				  json_object_get(json_object_get(r->json, "error"), "code")) ==
-				  json_integer_value(code),
+				      json_object_get(json_object_get(r->json, "error"), "code")) ==
+				      json_integer_value(code),
 			      "%s: code in %s", name, r->body);
 	const char *cs = json_string_value(json_object_get(expect, "cacheScope"));
 	if (cs)
 		ck_assert_msg(
-		    strcmp(json_string_value(json_object_get(result, "cacheScope")), cs) == 0,
-		    "%s: cacheScope in %s", name, r->body);
+			strcmp(json_string_value(json_object_get(result, "cacheScope")), cs) == 0,
+			"%s: cacheScope in %s", name, r->body);
 	json_t *tools = json_object_get(result, "tools");
 	size_t i;
 	json_t *t;
@@ -432,8 +434,8 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 		ck_assert_msg(json_is_array(tools), "%s: no tools in %s", name, r->body);
 		for (size_t j = 0; j < json_array_size(tools); j++)
 			ck_assert_msg(
-			    !json_equal(json_object_get(json_array_get(tools, j), "name"), t),
-			    "%s: %s listed in %s", name, json_string_value(t), r->body);
+				!json_equal(json_object_get(json_array_get(tools, j), "name"), t),
+				"%s: %s listed in %s", name, json_string_value(t), r->body);
 	}
 	json_t *doc = json_object_get(expect, "json");
 	if (doc) {
@@ -447,7 +449,7 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 	json_t *tv;
 	json_object_foreach (auth_tokens, tname, tv) {
 		ck_assert_msg(!strstr(r->body, json_string_value(tv)) &&
-				  !strstr(r->headers, json_string_value(tv)),
+				      !strstr(r->headers, json_string_value(tv)),
 			      "%s: a token is echoed in the response", name);
 	}
 }
@@ -459,7 +461,7 @@ static void auth_valid_request_still_served(const char *name)
 	struct it_response r;
 	auth_send(c, &r);
 	ck_assert_msg(r.status == 200 && json_is_false(json_object_get(
-					     json_object_get(r.json, "result"), "isError")),
+						 json_object_get(r.json, "result"), "isError")),
 		      "%s: the next valid request failed: %ld %s", name, r.status, r.body);
 	it_response_free(&r);
 	json_decref(c);
@@ -688,9 +690,9 @@ START_TEST(jwt_issuer_unreachable_is_503_never_accept)
 	char auth[9000];
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", t);
 	const char *body =
-	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
-	    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
-	    "modelcontextprotocol/clientCapabilities\":{}}}}";
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+		"modelcontextprotocol/clientCapabilities\":{}}}}";
 	const char *h[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
 			   "Mcp-Method: tools/list", auth, NULL};
 	for (int i = 0; i < 2; i++) { /* the first try fetches, the second is in the back-off */
@@ -727,9 +729,9 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 	snprintf(a1, sizeof a1, "Authorization: Bearer %s", valid);
 	snprintf(a2, sizeof a2, "Authorization: Bearer %s", unknown);
 	const char *body =
-	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
-	    "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
-	    "modelcontextprotocol/clientCapabilities\":{}}}}";
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+		"modelcontextprotocol/clientCapabilities\":{}}}}";
 	const char *h1[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
 			    "Mcp-Method: tools/list", a1, NULL};
 	const char *h2[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
@@ -882,11 +884,11 @@ START_TEST(rls_alone_refuses_when_the_c_check_is_compiled_out)
 	it_response_free(&r);
 	it_mcp(normal.port, "tools/call", "get_bike_status", p, &r);
 	bool c_refused =
-	    json_is_true(json_object_get(json_object_get(r.json, "result"), "isError"));
+		json_is_true(json_object_get(json_object_get(r.json, "result"), "isError"));
 	it_response_free(&r);
 	free(it_sql("ALTER TABLE fleet.bikes ENABLE ROW LEVEL SECURITY"));
 	char *on =
-	    it_sql("SELECT relrowsecurity FROM pg_class WHERE oid = 'fleet.bikes'::regclass");
+		it_sql("SELECT relrowsecurity FROM pg_class WHERE oid = 'fleet.bikes'::regclass");
 	ck_assert_str_eq(on, "t");
 	free(on);
 	ck_assert_msg(refused, "row-level security alone must refuse another region");
@@ -894,9 +896,9 @@ START_TEST(rls_alone_refuses_when_the_c_check_is_compiled_out)
 	ck_assert_msg(c_refused, "the C check alone must refuse another region");
 	/* And writes: the login role, acting as marie, cannot change a bike of another region. */
 	char *w =
-	    it_sql_as_app("WITH a AS (SELECT fleet.act_as('marie', 'customer-care-assistant')),"
-			  " u AS (UPDATE fleet.bikes SET status = 'lost' WHERE bike_id = "
-			  "'VL-2047' RETURNING 1) SELECT count(*) FROM a, u");
+		it_sql_as_app("WITH a AS (SELECT fleet.act_as('marie', 'customer-care-assistant')),"
+			      " u AS (UPDATE fleet.bikes SET status = 'lost' WHERE bike_id = "
+			      "'VL-2047' RETURNING 1) SELECT count(*) FROM a, u");
 	ck_assert_ptr_null(w);
 	ck_assert_int_eq(it_server_stop(&rls_only), 0);
 	ck_assert_int_eq(it_server_stop(&normal), 0);
@@ -913,10 +915,10 @@ static void *par_auth_worker(void *p)
 {
 	struct par_auth *a = p;
 	const char *body =
-	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
-	    "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"},"
-	    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
-	    "modelcontextprotocol/clientCapabilities\":{}}}}";
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+		"\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"},"
+		"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+		"modelcontextprotocol/clientCapabilities\":{}}}}";
 	const char *h[] = {"Content-Type: application/json",
 			   "MCP-Protocol-Version: 2026-07-28",
 			   "Mcp-Method: tools/call",

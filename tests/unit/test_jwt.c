@@ -78,16 +78,16 @@ static char *jwt_claims(long exp_offset, const char *aud, const char *iss)
 {
 	long now = (long)time(NULL);
 	return mem_printf(
-	    "{\"iss\":\"%s\",\"aud\":%s,\"sub\":\"marie\",\"client_id\":\"customer-care-"
-	    "assistant\",\"scope\":\"fleet:read\",\"iat\":%ld,\"exp\":%ld}",
-	    iss, aud, now - 10, now + exp_offset);
+		"{\"iss\":\"%s\",\"aud\":%s,\"sub\":\"marie\",\"client_id\":\"customer-care-"
+		"assistant\",\"scope\":\"fleet:read\",\"iat\":%ld,\"exp\":%ld}",
+		iss, aud, now - 10, now + exp_offset);
 }
 
 static enum jwt_status jwt_check(const char *token, const char **why)
 {
 	json_t *claims = NULL;
 	enum jwt_status st =
-	    jwt_verify(ks, &policy, token, strlen(token), (long)time(NULL), &claims, why);
+		jwt_verify(ks, &policy, token, strlen(token), (long)time(NULL), &claims, why);
 	json_decref(claims);
 	return st;
 }
@@ -122,13 +122,15 @@ START_TEST(refuses_bad_claims)
 		long exp;
 		const char *aud, *iss, *typ, *reason;
 	} bad[] = {
-	    {-120, "\"" AUD "\"", ISS, "at+jwt", "token expired"},
-	    {600, "\"https://other.example\"", ISS, "at+jwt", "token audience is not this server"},
-	    {600, "\"" AUD "/x\"", ISS, "at+jwt", "token audience is not this server"},
-	    {600, "null", ISS, "at+jwt", "token audience is not this server"},
-	    {600, "\"" AUD "\"", "https://evil.example", "at+jwt", "token issuer is not trusted"},
-	    {600, "\"" AUD "\"", ISS, "JWT", "not an access token (typ must be at+jwt)"},
-	    {600, "\"" AUD "\"", ISS, NULL, "not an access token (typ must be at+jwt)"},
+		{-120, "\"" AUD "\"", ISS, "at+jwt", "token expired"},
+		{600, "\"https://other.example\"", ISS, "at+jwt",
+		 "token audience is not this server"},
+		{600, "\"" AUD "/x\"", ISS, "at+jwt", "token audience is not this server"},
+		{600, "null", ISS, "at+jwt", "token audience is not this server"},
+		{600, "\"" AUD "\"", "https://evil.example", "at+jwt",
+		 "token issuer is not trusted"},
+		{600, "\"" AUD "\"", ISS, "JWT", "not an access token (typ must be at+jwt)"},
+		{600, "\"" AUD "\"", ISS, NULL, "not an access token (typ must be at+jwt)"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char *c = jwt_claims(bad[i].exp, bad[i].aud, bad[i].iss);
@@ -161,8 +163,8 @@ START_TEST(refuses_bad_signatures_and_algorithms)
 	char *tampered = mem_printf("%.*s.%s%s", (int)(dot1 - t), t, forged_claims, dot2);
 	ck_assert_int_eq(jwt_check(tampered, &why), JWT_INVALID);
 	/* alg none, and HS256 (whatever the key), are refused before any key is used. */
-	char *none_h =
-	    b64_encode((const unsigned char *)"{\"alg\":\"none\",\"typ\":\"at+jwt\"}", 29, true);
+	char *none_h = b64_encode((const unsigned char *)"{\"alg\":\"none\",\"typ\":\"at+jwt\"}",
+				  29, true);
 	char *none = mem_printf("%s.%s.", none_h, forged_claims);
 	ck_assert_int_eq(jwt_check(none, &why), JWT_INVALID);
 	const char *hs = "{\"alg\":\"HS256\",\"typ\":\"at+jwt\",\"kid\":\"k1\"}";
@@ -176,8 +178,8 @@ START_TEST(refuses_bad_signatures_and_algorithms)
 	char *good = jwt_sign(key, "at+jwt", c);
 	json_t *claims = NULL;
 	ck_assert_int_eq(
-	    jwt_verify(ks, &es_only, good, strlen(good), (long)time(NULL), &claims, &why),
-	    JWT_INVALID);
+		jwt_verify(ks, &es_only, good, strlen(good), (long)time(NULL), &claims, &why),
+		JWT_INVALID);
 	ck_assert_ptr_null(claims);
 	free(good);
 	free(hs_t);
