@@ -348,6 +348,8 @@ static void auth_send(json_t *c, struct it_response *r)
 			json_object_set_new(params, "name", json_string(tool));
 			json_object_set(params, "arguments", json_object_get(c, "args"));
 		}
+		if (json_is_object(json_object_get(c, "params")))
+			json_object_update(params, json_object_get(c, "params"));
 		json_object_set_new(
 			params, "_meta",
 			json_pack("{s:s, s:{}}", "io.modelcontextprotocol/protocolVersion",
@@ -436,6 +438,18 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 			ck_assert_msg(
 				!json_equal(json_object_get(json_array_get(tools, j), "name"), t),
 				"%s: %s listed in %s", name, json_string_value(t), r->body);
+	}
+	json_t *list = json_object_get(expect, "list");
+	if (list) {
+		json_t *items =
+			json_object_get(result, json_string_value(json_object_get(list, "key")));
+		size_t n = json_array_size(items);
+		ck_assert_msg(json_is_array(items), "%s: no list in %s", name, r->body);
+		json_t *min = json_object_get(list, "min"), *max = json_object_get(list, "max");
+		ck_assert_msg(!min || n >= (size_t)json_integer_value(min), "%s: %zu items", name,
+			      n);
+		ck_assert_msg(!max || n <= (size_t)json_integer_value(max), "%s: %zu items", name,
+			      n);
 	}
 	json_t *doc = json_object_get(expect, "json");
 	if (doc) {
