@@ -986,6 +986,75 @@ START_TEST(concurrent_first_requests_share_one_key_fetch)
 }
 END_TEST
 
+/* Runs `bikaroo-mcp stdio` with env (a shell prefix of NAME='value' words) and the request lines
+ * on stdin; returns its stdout (new) and sets *status to its exit status. */
+static char *stdio_run(const char *env, const char *lines, int *status)
+{
+	char *cmd = mem_printf("printf '%%s\\n' %s | env %s %s %s stdio 2>/dev/null", lines, env,
+			       it_env("BIKAROO_WRAPPER"), it_env("BIKAROO_BIN"));
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t cap = 1 << 20;
+	char *out = mem_alloc(cap);
+	size_t n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	int st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	free(cmd);
+	return out;
+}
+
+START_TEST(stdio_binary_acts_as_the_token_in_its_environment)
+{
+	struct as_proc as;
+	as_start(&as, "jwt");
+	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "marie", "client",
+				 "customer-care-assistant", "scope", "fleet:read");
+	char *t = as_token(&as, spec);
+	json_decref(spec);
+	json_t *xs = json_pack("{s:s}", "forge", "expired");
+	char *expired = as_token(&as, xs);
+	json_decref(xs);
+	const char *lines =
+		"'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/"
+		"list\",\"params\":{\"_meta\":{\"io."
+		"modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+		"clientCapabilities\":{}}}}' "
+		"'{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+		"\"params\":{\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2047\"},"
+		"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+		"modelcontextprotocol/clientCapabilities\":{}}}}'";
+	char *base = mem_printf("BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER=%s BIKAROO_RESOURCE_URI=%s "
+				"BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+				as.issuer, AUTH_RESOURCE);
+	char *good = mem_printf("%s BIKAROO_TOKEN=%s", base, t);
+	int st;
+	char *out = stdio_run(good, lines, &st);
+	ck_assert_int_eq(st, 0);
+	ck_assert_msg(strstr(out, "\"name\":\"get_bike_status\"") != NULL, "tools/list: %s", out);
+	ck_assert_msg(strstr(out, "\"cacheScope\":\"private\"") != NULL, "tools/list: %s", out);
+	ck_assert_msg(strstr(out, "was not found among the bikes you can access") != NULL,
+		      "marie must not see a FR-LYO bike over stdio either: %s", out);
+	free(out);
+	/* No token, or a bad one: the process refuses to serve and answers nothing. */
+	out = stdio_run(base, lines, &st);
+	ck_assert_int_ne(st, 0);
+	ck_assert_str_eq(out, "");
+	free(out);
+	char *bad = mem_printf("%s BIKAROO_TOKEN=%s", base, expired);
+	out = stdio_run(bad, lines, &st);
+	ck_assert_int_ne(st, 0);
+	ck_assert_str_eq(out, "");
+	free(out);
+	free(bad);
+	free(good);
+	free(base);
+	free(expired);
+	free(t);
+	as_stop(&as);
+}
+END_TEST
+
 Suite *auth_suite(void)
 {
 	json_error_t e;
@@ -1013,6 +1082,7 @@ Suite *auth_suite(void)
 	tcase_add_test(tm, concurrent_first_requests_share_one_key_fetch);
 	tcase_add_test(tm, token_validation_is_the_default_and_needs_configuration);
 	tcase_add_test(tm, stdio_identity_from_environment);
+	tcase_add_test(tm, stdio_binary_acts_as_the_token_in_its_environment);
 	tcase_add_test(tm, rls_alone_refuses_when_the_c_check_is_compiled_out);
 	suite_add_tcase(s, tm);
 	return s;
