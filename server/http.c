@@ -14,6 +14,7 @@
 #include "../common/log.h"
 #include "../common/mem.h"
 #include "mcp.h"
+#include "sse.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -166,6 +167,38 @@ static bool http_accepts_json(const char *accept)
 	return false;
 }
 
+/* True when an Accept header names text/event-stream (or a wildcard covering it): only then may
+ * a response become an SSE stream. */
+static bool http_accepts_sse(const char *accept)
+{
+	for (const char *p = accept; p;) {
+		if (http_media_is(p, "text/event-stream") || http_media_is(p, "text/*") ||
+		    http_media_is(p, "*/*"))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* A 200 whose body is SSE events (server/sse.h); body is stolen. */
+static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
+{
+	struct MHD_Response *r =
+	    MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connection *c,
 				       struct http_req *st)
 {
@@ -187,6 +220,11 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 	    .actor = &s->actor,
 	    .reqid = st->reqid,
 	};
+	struct sse_buf sse = {0};
+	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
+		req.emit = sse_emit;
+		req.emit_ctx = &sse;
+	}
 	struct mcp_response resp;
 	mcp_handle(&req, &resp);
 	char challenge[160];
@@ -198,6 +236,14 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 	}
 	char *body = resp.body;
 	resp.body = NULL;
+	/* Notifications went out before the result: answer as an SSE stream (a refusal keeps its
+	 * status and plain JSON body; the notifications are then dropped). */
+	if (sse.events && body && resp.http_status == 200) {
+		char *stream = sse_finish(&sse, body);
+		free(body);
+		return http_send_sse(c, stream);
+	}
+	sse_free(&sse);
 	return http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
 }
 
