@@ -21,10 +21,11 @@ LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
 LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o)
 UNIT    := $(wildcard tests/unit/*.c)
 INTEG   := $(wildcard tests/integration/*.c)
+CONF    := $(wildcard tests/conformance/*.c)
 
 .PHONY: all deps run test unit integration e2e asan valgrind lint format format-check bench clean
 
-all: $(B)/bikaroo-mcp
+all: $(B)/bikaroo-mcp $(B)/conformance-server
 
 deps:
 	@scripts/deps.sh
@@ -37,6 +38,10 @@ $(B)/libbikaroo.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
 
 $(B)/bikaroo-mcp: $(B)/server/main.o $(B)/libbikaroo.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Test-only: the same server/ objects plus the conformance suite's fixtures (tests/conformance).
+$(B)/conformance-server: $(CONF:%.c=$(B)/%.o) $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/unit-tests: $(UNIT:%.c=$(B)/%.o) $(B)/libbikaroo.a
@@ -76,10 +81,10 @@ lint:
 	@scripts/banned.sh
 
 format:
-	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(wildcard */*.h tests/*/*.h)
+	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(wildcard */*.h tests/*/*.h)
 
 format-check:
-	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(wildcard */*.h tests/*/*.h)
+	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(wildcard */*.h tests/*/*.h)
 
 bench: all
 	bench/run.sh $(B)

@@ -1,0 +1,103 @@
+/* conformance-server: a test-only MCP server built from the same server/ objects as bikaroo-mcp,
+ * with the fixture tools the official conformance suite calls by name registered next to the
+ * product's. It needs no database: the fixtures never reach domain/. Configured like bikaroo-mcp
+ * (server/cfg.c; BIKAROO_AUTH=local, loopback only); `serve` is the only subcommand. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/log.h"
+#include "../../common/mem.h"
+#include "../../server/cfg.h"
+#include "../../server/http.h"
+#include "../../server/identity.h"
+#include "../../server/methods.h"
+#include "../../server/reqstate.h"
+#include "../../server/tools.h"
+#include "fixtures.h"
+
+static volatile sig_atomic_t conf_stop;
+
+static void conf_on_signal(int sig)
+{
+	(void)sig;
+	conf_stop = 1;
+}
+
+static int conf_write_ready(const char *path, unsigned port)
+{
+	if (!*path)
+		return 0;
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%u\n", port);
+	if (fclose(f) != 0)
+		return -1;
+	return rename(tmp, path);
+}
+
+static int conf_serve(const struct cfg *cfg)
+{
+	struct fleet_actor actor;
+	if (strncmp(cfg->listen, "127.", 4) != 0) {
+		log_error("the conformance server binds to loopback addresses only, not %s",
+			  cfg->listen);
+		return 1;
+	}
+	if (identity_local(cfg, &actor) != 0)
+		return 1;
+	size_t nt, nm;
+	const struct tool_desc *tools = conf_tools(&nt);
+	const struct mcp_method *methods = conf_methods(&nm);
+	tools_set_extra(tools, nt);
+	methods_set_extra(methods, nm, conf_capabilities);
+	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0) {
+		tools_cleanup();
+		return 1;
+	}
+	struct http_server *srv = NULL;
+	unsigned port = 0;
+	if (http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
+		tools_cleanup();
+		return 1;
+	}
+	log_info("conformance server at http://%s:%u/mcp (%zu fixture tools)", cfg->listen, port,
+		 nt);
+	if (conf_write_ready(cfg->ready_file, port) != 0)
+		log_warn("cannot write the ready file %s", cfg->ready_file);
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	while (!conf_stop)
+		sigsuspend(&old);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	http_stop(srv);
+	tools_cleanup();
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	mem_install_jansson();
+	if (argc < 2 || strcmp(argv[1], "serve") != 0) {
+		fprintf(stderr, "usage: conformance-server serve [--flag=value ...] (test only)\n");
+		return 2;
+	}
+	struct cfg cfg;
+	if (cfg_load(&cfg, argc - 1, argv + 1) != CFG_OK)
+		return 2;
+	struct sigaction sa = {.sa_handler = conf_on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int rc = conf_serve(&cfg);
+	cfg_free(&cfg);
+	return rc;
+}
