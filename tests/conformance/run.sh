@@ -44,6 +44,7 @@ run() {
   else
     echo "conformance $name: ${p:-no summary} (baseline check passed)"
   fi
+  echo "  $name: $("$node22" "$here/summary.mjs" "$out/$name" "$req" "$suite" 2>&1)"
   p=$(sed -E 's/^Total: ([0-9]+) passed.*/\1/' <<<"$p")
   passed=$((passed + ${p:-0}))
 }
