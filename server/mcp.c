@@ -222,7 +222,7 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		if (ctx->missing_scope && ctx->req->transport == MCP_TRANSPORT_HTTP) {
 			status = 403;
 			out->missing_scope = ctx->missing_scope;
-		} else if (err.code == MCP_MISSING_CAPABILITY &&
+		} else if (err.code == MCP_MISSING_CAPABILITY && ctx->modern &&
 			   ctx->req->transport == MCP_TRANSPORT_HTTP) {
 			status = 400; /* the spec's MUST for -32021 */
 		}

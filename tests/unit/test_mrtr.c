@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../common/mem.h"
+#include "../../server/methods.h"
 #include "../../server/mrtr.h"
 #include "../../server/notify.h"
 #include "../../server/reqstate.h"
@@ -64,8 +65,21 @@ static const struct tool_desc extra[] = {
      .fn = chatty_tool},
 };
 
+/* A method that may not answer input_required, answering it anyway (a bug the core catches). */
+static int bad_method(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	(void)ctx, (void)params, (void)err;
+	*result = json_pack("{s:s, s:{}}", "resultType", "input_required", "inputRequests");
+	return 0;
+}
+
+static const struct mcp_method extra_methods[] = {
+    {"test/bad", METHODS_MODERN, NULL, bad_method},
+};
+
 static void setup(void)
 {
+	methods_set_extra(extra_methods, 1, NULL);
 	ck_assert_int_eq(reqstate_init("a unit-test secret long enough for the hmac key"), 0);
 	tools_set_extra(extra, 2);
 	ck_assert_int_eq(tools_init(), 0);
@@ -75,6 +89,7 @@ static void teardown(void)
 {
 	tools_cleanup();
 	tools_set_extra(NULL, 0);
+	methods_set_extra(NULL, 0, NULL);
 }
 
 struct sink {
@@ -248,6 +263,27 @@ START_TEST(progress_only_with_a_token_and_logs_only_at_the_level)
 }
 END_TEST
 
+START_TEST(input_required_from_another_method_is_an_internal_error)
+{
+	const char *body = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"test/bad\",\"params\":{"
+			   "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+			   "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+	struct mcp_request req = {.transport = MCP_TRANSPORT_STDIO,
+				  .body = body,
+				  .body_len = strlen(body),
+				  .actor = &marie,
+				  .reqid = "unit"};
+	struct mcp_response out;
+	mcp_handle(&req, &out);
+	json_error_t e;
+	json_t *r = json_loads(out.body, 0, &e);
+	ck_assert_int_eq(err_code(r), -32603);
+	ck_assert_ptr_null(json_object_get(r, "result"));
+	json_decref(r);
+	mcp_response_free(&out);
+}
+END_TEST
+
 START_TEST(sse_framing_is_one_event_per_message_response_last)
 {
 	struct sse_buf b = {0};
@@ -275,6 +311,7 @@ Suite *mrtr_suite(void)
 	tcase_add_test(tc, undeclared_capability_is_32021_with_an_object);
 	tcase_add_test(tc, legacy_clients_are_not_asked);
 	tcase_add_test(tc, progress_only_with_a_token_and_logs_only_at_the_level);
+	tcase_add_test(tc, input_required_from_another_method_is_an_internal_error);
 	tcase_add_test(tc, sse_framing_is_one_event_per_message_response_last);
 	suite_add_tcase(s, tc);
 	return s;
