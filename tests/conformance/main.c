@@ -1,7 +1,9 @@
 /* conformance-server: a test-only MCP server built from the same server/ objects as bikaroo-mcp,
  * with the fixture tools the official conformance suite calls by name registered next to the
- * product's. It needs no database: the fixtures never reach domain/. Configured like bikaroo-mcp
- * (server/cfg.c; BIKAROO_AUTH=local, loopback only); `serve` is the only subcommand. */
+ * product's. It needs no database: the fixtures never reach domain/. When DATABASE_URL is set,
+ * the product's own rows listed next to the fixtures can be used too (the suite's caching
+ * scenario reads the first resource listed). Configured like bikaroo-mcp (server/cfg.c;
+ * BIKAROO_AUTH=local, loopback only); `serve` is the only subcommand. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 
 #include "../../common/log.h"
 #include "../../common/mem.h"
+#include "../../domain/db.h"
 #include "../../server/cfg.h"
 #include "../../server/http.h"
 #include "../../server/identity.h"
@@ -50,19 +53,20 @@ static int conf_serve(const struct cfg *cfg)
 	}
 	if (identity_local(cfg, &actor) != 0)
 		return 1;
+	if (*cfg->database_url)
+		db_configure(cfg->database_url);
 	size_t nt, nm;
 	const struct tool_desc *tools = conf_tools(&nt);
 	const struct mcp_method *methods = conf_methods(&nm);
 	tools_set_extra(tools, nt);
 	methods_set_extra(methods, nm, conf_capabilities);
-	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0) {
-		tools_cleanup();
-		return 1;
-	}
 	struct http_server *srv = NULL;
 	unsigned port = 0;
-	if (http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
+	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
+	    http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
 		tools_cleanup();
+		if (*cfg->database_url)
+			db_shutdown();
 		return 1;
 	}
 	log_info("conformance server at http://%s:%u/mcp (%zu fixture tools)", cfg->listen, port,
@@ -79,6 +83,8 @@ static int conf_serve(const struct cfg *cfg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_stop(srv);
 	tools_cleanup();
+	if (*cfg->database_url)
+		db_shutdown();
 	return 0;
 }
 
