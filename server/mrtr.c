@@ -19,14 +19,21 @@ bool mrtr_method_allowed(const char *method)
 	return false;
 }
 
-/* The digest a requestState is bound to: the request's parameters without the envelope and
- * the retry fields, so that the retry of the same request matches and any other does not. */
-static void mrtr_params_digest(json_t *params, char out[65])
+/* The digest a requestState is bound to: the method's key parameters, so that the retry of
+ * the same request matches and any other does not. tools/call and prompts/get: {name,
+ * arguments} (arguments {} when absent, as the handlers see them); resources/read: {uri}. */
+static void mrtr_params_digest(const char *method, json_t *params, char out[65])
 {
-	json_t *key = json_copy(params);
-	json_object_del(key, "_meta");
-	json_object_del(key, "inputResponses");
-	json_object_del(key, "requestState");
+	json_t *key;
+	if (strcmp(method, "resources/read") == 0) {
+		json_t *uri = json_object_get(params, "uri");
+		key = json_pack("{s:o}", "uri", uri ? json_incref(uri) : json_null());
+	} else {
+		json_t *name = json_object_get(params, "name");
+		json_t *args = json_object_get(params, "arguments");
+		key = json_pack("{s:o, s:o}", "name", name ? json_incref(name) : json_null(),
+				"arguments", args ? json_incref(args) : json_object());
+	}
 	reqstate_digest(key, out);
 	json_decref(key);
 }
@@ -59,7 +66,7 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 			return mcp_fail(err, MCP_INVALID_PARAMS, "requestState must be a string",
 					NULL);
 		char digest[65];
-		mrtr_params_digest(params, digest);
+		mrtr_params_digest(ctx->method, params, digest);
 		json_t *payload = NULL;
 		enum reqstate_status st = reqstate_open(json_string_value(state), ctx->req->actor,
 							ctx->method, digest, &payload, NULL);
@@ -195,7 +202,7 @@ int mrtr_ask(struct mcp_ctx *ctx, json_t *requests, const json_t *state, json_t 
 	    json_pack("{s:s, s:O}", "resultType", "input_required", "inputRequests", requests);
 	if (state) {
 		char digest[65];
-		mrtr_params_digest(ctx->params, digest);
+		mrtr_params_digest(ctx->method, ctx->params, digest);
 		char *sealed = reqstate_seal(ctx->req->actor, ctx->method, digest, state,
 					     MRTR_STATE_TTL_S, NULL);
 		json_object_set_new(res, "requestState", json_string(sealed));

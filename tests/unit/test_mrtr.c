@@ -161,6 +161,10 @@ START_TEST(input_required_then_complete_with_the_sealed_state)
 	    json_string_value(json_object_get(json_object_get(r2, "result"), "resultType")),
 	    "complete");
 	json_decref(r2);
+	/* The same state presented for another request (another tool) is refused. */
+	r2 = call(&marie, "chatty", retry, ELICIT, "", &st, NULL);
+	ck_assert_int_eq(err_code(r2), -32602);
+	json_decref(r2);
 	/* The same state presented by another caller is refused. */
 	r2 = call(&paul, "ask", retry, ELICIT, "", &st, NULL);
 	ck_assert_int_eq(err_code(r2), -32602);
