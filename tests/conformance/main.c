@@ -60,6 +60,14 @@ static int conf_serve(const struct cfg *cfg)
 	const struct mcp_method *methods = conf_methods(&nm);
 	tools_set_extra(tools, nt);
 	methods_set_extra(methods, nm, conf_capabilities);
+	/* SIGINT/SIGTERM blocked before the HTTP threads start, so that they inherit the mask and
+	 * only the main thread's sigsuspend() below receives the signal (otherwise it can land in
+	 * a worker thread, as it does under valgrind, and the server never stops). */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	struct http_server *srv = NULL;
 	unsigned port = 0;
 	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
@@ -73,11 +81,6 @@ static int conf_serve(const struct cfg *cfg)
 		 nt);
 	if (conf_write_ready(cfg->ready_file, port) != 0)
 		log_warn("cannot write the ready file %s", cfg->ready_file);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
 	while (!conf_stop)
 		sigsuspend(&old);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
