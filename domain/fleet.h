@@ -54,7 +54,7 @@ bool fleet_bike_id_valid(const char *id);
  * FLEET_FORBIDDEN when the actor's role or client may not read at all. */
 enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const char *bike_id,
 					struct fleet_bike_status *out)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* One status code of the reference table. */
 struct fleet_status_code {

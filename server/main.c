@@ -13,6 +13,9 @@
 #include "http.h"
 #include "identity.h"
 #include "reqstate.h"
+#include "prompts.h"
+#include "resources.h"
+#include "stdio_transport.h"
 #include "tools.h"
 
 static volatile sig_atomic_t main_stop;
@@ -25,8 +28,9 @@ static void main_on_signal(int sig)
 
 static int main_usage(void)
 {
-	printf("usage: bikaroo-mcp serve|migrate|help [--flag=value ...]\n\n"
+	printf("usage: bikaroo-mcp serve|stdio|migrate|help [--flag=value ...]\n\n"
 	       "  serve    serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
+	       "  stdio    serve MCP over stdin/stdout (for IDEs that launch the server)\n"
 	       "  migrate  apply the SQL migrations (as the owner role)\n\n"
 	       "Configuration (environment variable or flag):\n");
 	cfg_print_help();
@@ -66,6 +70,47 @@ static int main_write_ready(const char *path, unsigned port)
 	return rename(tmp, path);
 }
 
+/* Loads the documents and prompt templates the resources and prompts serve. */
+static int main_catalog_init(const struct cfg *cfg)
+{
+	if (resources_init(cfg->resources_dir) != 0 || prompts_init(cfg->prompts_dir) != 0)
+		return -1;
+	return 0;
+}
+
+static void main_catalog_cleanup(void)
+{
+	prompts_cleanup();
+	resources_cleanup();
+}
+
+/* stdio: the same registries and database checks as serve, the identity from the environment. */
+static int main_stdio(const struct cfg *cfg)
+{
+	struct fleet_actor actor;
+	if (stdio_identity(cfg, &actor) != 0)
+		return 1;
+	db_configure(cfg->database_url);
+	const char *why = NULL;
+	enum fleet_status st = db_check_login_role(&why);
+	int rc = 1;
+	if (st != FLEET_OK) {
+		log_error("refusing to serve: %s", why ? why : fleet_status_name(st));
+		goto out;
+	}
+	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
+	    main_catalog_init(cfg) != 0)
+		goto out;
+	log_info("serving MCP over stdio acting as subject %s via client %s", actor.subject,
+		 actor.client_id);
+	rc = stdio_serve(cfg, &actor);
+out:
+	main_catalog_cleanup();
+	tools_cleanup();
+	db_shutdown();
+	return rc;
+}
+
 static int main_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
@@ -85,13 +130,17 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
-	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0) {
+	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
+	    main_catalog_init(cfg) != 0) {
+		main_catalog_cleanup();
+		tools_cleanup();
 		db_shutdown();
 		return 1;
 	}
 	struct http_server *srv = NULL;
 	unsigned port = 0;
 	if (http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
+		main_catalog_cleanup();
 		tools_cleanup();
 		db_shutdown();
 		return 1;
@@ -110,6 +159,7 @@ static int main_serve(const struct cfg *cfg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	log_info("stopping");
 	http_stop(srv);
+	main_catalog_cleanup();
 	tools_cleanup();
 	db_shutdown();
 	return 0;
@@ -135,6 +185,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(cmd, "serve") == 0) {
 		cfg_log(&cfg);
 		rc = main_serve(&cfg);
+	} else if (strcmp(cmd, "stdio") == 0) {
+		cfg_log(&cfg); /* stderr only: stdout carries nothing but JSON-RPC */
+		rc = main_stdio(&cfg);
 	} else {
 		fprintf(stderr, "unknown command %s (try: bikaroo-mcp help)\n", cmd);
 		rc = 2;

@@ -3,12 +3,17 @@
 
 #include <string.h>
 
+#include "completion.h"
+#include "prompts.h"
+#include "resources.h"
 #include "tools.h"
 
 static const char methods_instructions[] =
-    "Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
-    "6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
-    "found, exactly like an unknown bike.";
+	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
+	"6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
+	"found, exactly like an unknown bike. For a damage report, follow the prompt "
+	"investigate-damaged-bike and the resource bikaroo://procedures/damaged-bike; "
+	"bikaroo://fleet/status-codes explains every status code.";
 
 /* Methods and capabilities added by methods_set_extra() (the conformance server's fixtures). */
 static const struct mcp_method *methods_extra;
@@ -24,7 +29,8 @@ void methods_set_extra(const struct mcp_method *extra, size_t n, const char *cap
 
 json_t *methods_capabilities(void)
 {
-	json_t *caps = json_pack("{s:{}}", "tools");
+	json_t *caps = json_pack("{s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts",
+				 "completions");
 	if (methods_extra_caps) {
 		json_error_t e;
 		json_t *extra = json_loads(methods_extra_caps, JSON_REJECT_DUPLICATES, &e);
@@ -40,9 +46,9 @@ static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result
 	(void)ctx;
 	(void)params;
 	(void)err;
-	json_t *r =
-	    json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN, "capabilities",
-		      methods_capabilities(), "instructions", methods_instructions);
+	json_t *r = json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN,
+			      "capabilities", methods_capabilities(), "instructions",
+			      methods_instructions);
 	mcp_cacheable(r, 3600000, false);
 	*result = r;
 	return 0;
@@ -60,7 +66,7 @@ static int methods_initialize(struct mcp_ctx *ctx, json_t *params, json_t **resu
 		if (strcmp(asked, mcp_legacy_version(i)) == 0)
 			v = mcp_legacy_version(i);
 	json_t *info =
-	    json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION);
+		json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION);
 	if (strcmp(v, "2025-06-18") >= 0)
 		json_object_set_new(info, "title", json_string("Bikaroo Fleet"));
 	*result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
@@ -81,11 +87,17 @@ static int methods_ping(struct mcp_ctx *ctx, json_t *params, json_t **result, st
 #define BOTH (METHODS_MODERN | METHODS_LEGACY)
 
 static const struct mcp_method methods_table[] = {
-    {"server/discover", METHODS_MODERN, NULL, methods_discover},
-    {"initialize", METHODS_LEGACY, NULL, methods_initialize},
-    {"ping", METHODS_LEGACY, NULL, methods_ping},
-    {"tools/list", BOTH, NULL, tools_list},
-    {"tools/call", BOTH, "name", tools_call},
+	{"server/discover", METHODS_MODERN, NULL, methods_discover},
+	{"initialize", METHODS_LEGACY, NULL, methods_initialize},
+	{"ping", METHODS_LEGACY, NULL, methods_ping},
+	{"tools/list", BOTH, NULL, tools_list},
+	{"tools/call", BOTH, "name", tools_call},
+	{"resources/list", BOTH, NULL, resources_list},
+	{"resources/templates/list", BOTH, NULL, resources_templates_list},
+	{"resources/read", BOTH, "uri", resources_read},
+	{"prompts/list", BOTH, NULL, prompts_list},
+	{"prompts/get", BOTH, "name", prompts_get},
+	{"completion/complete", BOTH, NULL, completion_complete},
 };
 
 const struct mcp_method *methods_find(const char *name, enum methods_era era)

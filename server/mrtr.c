@@ -53,11 +53,11 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 		json_t *v;
 		json_object_foreach (responses, key, v)
 			if (!json_is_object(v))
-				return mcp_fail(
-				    err, MCP_INVALID_PARAMS,
-				    "Each inputResponses entry must be the result object of its "
-				    "input request",
-				    json_pack("{s:s}", "key", key));
+				return mcp_fail(err, MCP_INVALID_PARAMS,
+						"Each inputResponses entry must be the result "
+						"object of its "
+						"input request",
+						json_pack("{s:s}", "key", key));
 		ctx->input_responses = responses;
 	}
 	json_t *state = json_object_get(params, "requestState");
@@ -127,7 +127,7 @@ static bool mrtr_declared(const struct mcp_ctx *ctx, json_t *request)
 	if (!json_is_object(declared))
 		return false;
 	const char *mode =
-	    json_string_value(json_object_get(json_object_get(request, "params"), "mode"));
+		json_string_value(json_object_get(json_object_get(request, "params"), "mode"));
 	if (strcmp(cap, "elicitation") == 0 && mode && strcmp(mode, "url") == 0)
 		return json_is_object(json_object_get(declared, "url"));
 	return true;
@@ -165,8 +165,9 @@ int mrtr_ask(struct mcp_ctx *ctx, json_t *requests, const json_t *state, json_t 
 	}
 	if (!ctx->modern) {
 		static const char why[] =
-		    "This request needs input from the client (elicitation, sampling or roots). "
-		    "This server is stateless and asks for it only from 2026-07-28 clients.";
+			"This request needs input from the client (elicitation, sampling or "
+			"roots). "
+			"This server is stateless and asks for it only from 2026-07-28 clients.";
 		if (strcmp(ctx->method, "tools/call") == 0) {
 			*result = tools_result(why, NULL, true);
 			rc = 0;
@@ -180,7 +181,7 @@ int mrtr_ask(struct mcp_ctx *ctx, json_t *requests, const json_t *state, json_t 
 	json_t *r;
 	json_object_foreach (requests, key, r) {
 		const char *cap =
-		    mrtr_capability_for(json_string_value(json_object_get(r, "method")));
+			mrtr_capability_for(json_string_value(json_object_get(r, "method")));
 		if (!cap) {
 			log_msg(LOG_ERROR, ctx->req->reqid,
 				"bug: input request %s has no known method", key);
@@ -199,7 +200,7 @@ int mrtr_ask(struct mcp_ctx *ctx, json_t *requests, const json_t *state, json_t 
 	}
 	json_decref(missing);
 	json_t *res =
-	    json_pack("{s:s, s:O}", "resultType", "input_required", "inputRequests", requests);
+		json_pack("{s:s, s:O}", "resultType", "input_required", "inputRequests", requests);
 	if (state) {
 		char digest[65];
 		mrtr_params_digest(ctx->method, ctx->params, digest);

@@ -20,14 +20,14 @@ bool mrtr_method_allowed(const char *method);
 /* Core, before the handler: fills ctx->input_responses and ctx->request_state from params
  * (borrowed) for the MRTR methods of a modern request. Returns 0, or -1 with *err set (-32602). */
 int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 /* Core, after the handler: releases what mrtr_prepare took. */
 void mrtr_finish(struct mcp_ctx *ctx);
 
 /* Core, on every result: an input_required result from a method that may not send one becomes
  * -32603 (our bug, logged); one that may has ttlMs/cacheScope removed. Returns 0 or -1. */
 int mrtr_check_result(const struct mcp_ctx *ctx, json_t *result, struct mcp_error *err)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* Handlers. The client capability an input request method needs ("elicitation", "sampling",
  * "roots"), or NULL for a method that is not an input request. */

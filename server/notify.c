@@ -30,8 +30,8 @@ void notify_prepare(struct mcp_ctx *ctx, json_t *params)
 	ctx->progress_sent = 0;
 	ctx->progress_last = 0;
 	if (ctx->modern)
-		ctx->log_level = notify_parse_level(
-		    json_string_value(json_object_get(meta, "io.modelcontextprotocol/logLevel")));
+		ctx->log_level = notify_parse_level(json_string_value(
+			json_object_get(meta, "io.modelcontextprotocol/logLevel")));
 	else
 		ctx->log_level = NOTIFY_LEGACY_LEVEL;
 }
@@ -39,7 +39,7 @@ void notify_prepare(struct mcp_ctx *ctx, json_t *params)
 static void notify_emit(struct mcp_ctx *ctx, const char *method, json_t *params)
 {
 	json_t *msg =
-	    json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params);
+		json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params);
 	ctx->req->emit(ctx->req->emit_ctx, msg);
 	json_decref(msg);
 }
@@ -78,7 +78,7 @@ void notify_log(struct mcp_ctx *ctx, enum notify_level level, const char *logger
 	if (ctx->log_level < 0 || (int)level < ctx->log_level || !ctx->req->emit)
 		return;
 	json_t *p =
-	    json_pack("{s:s, s:O}", "level", notify_level_name(level), "data", (json_t *)data);
+		json_pack("{s:s, s:O}", "level", notify_level_name(level), "data", (json_t *)data);
 	if (logger)
 		json_object_set_new(p, "logger", json_string(logger));
 	notify_emit(ctx, "notifications/message", p);

@@ -12,25 +12,26 @@
 /* ---- get_bike_status ---------------------------------------------------------------- */
 
 static const char get_bike_status_in[] =
-    "{\"type\":\"object\","
-    "\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
-    "\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
-    "\"required\":[\"bikeId\"],\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
+	"\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
+	"\"required\":[\"bikeId\"],\"additionalProperties\":false}";
 
 static const char get_bike_status_out[] =
-    "{\"type\":\"object\","
-    "\"properties\":{"
-    "\"bikeId\":{\"type\":\"string\"},"
-    "\"status\":{\"type\":\"string\",\"description\":\"A code of bikaroo://fleet/status-codes.\"},"
-    "\"statusLabel\":{\"type\":\"string\"},"
-    "\"region\":{\"type\":\"string\"},"
-    "\"station\":{\"type\":[\"string\",\"null\"]},"
-    "\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
-    "\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
-    "\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
-    "\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
-    "\"lastSeenAt\",\"openCaseId\"],"
-    "\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{"
+	"\"bikeId\":{\"type\":\"string\"},"
+	"\"status\":{\"type\":\"string\",\"description\":\"A code of "
+	"bikaroo://fleet/status-codes.\"},"
+	"\"statusLabel\":{\"type\":\"string\"},"
+	"\"region\":{\"type\":\"string\"},"
+	"\"station\":{\"type\":[\"string\",\"null\"]},"
+	"\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
+	"\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
+	"\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
+	"\"lastSeenAt\",\"openCaseId\"],"
+	"\"additionalProperties\":false}";
 
 /* The same words for unknown and out-of-perimeter bikes: no existence oracle. */
 #define TOOLS_NOT_FOUND_FMT                                                                        \
@@ -49,10 +50,10 @@ static json_t *tools_domain_error(enum fleet_status st, const char *bike_id)
 	switch (st) {
 	case FLEET_NOT_FOUND: snprintf(text, sizeof text, TOOLS_NOT_FOUND_FMT, bike_id); break;
 	case FLEET_FORBIDDEN:
-		snprintf(
-		    text, sizeof text,
-		    "You are not permitted to do this with this application. Ask an administrator "
-		    "for the role or client access it needs.");
+		snprintf(text, sizeof text,
+			 "You are not permitted to do this with this application. Ask an "
+			 "administrator "
+			 "for the role or client access it needs.");
 		break;
 	case FLEET_UNAVAILABLE:
 		snprintf(text, sizeof text,
@@ -77,12 +78,12 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 		*result = tools_domain_error(st, bike_id);
 		return 0;
 	}
-	json_t *sc =
-	    json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id, "status",
-		      b.status, "statusLabel", b.status_label, "region", b.region, "station",
-		      tools_nullable_string(b.station), "batteryPct",
-		      b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct), "lastSeenAt",
-		      b.last_seen_at, "openCaseId", tools_nullable_string(b.open_case_id));
+	json_t *sc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id,
+			       "status", b.status, "statusLabel", b.status_label, "region",
+			       b.region, "station", tools_nullable_string(b.station), "batteryPct",
+			       b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct),
+			       "lastSeenAt", b.last_seen_at, "openCaseId",
+			       tools_nullable_string(b.open_case_id));
 	char *text = json_dumps(sc, JSON_COMPACT);
 	*result = tools_result(text, sc, false);
 	free(text);
@@ -92,22 +93,23 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 /* ---- the registry ------------------------------------------------------------------- */
 
 static const struct tool_desc tools_registry[] = {
-    {
-	.name = "get_bike_status",
-	.title = "Bike status",
-	.description =
-	    "Current status of one bike: status code and label, region and station, battery "
-	    "level, when it was last seen, and its open investigation case if any. Only bikes "
-	    "in your regions are visible; others read as not found.",
-	.input_schema = get_bike_status_in,
-	.output_schema = get_bike_status_out,
-	.read_only = true,
-	.destructive = false,
-	.idempotent = true,
-	.scope = FLEET_SCOPE_READ,
-	.scope_name = "fleet:read",
-	.fn = tool_get_bike_status,
-    },
+	{
+		.name = "get_bike_status",
+		.title = "Bike status",
+		.description = "Current status of one bike: status code and label, region and "
+			       "station, battery "
+			       "level, when it was last seen, and its open investigation case if "
+			       "any. Only bikes "
+			       "in your regions are visible; others read as not found.",
+		.input_schema = get_bike_status_in,
+		.output_schema = get_bike_status_out,
+		.read_only = true,
+		.destructive = false,
+		.idempotent = true,
+		.scope = FLEET_SCOPE_READ,
+		.scope_name = "fleet:read",
+		.fn = tool_get_bike_status,
+	},
 };
 
 #define TOOLS_COUNT (sizeof tools_registry / sizeof tools_registry[0])
@@ -145,8 +147,8 @@ int tools_init(void)
 		json_error_t e;
 		tools_in[i] = json_loads(t->input_schema, JSON_REJECT_DUPLICATES, &e);
 		tools_out[i] = t->output_schema
-				   ? json_loads(t->output_schema, JSON_REJECT_DUPLICATES, &e)
-				   : NULL;
+				       ? json_loads(t->output_schema, JSON_REJECT_DUPLICATES, &e)
+				       : NULL;
 		if (!tools_in[i] || (t->output_schema && !tools_out[i]) ||
 		    schema_prepare(tools_in[i]) != 0) {
 			log_error("tool %s: invalid schema", t->name);
@@ -162,6 +164,7 @@ void tools_cleanup(void)
 		json_decref(tools_in[i]);
 		json_decref(tools_out[i]);
 	}
+	schema_cleanup(); /* the compiled patterns borrow strings of the schemas freed above */
 	free(tools_in);
 	free(tools_out);
 	tools_in = tools_out = NULL;
@@ -252,6 +255,9 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		*result = tools_result(msg, NULL, true);
 	else
 		rc = t->fn(ctx, args, result, err);
+	/* structuredContent exists from 2025-06-18 on; older clients read the text block. */
+	if (rc == 0 && !mcp_version_at_least(ctx, "2025-06-18"))
+		json_object_del(*result, "structuredContent");
 	json_decref(empty);
 	return rc;
 }

@@ -13,24 +13,24 @@
 	"rkJggg=="
 
 static const struct conf_resource conf_resource_rows[] = {
-    {.uri = "test://static-text",
-     .name = "static-text",
-     .title = "Static text",
-     .description = "A fixed text resource.",
-     .mime_type = "text/plain",
-     .text = "This is the content of the static text resource."},
-    {.uri = "test://static-binary",
-     .name = "static-binary",
-     .title = "Static binary",
-     .description = "A fixed binary resource (a 1x1 PNG).",
-     .mime_type = "image/png",
-     .blob_b64 = CONF_PNG},
-    {.uri = "test://watched-resource",
-     .name = "watched-resource",
-     .title = "Watched resource",
-     .description = "A resource clients may subscribe to.",
-     .mime_type = "text/plain",
-     .text = "Watched resource content."},
+	{.uri = "test://static-text",
+	 .name = "static-text",
+	 .title = "Static text",
+	 .description = "A fixed text resource.",
+	 .mime_type = "text/plain",
+	 .text = "This is the content of the static text resource."},
+	{.uri = "test://static-binary",
+	 .name = "static-binary",
+	 .title = "Static binary",
+	 .description = "A fixed binary resource (a 1x1 PNG).",
+	 .mime_type = "image/png",
+	 .blob_b64 = CONF_PNG},
+	{.uri = "test://watched-resource",
+	 .name = "watched-resource",
+	 .title = "Watched resource",
+	 .description = "A resource clients may subscribe to.",
+	 .mime_type = "text/plain",
+	 .text = "Watched resource content."},
 };
 
 const struct conf_resource *conf_resources(size_t *n)
@@ -40,11 +40,11 @@ const struct conf_resource *conf_resources(size_t *n)
 }
 
 static const struct conf_template conf_template_rows[] = {
-    {.uri_template = "test://template/{id}/data",
-     .name = "template-data",
-     .title = "Template data",
-     .description = "Data for one id, substituted into the URI.",
-     .mime_type = "application/json"},
+	{.uri_template = "test://template/{id}/data",
+	 .name = "template-data",
+	 .title = "Template data",
+	 .description = "Data for one id, substituted into the URI.",
+	 .mime_type = "application/json"},
 };
 
 const struct conf_template *conf_templates(size_t *n)
@@ -112,16 +112,16 @@ static int conf_embedded_prompt(struct mcp_ctx *ctx, json_t *params, json_t **re
 				struct mcp_error *err)
 {
 	(void)ctx;
-	const char *uri =
-	    json_string_value(json_object_get(json_object_get(params, "arguments"), "resourceUri"));
+	const char *uri = json_string_value(
+		json_object_get(json_object_get(params, "arguments"), "resourceUri"));
 	if (!uri)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Missing required argument resourceUri",
 				NULL);
 	*result =
-	    json_pack("{s:[{s:s, s:{s:s, s:{s:s, s:s, s:s}}}, o]}", "messages", "role", "user",
-		      "content", "type", "resource", "resource", "uri", uri, "mimeType",
-		      "text/plain", "text", "Embedded resource content for testing.",
-		      conf_message_text("Please process the embedded resource above."));
+		json_pack("{s:[{s:s, s:{s:s, s:{s:s, s:s, s:s}}}, o]}", "messages", "role", "user",
+			  "content", "type", "resource", "resource", "uri", uri, "mimeType",
+			  "text/plain", "text", "Embedded resource content for testing.",
+			  conf_message_text("Please process the embedded resource above."));
 	return 0;
 }
 
@@ -150,7 +150,7 @@ static int conf_ir_prompt(struct mcp_ctx *ctx, json_t *params, json_t **result,
 						      "\"required\":[\"context\"]}")),
 				NULL, result, err);
 	const char *c =
-	    json_string_value(json_object_get(json_object_get(r, "content"), "context"));
+		json_string_value(json_object_get(json_object_get(r, "content"), "context"));
 	char *text = mem_printf("Use this context: %s", c ? c : "(none given)");
 	*result = json_pack("{s:[o]}", "messages", conf_message_text(text));
 	free(text);
@@ -158,24 +158,24 @@ static int conf_ir_prompt(struct mcp_ctx *ctx, json_t *params, json_t **result,
 }
 
 static const struct conf_prompt_arg conf_args2[] = {
-    {"arg1", "First test argument", true},
-    {"arg2", "Second test argument", true},
+	{"arg1", "First test argument", true},
+	{"arg2", "Second test argument", true},
 };
 static const struct conf_prompt_arg conf_arg_uri[] = {
-    {"resourceUri", "URI of the resource to embed", true},
+	{"resourceUri", "URI of the resource to embed", true},
 };
 
 static const struct conf_prompt conf_prompt_rows[] = {
-    {"test_simple_prompt", "Simple prompt", "A prompt without arguments.", NULL, 0,
-     conf_simple_prompt},
-    {"test_prompt_with_arguments", "Prompt with arguments", "A prompt with two arguments.",
-     conf_args2, 2, conf_args_prompt},
-    {"test_prompt_with_embedded_resource", "Prompt with a resource",
-     "A prompt embedding a resource.", conf_arg_uri, 1, conf_embedded_prompt},
-    {"test_prompt_with_image", "Prompt with an image", "A prompt with an image.", NULL, 0,
-     conf_image_prompt},
-    {"test_input_required_result_prompt", "MRTR prompt",
-     "Asks for the context through an elicitation first.", NULL, 0, conf_ir_prompt},
+	{"test_simple_prompt", "Simple prompt", "A prompt without arguments.", NULL, 0,
+	 conf_simple_prompt},
+	{"test_prompt_with_arguments", "Prompt with arguments", "A prompt with two arguments.",
+	 conf_args2, 2, conf_args_prompt},
+	{"test_prompt_with_embedded_resource", "Prompt with a resource",
+	 "A prompt embedding a resource.", conf_arg_uri, 1, conf_embedded_prompt},
+	{"test_prompt_with_image", "Prompt with an image", "A prompt with an image.", NULL, 0,
+	 conf_image_prompt},
+	{"test_input_required_result_prompt", "MRTR prompt",
+	 "Asks for the context through an elicitation first.", NULL, 0, conf_ir_prompt},
 };
 
 const struct conf_prompt *conf_prompts(size_t *n)

@@ -17,17 +17,17 @@ static const char conf_no_args[] = "{\"type\":\"object\",\"additionalProperties\
 
 /* The suite's json-schema-2020-12 scenario checks that these keywords survive tools/list. */
 static const char conf_schema_2020_12[] =
-    "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
-    "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":{"
-    "\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
-    "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"
-    "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
-    "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
-    "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
-    "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
-    "\"required\":[\"contactMethod\"]},"
-    "\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
-    "\"additionalProperties\":false}";
+	"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+	"\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":{"
+	"\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+	"\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"
+	"\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+	"\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+	"\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+	"\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+	"\"required\":[\"contactMethod\"]},"
+	"\"then\":{\"required\":[\"phone\"]},\"else\":{\"required\":[\"email\"]},"
+	"\"additionalProperties\":false}";
 
 static const char conf_name_schema[] = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
 				       "\"string\"}},\"required\":[\"name\"]}";
@@ -82,11 +82,11 @@ static int conf_mixed(struct mcp_ctx *ctx, json_t *args, json_t **result, struct
 {
 	(void)ctx, (void)args, (void)err;
 	*result =
-	    json_pack("{s:[{s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:{s:s, s:s, s:s}}]}", "content",
-		      "type", "text", "text", "Multiple content types test:", "type", "image",
-		      "data", CONF_PNG, "mimeType", "image/png", "type", "resource", "resource",
-		      "uri", "test://mixed-content-resource", "mimeType", "application/json",
-		      "text", "{\"test\":\"data\",\"value\":123}");
+		json_pack("{s:[{s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:{s:s, s:s, s:s}}]}", "content",
+			  "type", "text", "text", "Multiple content types test:", "type", "image",
+			  "data", CONF_PNG, "mimeType", "image/png", "type", "resource", "resource",
+			  "uri", "test://mixed-content-resource", "mimeType", "application/json",
+			  "text", "{\"test\":\"data\",\"value\":123}");
 	return 0;
 }
 
@@ -183,10 +183,10 @@ static int conf_ir_elicitation(struct mcp_ctx *ctx, json_t *args, json_t **resul
 			       struct mcp_error *err)
 {
 	(void)args;
-	int rc = conf_need(
-	    ctx,
-	    json_pack("{s:o}", "user_name", mrtr_elicit("What is your name?", conf_name_schema)),
-	    NULL, result, err);
+	int rc = conf_need(ctx,
+			   json_pack("{s:o}", "user_name",
+				     mrtr_elicit("What is your name?", conf_name_schema)),
+			   NULL, result, err);
 	if (rc != 1)
 		return rc;
 	const char *name = conf_accepted(ctx, "user_name", "name");
@@ -208,7 +208,7 @@ static int conf_ir_sampling(struct mcp_ctx *ctx, json_t *args, json_t **result,
 		return rc;
 	json_t *r = mrtr_response(ctx, "capital_question");
 	const char *answer =
-	    json_string_value(json_object_get(json_object_get(r, "content"), "text"));
+		json_string_value(json_object_get(json_object_get(r, "content"), "text"));
 	char text[300];
 	snprintf(text, sizeof text, "Sampling response: %s", answer ? answer : "(no text)");
 	*result = conf_text(text);
@@ -219,7 +219,7 @@ static int conf_ir_roots(struct mcp_ctx *ctx, json_t *args, json_t **result, str
 {
 	(void)args;
 	int rc =
-	    conf_need(ctx, json_pack("{s:o}", "client_roots", mrtr_roots()), NULL, result, err);
+		conf_need(ctx, json_pack("{s:o}", "client_roots", mrtr_roots()), NULL, result, err);
 	if (rc != 1)
 		return rc;
 	json_t *roots = json_object_get(mrtr_response(ctx, "client_roots"), "roots");
@@ -236,10 +236,11 @@ static int conf_ir_state(struct mcp_ctx *ctx, json_t *args, json_t **result, str
 {
 	(void)args;
 	json_t *state = json_pack("{s:s}", "step", step);
-	json_t *want = json_pack(
-	    "{s:o}", "confirm",
-	    mrtr_elicit("Please confirm", "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":"
-					  "\"boolean\"}},\"required\":[\"ok\"]}"));
+	json_t *want =
+		json_pack("{s:o}", "confirm",
+			  mrtr_elicit("Please confirm",
+				      "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":"
+				      "\"boolean\"}},\"required\":[\"ok\"]}"));
 	int rc;
 	if (!conf_state_is(ctx, step)) {
 		/* No (or another) state: the first round, whatever responses came along. */
@@ -273,8 +274,8 @@ static int conf_ir_multiple(struct mcp_ctx *ctx, json_t *args, json_t **result,
 	(void)args;
 	json_t *state = json_pack("{s:s}", "step", "multiple");
 	json_t *want = json_pack(
-	    "{s:o, s:o, s:o}", "user_name", mrtr_elicit("What is your name?", conf_name_schema),
-	    "greeting", mrtr_sample("Generate a greeting", 50), "client_roots", mrtr_roots());
+		"{s:o, s:o, s:o}", "user_name", mrtr_elicit("What is your name?", conf_name_schema),
+		"greeting", mrtr_sample("Generate a greeting", 50), "client_roots", mrtr_roots());
 	int rc = conf_state_is(ctx, "multiple") ? conf_need(ctx, want, state, result, err)
 						: mrtr_ask(ctx, want, state, result, err);
 	json_decref(state);
@@ -303,10 +304,10 @@ static int conf_ir_multi_round(struct mcp_ctx *ctx, json_t *args, json_t **resul
 	if (conf_state_is(ctx, "round1") && mrtr_response(ctx, "step1")) {
 		state = json_pack("{s:s, s:s}", "step", "round2", "name", name ? name : "Someone");
 		want = json_pack(
-		    "{s:o}", "step2",
-		    mrtr_elicit("Step 2: What is your favorite color?",
-				"{\"type\":\"object\",\"properties\":{\"color\":{\"type\":"
-				"\"string\"}},\"required\":[\"color\"]}"));
+			"{s:o}", "step2",
+			mrtr_elicit("Step 2: What is your favorite color?",
+				    "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":"
+				    "\"string\"}},\"required\":[\"color\"]}"));
 	} else {
 		state = json_pack("{s:s}", "step", "round1");
 		want = json_pack("{s:o}", "step1",
@@ -365,10 +366,10 @@ static int conf_streaming_elicitation(struct mcp_ctx *ctx, json_t *args, json_t 
 	if (!mrtr_can_ask(ctx, "elicitation/create"))
 		return mrtr_missing(err, "elicitation");
 	notify_progress(ctx, 1, 2, "asking the user");
-	int rc = conf_need(
-	    ctx,
-	    json_pack("{s:o}", "user_name", mrtr_elicit("What is your name?", conf_name_schema)),
-	    NULL, result, err);
+	int rc = conf_need(ctx,
+			   json_pack("{s:o}", "user_name",
+				     mrtr_elicit("What is your name?", conf_name_schema)),
+			   NULL, result, err);
 	if (rc != 1)
 		return rc;
 	*result = conf_text("Elicitation received.");
@@ -384,49 +385,51 @@ static int conf_streaming_elicitation(struct mcp_ctx *ctx, json_t *args, json_t 
 	}
 
 static const struct tool_desc conf_tool_rows[] = {
-    CONF_TOOL("test_simple_text", "Simple text", "Returns a fixed text.", conf_simple_text),
-    CONF_TOOL("test_image_content", "Image", "Returns a 1x1 PNG image.", conf_image),
-    CONF_TOOL("test_audio_content", "Audio", "Returns a tiny WAV file.", conf_audio),
-    CONF_TOOL("test_embedded_resource", "Embedded resource", "Returns an embedded resource.",
-	      conf_embedded),
-    CONF_TOOL("test_multiple_content_types", "Mixed content",
-	      "Returns text, an image and an embedded resource.", conf_mixed),
-    CONF_TOOL("test_error_handling", "Error", "Always returns a tool error.", conf_error),
-    CONF_TOOL("test_tool_with_progress", "Progress",
-	      "Sends progress 0, 50, 100 of 100 when asked for progress.", conf_progress),
-    CONF_TOOL("test_tool_with_logging", "Logging", "Sends three info log messages while it runs.",
-	      conf_logging),
-    CONF_TOOL("test_logging_tool", "Logging (stateless)",
-	      "Logs at info; nothing is sent unless the request set a log level.", conf_logging),
-    CONF_TOOL("test_missing_capability", "Needs sampling",
-	      "Needs the sampling capability; without it the call is refused with -32021.",
-	      conf_missing_capability),
-    CONF_TOOL("test_streaming_elicitation", "Streaming elicitation",
-	      "Sends a notification, then asks for an elicitation.", conf_streaming_elicitation),
-    {.name = "json_schema_2020_12_tool",
-     .title = "JSON Schema 2020-12",
-     .description = "Tool with JSON Schema 2020-12 features",
-     .input_schema = conf_schema_2020_12,
-     .read_only = true,
-     .idempotent = true,
-     .fn = conf_schema_tool},
-    CONF_TOOL("test_input_required_result_elicitation", "MRTR elicitation",
-	      "Asks for the user's name, then greets.", conf_ir_elicitation),
-    CONF_TOOL("test_input_required_result_sampling", "MRTR sampling",
-	      "Asks for a sampling, then returns its text.", conf_ir_sampling),
-    CONF_TOOL("test_input_required_result_list_roots", "MRTR roots",
-	      "Asks for the client's roots, then lists them.", conf_ir_roots),
-    CONF_TOOL("test_input_required_result_request_state", "MRTR requestState",
-	      "Asks for a confirmation with a requestState, then checks it.",
-	      conf_ir_request_state),
-    CONF_TOOL("test_input_required_result_multiple_inputs", "MRTR multiple inputs",
-	      "Asks for an elicitation, a sampling and the roots at once.", conf_ir_multiple),
-    CONF_TOOL("test_input_required_result_multi_round", "MRTR multi-round",
-	      "Asks twice, with a new requestState each round.", conf_ir_multi_round),
-    CONF_TOOL("test_input_required_result_tampered_state", "MRTR tampered state",
-	      "Issues an integrity-protected requestState.", conf_ir_tampered),
-    CONF_TOOL("test_input_required_result_capabilities", "MRTR capabilities",
-	      "Asks only for what the request declared.", conf_ir_capabilities),
+	CONF_TOOL("test_simple_text", "Simple text", "Returns a fixed text.", conf_simple_text),
+	CONF_TOOL("test_image_content", "Image", "Returns a 1x1 PNG image.", conf_image),
+	CONF_TOOL("test_audio_content", "Audio", "Returns a tiny WAV file.", conf_audio),
+	CONF_TOOL("test_embedded_resource", "Embedded resource", "Returns an embedded resource.",
+		  conf_embedded),
+	CONF_TOOL("test_multiple_content_types", "Mixed content",
+		  "Returns text, an image and an embedded resource.", conf_mixed),
+	CONF_TOOL("test_error_handling", "Error", "Always returns a tool error.", conf_error),
+	CONF_TOOL("test_tool_with_progress", "Progress",
+		  "Sends progress 0, 50, 100 of 100 when asked for progress.", conf_progress),
+	CONF_TOOL("test_tool_with_logging", "Logging",
+		  "Sends three info log messages while it runs.", conf_logging),
+	CONF_TOOL("test_logging_tool", "Logging (stateless)",
+		  "Logs at info; nothing is sent unless the request set a log level.",
+		  conf_logging),
+	CONF_TOOL("test_missing_capability", "Needs sampling",
+		  "Needs the sampling capability; without it the call is refused with -32021.",
+		  conf_missing_capability),
+	CONF_TOOL("test_streaming_elicitation", "Streaming elicitation",
+		  "Sends a notification, then asks for an elicitation.",
+		  conf_streaming_elicitation),
+	{.name = "json_schema_2020_12_tool",
+	 .title = "JSON Schema 2020-12",
+	 .description = "Tool with JSON Schema 2020-12 features",
+	 .input_schema = conf_schema_2020_12,
+	 .read_only = true,
+	 .idempotent = true,
+	 .fn = conf_schema_tool},
+	CONF_TOOL("test_input_required_result_elicitation", "MRTR elicitation",
+		  "Asks for the user's name, then greets.", conf_ir_elicitation),
+	CONF_TOOL("test_input_required_result_sampling", "MRTR sampling",
+		  "Asks for a sampling, then returns its text.", conf_ir_sampling),
+	CONF_TOOL("test_input_required_result_list_roots", "MRTR roots",
+		  "Asks for the client's roots, then lists them.", conf_ir_roots),
+	CONF_TOOL("test_input_required_result_request_state", "MRTR requestState",
+		  "Asks for a confirmation with a requestState, then checks it.",
+		  conf_ir_request_state),
+	CONF_TOOL("test_input_required_result_multiple_inputs", "MRTR multiple inputs",
+		  "Asks for an elicitation, a sampling and the roots at once.", conf_ir_multiple),
+	CONF_TOOL("test_input_required_result_multi_round", "MRTR multi-round",
+		  "Asks twice, with a new requestState each round.", conf_ir_multi_round),
+	CONF_TOOL("test_input_required_result_tampered_state", "MRTR tampered state",
+		  "Issues an integrity-protected requestState.", conf_ir_tampered),
+	CONF_TOOL("test_input_required_result_capabilities", "MRTR capabilities",
+		  "Asks only for what the request declared.", conf_ir_capabilities),
 };
 
 const struct tool_desc *conf_tools(size_t *n)
@@ -451,7 +454,7 @@ static int conf_set_level(struct mcp_ctx *ctx, json_t *params, json_t **result,
 }
 
 static const struct mcp_method conf_method_rows[] = {
-    {"logging/setLevel", METHODS_LEGACY, NULL, conf_set_level},
+	{"logging/setLevel", METHODS_LEGACY, NULL, conf_set_level},
 };
 
 const struct mcp_method *conf_methods(size_t *n)

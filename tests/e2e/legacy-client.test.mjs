@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { catalogueScenario } from './fleet-scenario.mjs';
 
 const MCP_URL = process.env.MCP_URL;
 if (!MCP_URL) throw new Error('MCP_URL is not set (e.g. http://127.0.0.1:PORT/mcp)');
@@ -23,11 +24,13 @@ function recordingFetch(log) {
       request: typeof init?.body === 'string' ? init.body : undefined,
     };
     log.push(entry);
-    if (log.length > 20) log.shift();
+    if (log.length > 100) log.shift();
     const res = await fetch(url, init);
     entry.status = res.status;
+    entry.sessionId = res.headers.get('mcp-session-id');
     const type = res.headers.get('content-type') ?? '';
-    entry.response = type.includes('text/event-stream') ? '(event stream)' : (await res.clone().text()).slice(0, 2000);
+    entry.full = type.includes('text/event-stream') ? '' : await res.clone().text();
+    entry.response = type.includes('text/event-stream') ? '(event stream)' : entry.full.slice(0, 2000);
     return res;
   };
 }
@@ -80,6 +83,22 @@ async function scenarioBody({ client, transport, wire, expectVersion, callTool }
   assert.equal(result.structuredContent?.region, 'FR-PAR');
   const text = result.content.find((c) => c.type === 'text')?.text;
   assert.deepEqual(JSON.parse(text), result.structuredContent);
+
+  // Resources, templates, prompts and completion in the negotiated revision's shapes.
+  for (const cap of ['resources', 'prompts', 'completions']) assert.ok(client.getServerCapabilities()?.[cap], `${cap} capability missing`);
+  await catalogueScenario(client, { era: version, opts: REQ, callTool });
+  // Legacy results never carry the 2026 fields, and no session is minted.
+  const posts = wire.filter((e) => e.method === 'POST' && e.status === 200 && e.full?.startsWith('{'));
+  for (const e of posts) {
+    const body = JSON.parse(e.full);
+    if (body.result) {
+      for (const key of ['resultType', 'ttlMs', 'cacheScope']) assert.ok(!(key in body.result), `legacy result carries ${key}: ${e.response.slice(0, 200)}`);
+    }
+  }
+  assert.ok(wire.every((e) => !e.sessionId), 'no Mcp-Session-Id is minted');
+  // On the 2025 wire, resource-not-found is -32002 with data.uri.
+  const miss = posts.map((e) => JSON.parse(e.full)).find((b) => b.error?.data?.uri?.endsWith('VL-2047'));
+  assert.equal(miss?.error.code, -32002, 'the 2025 wire carries -32002 for a missing resource');
 }
 
 describe('2025-era clients', { timeout: 2 * 60_000 }, () => {

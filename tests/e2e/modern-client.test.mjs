@@ -1,7 +1,8 @@
-// E2E: the official v2 MCP client (@modelcontextprotocol/client) pinned to 2026-07-28 against the server at MCP_URL.
+// E2E: the official v2 MCP client (@modelcontextprotocol/client) pinned to 2026-07-28, and in 'auto' mode, against the server at MCP_URL.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { catalogueScenario } from './fleet-scenario.mjs';
 
 const MCP_URL = process.env.MCP_URL;
 if (!MCP_URL) throw new Error('MCP_URL is not set (e.g. http://127.0.0.1:PORT/mcp)');
@@ -132,6 +133,13 @@ describe('v2 client pinned to 2026-07-28', { timeout: 4 * 60_000 }, () => {
     assert.equal(shape(other, OTHER_REGION), shape(unknown, UNKNOWN));
   });
 
+  wireTest('the whole catalogue: resources, templates, prompts, completion (2026-07-28 shapes)', async () => {
+    const caps = client.getServerCapabilities();
+    for (const cap of ['resources', 'prompts', 'completions']) assert.ok(caps?.[cap], `${cap} capability missing`);
+    const opts = { ...REQ, cacheMode: 'bypass' };
+    await catalogueScenario(client, { era: 'modern', opts, callTool: (params) => client.callTool(params, REQ) });
+  });
+
   for (const bad of ['VL-1', "'; DROP TABLE fleet.bikes; --"]) {
     wireTest(`malformed bike id ${JSON.stringify(bad)} is a tool error naming the expected form`, async () => {
       const result = await call(bad);
@@ -147,4 +155,28 @@ describe('v2 client pinned to 2026-07-28', { timeout: 4 * 60_000 }, () => {
       assert.equal(ok.structuredContent?.region, 'FR-PAR');
     });
   }
+});
+
+describe("v2 client in 'auto' mode (probes server/discover)", { timeout: 2 * 60_000 }, () => {
+  test('finds the modern era and serves the whole catalogue', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const wire = [];
+    const client = new Client(
+      { name: 'bikaroo-e2e-auto', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto', probe: { timeoutMs: 10_000 } } },
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: recordingFetch(wire) });
+    try {
+      await withWire(wire, async () => {
+        await client.connect(transport, REQ);
+        assert.equal(client.getProtocolEra(), 'modern');
+        assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
+        assert.ok(wire.some((e) => e.request?.includes('server/discover')), 'auto mode probes server/discover');
+        assert.ok(!wire.some((e) => e.request?.includes('"initialize"')), 'no fallback to initialize');
+        const opts = { ...REQ, cacheMode: 'bypass' };
+        await catalogueScenario(client, { era: 'modern', opts, callTool: (params) => client.callTool(params, REQ) });
+      });
+    } finally {
+      await client.close();
+    }
+  });
 });

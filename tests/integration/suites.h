@@ -6,6 +6,8 @@
 
 Suite *protocol_suite(void);
 Suite *server_suite(void);
+Suite *catalogue_suite(void);
+Suite *stdio_suite(void);
 Suite *sse_suite(void);
 
 #endif

@@ -62,6 +62,26 @@ static char *proto_unhex(const char *hex, size_t *len)
 	return out;
 }
 
+/* The value at a dotted path ("result.tools.0.title": numeric segments index arrays), borrowed,
+ * or NULL when absent. */
+static json_t *proto_at(json_t *root, const char *path)
+{
+	char seg[128];
+	json_t *cur = root;
+	for (const char *p = path; cur && *p;) {
+		size_t n = strcspn(p, ".");
+		snprintf(seg, sizeof seg, "%.*s", (int)n, p);
+		char *end = NULL;
+		unsigned long idx = strtoul(seg, &end, 10);
+		cur = json_is_array(cur) && end && *end == '\0' ? json_array_get(cur, idx)
+								: json_object_get(cur, seg);
+		p += n;
+		if (*p == '.')
+			p++;
+	}
+	return cur;
+}
+
 START_TEST(protocol_case)
 {
 	json_t *c = json_array_get(json_object_get(proto_cases, "cases"), (size_t)_i);
@@ -117,7 +137,7 @@ START_TEST(protocol_case)
 		json_t *err = json_object_get(r.json, "error");
 		ck_assert_msg(json_is_object(err), "%s: no error object in %s", name, r.body);
 		ck_assert_msg(json_integer_value(json_object_get(err, "code")) ==
-				  json_integer_value(code),
+				      json_integer_value(code),
 			      "%s: code in %s", name, r.body);
 		ck_assert_msg(json_is_string(json_object_get(err, "message")), "%s: message", name);
 	}
@@ -128,26 +148,26 @@ START_TEST(protocol_case)
 	json_t *data = json_object_get(expect, "data");
 	if (data)
 		ck_assert_msg(
-		    json_equal(json_object_get(json_object_get(r.json, "error"), "data"), data),
-		    "%s: data in %s", name, r.body);
+			json_equal(json_object_get(json_object_get(r.json, "error"), "data"), data),
+			"%s: data in %s", name, r.body);
 	json_t *result = json_object_get(r.json, "result");
 	const char *rt = json_string_value(json_object_get(expect, "resultType"));
 	if (rt)
 		ck_assert_msg(
-		    strcmp(json_string_value(json_object_get(result, "resultType")), rt) == 0,
-		    "%s: resultType in %s", name, r.body);
+			strcmp(json_string_value(json_object_get(result, "resultType")), rt) == 0,
+			"%s: resultType in %s", name, r.body);
 	json_t *is_error = json_object_get(expect, "isError");
 	if (is_error)
 		ck_assert_msg(json_equal(json_object_get(result, "isError"), is_error),
 			      "%s: isError in %s", name, r.body);
 	const char *pv = json_string_value(json_object_get(expect, "protocolVersion"));
 	if (pv)
-		ck_assert_msg(
-		    strcmp(json_string_value(json_object_get(result, "protocolVersion")), pv) == 0,
-		    "%s: protocolVersion in %s", name, r.body);
+		ck_assert_msg(strcmp(json_string_value(json_object_get(result, "protocolVersion")),
+				     pv) == 0,
+			      "%s: protocolVersion in %s", name, r.body);
 	if (json_is_true(json_object_get(expect, "noResultType")))
 		ck_assert_msg(result && !json_object_get(result, "resultType") &&
-				  !json_object_get(result, "ttlMs"),
+				      !json_object_get(result, "ttlMs"),
 			      "%s: legacy result must not carry resultType/ttlMs: %s", name,
 			      r.body);
 	if (json_is_true(json_object_get(expect, "noSessionId")))
@@ -160,6 +180,22 @@ START_TEST(protocol_case)
 		ck_assert_msg(strcasestr(r.headers, want) != NULL, "%s: no Allow header in %s",
 			      name, r.headers);
 	}
+	/* Dotted-path checks on the whole response: values that must be equal, keys that must be
+	 * absent (per-version projection, legacy shapes). */
+	const char *jpath;
+	json_t *want;
+	json_object_foreach (json_object_get(expect, "equal"), jpath, want) {
+		json_t *got = proto_at(r.json, jpath);
+		char *g = got ? json_dumps(got, JSON_ENCODE_ANY) : NULL;
+		ck_assert_msg(got && json_equal(got, want), "%s: %s is %s in %s", name, jpath,
+			      g ? g : "(absent)", r.body);
+		free(g);
+	}
+	json_array_foreach (json_object_get(expect, "absent"), i, h) {
+		jpath = json_string_value(h);
+		ck_assert_msg(proto_at(r.json, jpath) == NULL, "%s: %s must be absent in %s", name,
+			      path, r.body);
+	}
 	it_response_free(&r);
 	free(body);
 
@@ -167,7 +203,7 @@ START_TEST(protocol_case)
 	it_mcp(proto_srv.port, "tools/call", "get_bike_status",
 	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}", &r);
 	ck_assert_msg(r.status == 200 && json_is_false(json_object_get(
-					     json_object_get(r.json, "result"), "isError")),
+						 json_object_get(r.json, "result"), "isError")),
 		      "%s: server no longer serves: %s", name, r.body);
 	it_response_free(&r);
 }

@@ -36,13 +36,14 @@ static void call(const char *tool, const char *accept, const char *caps, const c
 	snprintf(nh, sizeof nh, "Mcp-Name: %s", tool);
 	snprintf(ah, sizeof ah, "Accept: %s", accept);
 	const char *headers[] = {
-	    "Content-Type: application/json", ah, "MCP-Protocol-Version: 2026-07-28",
-	    "Mcp-Method: tools/call",         nh, NULL};
+		"Content-Type: application/json", ah, "MCP-Protocol-Version: 2026-07-28",
+		"Mcp-Method: tools/call",         nh, NULL};
 	char *body = mem_printf(
-	    "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
-	    "\"arguments\":{},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
-	    "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":%s%s}}}",
-	    tool, caps, meta_extra);
+		"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/"
+		"call\",\"params\":{\"name\":\"%s\","
+		"\"arguments\":{},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+		"\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":%s%s}}}",
+		tool, caps, meta_extra);
 	it_http(srv.port, "POST", "/mcp", headers, body, strlen(body), r);
 	free(body);
 }
@@ -96,8 +97,8 @@ START_TEST(plain_json_without_a_token_or_without_sse_in_accept)
 	call("test_tool_with_progress", "application/json", "{}", ",\"progressToken\":1", &r);
 	ck_assert(has_header(&r, "Content-Type: application/json"));
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(r.json, "result"), "resultType")),
-	    "complete");
+		json_string_value(json_object_get(json_object_get(r.json, "result"), "resultType")),
+		"complete");
 	it_response_free(&r);
 }
 END_TEST
@@ -129,7 +130,7 @@ START_TEST(missing_capability_is_a_plain_400)
 	json_t *e = json_object_get(r.json, "error");
 	ck_assert_int_eq(json_integer_value(json_object_get(e, "code")), -32021);
 	ck_assert(json_is_object(json_object_get(
-	    json_object_get(json_object_get(e, "data"), "requiredCapabilities"), "sampling")));
+		json_object_get(json_object_get(e, "data"), "requiredCapabilities"), "sampling")));
 	it_response_free(&r);
 }
 END_TEST

@@ -10,6 +10,7 @@ Suite *pager_suite(void);
 Suite *mcp_suite(void);
 Suite *misc_suite(void);
 Suite *reqstate_suite(void);
+Suite *prompts_suite(void);
 Suite *mrtr_suite(void);
 
 #endif

@@ -53,16 +53,16 @@ static int chatty_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struc
 
 static const char any_args[] = "{\"type\":\"object\"}";
 static const struct tool_desc extra[] = {
-    {.name = "ask",
-     .title = "Ask",
-     .description = "asks",
-     .input_schema = any_args,
-     .fn = ask_tool},
-    {.name = "chatty",
-     .title = "Chatty",
-     .description = "talks",
-     .input_schema = any_args,
-     .fn = chatty_tool},
+	{.name = "ask",
+	 .title = "Ask",
+	 .description = "asks",
+	 .input_schema = any_args,
+	 .fn = ask_tool},
+	{.name = "chatty",
+	 .title = "Chatty",
+	 .description = "talks",
+	 .input_schema = any_args,
+	 .fn = chatty_tool},
 };
 
 /* A method that may not answer input_required, answering it anyway (a bug the core catches). */
@@ -74,7 +74,7 @@ static int bad_method(struct mcp_ctx *ctx, json_t *params, json_t **result, stru
 }
 
 static const struct mcp_method extra_methods[] = {
-    {"test/bad", METHODS_MODERN, NULL, bad_method},
+	{"test/bad", METHODS_MODERN, NULL, bad_method},
 };
 
 static void setup(void)
@@ -107,10 +107,11 @@ static json_t *call(const struct fleet_actor *a, const char *name, const char *e
 		    const char *caps, const char *meta_extra, int *status, struct sink *sink)
 {
 	char *body = mem_printf(
-	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
-	    "\"arguments\":{}%s%s,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
-	    "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":%s%s}}}",
-	    name, *extra_params ? "," : "", extra_params, caps, meta_extra);
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/"
+		"call\",\"params\":{\"name\":\"%s\","
+		"\"arguments\":{}%s%s,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+		"\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":%s%s}}}",
+		name, *extra_params ? "," : "", extra_params, caps, meta_extra);
 	struct mcp_request req = {.transport = MCP_TRANSPORT_HTTP,
 				  .body = body,
 				  .body_len = strlen(body),
@@ -145,10 +146,10 @@ START_TEST(input_required_then_complete_with_the_sealed_state)
 	ck_assert_int_eq(st, 200);
 	json_t *res = json_object_get(r, "result");
 	ck_assert_str_eq(json_string_value(json_object_get(res, "resultType")), "input_required");
-	ck_assert_str_eq(
-	    json_string_value(json_object_get(
-		json_object_get(json_object_get(res, "inputRequests"), "confirm"), "method")),
-	    "elicitation/create");
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(json_object_get(res, "inputRequests"), "confirm"),
+				 "method")),
+			 "elicitation/create");
 	ck_assert_ptr_null(json_object_get(res, "ttlMs"));
 	ck_assert_ptr_null(json_object_get(res, "cacheScope"));
 	const char *state = json_string_value(json_object_get(res, "requestState"));
@@ -158,8 +159,8 @@ START_TEST(input_required_then_complete_with_the_sealed_state)
 				 state);
 	json_t *r2 = call(&marie, "ask", retry, ELICIT, "", &st, NULL);
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(r2, "result"), "resultType")),
-	    "complete");
+		json_string_value(json_object_get(json_object_get(r2, "result"), "resultType")),
+		"complete");
 	json_decref(r2);
 	/* The same state presented for another request (another tool) is refused. */
 	r2 = call(&marie, "chatty", retry, ELICIT, "", &st, NULL);
@@ -245,8 +246,8 @@ START_TEST(progress_only_with_a_token_and_logs_only_at_the_level)
 		 ",\"progressToken\":\"p1\",\"io.modelcontextprotocol/logLevel\":\"warning\"", &st,
 		 &s);
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(r, "result"), "resultType")),
-	    "complete");
+		json_string_value(json_object_get(json_object_get(r, "result"), "resultType")),
+		"complete");
 	/* progress 0, the error log (info is below warning), progress 2 */
 	ck_assert_uint_eq(json_array_size(s.msgs), 3);
 	json_t *p0 = json_array_get(s.msgs, 0), *lg = json_array_get(s.msgs, 1),
@@ -254,13 +255,13 @@ START_TEST(progress_only_with_a_token_and_logs_only_at_the_level)
 	ck_assert_str_eq(json_string_value(json_object_get(p0, "method")),
 			 "notifications/progress");
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(p0, "params"), "progressToken")),
-	    "p1");
+		json_string_value(json_object_get(json_object_get(p0, "params"), "progressToken")),
+		"p1");
 	ck_assert_str_eq(json_string_value(json_object_get(lg, "method")), "notifications/message");
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(lg, "params"), "level")),
 			 "error");
 	ck_assert_int_eq(
-	    json_integer_value(json_object_get(json_object_get(p2, "params"), "progress")), 2);
+		json_integer_value(json_object_get(json_object_get(p2, "params"), "progress")), 2);
 	ck_assert_ptr_null(json_object_get(p2, "id"));
 	json_decref(r);
 	json_decref(s.msgs);

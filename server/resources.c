@@ -1,0 +1,389 @@
+/* Resources: the descriptor tables, listing, URI matching and the adapters to the domain.
+ * No file-system path is ever derived from a URI: documents are loaded at start from the file
+ * names written in the table, and a URI only selects a row. */
+#include "resources.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/mem.h"
+#include "../domain/reference.h"
+#include "pager.h"
+
+#define RESOURCES_LIST_TTL_MS 3600000L
+#define RESOURCES_DOC_TTL_MS 3600000L
+#define RESOURCES_CODES_TTL_MS 300000L
+#define RESOURCES_BIKE_TTL_MS 10000L
+
+/* ---- adapters to the domain ------------------------------------------------------------ */
+
+/* Maps a failed domain read: no scope -> 403 insufficient_scope on HTTP (like tools/call);
+ * no right or not visible -> not found (no existence oracle); the rest -> -32603. */
+static enum resource_status resources_domain_failure(struct mcp_ctx *ctx, enum fleet_status st,
+						     struct mcp_error *err)
+{
+	if (st == FLEET_NOT_FOUND)
+		return RESOURCE_NOT_FOUND;
+	if (st == FLEET_FORBIDDEN && !(ctx->req->actor->scopes & FLEET_SCOPE_READ)) {
+		ctx->missing_scope = "fleet:read";
+		mcp_fail(err, MCP_INVALID_PARAMS, "Insufficient scope",
+			 json_pack("{s:s}", "requiredScope", "fleet:read"));
+		return RESOURCE_FAILED;
+	}
+	if (st == FLEET_FORBIDDEN)
+		return RESOURCE_NOT_FOUND;
+	mcp_fail(err, MCP_INTERNAL_ERROR,
+		 st == FLEET_UNAVAILABLE
+			 ? "The fleet database is unavailable right now; try again in a minute"
+			 : "Internal error",
+		 NULL);
+	return RESOURCE_FAILED;
+}
+
+static enum resource_status resources_read_status_codes(struct mcp_ctx *ctx, const char *uri,
+							const char *value, json_t **result,
+							struct mcp_error *err)
+{
+	(void)value;
+	struct fleet_status_code codes[REFERENCE_MAX_CODES];
+	size_t n = 0;
+	enum fleet_status st =
+		reference_status_codes(ctx->req->actor, codes, REFERENCE_MAX_CODES, &n);
+	if (st != FLEET_OK)
+		return resources_domain_failure(ctx, st, err);
+	json_t *list = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:b}", "code", codes[i].code,
+						      "label", codes[i].label, "description",
+						      codes[i].description, "rentable",
+						      codes[i].rentable));
+	json_t *doc = json_pack("{s:o}", "statusCodes", list);
+	char *text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	/* Reference data, the same for every caller who may read it. */
+	*result =
+		resources_text_result(uri, "application/json", text, RESOURCES_CODES_TTL_MS, false);
+	free(text);
+	return RESOURCE_OK;
+}
+
+static json_t *resources_nullable(const char *s)
+{
+	return *s ? json_string(s) : json_null();
+}
+
+/* bikaroo://fleet/bikes/{bikeId}: the same read and the same rules as get_bike_status. */
+static enum resource_status resources_read_bike(struct mcp_ctx *ctx, const char *uri,
+						const char *value, json_t **result,
+						struct mcp_error *err)
+{
+	struct fleet_bike_status b;
+	enum fleet_status st = fleet_get_bike_status(ctx->req->actor, value, &b);
+	if (st != FLEET_OK)
+		return resources_domain_failure(ctx, st, err);
+	json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id,
+				"status", b.status, "statusLabel", b.status_label, "region",
+				b.region, "station", resources_nullable(b.station), "batteryPct",
+				b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct),
+				"lastSeenAt", b.last_seen_at, "openCaseId",
+				resources_nullable(b.open_case_id));
+	char *text = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	/* Per-user: what this caller may see. */
+	*result = resources_text_result(uri, "application/json", text, RESOURCES_BIKE_TTL_MS, true);
+	free(text);
+	return RESOURCE_OK;
+}
+
+/* ---- the registry ---------------------------------------------------------------------- */
+
+static const struct resource_desc resources_builtin[] = {
+	{
+		.uri = "bikaroo://fleet/status-codes",
+		.name = "status-codes",
+		.title = "Bike status codes",
+		.description =
+			"Every bike status code with its label, its meaning and whether a bike "
+			"in that status can be rented (JSON).",
+		.mime_type = "application/json",
+		.read = resources_read_status_codes,
+	},
+	{
+		.uri = "bikaroo://procedures/damaged-bike",
+		.name = "damaged-bike-procedure",
+		.title = "Procedure: damaged bike",
+		.description = "What staff do when a bike is reported damaged: safety first, check "
+			       "the bike, report it, follow the case (Markdown).",
+		.mime_type = "text/markdown",
+		.file = "damaged-bike.md",
+		.ttl_ms = RESOURCES_DOC_TTL_MS,
+	},
+};
+
+static const struct resource_template_desc resources_builtin_tpl[] = {
+	{
+		.uri_template = "bikaroo://fleet/bikes/{bikeId}",
+		.name = "bike",
+		.title = "Bike status",
+		.description =
+			"The current status of one bike in your regions (the same data as the "
+			"get_bike_status tool), as JSON.",
+		.mime_type = "application/json",
+		.prefix = "bikaroo://fleet/bikes/",
+		.var = "bikeId",
+		.suffix = "",
+		.read = resources_read_bike,
+		.complete = completion_bike_ids,
+	},
+	/* bikaroo://cases/{caseId} comes with the business-state issue: one row here. */
+};
+
+#define RESOURCES_NBUILTIN (sizeof resources_builtin / sizeof resources_builtin[0])
+#define RESOURCES_NBUILTIN_TPL (sizeof resources_builtin_tpl / sizeof resources_builtin_tpl[0])
+
+static const struct resource_desc *resources_extra;
+static size_t resources_nextra;
+static const struct resource_template_desc *resources_extra_tpl;
+static size_t resources_nextra_tpl;
+
+/* Loaded documents, parallel to the rows (built-in first, then extra). */
+#define RESOURCES_MAX_ROWS 64
+static char *resources_docs[RESOURCES_MAX_ROWS];
+
+void resources_set_extra(const struct resource_desc *res, size_t nres,
+			 const struct resource_template_desc *tpl, size_t ntpl)
+{
+	resources_extra = res;
+	resources_nextra = nres;
+	resources_extra_tpl = tpl;
+	resources_nextra_tpl = ntpl;
+}
+
+static size_t resources_count(void)
+{
+	size_t n = RESOURCES_NBUILTIN + resources_nextra;
+	return n < RESOURCES_MAX_ROWS ? n : RESOURCES_MAX_ROWS;
+}
+
+static const struct resource_desc *resources_row(size_t i)
+{
+	return i < RESOURCES_NBUILTIN ? &resources_builtin[i]
+				      : &resources_extra[i - RESOURCES_NBUILTIN];
+}
+
+static size_t resources_tpl_count(void)
+{
+	return RESOURCES_NBUILTIN_TPL + resources_nextra_tpl;
+}
+
+static const struct resource_template_desc *resources_tpl_row(size_t i)
+{
+	return i < RESOURCES_NBUILTIN_TPL ? &resources_builtin_tpl[i]
+					  : &resources_extra_tpl[i - RESOURCES_NBUILTIN_TPL];
+}
+
+/* Reads dir/name whole, at most RESOURCES_FILE_MAX bytes, as UTF-8 text (new, or NULL). */
+static char *resources_load(const char *dir, const char *name)
+{
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+		return NULL;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		log_error("resources: cannot open %s", path);
+		return NULL;
+	}
+	char *buf = mem_alloc(RESOURCES_FILE_MAX + 1);
+	size_t n = fread(buf, 1, RESOURCES_FILE_MAX + 1, f);
+	fclose(f);
+	if (n == 0 || n > RESOURCES_FILE_MAX || memchr(buf, '\0', n)) {
+		log_error("resources: %s must be non-empty text of at most %zu bytes", path,
+			  RESOURCES_FILE_MAX);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	/* The text goes into JSON strings: it must be valid UTF-8. */
+	json_t *probe = json_string(buf);
+	if (!probe) {
+		log_error("resources: %s is not valid UTF-8", path);
+		free(buf);
+		return NULL;
+	}
+	json_decref(probe);
+	return buf;
+}
+
+int resources_init(const char *dir)
+{
+	for (size_t i = 0; i < resources_count(); i++) {
+		const struct resource_desc *r = resources_row(i);
+		if (!r->file)
+			continue;
+		free(resources_docs[i]);
+		resources_docs[i] = resources_load(dir, r->file);
+		if (!resources_docs[i])
+			return -1;
+	}
+	return 0;
+}
+
+void resources_cleanup(void)
+{
+	for (size_t i = 0; i < RESOURCES_MAX_ROWS; i++) {
+		free(resources_docs[i]);
+		resources_docs[i] = NULL;
+	}
+}
+
+const char *resources_document(const char *uri, const char **mime_type)
+{
+	for (size_t i = 0; i < resources_count(); i++) {
+		const struct resource_desc *r = resources_row(i);
+		if (r->file && resources_docs[i] && strcmp(r->uri, uri) == 0) {
+			if (mime_type)
+				*mime_type = r->mime_type;
+			return resources_docs[i];
+		}
+	}
+	return NULL;
+}
+
+const struct resource_template_desc *resources_template_find(const char *uri_template)
+{
+	for (size_t i = 0; i < resources_tpl_count(); i++)
+		if (strcmp(resources_tpl_row(i)->uri_template, uri_template) == 0)
+			return resources_tpl_row(i);
+	return NULL;
+}
+
+json_t *resources_text_result(const char *uri, const char *mime_type, const char *text, long ttl_ms,
+			      bool private_scope)
+{
+	json_t *r = json_pack("{s:[{s:s, s:s, s:s}]}", "contents", "uri", uri, "mimeType",
+			      mime_type, "text", text);
+	mcp_cacheable(r, ttl_ms, private_scope);
+	return r;
+}
+
+/* ---- listing --------------------------------------------------------------------------- */
+
+/* Common metadata as the request's revision knows it (title from 2025-06-18 on). */
+static void resources_describe(const struct mcp_ctx *ctx, json_t *o, const char *name,
+			       const char *title, const char *description, const char *mime)
+{
+	json_object_set_new(o, "name", json_string(name));
+	if (title && mcp_version_at_least(ctx, "2025-06-18"))
+		json_object_set_new(o, "title", json_string(title));
+	if (description)
+		json_object_set_new(o, "description", json_string(description));
+	if (mime)
+		json_object_set_new(o, "mimeType", json_string(mime));
+}
+
+int resources_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	json_t *all = json_array();
+	for (size_t i = 0; i < resources_count(); i++) {
+		const struct resource_desc *r = resources_row(i);
+		json_t *o = json_pack("{s:s}", "uri", r->uri);
+		resources_describe(ctx, o, r->name, r->title, r->description, r->mime_type);
+		json_array_append_new(all, o);
+	}
+	/* The same list for every caller today: public. */
+	return pager_page(ctx, params, all, "resources", RESOURCES_LIST_TTL_MS, false, result, err);
+}
+
+int resources_templates_list(struct mcp_ctx *ctx, json_t *params, json_t **result,
+			     struct mcp_error *err)
+{
+	json_t *all = json_array();
+	for (size_t i = 0; i < resources_tpl_count(); i++) {
+		const struct resource_template_desc *t = resources_tpl_row(i);
+		json_t *o = json_pack("{s:s}", "uriTemplate", t->uri_template);
+		resources_describe(ctx, o, t->name, t->title, t->description, t->mime_type);
+		json_array_append_new(all, o);
+	}
+	return pager_page(ctx, params, all, "resourceTemplates", RESOURCES_LIST_TTL_MS, false,
+			  result, err);
+}
+
+/* ---- reading --------------------------------------------------------------------------- */
+
+/* True when s is a plausible variable value: RFC 3986 unreserved characters only, so that no
+ * '/', '?', '#', '%' or dot-segment trick can reach a reader. */
+static bool resources_value_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > RESOURCES_VALUE_MAX)
+		return false;
+	if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '.' || c == '_' || c == '~'))
+			return false;
+	}
+	return true;
+}
+
+/* Matches uri against t; on success copies the variable into value (cap > VALUE_MAX). */
+static bool resources_match(const struct resource_template_desc *t, const char *uri, char *value,
+			    size_t cap)
+{
+	size_t lp = strlen(t->prefix), ls = strlen(t->suffix), lu = strlen(uri);
+	if (lu < lp + ls || strncmp(uri, t->prefix, lp) != 0 ||
+	    strcmp(uri + lu - ls, t->suffix) != 0)
+		return false;
+	size_t n = lu - lp - ls;
+	if (n >= cap || !resources_value_ok(uri + lp, n))
+		return false;
+	memcpy(value, uri + lp, n);
+	value[n] = '\0';
+	return true;
+}
+
+static int resources_not_found(const struct mcp_ctx *ctx, const char *uri, struct mcp_error *err)
+{
+	/* 2026-07-28: -32602 (MUST); 2025 clients: -32002. Never an empty contents array. */
+	return mcp_fail(err, ctx->modern ? MCP_INVALID_PARAMS : MCP_LEGACY_RESOURCE_NOT_FOUND,
+			"Resource not found", json_pack("{s:s}", "uri", uri));
+}
+
+int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	json_t *ju = json_object_get(params, "uri");
+	if (!json_is_string(ju))
+		return mcp_fail(err, MCP_INVALID_PARAMS, "resources/read needs a string 'uri'",
+				NULL);
+	const char *uri = json_string_value(ju);
+	if (json_string_length(ju) > RESOURCES_URI_MAX)
+		return resources_not_found(ctx, uri, err);
+	enum resource_status st = RESOURCE_NOT_FOUND;
+	for (size_t i = 0; i < resources_count(); i++) {
+		const struct resource_desc *r = resources_row(i);
+		if (strcmp(r->uri, uri) != 0)
+			continue;
+		if (r->read) {
+			st = r->read(ctx, uri, NULL, result, err);
+		} else if (resources_docs[i]) {
+			*result = resources_text_result(uri, r->mime_type, resources_docs[i],
+							r->ttl_ms, r->private_scope);
+			st = RESOURCE_OK;
+		}
+		goto done;
+	}
+	char value[RESOURCES_VALUE_MAX + 1];
+	for (size_t i = 0; i < resources_tpl_count(); i++) {
+		const struct resource_template_desc *t = resources_tpl_row(i);
+		if (resources_match(t, uri, value, sizeof value)) {
+			st = t->read(ctx, uri, value, result, err);
+			goto done;
+		}
+	}
+done:
+	if (st == RESOURCE_NOT_FOUND)
+		return resources_not_found(ctx, uri, err);
+	return st == RESOURCE_OK ? 0 : -1;
+}

@@ -1,0 +1,307 @@
+/* stdio transport: a reader (the calling thread) splits stdin into lines of at most
+ * BIKAROO_MAX_BODY_BYTES, a small worker pool runs mcp_handle() on them, and one mutex keeps
+ * each response on its own stdout line. Cancellation: notifications/cancelled marks the
+ * in-flight request; its worker finishes the (short, read-only) database call but writes no
+ * response for it. `initialize` is answered by the reader itself, so the revision it
+ * negotiates is known before the next line is read. */
+#include "stdio_transport.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../common/mem.h"
+#include "identity.h"
+#include "mcp.h"
+
+struct stdio_job {
+	char *line;
+	size_t len;
+	json_t *id; /* new reference: the request id, for cancellation */
+	const char *session_version;
+	bool cancelled;
+	unsigned long seq;
+	struct stdio_job *next;
+};
+
+struct stdio_conn {
+	const struct fleet_actor *actor;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct stdio_job *head, *tail; /* waiting for a worker */
+	struct stdio_job *running[STDIO_WORKERS];
+	size_t inflight; /* queued + running */
+	bool eof;
+	pthread_mutex_t out_lock;
+	bool out_broken;
+	const char *session_version; /* negotiated by this connection's initialize, or NULL */
+	unsigned long seq;
+};
+
+int stdio_identity(const struct cfg *cfg, struct fleet_actor *out)
+{
+	return identity_local(cfg, out);
+}
+
+/* Writes one message line; a broken stdout ends the connection. */
+static void stdio_write(struct stdio_conn *c, const char *body)
+{
+	pthread_mutex_lock(&c->out_lock);
+	if (!c->out_broken) {
+		size_t n = strlen(body);
+		if (fwrite(body, 1, n, stdout) != n || fputc('\n', stdout) == EOF ||
+		    fflush(stdout) != 0) {
+			c->out_broken = true;
+			log_error("stdio: cannot write to stdout; stopping");
+		}
+	}
+	pthread_mutex_unlock(&c->out_lock);
+}
+
+static void stdio_run_one(struct stdio_conn *c, const char *line, size_t len,
+			  const char *session_version, unsigned long seq, struct mcp_response *resp)
+{
+	char reqid[24];
+	snprintf(reqid, sizeof reqid, "s%lu", seq);
+	struct mcp_request req = {
+		.transport = MCP_TRANSPORT_STDIO,
+		.body = line,
+		.body_len = len,
+		.actor = c->actor,
+		.reqid = reqid,
+		.session_version = session_version,
+	};
+	mcp_handle(&req, resp);
+}
+
+struct stdio_worker_arg {
+	struct stdio_conn *c;
+	size_t slot; /* this worker's index in c->running */
+};
+
+static void *stdio_worker(void *arg)
+{
+	struct stdio_conn *c = ((struct stdio_worker_arg *)arg)->c;
+	size_t slot = ((struct stdio_worker_arg *)arg)->slot;
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->head && !c->eof)
+			pthread_cond_wait(&c->changed, &c->lock);
+		if (!c->head)
+			break;
+		struct stdio_job *j = c->head;
+		c->head = j->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->running[slot] = j;
+		bool skip = j->cancelled;
+		pthread_mutex_unlock(&c->lock);
+
+		struct mcp_response resp = {0};
+		if (!skip)
+			stdio_run_one(c, j->line, j->len, j->session_version, j->seq, &resp);
+
+		pthread_mutex_lock(&c->lock);
+		c->running[slot] = NULL;
+		bool cancelled = j->cancelled;
+		pthread_mutex_unlock(&c->lock);
+		if (resp.body && !cancelled)
+			stdio_write(c, resp.body);
+		else if (cancelled)
+			log_msg(LOG_INFO, NULL, "stdio: request %lu cancelled; no response written",
+				j->seq);
+		mcp_response_free(&resp);
+		json_decref(j->id);
+		free(j->line);
+		free(j);
+		pthread_mutex_lock(&c->lock);
+		c->inflight--;
+		pthread_cond_broadcast(&c->changed);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* notifications/cancelled {requestId}: marks every queued or running request with that id.
+ * Unknown, finished or malformed ids are ignored, as the spec asks. */
+static void stdio_cancel(struct stdio_conn *c, json_t *request_id)
+{
+	if (!json_is_string(request_id) && !json_is_integer(request_id))
+		return;
+	pthread_mutex_lock(&c->lock);
+	for (struct stdio_job *j = c->head; j; j = j->next)
+		if (json_equal(j->id, request_id))
+			j->cancelled = true;
+	for (size_t i = 0; i < STDIO_WORKERS; i++)
+		if (c->running[i] && json_equal(c->running[i]->id, request_id))
+			c->running[i]->cancelled = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* `initialize` (un-enveloped): answered here, and the negotiated legacy revision is kept for the
+ * connection's later un-enveloped requests. */
+static void stdio_initialize(struct stdio_conn *c, const char *line, size_t len)
+{
+	struct mcp_response resp = {0};
+	stdio_run_one(c, line, len, c->session_version, ++c->seq, &resp);
+	json_t *r = resp.body ? mcp_parse_strict(resp.body, strlen(resp.body)) : NULL;
+	const char *v =
+		json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion"));
+	for (size_t i = 0; v && mcp_legacy_version(i); i++)
+		if (strcmp(v, mcp_legacy_version(i)) == 0)
+			c->session_version = mcp_legacy_version(i); /* static string */
+	json_decref(r);
+	if (resp.body)
+		stdio_write(c, resp.body);
+	mcp_response_free(&resp);
+}
+
+static void stdio_line(struct stdio_conn *c, char *line, size_t len)
+{
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (len == 0)
+		return; /* blank lines between messages are tolerated */
+	json_t *msg = mcp_parse_strict(line, len);
+	json_t *params = json_object_get(msg, "params");
+	const char *method = json_string_value(json_object_get(msg, "method"));
+	json_t *id = json_object_get(msg, "id");
+	bool enveloped = json_object_get(json_object_get(params, "_meta"),
+					 "io.modelcontextprotocol/protocolVersion") != NULL;
+	if (json_is_object(msg) && !id && method) {
+		if (strcmp(method, "notifications/cancelled") == 0)
+			stdio_cancel(c, json_object_get(params, "requestId"));
+		json_decref(msg); /* other notifications need no answer and change nothing */
+		return;
+	}
+	if (json_is_object(msg) && !method && id &&
+	    (json_object_get(msg, "result") || json_object_get(msg, "error"))) {
+		/* A response: this server sends no requests, so there is nothing to match it to,
+		 * and a response is never answered. */
+		log_warn("stdio: ignoring a JSON-RPC response from the client");
+		json_decref(msg);
+		return;
+	}
+	if (json_is_object(msg) && method && strcmp(method, "initialize") == 0 && !enveloped) {
+		json_decref(msg);
+		stdio_initialize(c, line, len);
+		return;
+	}
+	struct stdio_job *j = mem_calloc(1, sizeof *j);
+	j->line = mem_strndup(line, len);
+	j->len = len;
+	j->id = (json_is_string(id) || json_is_integer(id)) ? json_incref(id) : NULL;
+	json_decref(msg);
+	pthread_mutex_lock(&c->lock);
+	while (c->inflight >= STDIO_MAX_INFLIGHT)
+		pthread_cond_wait(&c->changed, &c->lock);
+	j->session_version = c->session_version;
+	j->seq = ++c->seq;
+	c->inflight++;
+	if (c->tail)
+		c->tail->next = j;
+	else
+		c->head = j;
+	c->tail = j;
+	pthread_cond_broadcast(&c->changed);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void stdio_too_long(struct stdio_conn *c, size_t max)
+{
+	char body[200];
+	snprintf(body, sizeof body,
+		 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":%d,\"message\":\"Invalid "
+		 "Request: a message is longer than %zu bytes\"}}",
+		 MCP_INVALID_REQUEST, max);
+	log_warn("stdio: a line longer than %zu bytes was discarded", max);
+	stdio_write(c, body);
+}
+
+int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
+{
+	struct stdio_conn c = {.actor = actor};
+	pthread_mutex_init(&c.lock, NULL);
+	pthread_cond_init(&c.changed, NULL);
+	pthread_mutex_init(&c.out_lock, NULL);
+	/* Workers never take SIGINT/SIGTERM: the reader's read() must see them (EINTR). */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pthread_t workers[STDIO_WORKERS];
+	struct stdio_worker_arg args[STDIO_WORKERS];
+	for (size_t i = 0; i < STDIO_WORKERS; i++) {
+		args[i] = (struct stdio_worker_arg){&c, i};
+		pthread_create(&workers[i], NULL, stdio_worker, &args[i]);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	size_t max = (size_t)cfg->max_body;
+	char *line = mem_alloc(max + 1);
+	size_t len = 0;
+	bool overflow = false; /* discarding the rest of a too-long line */
+	char chunk[65536];
+	int rc = 0;
+	for (;;) {
+		ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR) {
+			log_info("stdio: interrupted; stopping");
+			break;
+		}
+		if (got < 0) {
+			log_error("stdio: cannot read stdin: %s", strerror(errno));
+			rc = 1;
+			break;
+		}
+		if (got == 0)
+			break; /* EOF: the client closed stdin */
+		for (const char *p = chunk, *end = chunk + got; p < end;) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t n = (size_t)((nl ? nl : end) - p);
+			if (!overflow && len + n > max) {
+				overflow = true;
+				len = 0;
+				stdio_too_long(&c, max);
+			}
+			if (!overflow) {
+				memcpy(line + len, p, n);
+				len += n;
+			}
+			p += n;
+			if (nl) {
+				if (!overflow)
+					stdio_line(&c, line, len);
+				overflow = false;
+				len = 0;
+				p++;
+			}
+		}
+		pthread_mutex_lock(&c.out_lock);
+		bool broken = c.out_broken;
+		pthread_mutex_unlock(&c.out_lock);
+		if (broken)
+			break;
+	}
+	if (len && !overflow)
+		stdio_line(&c, line, len); /* a last message without its newline */
+	free(line);
+
+	/* Answer what was already read, then stop the workers. */
+	pthread_mutex_lock(&c.lock);
+	c.eof = true;
+	pthread_cond_broadcast(&c.changed);
+	pthread_mutex_unlock(&c.lock);
+	for (size_t i = 0; i < STDIO_WORKERS; i++)
+		pthread_join(workers[i], NULL);
+	pthread_mutex_destroy(&c.lock);
+	pthread_cond_destroy(&c.changed);
+	pthread_mutex_destroy(&c.out_lock);
+	log_info("stdio: end of input; exiting");
+	return rc;
+}

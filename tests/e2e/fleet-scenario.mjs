@@ -1,0 +1,145 @@
+// Shared by the e2e files: what every client, era and transport must see of the Bikaroo catalogue
+// (tools, resources, templates, prompts, completion), asserted on real content.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const VISIBLE = 'VL-2048'; // demo bike in FR-PAR, the caller's region
+export const OTHER_REGION = 'VL-2047'; // demo bike in FR-LYO: must read like an unknown bike
+export const STATUS_CODES = ['available', 'in_use', 'reserved', 'unavailable', 'in_repair', 'lost', 'retired'];
+export const STATUS_URI = 'bikaroo://fleet/status-codes';
+export const PROCEDURE_URI = 'bikaroo://procedures/damaged-bike';
+export const BIKE_TEMPLATE = 'bikaroo://fleet/bikes/{bikeId}';
+export const PROMPT = 'investigate-damaged-bike';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+// How an IDE launches the server over stdio: the binary, `stdio`, and the environment
+// (database URL, document directories, the local identity). Everything else is inherited.
+export function stdioServerParams() {
+  const bin = process.env.BIKAROO_BIN;
+  if (!bin) throw new Error('BIKAROO_BIN is not set (scripts/test.sh exports it)');
+  if (!process.env.DATABASE_URL) throw new Error('DATABASE_URL is not set (scripts/test.sh exports it)');
+  const wrapper = (process.env.BIKAROO_WRAPPER ?? '').split(' ').filter(Boolean);
+  const argv = [...wrapper, bin, 'stdio'];
+  return {
+    command: argv[0],
+    args: argv.slice(1),
+    cwd: repo,
+    stderr: 'pipe',
+    env: {
+      DATABASE_URL: process.env.DATABASE_URL,
+      BIKAROO_RESOURCES_DIR: path.join(repo, 'resources'),
+      BIKAROO_PROMPTS_DIR: path.join(repo, 'prompts'),
+      BIKAROO_LOCAL_SUBJECT: 'marie',
+      BIKAROO_LOCAL_CLIENT: 'customer-care-assistant',
+      BIKAROO_LOG_LEVEL: 'warn',
+    },
+  };
+}
+
+// The error code of a rejected request, whatever the client line calls its error class.
+export async function errorCodeOf(promise) {
+  try {
+    await promise;
+  } catch (err) {
+    return err?.code;
+  }
+  assert.fail('the request was expected to fail');
+}
+
+// The whole catalogue through one connected client. `era` is 'modern' or a 2025 revision; `call`
+// adapts the v1/v2 differences: call.tool(params), call.opts (request options).
+export async function catalogueScenario(client, { era, callTool, opts }) {
+  const modern = era === 'modern';
+  const titles = modern || era >= '2025-06-18';
+
+  // tools
+  const { tools } = await client.listTools(undefined, opts);
+  const tool = tools.find((t) => t.name === 'get_bike_status');
+  assert.ok(tool, `get_bike_status missing from ${tools.map((t) => t.name).join(', ')}`);
+  assert.deepEqual(tool.inputSchema.required, ['bikeId']);
+  assert.equal(tool.annotations?.readOnlyHint, true);
+  const call = await callTool({ name: 'get_bike_status', arguments: { bikeId: VISIBLE } });
+  assert.notEqual(call.isError, true, `unexpected tool error: ${JSON.stringify(call.content)}`);
+  const status = JSON.parse(call.content.find((c) => c.type === 'text').text);
+  assert.equal(status.bikeId, VISIBLE);
+  assert.equal(status.region, 'FR-PAR');
+  assert.ok(STATUS_CODES.includes(status.status), `unknown status ${status.status}`);
+  if (era !== '2025-03-26') assert.deepEqual(call.structuredContent, status);
+
+  // resources
+  const { resources } = await client.listResources(undefined, opts);
+  assert.deepEqual(resources.map((r) => r.uri).sort(), [PROCEDURE_URI, STATUS_URI].sort());
+  const codesEntry = resources.find((r) => r.uri === STATUS_URI);
+  assert.equal(codesEntry.mimeType, 'application/json');
+  assert.equal(typeof codesEntry.description, 'string');
+  if (titles) assert.equal(typeof codesEntry.title, 'string');
+  else assert.equal(codesEntry.title, undefined, 'no title before 2025-06-18');
+
+  const { resourceTemplates } = await client.listResourceTemplates(undefined, opts);
+  const tpl = resourceTemplates.find((t) => t.uriTemplate === BIKE_TEMPLATE);
+  assert.ok(tpl, `template missing from ${JSON.stringify(resourceTemplates)}`);
+  assert.equal(tpl.mimeType, 'application/json');
+
+  const codes = await client.readResource({ uri: STATUS_URI }, opts);
+  assert.equal(codes.contents.length, 1);
+  assert.equal(codes.contents[0].uri, STATUS_URI);
+  assert.equal(codes.contents[0].mimeType, 'application/json');
+  const table = JSON.parse(codes.contents[0].text).statusCodes;
+  assert.deepEqual(table.map((c) => c.code), STATUS_CODES);
+  assert.equal(table.find((c) => c.code === 'available').rentable, true);
+  assert.equal(table.find((c) => c.code === 'in_repair').rentable, false);
+  for (const c of table) assert.ok(c.label && c.description, `code ${c.code} lacks label or description`);
+  if (modern) {
+    assert.equal(codes.cacheScope, 'public');
+    assert.equal(typeof codes.ttlMs, 'number');
+  }
+
+  const proc = await client.readResource({ uri: PROCEDURE_URI }, opts);
+  assert.equal(proc.contents[0].mimeType, 'text/markdown');
+  assert.match(proc.contents[0].text, /^# Procedure: a bike is reported damaged/);
+  assert.match(proc.contents[0].text, /report_damaged_bike/);
+
+  const bike = await client.readResource({ uri: `bikaroo://fleet/bikes/${VISIBLE}` }, opts);
+  assert.deepEqual(JSON.parse(bike.contents[0].text), status);
+  if (modern) assert.equal(bike.cacheScope, 'private');
+
+  // A bike outside the perimeter is "Resource not found": -32602 now, -32002 on the 2025 wire (the
+  // v2 client folds a received -32002 into -32602, so callers that see the wire check it there).
+  const code = await errorCodeOf(client.readResource({ uri: `bikaroo://fleet/bikes/${OTHER_REGION}` }, opts));
+  if (modern) assert.equal(code, -32602);
+  else assert.ok([-32002, -32602].includes(code), `resource not found gave ${code}`);
+
+  // prompts
+  const { prompts } = await client.listPrompts(undefined, opts);
+  const prompt = prompts.find((p) => p.name === PROMPT);
+  assert.ok(prompt, `${PROMPT} missing`);
+  assert.deepEqual(
+    prompt.arguments.map((a) => [a.name, a.required]),
+    [['bikeId', true], ['symptom', false]],
+  );
+  const symptom = 'the rear wheel {{bikeId}} <b>grinds</b>';
+  const got = await client.getPrompt({ name: PROMPT, arguments: { bikeId: VISIBLE, symptom } }, opts);
+  assert.ok(got.messages.length >= 3);
+  const first = got.messages[0];
+  assert.equal(first.role, 'user');
+  assert.match(first.content.text, new RegExp(`Bike ${VISIBLE} has been reported damaged`));
+  assert.ok(first.content.text.includes(symptom), 'the symptom is inserted literally');
+  const embedded = got.messages.find((m) => m.content.type === 'resource');
+  assert.equal(embedded?.content.resource.uri, PROCEDURE_URI);
+  const all = got.messages.map((m) => m.content.text ?? '').join('\n');
+  for (const name of ['get_bike_status', 'report_damaged_bike', STATUS_URI]) {
+    assert.ok(all.includes(name), `the prompt points at ${name}`);
+  }
+  assert.equal(await errorCodeOf(client.getPrompt({ name: PROMPT, arguments: {} }, opts)), -32602);
+
+  // completion
+  const done = await client.complete(
+    { ref: { type: 'ref/prompt', name: PROMPT }, argument: { name: 'bikeId', value: 'VL-204' } },
+    opts,
+  );
+  assert.ok(done.completion.values.includes(VISIBLE), JSON.stringify(done.completion));
+  assert.ok(!done.completion.values.includes(OTHER_REGION), 'completion stays inside the perimeter');
+  assert.ok(done.completion.values.every((v) => v.startsWith('VL-204')));
+}

@@ -1,0 +1,345 @@
+/* Integration tests of `bikaroo-mcp stdio` driven through its pipes: framing, bounded lines,
+ * legacy negotiation per connection, the discover probe, cancellation, clean exit on EOF. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/mem.h"
+#include "harness.h"
+#include "suites.h"
+
+#define META                                                                                       \
+	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
+	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+struct sio {
+	pid_t pid;
+	int in, out; /* our ends: write requests to in, read responses from out */
+	char buf[1 << 20];
+	size_t len;
+	char log_file[300];
+};
+
+/* Starts `bikaroo-mcp stdio` (under BIKAROO_WRAPPER if set) with extra "NAME=value" entries. */
+static void sio_start(struct sio *s, const char *const *extra_env)
+{
+	static unsigned seq;
+	memset(s, 0, sizeof *s);
+	snprintf(s->log_file, sizeof s->log_file, "%s/stdio-%d-%u.log", it_env("IT_TMP"),
+		 (int)getpid(), ++seq);
+	int to_child[2], from_child[2];
+	ck_assert_int_eq(pipe(to_child), 0);
+	ck_assert_int_eq(pipe(from_child), 0);
+	s->pid = fork();
+	ck_assert_int_ge(s->pid, 0);
+	if (s->pid == 0) {
+		dup2(to_child[0], STDIN_FILENO);
+		dup2(from_child[1], STDOUT_FILENO);
+		close(to_child[1]);
+		close(from_child[0]);
+		if (!freopen(s->log_file, "w", stderr))
+			_exit(126);
+		for (const char *const *e = extra_env; e && *e; e++)
+			putenv((char *)*e);
+		char *argv[32];
+		int argc = 0;
+		char *wrapper = mem_strdup(it_env("BIKAROO_WRAPPER"));
+		for (char *tok = wrapper, *save = NULL; argc < 28; tok = NULL) {
+			char *w = strtok_r(tok, " ", &save);
+			if (!w)
+				break;
+			argv[argc++] = w;
+		}
+		argv[argc++] = (char *)it_env("BIKAROO_BIN");
+		argv[argc++] = "stdio";
+		argv[argc] = NULL;
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	s->in = to_child[1];
+	s->out = from_child[0];
+}
+
+static void sio_send(struct sio *s, const char *line)
+{
+	size_t n = strlen(line);
+	ck_assert_int_eq(write(s->in, line, n), (ssize_t)n);
+	ck_assert_int_eq(write(s->in, "\n", 1), 1);
+}
+
+static int sio_wait_ms(void)
+{
+	return *it_env("BIKAROO_WRAPPER") ? 60000 : 10000;
+}
+
+/* Reads the next line (new, parsed) within timeout_ms; NULL on timeout or EOF. Every line the
+ * server writes must be one JSON object: anything else fails the test. */
+static json_t *sio_next(struct sio *s, int timeout_ms)
+{
+	for (;;) {
+		char *nl = memchr(s->buf, '\n', s->len);
+		if (nl) {
+			size_t n = (size_t)(nl - s->buf);
+			json_error_t e;
+			json_t *j = json_loadb(s->buf, n, 0, &e);
+			ck_assert_msg(json_is_object(j), "stdout line is not a JSON object: %.*s",
+				      (int)n, s->buf);
+			memmove(s->buf, nl + 1, s->len - n - 1);
+			s->len -= n + 1;
+			return j;
+		}
+		struct pollfd p = {.fd = s->out, .events = POLLIN};
+		int rc = poll(&p, 1, timeout_ms);
+		if (rc <= 0)
+			return NULL;
+		ssize_t got = read(s->out, s->buf + s->len, sizeof s->buf - s->len - 1);
+		if (got <= 0)
+			return NULL;
+		s->len += (size_t)got;
+	}
+}
+
+/* The response with this integer id (new), skipping nothing: responses come in any order, so
+ * others read meanwhile are recorded in *seen (bit per id < 64). */
+static json_t *sio_response(struct sio *s, long id, unsigned long long *seen)
+{
+	for (;;) {
+		json_t *j = sio_next(s, sio_wait_ms());
+		ck_assert_msg(j != NULL, "no response for id %ld", id);
+		json_int_t got = json_integer_value(json_object_get(j, "id"));
+		if (seen && got >= 0 && got < 64)
+			*seen |= 1ull << got;
+		if (got == id)
+			return j;
+		json_decref(j);
+	}
+}
+
+/* Closes stdin and returns the exit status (bounded wait). */
+static int sio_stop(struct sio *s)
+{
+	close(s->in);
+	int status = 0;
+	for (int waited = 0; waited < sio_wait_ms(); waited += 20) {
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+			close(s->out);
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				unlink(s->log_file);
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	close(s->out);
+	return -1;
+}
+
+static long sio_code(json_t *j)
+{
+	return (long)json_integer_value(json_object_get(json_object_get(j, "error"), "code"));
+}
+
+START_TEST(discover_before_initialize_then_legacy_session)
+{
+	struct sio s;
+	sio_start(&s, NULL);
+	/* A dual-era client probes first; the probe does not pin the connection. */
+	sio_send(&s,
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META
+		 "}}");
+	json_t *j = sio_response(&s, 1, NULL);
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(j, "result"), "resultType")),
+		"complete");
+	json_decref(j);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-03-26\",\"capabilities\":{},"
+		     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+	j = sio_response(&s, 2, NULL);
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(j, "result"), "protocolVersion")),
+		"2025-03-26");
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "result"), "resultType"));
+	json_decref(j);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+	/* Later un-enveloped requests speak the negotiated 2025-03-26: no titles, no
+	 * structuredContent, -32002 for a missing resource. */
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	j = sio_response(&s, 3, NULL);
+	json_t *tool = json_array_get(json_object_get(json_object_get(j, "result"), "tools"), 0);
+	ck_assert_ptr_nonnull(tool);
+	ck_assert_ptr_null(json_object_get(tool, "title"));
+	ck_assert_ptr_null(json_object_get(tool, "outputSchema"));
+	json_decref(j);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}}}");
+	j = sio_response(&s, 4, NULL);
+	ck_assert(json_is_false(json_object_get(json_object_get(j, "result"), "isError")));
+	ck_assert_ptr_null(json_object_get(json_object_get(j, "result"), "structuredContent"));
+	json_decref(j);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{"
+		     "\"uri\":\"bikaroo://fleet/bikes/VL-2047\"}}");
+	j = sio_response(&s, 5, NULL);
+	ck_assert_int_eq(sio_code(j), -32002);
+	json_decref(j);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}");
+	j = sio_response(&s, 6, NULL);
+	ck_assert_int_eq(json_object_size(json_object_get(j, "result")), 0);
+	ck_assert(json_is_object(json_object_get(j, "result")));
+	json_decref(j);
+	/* An enveloped request on the same connection is still served as 2026-07-28. */
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{"
+		     "\"uri\":\"bikaroo://fleet/bikes/VL-2047\"," META "}}");
+	j = sio_response(&s, 7, NULL);
+	ck_assert_int_eq(sio_code(j), -32602);
+	json_decref(j);
+	ck_assert_int_eq(sio_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(bad_lines_get_errors_and_the_stream_continues)
+{
+	struct sio s;
+	const char *env[] = {"BIKAROO_MAX_BODY_BYTES=1024", NULL};
+	sio_start(&s, env);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"); /* truncated JSON */
+	json_t *j = sio_next(&s, sio_wait_ms());
+	ck_assert_int_eq(sio_code(j), -32700);
+	ck_assert(json_is_null(json_object_get(j, "id")));
+	json_decref(j);
+	char big[4096];
+	int n = snprintf(
+		big, sizeof big,
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"pad\":\"");
+	memset(big + n, 'x', 3000);
+	snprintf(big + n + 3000, sizeof big - (size_t)n - 3000, "\"," META "}}");
+	sio_send(&s, big);
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_int_eq(sio_code(j), -32600);
+	json_decref(j);
+	sio_send(&s, "");
+	sio_send(&s, "[]");
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_int_eq(sio_code(j), -32600);
+	json_decref(j);
+	/* Still serving, on the line after. */
+	sio_send(&s,
+		 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{" META "}}");
+	j = sio_response(&s, 3, NULL);
+	ck_assert_ptr_nonnull(json_object_get(j, "result"));
+	json_decref(j);
+	ck_assert_int_eq(sio_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(cancelled_request_gets_no_response)
+{
+	/* Hold every bike read with a lock, so that the request is surely in flight when its
+	 * cancellation arrives; release it afterwards and check the stream. */
+	PGconn *pg = PQconnectdb(it_env("IT_SUPER_URL"));
+	ck_assert_int_eq(PQstatus(pg), CONNECTION_OK);
+	PQclear(PQexec(pg, "BEGIN"));
+	PGresult *res = PQexec(pg, "LOCK TABLE fleet.bikes IN ACCESS EXCLUSIVE MODE");
+	ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	struct sio s;
+	sio_start(&s, NULL);
+	sio_send(&s,
+		 "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}," META "}}");
+	sio_send(&s,
+		 "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2051\"}," META "}}");
+	/* While both wait on the lock, an unrelated request is answered (workers run in
+	 * parallel), and one of the two is cancelled. */
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"prompts/list\",\"params\":{" META
+		     "}}");
+	unsigned long long seen = 0;
+	json_decref(sio_response(&s, 9, &seen));
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+		     "\"requestId\":7,\"reason\":\"user pressed stop\"," META "}}");
+	/* A cancellation for an unknown id is ignored. */
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+		     "\"requestId\":\"nope\"," META "}}");
+	struct timespec ts = {0, 300 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	PQclear(PQexec(pg, "COMMIT"));
+	PQfinish(pg);
+	json_t *j = sio_response(&s, 8, &seen);
+	ck_assert(json_is_false(json_object_get(json_object_get(j, "result"), "isError")));
+	json_decref(j);
+	close(s.in);
+	s.in = -1;
+	/* Everything left on stdout until EOF: nothing may answer id 7. */
+	while ((j = sio_next(&s, sio_wait_ms())) != NULL) {
+		ck_assert_int_ne(json_integer_value(json_object_get(j, "id")), 7);
+		json_decref(j);
+	}
+	ck_assert(!(seen & (1ull << 7)));
+	int status = 0;
+	ck_assert_int_eq(waitpid(s.pid, &status, 0), s.pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(s.out);
+	/* The server saw the cancellation (its log is on stderr, never stdout). */
+	FILE *f = fopen(s.log_file, "r");
+	ck_assert_ptr_nonnull(f);
+	static char logbuf[1 << 16];
+	size_t n = fread(logbuf, 1, sizeof logbuf - 1, f);
+	fclose(f);
+	logbuf[n] = '\0';
+	ck_assert_msg(strstr(logbuf, "cancelled; no response written") != NULL, "%s", logbuf);
+	unlink(s.log_file);
+}
+END_TEST
+
+START_TEST(many_in_flight_each_on_its_own_line_then_eof_exits)
+{
+	struct sio s;
+	const char *env[] = {"BIKAROO_LOG_LEVEL=debug", NULL};
+	sio_start(&s, env);
+	/* Several requests without waiting: every answer arrives, each on its own line. */
+	for (int id = 1; id <= 20; id++) {
+		char line[512];
+		snprintf(line, sizeof line,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\",\"params\":{"
+			 "\"uri\":\"bikaroo://fleet/bikes/VL-%d\"," META "}}",
+			 id, 2048 + 3 * id);
+		sio_send(&s, line);
+	}
+	unsigned long long seen = 0;
+	for (int i = 0; i < 20; i++) {
+		json_t *j = sio_next(&s, sio_wait_ms());
+		ck_assert_ptr_nonnull(j);
+		seen |= 1ull << json_integer_value(json_object_get(j, "id"));
+		json_decref(j);
+	}
+	ck_assert_uint_eq(seen, ((1ull << 21) - 1) & ~1ull);
+	ck_assert_int_eq(sio_stop(&s), 0);
+}
+END_TEST
+
+Suite *stdio_suite(void)
+{
+	Suite *s = suite_create("stdio");
+	TCase *tc = tcase_create("bikaroo-mcp stdio");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, discover_before_initialize_then_legacy_session);
+	tcase_add_test(tc, bad_lines_get_errors_and_the_stream_continues);
+	tcase_add_test(tc, cancelled_request_gets_no_response);
+	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
+	suite_add_tcase(s, tc);
+	return s;
+}
