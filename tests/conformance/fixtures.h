@@ -19,12 +19,9 @@ const struct tool_desc *conf_tools(size_t *n);
 const struct mcp_method *conf_methods(size_t *n);
 extern const char conf_capabilities[];
 
-/* ---- resources and prompts (staged) -------------------------------------------------------
- * The resources/prompts registries land with another branch (server/resources.c,
- * server/prompts.c). Until they are merged, these fixtures are written against this small
- * interface and are not served; the scenarios that need them are listed in the
- * expected-failures files. After the merge, each row is registered with the registries'
- * extension hooks and its handler called from theirs. */
+/* ---- resources, templates, prompts, completion ------------------------------------------
+ * Plain rows and handlers (fixtures_catalog.c), registered with the resources and prompts
+ * registries' extension hooks by registries.c. */
 
 /* A fixed resource: text or blob (base64), never both. */
 struct conf_resource {

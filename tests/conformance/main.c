@@ -18,7 +18,10 @@
 #include "../../server/methods.h"
 #include "../../server/reqstate.h"
 #include "../../server/tools.h"
+#include "../../server/prompts.h"
+#include "../../server/resources.h"
 #include "fixtures.h"
+#include "registries.h"
 
 static volatile sig_atomic_t conf_stop;
 
@@ -70,8 +73,12 @@ static int conf_serve(const struct cfg *cfg)
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	struct http_server *srv = NULL;
 	unsigned port = 0;
+	conf_register_catalog();
 	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
+	    resources_init(cfg->resources_dir) != 0 || prompts_init(cfg->prompts_dir) != 0 ||
 	    http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
+		prompts_cleanup();
+		resources_cleanup();
 		tools_cleanup();
 		if (*cfg->database_url)
 			db_shutdown();
@@ -85,6 +92,8 @@ static int conf_serve(const struct cfg *cfg)
 		sigsuspend(&old);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_stop(srv);
+	prompts_cleanup();
+	resources_cleanup();
 	tools_cleanup();
 	if (*cfg->database_url)
 		db_shutdown();

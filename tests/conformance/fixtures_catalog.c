@@ -1,5 +1,5 @@
-/* Resource, template, prompt and completion fixtures of the conformance server, staged against
- * the interface of fixtures.h until the resources/prompts registries are merged (see there). */
+/* Resource, template, prompt and completion fixtures of the conformance server, as the suite's
+ * scenario descriptions specify them; registries.c registers them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
