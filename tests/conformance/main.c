@@ -3,7 +3,8 @@
  * product's. It needs no database: the fixtures never reach domain/. When DATABASE_URL is set,
  * the product's own rows listed next to the fixtures can be used too (the suite's caching
  * scenario reads the first resource listed). Configured like bikaroo-mcp (server/cfg.c;
- * BIKAROO_AUTH=local, loopback only); `serve` is the only subcommand. */
+ * BIKAROO_AUTH=local, loopback only). Subcommands: serve (HTTP), stdio (newline-delimited
+ * JSON-RPC on stdin/stdout, as `bikaroo-mcp stdio`). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "../../server/tools.h"
 #include "../../server/prompts.h"
 #include "../../server/resources.h"
+#include "../../server/stdio_transport.h"
 #include "fixtures.h"
 #include "registries.h"
 
@@ -100,11 +102,38 @@ static int conf_serve(const struct cfg *cfg)
 	return 0;
 }
 
+/* The same fixtures over the stdio transport. */
+static int conf_stdio(const struct cfg *cfg)
+{
+	struct fleet_actor actor;
+	if (identity_local(cfg, &actor) != 0)
+		return 1;
+	if (*cfg->database_url)
+		db_configure(cfg->database_url);
+	size_t nt, nm;
+	const struct tool_desc *tools = conf_tools(&nt);
+	const struct mcp_method *methods = conf_methods(&nm);
+	tools_set_extra(tools, nt);
+	methods_set_extra(methods, nm, conf_capabilities);
+	conf_register_catalog();
+	int rc = 1;
+	if (reqstate_init(cfg->state_secret) == 0 && tools_init() == 0 &&
+	    resources_init(cfg->resources_dir) == 0 && prompts_init(cfg->prompts_dir) == 0)
+		rc = stdio_serve(cfg, &actor);
+	prompts_cleanup();
+	resources_cleanup();
+	tools_cleanup();
+	if (*cfg->database_url)
+		db_shutdown();
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	mem_install_jansson();
-	if (argc < 2 || strcmp(argv[1], "serve") != 0) {
-		fprintf(stderr, "usage: conformance-server serve [--flag=value ...] (test only)\n");
+	if (argc < 2 || (strcmp(argv[1], "serve") != 0 && strcmp(argv[1], "stdio") != 0)) {
+		fprintf(stderr,
+			"usage: conformance-server serve|stdio [--flag=value ...] (test only)\n");
 		return 2;
 	}
 	struct cfg cfg;
@@ -115,7 +144,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	int rc = conf_serve(&cfg);
+	int rc = strcmp(argv[1], "stdio") == 0 ? conf_stdio(&cfg) : conf_serve(&cfg);
 	cfg_free(&cfg);
 	return rc;
 }
