@@ -73,7 +73,8 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 		if (st != REQSTATE_OK) {
 			log_msg(LOG_INFO, ctx->req->reqid, "requestState refused: %s",
 				reqstate_status_text(st));
-			return mcp_fail(err, MCP_INVALID_PARAMS, "Invalid requestState",
+			/* The reason as the message: a client (or a model) can act on "expired". */
+			return mcp_fail(err, MCP_INVALID_PARAMS, reqstate_status_text(st),
 					json_pack("{s:s}", "reason", reqstate_status_text(st)));
 		}
 		ctx->request_state = payload;
