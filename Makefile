@@ -21,10 +21,11 @@ LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
 LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o)
 UNIT    := $(wildcard tests/unit/*.c)
 INTEG   := $(wildcard tests/integration/*.c)
+CONF    := $(wildcard tests/conformance/*.c)
 
 .PHONY: all deps run test unit integration e2e asan valgrind lint format format-check bench clean
 
-all: $(B)/bikaroo-mcp
+all: $(B)/bikaroo-mcp $(B)/conformance-server
 
 deps:
 	@scripts/deps.sh
@@ -46,6 +47,10 @@ $(B)/domain/fleet-rls-only.o: domain/fleet.c $(wildcard */*.h)
 	$(CC) $(CFLAGS) -DFLEET_TEST_NO_C_PERIMETER -c $< -o $@
 
 $(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/fleet-rls-only.o $(B)/libbikaroo.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Test-only: the same server/ objects plus the conformance suite's fixtures (tests/conformance).
+$(B)/conformance-server: $(CONF:%.c=$(B)/%.o) $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/unit-tests: $(UNIT:%.c=$(B)/%.o) $(B)/libbikaroo.a
@@ -86,10 +91,10 @@ lint:
 	@scripts/banned.sh
 
 format:
-	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(wildcard */*.h tests/*/*.h)
+	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(wildcard */*.h tests/*/*.h)
 
 format-check:
-	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(wildcard */*.h tests/*/*.h)
+	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(wildcard */*.h tests/*/*.h)
 
 bench: all
 	bench/run.sh $(B)

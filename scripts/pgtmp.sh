@@ -352,6 +352,9 @@ SQL
       resolve_layout
       if [[ "$BASE" != "$DIR" ]]; then rm -rf "$BASE"; fi
       rm -rf "$DIR/data" "$DIR/sock" "$DIR/postgres.log" "$DIR/initdb.log" "$DIR/real"
+      # The lock file goes too (our descriptor stays valid), then the folder if empty.
+      rm -f "$DIR/.pgtmp.lock"
+      rmdir "$DIR" 2>/dev/null || true
       ;;
   esac
 }

@@ -86,6 +86,29 @@ if [[ $rc != 0 ]]; then
   echo "e2e: server exited with $rc"; tail -n 40 "$IT_TMP/e2e-server.log"; failed=$((failed + 1))
 fi
 
+# The official conformance suite against the conformance server and the product: its checks
+# passed count as passed, each run whose expected-failures baseline check fails as one failure.
+echo "== conformance suite (official, Node 22): conformance server and product"
+ready=$IT_TMP/conformance.port
+# shellcheck disable=SC2086
+BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready ${BIKAROO_WRAPPER:-} "$BIKAROO_BIN" serve 2>"$IT_TMP/conformance-server.log" &
+server_pid=$!
+for _ in $(seq 1 600); do [[ -s $ready ]] && break; sleep 0.1; done
+if [[ -s $ready ]]; then
+  PRODUCT_URL="http://127.0.0.1:$(cat "$ready")/mcp" tests/conformance/run.sh "$B" 2>&1 | tee "$IT_TMP/conformance.out"
+  p=$(grep -E '^# conformance pass ' "$IT_TMP/conformance.out" | tail -n 1 | awk '{print $4}')
+  f=$(grep -E '^# conformance fail ' "$IT_TMP/conformance.out" | tail -n 1 | awk '{print $4}')
+  if [[ -z "$p" ]]; then failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
+else
+  echo "conformance: product did not start"; cat "$IT_TMP/conformance-server.log"; failed=$((failed + 1))
+fi
+kill -TERM "$server_pid" 2>/dev/null
+wait "$server_pid"; rc=$?
+server_pid=
+if [[ $rc != 0 ]]; then
+  echo "conformance: product exited with $rc"; tail -n 40 "$IT_TMP/conformance-server.log"; failed=$((failed + 1))
+fi
+
 echo
 echo "$passed passed, $failed failed"
 [[ $failed == 0 ]]

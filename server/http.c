@@ -15,6 +15,7 @@
 #include "../common/mem.h"
 #include "auth.h"
 #include "mcp.h"
+#include "sse.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -168,6 +169,38 @@ static bool http_accepts_json(const char *accept)
 	return false;
 }
 
+/* True when an Accept header names text/event-stream (or a wildcard covering it): only then may
+ * a response become an SSE stream. */
+static bool http_accepts_sse(const char *accept)
+{
+	for (const char *p = accept; p;) {
+		if (http_media_is(p, "text/event-stream") || http_media_is(p, "text/*") ||
+		    http_media_is(p, "*/*"))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* A 200 whose body is SSE events (server/sse.h); body is stolen. */
+static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* ---- authorization (server/auth.c decides; this file only speaks HTTP) ----------------- */
 
 /* Sends body (new, may be NULL) with status and extra headers: NULL-terminated name/value pairs. */
@@ -300,11 +333,25 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.reqid = st->reqid,
 		.per_principal = s->tokens,
 	};
+	struct sse_buf sse = {0};
+	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
+		req.emit = sse_emit;
+		req.emit_ctx = &sse;
+	}
 	struct mcp_response resp;
 	mcp_handle(&req, &resp);
 	char *ch = resp.missing_scope ? auth_challenge(AUTH_OK, resp.missing_scope, NULL) : NULL;
 	char *body = resp.body;
 	resp.body = NULL;
+	/* Notifications went out before the result: answer as an SSE stream (a refusal keeps its
+	 * status and plain JSON body; the notifications are then dropped). */
+	if (sse.events && body && resp.http_status == 200) {
+		char *stream = sse_finish(&sse, body);
+		free(body);
+		free(ch);
+		return http_send_sse(c, stream);
+	}
+	sse_free(&sse);
 	enum MHD_Result ret =
 		http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
 	free(ch);

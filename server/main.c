@@ -142,9 +142,8 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
-	/* SIGINT/SIGTERM are blocked before the worker threads exist, so they inherit the mask
-	 * and the signal always reaches the main thread's sigsuspend (a worker taking it would
-	 * set main_stop while the main thread slept on). */
+	/* Block the stop signals before the HTTP threads exist: they inherit the mask, so a
+	 * signal can only be taken here, by sigsuspend(), never lost in a worker. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);

@@ -10,6 +10,8 @@
 #include "../common/log.h"
 #include "../common/mem.h"
 #include "methods.h"
+#include "mrtr.h"
+#include "notify.h"
 
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
@@ -202,7 +204,17 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	json_t *empty = NULL;
 	if (!params)
 		params = empty = json_object();
-	if (m->fn(ctx, params, &result, &err) == 0) {
+	ctx->method = m->name;
+	ctx->params = params;
+	notify_prepare(ctx, params);
+	int rc = mrtr_prepare(ctx, params, &err);
+	if (rc == 0)
+		rc = m->fn(ctx, params, &result, &err);
+	if (rc == 0 && mrtr_check_result(ctx, result, &err) != 0) {
+		json_decref(result);
+		rc = -1;
+	}
+	if (rc == 0) {
 		mcp_shape_result(ctx, result);
 		mcp_result_out(out, ctx->id, result);
 	} else {
@@ -210,9 +222,13 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		if (ctx->missing_scope && ctx->req->transport == MCP_TRANSPORT_HTTP) {
 			status = 403;
 			out->missing_scope = ctx->missing_scope;
+		} else if (err.code == MCP_MISSING_CAPABILITY && ctx->modern &&
+			   ctx->req->transport == MCP_TRANSPORT_HTTP) {
+			status = 400; /* the spec's MUST for -32021 */
 		}
 		mcp_error_out(out, status, ctx->id, err.code, err.message, err.data);
 	}
+	mrtr_finish(ctx);
 	json_decref(empty);
 }
 

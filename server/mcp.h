@@ -30,6 +30,11 @@ enum mcp_code {
 
 enum mcp_transport { MCP_TRANSPORT_HTTP, MCP_TRANSPORT_STDIO };
 
+/* Delivers one notification (a whole JSON-RPC message, borrowed) that belongs to the request in
+ * flight, before its response. The transport owns the framing: HTTP turns the response into an
+ * SSE stream (server/sse.c), stdio writes one line per message. */
+typedef void (*mcp_emit_fn)(void *emit_ctx, const json_t *notification);
+
 /* One inbound message, as a transport hands it over. All pointers are borrowed. */
 struct mcp_request {
 	enum mcp_transport transport;
@@ -46,6 +51,10 @@ struct mcp_request {
 	/* The actor comes from a token: lists are filtered by the caller's rights in PostgreSQL
 	 * and per-caller results are cacheScope private. */
 	bool per_principal;
+	/* Where request-scoped notifications go; NULL: the transport cannot deliver them (they are
+	 * dropped, e.g. an HTTP client whose Accept does not admit text/event-stream). */
+	mcp_emit_fn emit;
+	void *emit_ctx;
 };
 
 /* What the transport writes back. body is new memory (caller frees), NULL = no body. */
@@ -66,6 +75,15 @@ struct mcp_ctx {
 	json_t *id;          /* borrowed; NULL for notifications */
 	/* Set by handlers that need an HTTP-level refusal (insufficient scope). */
 	const char *missing_scope;
+	/* Filled by the core before the handler runs (server/notify.c, server/mrtr.c). */
+	const char *method;      /* static: the method table's name */
+	json_t *params;          /* borrowed: the request's params ({} when absent) */
+	json_t *progress_token;  /* borrowed: _meta.progressToken, or NULL */
+	int log_level;           /* notify.h threshold for notifications/message, or -1: none */
+	double progress_last;    /* the last progress sent (progress must increase) */
+	int progress_sent;       /* how many progress notifications went out */
+	json_t *input_responses; /* borrowed: the retry's inputResponses object, or NULL */
+	json_t *request_state;   /* new reference: the verified requestState payload, or NULL */
 };
 
 /* Error a handler reports; message is static or owned by data's lifetime. */

@@ -15,10 +15,29 @@ static const char methods_instructions[] =
 	"investigate-damaged-bike and the resource bikaroo://procedures/damaged-bike; "
 	"bikaroo://fleet/status-codes explains every status code.";
 
+/* Methods and capabilities added by methods_set_extra() (the conformance server's fixtures). */
+static const struct mcp_method *methods_extra;
+static size_t methods_nextra;
+static const char *methods_extra_caps;
+
+void methods_set_extra(const struct mcp_method *extra, size_t n, const char *capabilities_json)
+{
+	methods_extra = extra;
+	methods_nextra = n;
+	methods_extra_caps = capabilities_json;
+}
+
 json_t *methods_capabilities(void)
 {
-	return json_pack("{s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts",
-			 "completions");
+	json_t *caps = json_pack("{s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts",
+				 "completions");
+	if (methods_extra_caps) {
+		json_error_t e;
+		json_t *extra = json_loads(methods_extra_caps, JSON_REJECT_DUPLICATES, &e);
+		json_object_update(caps, extra);
+		json_decref(extra);
+	}
+	return caps;
 }
 
 static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result,
@@ -86,5 +105,8 @@ const struct mcp_method *methods_find(const char *name, enum methods_era era)
 	for (size_t i = 0; i < sizeof methods_table / sizeof methods_table[0]; i++)
 		if ((methods_table[i].eras & era) && strcmp(methods_table[i].name, name) == 0)
 			return &methods_table[i];
+	for (size_t i = 0; i < methods_nextra; i++)
+		if ((methods_extra[i].eras & era) && strcmp(methods_extra[i].name, name) == 0)
+			return &methods_extra[i];
 	return NULL;
 }

@@ -72,11 +72,34 @@ static void stdio_write(struct stdio_conn *c, const char *body)
 	pthread_mutex_unlock(&c->out_lock);
 }
 
-static void stdio_run_one(struct stdio_conn *c, const char *line, size_t len,
+/* Where a request's notifications go (progress, log messages): one line each, before its
+ * response, and nothing once the request is cancelled. */
+struct stdio_emit {
+	struct stdio_conn *c;
+	struct stdio_job *job; /* NULL for initialize, which cannot be cancelled */
+};
+
+static void stdio_emit_line(void *emit_ctx, const json_t *msg)
+{
+	struct stdio_emit *e = emit_ctx;
+	bool cancelled = false;
+	if (e->job) {
+		pthread_mutex_lock(&e->c->lock);
+		cancelled = e->job->cancelled;
+		pthread_mutex_unlock(&e->c->lock);
+	}
+	char *line = cancelled ? NULL : json_dumps(msg, JSON_COMPACT);
+	if (line)
+		stdio_write(e->c, line);
+	free(line);
+}
+
+static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const char *line, size_t len,
 			  const char *session_version, unsigned long seq, struct mcp_response *resp)
 {
 	char reqid[24];
 	snprintf(reqid, sizeof reqid, "s%lu", seq);
+	struct stdio_emit emit = {c, job};
 	struct mcp_request req = {
 		.transport = MCP_TRANSPORT_STDIO,
 		.body = line,
@@ -85,6 +108,8 @@ static void stdio_run_one(struct stdio_conn *c, const char *line, size_t len,
 		.reqid = reqid,
 		.session_version = session_version,
 		.per_principal = auth_mode() != AUTH_MODE_LOCAL,
+		.emit = stdio_emit_line,
+		.emit_ctx = &emit,
 	};
 	mcp_handle(&req, resp);
 }
@@ -114,7 +139,7 @@ static void *stdio_worker(void *arg)
 
 		struct mcp_response resp = {0};
 		if (!skip)
-			stdio_run_one(c, j->line, j->len, j->session_version, j->seq, &resp);
+			stdio_run_one(c, j, j->line, j->len, j->session_version, j->seq, &resp);
 
 		pthread_mutex_lock(&c->lock);
 		c->running[slot] = NULL;
@@ -158,7 +183,7 @@ static void stdio_cancel(struct stdio_conn *c, json_t *request_id)
 static void stdio_initialize(struct stdio_conn *c, const char *line, size_t len)
 {
 	struct mcp_response resp = {0};
-	stdio_run_one(c, line, len, c->session_version, ++c->seq, &resp);
+	stdio_run_one(c, NULL, line, len, c->session_version, ++c->seq, &resp);
 	json_t *r = resp.body ? mcp_parse_strict(resp.body, strlen(resp.body)) : NULL;
 	const char *v =
 		json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion"));

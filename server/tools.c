@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../common/log.h"
+#include "../common/mem.h"
 #include "pager.h"
 #include "schema.h"
 
@@ -113,19 +114,44 @@ static const struct tool_desc tools_registry[] = {
 
 #define TOOLS_COUNT (sizeof tools_registry / sizeof tools_registry[0])
 
-static json_t *tools_in[TOOLS_COUNT];
-static json_t *tools_out[TOOLS_COUNT];
+/* Rows appended by tools_set_extra() (the test-only conformance server's fixtures). */
+static const struct tool_desc *tools_extra;
+static size_t tools_nextra;
+
+/* Parsed schemas of every row, registry first (tools_out[i] is NULL without outputSchema). */
+static json_t **tools_in;
+static json_t **tools_out;
+
+void tools_set_extra(const struct tool_desc *extra, size_t n)
+{
+	tools_extra = extra;
+	tools_nextra = n;
+}
+
+static size_t tools_count(void)
+{
+	return TOOLS_COUNT + tools_nextra;
+}
+
+static const struct tool_desc *tools_at(size_t i)
+{
+	return i < TOOLS_COUNT ? &tools_registry[i] : &tools_extra[i - TOOLS_COUNT];
+}
 
 int tools_init(void)
 {
-	for (size_t i = 0; i < TOOLS_COUNT; i++) {
+	tools_in = mem_calloc(tools_count(), sizeof *tools_in);
+	tools_out = mem_calloc(tools_count(), sizeof *tools_out);
+	for (size_t i = 0; i < tools_count(); i++) {
+		const struct tool_desc *t = tools_at(i);
 		json_error_t e;
-		tools_in[i] =
-			json_loads(tools_registry[i].input_schema, JSON_REJECT_DUPLICATES, &e);
-		tools_out[i] =
-			json_loads(tools_registry[i].output_schema, JSON_REJECT_DUPLICATES, &e);
-		if (!tools_in[i] || !tools_out[i] || schema_prepare(tools_in[i]) != 0) {
-			log_error("tool %s: invalid schema", tools_registry[i].name);
+		tools_in[i] = json_loads(t->input_schema, JSON_REJECT_DUPLICATES, &e);
+		tools_out[i] = t->output_schema
+				       ? json_loads(t->output_schema, JSON_REJECT_DUPLICATES, &e)
+				       : NULL;
+		if (!tools_in[i] || (t->output_schema && !tools_out[i]) ||
+		    schema_prepare(tools_in[i]) != 0) {
+			log_error("tool %s: invalid schema", t->name);
 			return -1;
 		}
 	}
@@ -134,12 +160,14 @@ int tools_init(void)
 
 void tools_cleanup(void)
 {
-	for (size_t i = 0; i < TOOLS_COUNT; i++) {
+	for (size_t i = 0; tools_in && i < tools_count(); i++) {
 		json_decref(tools_in[i]);
 		json_decref(tools_out[i]);
-		tools_in[i] = tools_out[i] = NULL;
 	}
 	schema_cleanup(); /* the compiled patterns borrow strings of the schemas freed above */
+	free(tools_in);
+	free(tools_out);
+	tools_in = tools_out = NULL;
 }
 
 const struct tool_desc *tools_table(size_t *count)
@@ -150,12 +178,12 @@ const struct tool_desc *tools_table(size_t *count)
 
 const json_t *tools_input_schema(size_t i)
 {
-	return i < TOOLS_COUNT ? tools_in[i] : NULL;
+	return i < tools_count() ? tools_in[i] : NULL;
 }
 
 const json_t *tools_output_schema(size_t i)
 {
-	return i < TOOLS_COUNT ? tools_out[i] : NULL;
+	return i < tools_count() ? tools_out[i] : NULL;
 }
 
 json_t *tools_result(const char *text, json_t *structured, bool is_error)
@@ -170,7 +198,7 @@ json_t *tools_result(const char *text, json_t *structured, bool is_error)
 /* A tool as the negotiated revision knows it (title and outputSchema from 2025-06-18 on). */
 static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 {
-	const struct tool_desc *t = &tools_registry[i];
+	const struct tool_desc *t = tools_at(i);
 	json_t *tool = json_pack("{s:s, s:s, s:O}", "name", t->name, "description", t->description,
 				 "inputSchema", tools_in[i]);
 	json_t *ann = json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", t->title, "readOnlyHint",
@@ -179,7 +207,8 @@ static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 	json_object_set_new(tool, "annotations", ann);
 	if (mcp_version_at_least(ctx, "2025-06-18")) {
 		json_object_set_new(tool, "title", json_string(t->title));
-		json_object_set(tool, "outputSchema", tools_out[i]);
+		if (tools_out[i])
+			json_object_set(tool, "outputSchema", tools_out[i]);
 	}
 	return tool;
 }
@@ -204,8 +233,8 @@ int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 	if (tools_caller_scopes(ctx, &may, err) != 0)
 		return -1;
 	json_t *all = json_array();
-	for (size_t i = 0; i < TOOLS_COUNT; i++)
-		if (tools_registry[i].scope & may)
+	for (size_t i = 0; i < tools_count(); i++)
+		if (!tools_at(i)->scope || (tools_at(i)->scope & may))
 			json_array_append_new(all, tools_describe(ctx, i));
 	/* With tokens the list depends on the caller: private. */
 	return pager_page(ctx, params, all, "tools", 3600000, ctx->req->per_principal, result, err);
@@ -217,18 +246,18 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 	if (!name)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call needs a string 'name'", NULL);
 	size_t i;
-	for (i = 0; i < TOOLS_COUNT; i++)
-		if (strcmp(tools_registry[i].name, name) == 0)
+	for (i = 0; i < tools_count(); i++)
+		if (strcmp(tools_at(i)->name, name) == 0)
 			break;
-	if (i == TOOLS_COUNT)
+	if (i == tools_count())
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown tool",
 				json_pack("{s:s}", "name", name));
-	const struct tool_desc *t = &tools_registry[i];
+	const struct tool_desc *t = tools_at(i);
 	json_t *args = json_object_get(params, "arguments");
 	if (args && !json_is_object(args))
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call 'arguments' must be an object",
 				NULL);
-	if (!(ctx->req->actor->scopes & t->scope)) {
+	if (t->scope && !(ctx->req->actor->scopes & t->scope)) {
 		/* A new token with the scope can cure this: the transport answers 403
 		 * insufficient_scope (HTTP) or an error naming the scope. */
 		ctx->missing_scope = t->scope_name;

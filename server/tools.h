@@ -11,12 +11,16 @@ struct tool_desc {
 	const char *title;
 	const char *description;
 	const char *input_schema;  /* JSON text */
-	const char *output_schema; /* JSON text */
+	const char *output_schema; /* JSON text, or NULL */
 	bool read_only, destructive, idempotent;
-	unsigned scope;         /* enum fleet_scope bit the token must carry */
+	unsigned scope;         /* enum fleet_scope bit the token must carry (0: none) */
 	const char *scope_name; /* its OAuth name, for challenges */
 	tool_fn fn;
 };
+
+/* Appends rows (borrowed, static) after the registry; call before tools_init. Used by the
+ * test-only conformance server (tests/conformance) to register its fixture tools. */
+void tools_set_extra(const struct tool_desc *extra, size_t n);
 
 /* Parses and checks every descriptor's schemas; 0 on success. */
 int tools_init(void) __attribute__((warn_unused_result));

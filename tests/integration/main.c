@@ -14,6 +14,7 @@ int main(void)
 	srunner_add_suite(sr, server_suite());
 	srunner_add_suite(sr, catalogue_suite());
 	srunner_add_suite(sr, stdio_suite());
+	srunner_add_suite(sr, sse_suite());
 	srunner_add_suite(sr, auth_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -8,6 +8,7 @@ Suite *protocol_suite(void);
 Suite *server_suite(void);
 Suite *catalogue_suite(void);
 Suite *stdio_suite(void);
+Suite *sse_suite(void);
 Suite *auth_suite(void);
 
 #endif

@@ -331,6 +331,41 @@ START_TEST(many_in_flight_each_on_its_own_line_then_eof_exits)
 }
 END_TEST
 
+/* Progress over stdio: one line per notification, before the response (the conformance server,
+ * whose fixture tool reports progress; the same transport code as bikaroo-mcp stdio). */
+START_TEST(progress_lines_come_before_the_response)
+{
+	char *dir = mem_strdup(it_env("BIKAROO_BIN")), *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	char *bin = mem_printf("BIKAROO_BIN=%s/conformance-server", slash ? dir : ".");
+	const char *env[] = {bin, NULL};
+	struct sio s;
+	sio_start(&s, env);
+	sio_send(&s,
+		 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"test_tool_with_progress\",\"arguments\":{},\"_meta\":{"
+		 "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		 "\"io.modelcontextprotocol/clientCapabilities\":{},\"progressToken\":\"sp\"}}}");
+	for (int i = 0; i < 3; i++) {
+		json_t *n = sio_next(&s, sio_wait_ms());
+		ck_assert_ptr_nonnull(n);
+		ck_assert_str_eq(json_string_value(json_object_get(n, "method")),
+				 "notifications/progress");
+		ck_assert_str_eq(json_string_value(json_object_get(json_object_get(n, "params"),
+								   "progressToken")),
+				 "sp");
+		json_decref(n);
+	}
+	json_t *r = sio_next(&s, sio_wait_ms());
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 5);
+	json_decref(r);
+	ck_assert_int_eq(sio_stop(&s), 0);
+	free(bin);
+	free(dir);
+}
+END_TEST
+
 Suite *stdio_suite(void)
 {
 	Suite *s = suite_create("stdio");
@@ -340,6 +375,7 @@ Suite *stdio_suite(void)
 	tcase_add_test(tc, bad_lines_get_errors_and_the_stream_continues);
 	tcase_add_test(tc, cancelled_request_gets_no_response);
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
+	tcase_add_test(tc, progress_lines_come_before_the_response);
 	suite_add_tcase(s, tc);
 	return s;
 }

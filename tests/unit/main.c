@@ -15,6 +15,7 @@ int main(void)
 	srunner_add_suite(sr, misc_suite());
 	srunner_add_suite(sr, reqstate_suite());
 	srunner_add_suite(sr, prompts_suite());
+	srunner_add_suite(sr, mrtr_suite());
 	srunner_add_suite(sr, jwt_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -11,6 +11,7 @@ Suite *mcp_suite(void);
 Suite *misc_suite(void);
 Suite *reqstate_suite(void);
 Suite *prompts_suite(void);
+Suite *mrtr_suite(void);
 Suite *jwt_suite(void);
 
 #endif

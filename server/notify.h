@@ -1,0 +1,45 @@
+/* Request-scoped notifications: notifications/progress (when the request carried
+ * _meta.progressToken) and notifications/message (only when the request set
+ * io.modelcontextprotocol/logLevel, at or above that level). Both go through the transport's
+ * emit callback (struct mcp_request.emit), before the response; never on a listen stream. */
+#ifndef BIKAROO_NOTIFY_H
+#define BIKAROO_NOTIFY_H
+
+#include "mcp.h"
+
+/* RFC 5424 levels, lowest first, as MCP names them. */
+enum notify_level {
+	NOTIFY_DEBUG = 0,
+	NOTIFY_INFO,
+	NOTIFY_NOTICE,
+	NOTIFY_WARNING,
+	NOTIFY_ERROR,
+	NOTIFY_CRITICAL,
+	NOTIFY_ALERT,
+	NOTIFY_EMERGENCY,
+};
+
+/* Legacy (2025-era) requests carry no per-request level and a stateless server cannot remember
+ * logging/setLevel across HTTP requests: they get messages at this level and above, which the
+ * 2025 revisions allow when no level was set. */
+#define NOTIFY_LEGACY_LEVEL NOTIFY_INFO
+
+/* The level named s, or -1. */
+int notify_parse_level(const char *s);
+const char *notify_level_name(enum notify_level level);
+
+/* Called by the core before a handler runs: reads progressToken and logLevel from params._meta
+ * (borrowed) into ctx. */
+void notify_prepare(struct mcp_ctx *ctx, json_t *params);
+
+/* Sends notifications/progress for this request if it asked for progress. progress must
+ * increase from one call to the next (a value that does not is not sent); total <= 0 and
+ * message NULL are left out. */
+void notify_progress(struct mcp_ctx *ctx, double progress, double total, const char *message);
+
+/* Sends notifications/message at level if the request's threshold admits it. data is borrowed;
+ * logger may be NULL. Handlers call it only in servers that declare the logging capability. */
+void notify_log(struct mcp_ctx *ctx, enum notify_level level, const char *logger,
+		const json_t *data);
+
+#endif
