@@ -68,6 +68,8 @@ static const struct cfg_key cfg_keys[] = {
     CFG_S("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
 	  "at least 32 characters shared by all instances: protects requestState "
 	  "(empty: a random key, valid on this process only)"),
+    CFG_L("confirm-ttl", "BIKAROO_CONFIRM_TTL", confirm_ttl, "300", 1, 3600,
+	  "seconds a server-side confirmation (input_required requestState) stays valid"),
 };
 
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])

@@ -24,6 +24,7 @@ struct cfg {
 	char *ready_file;      /* BIKAROO_READY_FILE: the bound port is written there */
 	char *log_level;       /* BIKAROO_LOG_LEVEL */
 	char *state_secret;    /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
+	long confirm_ttl;      /* BIKAROO_CONFIRM_TTL: seconds a confirmation request stays valid */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };

@@ -13,6 +13,7 @@
 #include "http.h"
 #include "identity.h"
 #include "reqstate.h"
+#include "tool_report.h"
 #include "tools.h"
 
 static volatile sig_atomic_t main_stop;
@@ -85,6 +86,7 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
+	tool_report_configure(cfg->confirm_ttl);
 	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0) {
 		db_shutdown();
 		return 1;

@@ -202,6 +202,7 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	json_t *empty = NULL;
 	if (!params)
 		params = empty = json_object();
+	ctx->params = params;
 	if (m->fn(ctx, params, &result, &err) == 0) {
 		mcp_shape_result(ctx, result);
 		mcp_result_out(out, ctx->id, result);
@@ -211,6 +212,9 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 			status = 403;
 			out->missing_scope = ctx->missing_scope;
 		}
+		/* A capability the request did not declare: 400 over HTTP (spec section 8). */
+		if (err.code == MCP_MISSING_CAPABILITY && ctx->req->transport == MCP_TRANSPORT_HTTP)
+			status = 400;
 		mcp_error_out(out, status, ctx->id, err.code, err.message, err.data);
 	}
 	json_decref(empty);

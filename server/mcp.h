@@ -61,6 +61,7 @@ struct mcp_ctx {
 	const char *version; /* the revision this request speaks (borrowed) */
 	json_t *client_caps; /* borrowed; {} when none declared */
 	json_t *id;          /* borrowed; NULL for notifications */
+	json_t *params;      /* borrowed: the request's params ({} when absent) */
 	/* Set by handlers that need an HTTP-level refusal (insufficient scope). */
 	const char *missing_scope;
 };

@@ -16,6 +16,7 @@ struct tool_desc {
 	unsigned scope;         /* enum fleet_scope bit the token must carry */
 	const char *scope_name; /* its OAuth name, for challenges */
 	tool_fn fn;
+	bool self_audit; /* fn writes the audit row of every call it handles */
 };
 
 /* Parses and checks every descriptor's schemas; 0 on success. */
