@@ -12,6 +12,7 @@ int main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	SRunner *sr = srunner_create(protocol_suite());
 	srunner_add_suite(sr, server_suite());
+	srunner_add_suite(sr, report_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -6,5 +6,6 @@
 
 Suite *protocol_suite(void);
 Suite *server_suite(void);
+Suite *report_suite(void);
 
 #endif
