@@ -291,7 +291,9 @@ END_TEST
 START_TEST(migrations_twice_and_concurrently)
 {
 	free(it_sql("DROP DATABASE IF EXISTS it_migrate WITH (FORCE)"));
-	ck_assert_ptr_nonnull(it_sql("CREATE DATABASE it_migrate OWNER fleet_owner"));
+	char *created = it_sql("CREATE DATABASE it_migrate OWNER fleet_owner");
+	ck_assert_ptr_nonnull(created);
+	free(created);
 	char url[1024];
 	snprintf(url, sizeof url, "BIKAROO_MIGRATE_URL=%s", it_env("IT_MIGRATE_URL_2_RAW"));
 	const char *env[] = {url, NULL};
