@@ -8,7 +8,9 @@
 static const char methods_instructions[] =
     "Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
     "6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
-    "found, exactly like an unknown bike.";
+    "found, exactly like an unknown bike. Use report_damaged_bike once per real damage report "
+    "(it makes the bike unavailable and opens or extends its investigation case); send an "
+    "idempotencyKey so that a retry cannot file the report twice.";
 
 json_t *methods_capabilities(void)
 {

@@ -849,6 +849,21 @@ START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
 	ck_assert_int_eq(
 	    rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", "VL-2141"),
 	    1);
+	/* A 2025-era client cannot be asked: a tool error, nothing written. */
+	const char *legacy =
+	    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+	    "\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"VL-2141\","
+	    "\"issue\":\"flat_tire\"}}}";
+	const char *lh[] = {"Content-Type: application/json",
+			    "Accept: application/json, text/event-stream", NULL};
+	it_http(s.port, "POST", "/mcp", lh, legacy, strlen(legacy), &r);
+	res = json_object_get(r.json, "result");
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_ptr_nonnull(strstr(rp_text(res), "confirm"));
+	it_response_free(&r);
+	ck_assert_int_eq(
+	    rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", "VL-2141"),
+	    1);
 	free(report);
 	free(extra);
 	free(state);
