@@ -136,6 +136,27 @@ BEGIN
 END
 $$;
 
+-- get_bike_status with its audit row in the same round trip (ARCHITECTURE.md section 8: the
+-- hot path stays one statement). The audit row is written after act_as, from the read's row.
+CREATE FUNCTION fleet.bike_status_audited_as(p_subject text, p_client text, p_bike text,
+                                             p_digest text, p_request_id text)
+RETURNS TABLE (role text, regions text[], is_human boolean, client_may_read boolean,
+               client_may_report boolean, requires_confirmation boolean,
+               bike_id text, status text, status_label text, region text, station_id text,
+               station_name text, battery_pct smallint, last_seen_at text, open_case_id text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, fleet
+AS $$
+    SELECT s.*
+      FROM fleet.bike_status_as(p_subject, p_client, p_bike) AS s
+     CROSS JOIN LATERAL (
+        SELECT fleet.audit_record('get_bike_status', p_bike, p_digest,
+                   CASE WHEN s.role IS NULL OR NOT s.client_may_read THEN 'denied'
+                        WHEN s.bike_id IS NULL THEN 'not_found'
+                        ELSE 'ok' END,
+                   NULL, p_request_id, NULL)) AS audited
+$$;
+
 -- report_damaged_bike in one round trip and one transaction, as the caller under forced RLS.
 -- Always returns one row: the caller's rights (columns 0..5, as in bike_status_as), then
 -- out_outcome: ok | replayed | forbidden | not_found | key_conflict | case_not_found |
@@ -432,8 +453,10 @@ REVOKE ALL ON FUNCTION fleet.audit_as(text, text, text, text, text, text, text, 
 REVOKE ALL ON FUNCTION fleet.report_damage_as(text, text, text, text, text, text, text, text,
                                               text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION fleet.case_as(text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION fleet.bike_status_audited_as(text, text, text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fleet.current_may_report(),
       fleet.audit_record(text, text, text, text, text, text, text),
       fleet.audit_as(text, text, text, text, text, text, text, text),
       fleet.report_damage_as(text, text, text, text, text, text, text, text, text, boolean),
-      fleet.case_as(text, text, text) TO fleet_app;
+      fleet.case_as(text, text, text),
+      fleet.bike_status_audited_as(text, text, text, text, text) TO fleet_app;

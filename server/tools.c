@@ -74,7 +74,11 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 	(void)err;
 	const char *bike_id = json_string_value(json_object_get(args, "bikeId"));
 	struct fleet_bike_status b;
-	enum fleet_status st = fleet_get_bike_status(ctx->req->actor, bike_id, &b);
+	char digest[65], reqid[128];
+	reqstate_digest(args, digest);
+	tool_request_id(ctx, reqid, sizeof reqid);
+	enum fleet_status st =
+	    fleet_get_bike_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);
 	if (st != FLEET_OK) {
 		*result = tools_domain_error(st, bike_id);
 		return 0;
@@ -109,6 +113,7 @@ static const struct tool_desc tools_registry[] = {
 	.scope = FLEET_SCOPE_READ,
 	.scope_name = "fleet:read",
 	.fn = tool_get_bike_status,
+	.self_audit = true, /* the read writes its audit row in the same round trip */
     },
     {
 	.name = "report_damaged_bike",

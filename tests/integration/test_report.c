@@ -264,6 +264,7 @@ START_TEST(idempotency_key_replays_and_refuses_other_arguments)
 	ck_assert_str_ne(rp_sc(d, "reportId"), rp_sc(a, "reportId"));
 	ck_assert_str_eq(rp_sc(d, "caseId"), rp_sc(a, "caseId"));
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
 				  " AND outcome IN ('replayed', 'conflict')",
 				  "VL-2111"),
 			 2);
@@ -302,7 +303,8 @@ START_TEST(other_region_is_refused_and_nothing_is_written)
 	char *snap2 = rp_snapshot();
 	ck_assert_str_eq(snap, snap2);
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
-				  " AND target = '%s' AND outcome = 'not_found'",
+				  " AND tool = 'report_damaged_bike' AND target = '%s'"
+				  " AND outcome = 'not_found'",
 				  "VL-2047"),
 			 1);
 	free(snap);
@@ -512,6 +514,7 @@ START_TEST(description_limit_is_2000_characters)
 		free(over);
 	}
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
 				  " AND outcome = 'invalid'",
 				  "VL-2126"),
 			 3);
@@ -635,6 +638,7 @@ START_TEST(twenty_concurrent_reports_on_one_bike)
 				  bike),
 			 1);
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
 				  " AND outcome = 'ok'",
 				  bike),
 			 N);
@@ -719,6 +723,7 @@ START_TEST(killed_server_leaves_no_partial_report)
 	    rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'", bike),
 	    reports);
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
 				  " AND outcome = 'ok'",
 				  bike),
 			 reports);
