@@ -7,6 +7,15 @@
 #include "mcp.h"
 
 #define CASE_RESOURCE_PREFIX "bikaroo://cases/"
+/* For the resources/templates/list row. Results of case_resource_read are per user: the
+ * registry should mark them cacheScope "private". */
+#define CASE_RESOURCE_TEMPLATE "bikaroo://cases/{caseId}"
+#define CASE_RESOURCE_NAME "investigation-case"
+#define CASE_RESOURCE_TITLE "Investigation case"
+#define CASE_RESOURCE_DESCRIPTION                                                                  \
+	"An investigation case (caseId, e.g. IC-1001) with its damage reports and events. Fleet "  \
+	"operators see every case of their regions; others the cases they opened or reported "     \
+	"into."
 
 /* Reads case_id (the part of the URI after CASE_RESOURCE_PREFIX) for ctx's actor. On success
  * returns 0 and sets *contents to a new array with one application/json text content.

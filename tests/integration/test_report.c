@@ -130,6 +130,47 @@ static json_t *rp_args(const char *bike, const char *issue)
 	return json_pack("{s:s, s:s}", "bikeId", bike, "issue", issue);
 }
 
+/* ---- the descriptor hosts see ------------------------------------------------------------ */
+
+START_TEST(tools_list_describes_report_damaged_bike)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	struct it_response r;
+	it_mcp(s.port, "tools/list", NULL, "", &r);
+	json_t *tools = json_object_get(json_object_get(r.json, "result"), "tools");
+	json_t *t = NULL, *each;
+	size_t i;
+	json_array_foreach (tools, i, each)
+		if (strcmp(json_string_value(json_object_get(each, "name")),
+			   "report_damaged_bike") == 0)
+			t = each;
+	ck_assert_msg(t != NULL, "%s", r.body);
+	json_t *ann = json_object_get(t, "annotations");
+	ck_assert(json_is_false(json_object_get(ann, "readOnlyHint")));
+	ck_assert(json_is_false(json_object_get(ann, "destructiveHint")));
+	ck_assert(json_is_false(json_object_get(ann, "idempotentHint")));
+	ck_assert_ptr_nonnull(
+	    strstr(json_string_value(json_object_get(t, "description")), "idempotencyKey"));
+	json_t *in = json_object_get(t, "inputSchema");
+	ck_assert(json_is_false(json_object_get(in, "additionalProperties")));
+	json_t *props = json_object_get(in, "properties");
+	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(props, "issue"), "enum")),
+			  8);
+	ck_assert_int_eq(
+	    json_integer_value(json_object_get(json_object_get(props, "description"), "maxLength")),
+	    2000);
+	ck_assert_ptr_nonnull(json_object_get(props, "caseId"));
+	ck_assert_ptr_nonnull(json_object_get(props, "idempotencyKey"));
+	json_t *req = json_object_get(in, "required");
+	ck_assert_uint_eq(json_array_size(req), 2);
+	json_t *out = json_object_get(json_object_get(t, "outputSchema"), "required");
+	ck_assert_uint_eq(json_array_size(out), 5);
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 /* ---- what a report writes -------------------------------------------------------------- */
 
 START_TEST(report_writes_everything_in_one_transaction)
@@ -964,6 +1005,7 @@ Suite *report_suite(void)
 	Suite *s = suite_create("report");
 	TCase *tc = tcase_create("report_damaged_bike");
 	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, tools_list_describes_report_damaged_bike);
 	tcase_add_test(tc, report_writes_everything_in_one_transaction);
 	tcase_add_test(tc, out_of_service_bike_keeps_its_status);
 	tcase_add_test(tc, idempotency_key_replays_and_refuses_other_arguments);
