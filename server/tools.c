@@ -159,6 +159,7 @@ void tools_cleanup(void)
 		json_decref(tools_out[i]);
 		tools_in[i] = tools_out[i] = NULL;
 	}
+	schema_cleanup(); /* the compiled patterns point into the schemas just freed */
 }
 
 const struct tool_desc *tools_table(size_t *count)

@@ -358,43 +358,44 @@ START_TEST(other_region_is_refused_and_nothing_is_written)
 }
 END_TEST
 
+static const char *const rp_refused[][2] = {{"dev", "customer-care-assistant"},
+					    {"marie", "developer-ide"},
+					    {"fleet-sync", "customer-care-assistant"},
+					    {"nobody", "customer-care-assistant"},
+					    {"marie", "unregistered-app"}};
+#define RP_NREFUSED ((int)(sizeof rp_refused / sizeof rp_refused[0]))
+
+/* One identity per loop iteration (_i): a viewer, a read-only client application, a machine
+ * principal, an unknown subject, an unknown client; the last iteration is a token without
+ * fleet:report (403 insufficient_scope). Each is refused, audited, and writes nothing. */
 START_TEST(viewer_readonly_client_and_machine_cannot_report)
 {
-	static const char *const who[][2] = {{"dev", "customer-care-assistant"},
-					     {"marie", "developer-ide"},
-					     {"fleet-sync", "customer-care-assistant"},
-					     {"nobody", "customer-care-assistant"},
-					     {"marie", "unregistered-app"}};
 	char *snap = rp_snapshot();
-	for (size_t i = 0; i < sizeof who / sizeof who[0]; i++) {
-		struct it_server s;
-		rp_start(&s, who[i][0], who[i][1], NULL);
-		json_t *args = rp_args("VL-2114", "frame_damage");
-		struct it_response r;
+	struct it_server s;
+	json_t *args = rp_args("VL-2114", "frame_damage");
+	struct it_response r;
+	if (_i < RP_NREFUSED) {
+		const char *subject = rp_refused[_i][0], *client = rp_refused[_i][1];
+		rp_start(&s, subject, client, NULL);
 		json_t *res = rp_call(s.port, args, &r);
-		ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s/%s: %s", who[i][0],
-			      who[i][1], r.body);
+		ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s/%s: %s", subject,
+			      client, r.body);
 		ck_assert_ptr_nonnull(strstr(rp_text(res), "not permitted"));
 		char *n = rp_sql("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s' AND"
 				 " client_id = '%s' AND target = 'VL-2114' AND outcome = 'denied'",
-				 who[i][0], who[i][1]);
+				 subject, client);
 		ck_assert_str_eq(n, "1");
 		free(n);
-		it_response_free(&r);
-		json_decref(args);
-		ck_assert_int_eq(it_server_stop(&s), 0);
+	} else {
+		rp_start(&s, "marie", "customer-care-assistant", "BIKAROO_LOCAL_SCOPES=fleet:read");
+		rp_call_ex(s.port, args, RP_CAPS_NONE, "", 7, &r);
+		ck_assert_int_eq(r.status, 403);
+		ck_assert_int_eq(
+		    rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
+			     " AND target = '%s' AND outcome = 'denied' AND request_id = '7'",
+			     "VL-2114"),
+		    1);
 	}
-	/* A token without fleet:report: 403 insufficient_scope, audited as denied. */
-	struct it_server s;
-	rp_start(&s, "marie", "customer-care-assistant", "BIKAROO_LOCAL_SCOPES=fleet:read");
-	json_t *args = rp_args("VL-2114", "frame_damage");
-	struct it_response r;
-	rp_call_ex(s.port, args, RP_CAPS_NONE, "", 7, &r);
-	ck_assert_int_eq(r.status, 403);
-	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
-				  " AND target = '%s' AND outcome = 'denied' AND request_id = '7'",
-				  "VL-2114"),
-			 1);
 	it_response_free(&r);
 	json_decref(args);
 	ck_assert_int_eq(it_server_stop(&s), 0);
@@ -1010,7 +1011,8 @@ Suite *report_suite(void)
 	tcase_add_test(tc, out_of_service_bike_keeps_its_status);
 	tcase_add_test(tc, idempotency_key_replays_and_refuses_other_arguments);
 	tcase_add_test(tc, other_region_is_refused_and_nothing_is_written);
-	tcase_add_test(tc, viewer_readonly_client_and_machine_cannot_report);
+	tcase_add_loop_test(tc, viewer_readonly_client_and_machine_cannot_report, 0,
+			    RP_NREFUSED + 1);
 	tcase_add_test(tc, rls_refuses_writes_outside_the_function);
 	tcase_add_test(tc, case_id_must_be_open_visible_and_for_this_bike);
 	tcase_add_test(tc, description_limit_is_2000_characters);
