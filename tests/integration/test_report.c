@@ -1005,8 +1005,7 @@ Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
 	TCase *tc = tcase_create("report_damaged_bike");
-	/* Under valgrind (a wrapper is set) every server start costs seconds of CPU. */
-	tcase_set_timeout(tc, *it_env("BIKAROO_WRAPPER") ? 600 : 120);
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, tools_list_describes_report_damaged_bike);
 	tcase_add_test(tc, report_writes_everything_in_one_transaction);
 	tcase_add_test(tc, out_of_service_bike_keeps_its_status);
