@@ -91,6 +91,14 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
+	/* Block the stop signals before the worker threads exist, so that they inherit the mask
+	 * and only sigsuspend() below receives them (a handler run on a worker would set
+	 * main_stop without waking the main thread). */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	struct http_server *srv = NULL;
 	unsigned port = 0;
 	if (http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
@@ -102,11 +110,6 @@ static int main_serve(const struct cfg *cfg)
 		 port, actor.subject, actor.client_id);
 	if (main_write_ready(cfg->ready_file, port) != 0)
 		log_warn("cannot write the ready file %s", cfg->ready_file);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
 	while (!main_stop)
 		sigsuspend(&old); /* no window between the test and the wait */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
