@@ -10,7 +10,7 @@ void log_set_level(enum log_level level);
 int log_parse_level(const char *s, enum log_level *out) __attribute__((warn_unused_result));
 /* reqid may be NULL. */
 void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 
 #define log_debug(...) log_msg(LOG_DEBUG, NULL, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, NULL, __VA_ARGS__)

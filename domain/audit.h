@@ -20,6 +20,6 @@ struct audit_entry {
 /* Appends the entry stamped with actor's subject and client application (never a token).
  * Needs no write right of the actor: denials are recorded too. */
 enum fleet_status audit_record(const struct fleet_actor *actor, const struct audit_entry *e)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 #endif

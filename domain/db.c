@@ -154,11 +154,11 @@ const char *db_last_sqlstate(void)
 enum fleet_status db_check_login_role(const char **why)
 {
 	static const char sql[] =
-	    "SELECT r.rolsuper, r.rolbypassrls,"
-	    " (SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
-	    "   ON n.oid = c.relnamespace WHERE n.nspname = 'fleet'"
-	    "   AND c.relowner = r.oid)"
-	    " FROM pg_catalog.pg_roles r WHERE r.rolname = current_user";
+		"SELECT r.rolsuper, r.rolbypassrls,"
+		" (SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
+		"   ON n.oid = c.relnamespace WHERE n.nspname = 'fleet'"
+		"   AND c.relowner = r.oid)"
+		" FROM pg_catalog.pg_roles r WHERE r.rolname = current_user";
 	enum fleet_status st;
 	PGresult *res = db_exec_prepared("check_login_role", sql, 0, NULL, &st);
 	if (!res) {

@@ -20,7 +20,7 @@ enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unus
  * One retry after a broken connection is transparent to the caller. */
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* SQLSTATE of the calling thread's last statement that db_exec_prepared() reported as failed
  * ("" when none), e.g. to map 23505 or retry 40P01. Borrowed, valid until the next call. */

@@ -116,7 +116,7 @@ static enum fleet_status fleet_bike_status_run(const struct fleet_actor *actor, 
 	fleet_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 9));
 	fleet_copy(out->station, sizeof out->station, PQgetvalue(res, 0, 10));
 	out->battery_pct =
-	    PQgetisnull(res, 0, 12) ? -1 : (int)strtol(PQgetvalue(res, 0, 12), NULL, 10);
+		PQgetisnull(res, 0, 12) ? -1 : (int)strtol(PQgetvalue(res, 0, 12), NULL, 10);
 	fleet_copy(out->last_seen_at, sizeof out->last_seen_at, PQgetvalue(res, 0, 13));
 	fleet_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 14));
 	st = FLEET_OK;

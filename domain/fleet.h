@@ -54,7 +54,7 @@ bool fleet_bike_id_valid(const char *id);
  * FLEET_FORBIDDEN when the actor's role or client may not read at all. */
 enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const char *bike_id,
 					struct fleet_bike_status *out)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* The same read, and in the same round trip the call's audit row (tool get_bike_status, target
  * bike_id, the arguments' digest, outcome ok / not_found / denied, request_id), written through
@@ -64,7 +64,7 @@ enum fleet_status fleet_get_bike_status_audited(const struct fleet_actor *actor,
 						const char *bike_id, const char *args_digest,
 						const char *request_id,
 						struct fleet_bike_status *out)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 /* One status code of the reference table. */
 struct fleet_status_code {

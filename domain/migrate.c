@@ -92,8 +92,8 @@ static int migrate_apply(PGconn *pg, const char *dir, const char *name)
 	}
 	const char *p[1] = {name};
 	PGresult *r =
-	    PQexecParams(pg, "INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)", 1, NULL,
-			 p, NULL, NULL, 0);
+		PQexecParams(pg, "INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)", 1,
+			     NULL, p, NULL, NULL, 0);
 	int recorded = PQresultStatus(r) == PGRES_COMMAND_OK;
 	PQclear(r);
 	if (!recorded || !migrate_exec(pg, "COMMIT", "COMMIT")) {

@@ -9,6 +9,6 @@
  * instances apply each file once. conninfo must name the owner role. *applied counts the
  * files applied now (0 when up to date). */
 enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applied)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 #endif

@@ -15,8 +15,8 @@
 #include "db.h"
 
 static const char *const report_issues[] = {
-    "rear_wheel_blocked", "flat_tire",    "brake_failure",  "chain_broken",
-    "battery_fault",      "frame_damage", "lighting_fault", "other",
+	"rear_wheel_blocked", "flat_tire",    "brake_failure",  "chain_broken",
+	"battery_fault",      "frame_damage", "lighting_fault", "other",
 };
 
 bool report_issue_valid(const char *issue)
@@ -96,7 +96,7 @@ static enum fleet_status report_check_request(const struct report_request *req)
 static PGresult *report_exec(const char *const *params, enum fleet_status *st)
 {
 	static const char sql[] =
-	    "SELECT * FROM fleet.report_damage_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+		"SELECT * FROM fleet.report_damage_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 	for (int attempt = 0;; attempt++) {
 		PGresult *res = db_exec_prepared("report_damage_as", sql, 10, params, st);
 		if (res)

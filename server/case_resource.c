@@ -17,19 +17,21 @@ json_t *case_resource_json(const struct report_case *c)
 	for (size_t i = 0; i < c->nitems; i++) {
 		const struct report_case_item *it = &c->items[i];
 		if (it->is_event) {
-			json_array_append_new(
-			    events, json_pack("{s:s, s:s, s:o, s:s, s:s}", "type", it->kind, "at",
-					      it->at, "reportId", case_resource_opt(it->report_id),
-					      "subject", it->subject, "clientId", it->client_id));
+			json_array_append_new(events,
+					      json_pack("{s:s, s:s, s:o, s:s, s:s}", "type",
+							it->kind, "at", it->at, "reportId",
+							case_resource_opt(it->report_id), "subject",
+							it->subject, "clientId", it->client_id));
 		} else {
 			json_array_append_new(
-			    reports,
-			    json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:s}", "reportId",
-				      it->id, "issue", it->kind, "description",
-				      it->description ? json_string(it->description) : json_null(),
-				      "statusBefore", it->status_before, "statusAfter",
-				      it->status_after, "recordedAt", it->at, "reportedBy",
-				      it->subject, "clientId", it->client_id));
+				reports,
+				json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:s}", "reportId",
+					  it->id, "issue", it->kind, "description",
+					  it->description ? json_string(it->description)
+							  : json_null(),
+					  "statusBefore", it->status_before, "statusAfter",
+					  it->status_after, "recordedAt", it->at, "reportedBy",
+					  it->subject, "clientId", it->client_id));
 		}
 	}
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "caseId", c->case_id,
@@ -47,11 +49,11 @@ int case_resource_read(struct mcp_ctx *ctx, const char *case_id, json_t **conten
 	enum fleet_status st = report_get_case(ctx->req->actor, case_id, &c);
 	int rc = 0;
 	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL) {
-		rc =
-		    mcp_fail(err, MCP_INTERNAL_ERROR,
-			     st == FLEET_UNAVAILABLE ? "The fleet database is unavailable right now"
-						     : "The case could not be read",
-			     NULL);
+		rc = mcp_fail(err, MCP_INTERNAL_ERROR,
+			      st == FLEET_UNAVAILABLE
+				      ? "The fleet database is unavailable right now"
+				      : "The case could not be read",
+			      NULL);
 		goto out;
 	}
 	if (st != FLEET_OK) {

@@ -105,8 +105,8 @@ static enum MHD_Result http_send(struct MHD_Connection *c, unsigned status, char
 				 const char *content_type, const char *allow, const char *challenge)
 {
 	struct MHD_Response *r =
-	    body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
-		 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
+		     : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		free(body);
 		return MHD_NO;
@@ -178,14 +178,14 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		return http_refuse(c, 406, MCP_INVALID_REQUEST,
 				   "Not Acceptable: Accept must admit application/json", NULL);
 	struct mcp_request req = {
-	    .transport = MCP_TRANSPORT_HTTP,
-	    .body = st->body ? st->body : "",
-	    .body_len = st->len,
-	    .h_protocol_version = http_header(c, "MCP-Protocol-Version"),
-	    .h_method = http_header(c, "Mcp-Method"),
-	    .h_name = http_header(c, "Mcp-Name"),
-	    .actor = &s->actor,
-	    .reqid = st->reqid,
+		.transport = MCP_TRANSPORT_HTTP,
+		.body = st->body ? st->body : "",
+		.body_len = st->len,
+		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
+		.h_method = http_header(c, "Mcp-Method"),
+		.h_name = http_header(c, "Mcp-Name"),
+		.actor = &s->actor,
+		.reqid = st->reqid,
 	};
 	struct mcp_response resp;
 	mcp_handle(&req, &resp);
@@ -315,20 +315,20 @@ enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *act
 	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
 	s->allowed_origins = mem_strdup(cfg->allowed_origins);
 	s->daemon = MHD_start_daemon(
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-	    http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
-	    http_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_END);
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+		http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
+		http_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned)0, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+		MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_END);
 	if (!s->daemon) {
 		log_error("cannot listen on %s:%ld", cfg->listen, cfg->port);
 		http_stop(s);
 		return HTTP_START_FAILED;
 	}
 	const union MHD_DaemonInfo *info =
-	    MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+		MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	*bound_port = info ? info->port : (unsigned)cfg->port;
 	*out = s;
 	return HTTP_OK;

@@ -13,7 +13,7 @@ enum http_status { HTTP_OK = 0, HTTP_START_FAILED };
  * *out is new (free with http_stop). *bound_port receives the port actually bound. */
 enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *actor,
 			    struct http_server **out, unsigned *bound_port)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 void http_stop(struct http_server *s);
 
 /* Host/Origin allow-list checks (exposed for unit tests). host_port is the Host header

@@ -28,10 +28,10 @@ int identity_local(const struct cfg *cfg, struct fleet_actor *out)
 	if (!*cfg->local_subject || !*cfg->local_client ||
 	    strlen(cfg->local_subject) >= sizeof out->subject ||
 	    strlen(cfg->local_client) >= sizeof out->client_id) {
-		log_error(
-		    "local identity: BIKAROO_LOCAL_SUBJECT and BIKAROO_LOCAL_CLIENT must be set "
-		    "(1 to %zu characters)",
-		    sizeof out->subject - 1);
+		log_error("local identity: BIKAROO_LOCAL_SUBJECT and BIKAROO_LOCAL_CLIENT must be "
+			  "set "
+			  "(1 to %zu characters)",
+			  sizeof out->subject - 1);
 		return -1;
 	}
 	snprintf(out->subject, sizeof out->subject, "%s", cfg->local_subject);

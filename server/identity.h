@@ -12,6 +12,6 @@ unsigned identity_parse_scopes(const char *scope);
 
 /* Builds the configured local identity; 0 on success, -1 (logged) when it is not usable. */
 int identity_local(const struct cfg *cfg, struct fleet_actor *out)
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 #endif

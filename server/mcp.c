@@ -68,8 +68,8 @@ static void mcp_error_out(struct mcp_response *out, int status, json_t *id, int 
 	json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
 	if (data)
 		json_object_set_new(e, "data", data);
-	json_t *msg =
-	    json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", e);
+	json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+				"error", e);
 	out->http_status = status;
 	free(out->body);
 	out->body = mcp_dump(msg);
@@ -99,8 +99,8 @@ static void mcp_shape_result(const struct mcp_ctx *ctx, json_t *result)
 		json_object_set_new(result, "_meta", meta);
 	}
 	json_object_set_new(
-	    meta, MCP_META_SERVERINFO,
-	    json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION));
+		meta, MCP_META_SERVERINFO,
+		json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION));
 }
 
 /* ---- header helpers ----------------------------------------------------------------- */
@@ -237,9 +237,9 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 		if (mcp_header_value(req->h_protocol_version, hv, sizeof hv) != 0 ||
 		    strcmp(hv, v) != 0) {
 			mcp_error_out(
-			    out, 400, ctx->id, MCP_HEADER_MISMATCH,
-			    "Header mismatch: MCP-Protocol-Version does not match the body",
-			    mcp_mismatch("MCP-Protocol-Version", hv, v));
+				out, 400, ctx->id, MCP_HEADER_MISMATCH,
+				"Header mismatch: MCP-Protocol-Version does not match the body",
+				mcp_mismatch("MCP-Protocol-Version", hv, v));
 			return;
 		}
 	}
@@ -253,9 +253,10 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 		}
 	}
 	if (strcmp(v, MCP_VERSION_MODERN) != 0) {
-		mcp_error_out(
-		    out, 400, ctx->id, MCP_UNSUPPORTED_VERSION, "Unsupported protocol version",
-		    json_pack("{s:o, s:s}", "supported", mcp_supported_versions(), "requested", v));
+		mcp_error_out(out, 400, ctx->id, MCP_UNSUPPORTED_VERSION,
+			      "Unsupported protocol version",
+			      json_pack("{s:o, s:s}", "supported", mcp_supported_versions(),
+					"requested", v));
 		return;
 	}
 	if (http && !req->h_protocol_version) {
@@ -284,8 +285,9 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 		if (req->h_name) {
 			if (mcp_header_value(req->h_name, hv, sizeof hv) != 0) {
 				mcp_error_out(
-				    out, 400, ctx->id, MCP_HEADER_MISMATCH,
-				    "Header mismatch: Mcp-Name has an invalid base64 value", NULL);
+					out, 400, ctx->id, MCP_HEADER_MISMATCH,
+					"Header mismatch: Mcp-Name has an invalid base64 value",
+					NULL);
 				return;
 			}
 			if (!bv || strcmp(hv, bv) != 0) {
@@ -360,8 +362,8 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 		/* 2025-03-26 batches are not supported (removed in 2025-06-18); see README. */
 		mcp_error_out(out, 400, NULL, MCP_INVALID_REQUEST,
 			      i < json_array_size(msg)
-				  ? "Invalid Request: batches are not allowed in 2026-07-28"
-				  : "Invalid Request: JSON-RPC batches are not supported",
+				      ? "Invalid Request: batches are not allowed in 2026-07-28"
+				      : "Invalid Request: JSON-RPC batches are not supported",
 			      NULL);
 		goto out;
 	}
@@ -379,8 +381,8 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 	method = json_string_value(jm);
 	ctx.id = good_id;
 	bool enveloped = mcp_has_envelope(msg);
-	bool header_modern =
-	    req->transport == MCP_TRANSPORT_HTTP && mcp_is_modern_version(req->h_protocol_version);
+	bool header_modern = req->transport == MCP_TRANSPORT_HTTP &&
+			     mcp_is_modern_version(req->h_protocol_version);
 	if (!id) {
 		/* Notifications: never answered. Cancellation is honoured by the stdio transport.
 		 */
@@ -389,7 +391,7 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 	}
 	if (strcmp(method, "initialize") == 0 &&
 	    !(enveloped && mcp_is_modern_version(json_string_value(json_object_get(
-			       json_object_get(params, "_meta"), MCP_META_VERSION))))) {
+				   json_object_get(params, "_meta"), MCP_META_VERSION))))) {
 		if (header_modern) {
 			mcp_error_out(out, 400, ctx.id, MCP_HEADER_MISMATCH,
 				      "Header mismatch: initialize does not exist in the "
@@ -402,10 +404,10 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 		mcp_handle_modern(&ctx, method, params, out);
 	} else if (header_modern) {
 		mcp_error_out(
-		    out, 400, ctx.id, MCP_INVALID_PARAMS,
-		    "Missing required _meta envelope (io.modelcontextprotocol/protocolVersion "
-		    "and clientCapabilities)",
-		    NULL);
+			out, 400, ctx.id, MCP_INVALID_PARAMS,
+			"Missing required _meta envelope (io.modelcontextprotocol/protocolVersion "
+			"and clientCapabilities)",
+			NULL);
 	} else {
 		mcp_handle_legacy(&ctx, method, params, out);
 	}

@@ -6,11 +6,11 @@
 #include "tools.h"
 
 static const char methods_instructions[] =
-    "Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
-    "6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
-    "found, exactly like an unknown bike. Use report_damaged_bike once per real damage report "
-    "(it makes the bike unavailable and opens or extends its investigation case); send an "
-    "idempotencyKey so that a retry cannot file the report twice.";
+	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
+	"6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
+	"found, exactly like an unknown bike. Use report_damaged_bike once per real damage report "
+	"(it makes the bike unavailable and opens or extends its investigation case); send an "
+	"idempotencyKey so that a retry cannot file the report twice.";
 
 json_t *methods_capabilities(void)
 {
@@ -23,9 +23,9 @@ static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result
 	(void)ctx;
 	(void)params;
 	(void)err;
-	json_t *r =
-	    json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN, "capabilities",
-		      methods_capabilities(), "instructions", methods_instructions);
+	json_t *r = json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN,
+			      "capabilities", methods_capabilities(), "instructions",
+			      methods_instructions);
 	mcp_cacheable(r, 3600000, false);
 	*result = r;
 	return 0;
@@ -43,7 +43,7 @@ static int methods_initialize(struct mcp_ctx *ctx, json_t *params, json_t **resu
 		if (strcmp(asked, mcp_legacy_version(i)) == 0)
 			v = mcp_legacy_version(i);
 	json_t *info =
-	    json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION);
+		json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION);
 	if (strcmp(v, "2025-06-18") >= 0)
 		json_object_set_new(info, "title", json_string("Bikaroo Fleet"));
 	*result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
@@ -64,11 +64,11 @@ static int methods_ping(struct mcp_ctx *ctx, json_t *params, json_t **result, st
 #define BOTH (METHODS_MODERN | METHODS_LEGACY)
 
 static const struct mcp_method methods_table[] = {
-    {"server/discover", METHODS_MODERN, NULL, methods_discover},
-    {"initialize", METHODS_LEGACY, NULL, methods_initialize},
-    {"ping", METHODS_LEGACY, NULL, methods_ping},
-    {"tools/list", BOTH, NULL, tools_list},
-    {"tools/call", BOTH, "name", tools_call},
+	{"server/discover", METHODS_MODERN, NULL, methods_discover},
+	{"initialize", METHODS_LEGACY, NULL, methods_initialize},
+	{"ping", METHODS_LEGACY, NULL, methods_ping},
+	{"tools/list", BOTH, NULL, tools_list},
+	{"tools/call", BOTH, "name", tools_call},
 };
 
 const struct mcp_method *methods_find(const char *name, enum methods_era era)

@@ -38,7 +38,7 @@ char *reqstate_seal(const struct fleet_actor *actor, const char *method, const c
 enum reqstate_status reqstate_open(const char *state, const struct fleet_actor *actor,
 				   const char *method, const char *digest, json_t **payload,
 				   char nonce_out[REQSTATE_NONCE_HEX + 1])
-    __attribute__((warn_unused_result));
+	__attribute__((warn_unused_result));
 
 const char *reqstate_status_text(enum reqstate_status st);
 

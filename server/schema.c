@@ -224,11 +224,11 @@ bool schema_validate(const json_t *schema, const json_t *instance, char *msg, si
 static bool schema_known_keyword(const char *k)
 {
 	static const char *const known[] = {
-	    "type",    "properties", "required",    "additionalProperties",
-	    "enum",    "minLength",  "maxLength",   "pattern",
-	    "minimum", "maximum",    "description", "title",
-	    "$schema", "examples",   "default",     "format",
-	    "items"};
+		"type",    "properties", "required",    "additionalProperties",
+		"enum",    "minLength",  "maxLength",   "pattern",
+		"minimum", "maximum",    "description", "title",
+		"$schema", "examples",   "default",     "format",
+		"items"};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (strcmp(k, known[i]) == 0)
 			return true;

@@ -19,43 +19,46 @@
 #define TOOL_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
 
 const char tool_report_description[] =
-    "Report a damaged bike. In one transaction this files a damage report (reportId, e.g. "
-    "DR-8492), makes the bike unavailable unless it is already out of service (in_repair, lost, "
-    "retired), and opens an investigation case for the bike or adds the report to its open case "
-    "(caseId). This changes state: call it once per real report. Only calls that carry an "
-    "idempotencyKey are idempotent: repeating a call with the same key returns the first result "
-    "and writes nothing; without a key every call files a new report. Pass caseId only to name "
-    "the bike's open case you already know (a fleet operator may name any open case of their "
-    "regions; others a case they opened or reported into).";
+	"Report a damaged bike. In one transaction this files a damage report (reportId, e.g. "
+	"DR-8492), makes the bike unavailable unless it is already out of service (in_repair, "
+	"lost, "
+	"retired), and opens an investigation case for the bike or adds the report to its open "
+	"case "
+	"(caseId). This changes state: call it once per real report. Only calls that carry an "
+	"idempotencyKey are idempotent: repeating a call with the same key returns the first "
+	"result "
+	"and writes nothing; without a key every call files a new report. Pass caseId only to name "
+	"the bike's open case you already know (a fleet operator may name any open case of their "
+	"regions; others a case they opened or reported into).";
 
 const char tool_report_in[] =
-    "{\"type\":\"object\","
-    "\"properties\":{"
-    "\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
-    "\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"},"
-    "\"issue\":{\"type\":\"string\",\"enum\":[\"rear_wheel_blocked\",\"flat_tire\","
-    "\"brake_failure\",\"chain_broken\",\"battery_fault\",\"frame_damage\",\"lighting_fault\","
-    "\"other\"],\"description\":\"What is wrong.\"},"
-    "\"description\":{\"type\":\"string\",\"maxLength\":2000,"
-    "\"description\":\"What the rider or agent observed, in their words (up to 2000 "
-    "characters).\"},"
-    "\"caseId\":{\"type\":\"string\",\"pattern\":\"^IC-[0-9]{4,9}$\","
-    "\"description\":\"Optional: the bike's open investigation case to extend.\"},"
-    "\"idempotencyKey\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,"
-    "\"description\":\"Optional: a key you choose (e.g. a UUID) that makes retries safe: the "
-    "same key with the same arguments returns the first result.\"}},"
-    "\"required\":[\"bikeId\",\"issue\"],\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{"
+	"\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
+	"\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"},"
+	"\"issue\":{\"type\":\"string\",\"enum\":[\"rear_wheel_blocked\",\"flat_tire\","
+	"\"brake_failure\",\"chain_broken\",\"battery_fault\",\"frame_damage\",\"lighting_fault\","
+	"\"other\"],\"description\":\"What is wrong.\"},"
+	"\"description\":{\"type\":\"string\",\"maxLength\":2000,"
+	"\"description\":\"What the rider or agent observed, in their words (up to 2000 "
+	"characters).\"},"
+	"\"caseId\":{\"type\":\"string\",\"pattern\":\"^IC-[0-9]{4,9}$\","
+	"\"description\":\"Optional: the bike's open investigation case to extend.\"},"
+	"\"idempotencyKey\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,"
+	"\"description\":\"Optional: a key you choose (e.g. a UUID) that makes retries safe: the "
+	"same key with the same arguments returns the first result.\"}},"
+	"\"required\":[\"bikeId\",\"issue\"],\"additionalProperties\":false}";
 
 const char tool_report_out[] =
-    "{\"type\":\"object\","
-    "\"properties\":{"
-    "\"bikeId\":{\"type\":\"string\"},"
-    "\"status\":{\"type\":\"string\",\"description\":\"The bike's status after the report.\"},"
-    "\"reportId\":{\"type\":\"string\"},"
-    "\"caseId\":{\"type\":\"string\"},"
-    "\"recordedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},"
-    "\"required\":[\"bikeId\",\"status\",\"reportId\",\"caseId\",\"recordedAt\"],"
-    "\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{"
+	"\"bikeId\":{\"type\":\"string\"},"
+	"\"status\":{\"type\":\"string\",\"description\":\"The bike's status after the report.\"},"
+	"\"reportId\":{\"type\":\"string\"},"
+	"\"caseId\":{\"type\":\"string\"},"
+	"\"recordedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},"
+	"\"required\":[\"bikeId\",\"status\",\"reportId\",\"caseId\",\"recordedAt\"],"
+	"\"additionalProperties\":false}";
 
 static long tool_confirm_ttl = 300;
 
@@ -105,10 +108,10 @@ static json_t *tool_report_error(enum fleet_status st, const struct report_resul
 	switch (st) {
 	case FLEET_NOT_FOUND:
 		snprintf(
-		    text, sizeof text,
-		    "Bike %s was not found among the bikes you can access. Check the id on the "
-		    "frame (VL- and 4 to 6 digits). Nothing was reported.",
-		    bike_id);
+			text, sizeof text,
+			"Bike %s was not found among the bikes you can access. Check the id on the "
+			"frame (VL- and 4 to 6 digits). Nothing was reported.",
+			bike_id);
 		break;
 	case FLEET_FORBIDDEN:
 		snprintf(text, sizeof text,
@@ -131,11 +134,11 @@ static json_t *tool_report_error(enum fleet_status st, const struct report_resul
 				 case_id, bike_id);
 		else if (r->problem == REPORT_PROBLEM_CASE_NOT_FOUND)
 			snprintf(
-			    text, sizeof text,
-			    "Case %s was not found among the open cases you can access. Report "
-			    "again without caseId (the report joins this bike's open case). "
-			    "Nothing was reported.",
-			    case_id);
+				text, sizeof text,
+				"Case %s was not found among the open cases you can access. Report "
+				"again without caseId (the report joins this bike's open case). "
+				"Nothing was reported.",
+				case_id);
 		else
 			snprintf(text, sizeof text,
 				 "The arguments are not valid: check issue, the description (at "
@@ -150,9 +153,9 @@ static json_t *tool_report_error(enum fleet_status st, const struct report_resul
 				 "get its result. Nothing was reported.");
 		else
 			snprintf(
-			    text, sizeof text,
-			    "Another change to this bike happened at the same time. Try again. "
-			    "Nothing was reported.");
+				text, sizeof text,
+				"Another change to this bike happened at the same time. Try again. "
+				"Nothing was reported.");
 		break;
 	case FLEET_UNAVAILABLE:
 		snprintf(text, sizeof text,
@@ -196,23 +199,24 @@ static json_t *tool_ask_confirmation(const struct tool_call *c, const struct rep
 		     strcmp(r->status_before, "lost") == 0 ||
 		     strcmp(r->status_before, "retired") == 0;
 	char *message = mem_printf(
-	    "Confirm %s: report \"%s\" on bike %s (region %s, currently %s). Effect: a damage "
-	    "report is filed, %s %s, and %s%s. You act as %s through %s.",
-	    TOOL_NAME, req->issue, r->bike_id, r->region, r->status_before,
-	    stays ? "the bike stays" : "the bike becomes", stays ? r->status_before : "unavailable",
-	    *r->open_case_id ? "the report is added to open investigation case "
-			     : "a new investigation case is opened",
-	    r->open_case_id, actor->subject, actor->client_id);
+		"Confirm %s: report \"%s\" on bike %s (region %s, currently %s). Effect: a damage "
+		"report is filed, %s %s, and %s%s. You act as %s through %s.",
+		TOOL_NAME, req->issue, r->bike_id, r->region, r->status_before,
+		stays ? "the bike stays" : "the bike becomes",
+		stays ? r->status_before : "unavailable",
+		*r->open_case_id ? "the report is added to open investigation case "
+				 : "a new investigation case is opened",
+		r->open_case_id, actor->subject, actor->client_id);
 	tool_call_digest(c->args, call_digest);
 	json_t *payload = json_pack("{s:s, s:s}", "tool", TOOL_NAME, "bike", r->bike_id);
 	char *state =
-	    reqstate_seal(actor, "tools/call", call_digest, payload, tool_confirm_ttl, NULL);
+		reqstate_seal(actor, "tools/call", call_digest, payload, tool_confirm_ttl, NULL);
 	json_decref(payload);
-	json_t *schema =
-	    json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object", "properties",
-		      TOOL_CONFIRM_KEY, "type", "boolean", "title", "Report this damage now",
-		      "description", "Check the bike id and the effect above before you confirm.",
-		      "default", 0, "required", TOOL_CONFIRM_KEY);
+	json_t *schema = json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object",
+				   "properties", TOOL_CONFIRM_KEY, "type", "boolean", "title",
+				   "Report this damage now", "description",
+				   "Check the bike id and the effect above before you confirm.",
+				   "default", 0, "required", TOOL_CONFIRM_KEY);
 	json_t *result = json_pack("{s:s, s:{s:{s:s, s:{s:s, s:s, s:o}}}, s:s}", "resultType",
 				   "input_required", "inputRequests", TOOL_CONFIRM_KEY, "method",
 				   "elicitation/create", "params", "mode", "form", "message",
@@ -300,13 +304,13 @@ int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
 	reqstate_digest(args, c.digest);
 	tool_request_id(ctx, c.reqid, sizeof c.reqid);
 	struct report_request req = {
-	    .bike_id = c.bike_id,
-	    .issue = json_string_value(json_object_get(args, "issue")),
-	    .description = json_string_value(json_object_get(args, "description")),
-	    .case_id = json_string_value(json_object_get(args, "caseId")),
-	    .idempotency_key = json_string_value(json_object_get(args, "idempotencyKey")),
-	    .args_digest = c.digest,
-	    .request_id = c.reqid,
+		.bike_id = c.bike_id,
+		.issue = json_string_value(json_object_get(args, "issue")),
+		.description = json_string_value(json_object_get(args, "description")),
+		.case_id = json_string_value(json_object_get(args, "caseId")),
+		.idempotency_key = json_string_value(json_object_get(args, "idempotencyKey")),
+		.args_digest = c.digest,
+		.request_id = c.reqid,
 	};
 	char implicit_key[REQSTATE_NONCE_HEX + 16];
 	int go = tool_confirmation_retry(&c, result, err, &req.confirmed, implicit_key);
@@ -319,17 +323,17 @@ int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
 	if (st == FLEET_OK && r.needs_confirmation) {
 		if (!ctx->modern) {
 			*result = tool_error(
-			    "This application must have the user confirm every report on the "
-			    "server's side, which needs an MCP 2026-07-28 client with form "
-			    "elicitation. Nothing was reported.");
+				"This application must have the user confirm every report on the "
+				"server's side, which needs an MCP 2026-07-28 client with form "
+				"elicitation. Nothing was reported.");
 			return 0;
 		}
 		if (!tool_can_elicit(ctx))
 			return mcp_fail(
-			    err, MCP_MISSING_CAPABILITY,
-			    "Missing required client capability: this application must "
-			    "confirm reports through elicitation",
-			    json_pack("{s:{s:{}}}", "requiredCapabilities", "elicitation"));
+				err, MCP_MISSING_CAPABILITY,
+				"Missing required client capability: this application must "
+				"confirm reports through elicitation",
+				json_pack("{s:{s:{}}}", "requiredCapabilities", "elicitation"));
 		*result = tool_ask_confirmation(&c, &req, &r);
 		return 0;
 	}
@@ -346,9 +350,9 @@ int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
 		*result = tool_report_error(st, &r, req.bike_id, req.case_id ? req.case_id : "");
 		return 0;
 	}
-	json_t *sc =
-	    json_pack("{s:s, s:s, s:s, s:s, s:s}", "bikeId", r.bike_id, "status", r.status,
-		      "reportId", r.report_id, "caseId", r.case_id, "recordedAt", r.recorded_at);
+	json_t *sc = json_pack("{s:s, s:s, s:s, s:s, s:s}", "bikeId", r.bike_id, "status", r.status,
+			       "reportId", r.report_id, "caseId", r.case_id, "recordedAt",
+			       r.recorded_at);
 	char *text = json_dumps(sc, JSON_COMPACT);
 	*result = tools_result(text, sc, false);
 	free(text);

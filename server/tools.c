@@ -14,25 +14,26 @@
 /* ---- get_bike_status ---------------------------------------------------------------- */
 
 static const char get_bike_status_in[] =
-    "{\"type\":\"object\","
-    "\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
-    "\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
-    "\"required\":[\"bikeId\"],\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
+	"\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
+	"\"required\":[\"bikeId\"],\"additionalProperties\":false}";
 
 static const char get_bike_status_out[] =
-    "{\"type\":\"object\","
-    "\"properties\":{"
-    "\"bikeId\":{\"type\":\"string\"},"
-    "\"status\":{\"type\":\"string\",\"description\":\"A code of bikaroo://fleet/status-codes.\"},"
-    "\"statusLabel\":{\"type\":\"string\"},"
-    "\"region\":{\"type\":\"string\"},"
-    "\"station\":{\"type\":[\"string\",\"null\"]},"
-    "\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
-    "\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
-    "\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
-    "\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
-    "\"lastSeenAt\",\"openCaseId\"],"
-    "\"additionalProperties\":false}";
+	"{\"type\":\"object\","
+	"\"properties\":{"
+	"\"bikeId\":{\"type\":\"string\"},"
+	"\"status\":{\"type\":\"string\",\"description\":\"A code of "
+	"bikaroo://fleet/status-codes.\"},"
+	"\"statusLabel\":{\"type\":\"string\"},"
+	"\"region\":{\"type\":\"string\"},"
+	"\"station\":{\"type\":[\"string\",\"null\"]},"
+	"\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
+	"\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+	"\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
+	"\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
+	"\"lastSeenAt\",\"openCaseId\"],"
+	"\"additionalProperties\":false}";
 
 /* The same words for unknown and out-of-perimeter bikes: no existence oracle. */
 #define TOOLS_NOT_FOUND_FMT                                                                        \
@@ -51,10 +52,10 @@ static json_t *tools_domain_error(enum fleet_status st, const char *bike_id)
 	switch (st) {
 	case FLEET_NOT_FOUND: snprintf(text, sizeof text, TOOLS_NOT_FOUND_FMT, bike_id); break;
 	case FLEET_FORBIDDEN:
-		snprintf(
-		    text, sizeof text,
-		    "You are not permitted to do this with this application. Ask an administrator "
-		    "for the role or client access it needs.");
+		snprintf(text, sizeof text,
+			 "You are not permitted to do this with this application. Ask an "
+			 "administrator "
+			 "for the role or client access it needs.");
 		break;
 	case FLEET_UNAVAILABLE:
 		snprintf(text, sizeof text,
@@ -78,17 +79,17 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 	reqstate_digest(args, digest);
 	tool_request_id(ctx, reqid, sizeof reqid);
 	enum fleet_status st =
-	    fleet_get_bike_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);
+		fleet_get_bike_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);
 	if (st != FLEET_OK) {
 		*result = tools_domain_error(st, bike_id);
 		return 0;
 	}
-	json_t *sc =
-	    json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id, "status",
-		      b.status, "statusLabel", b.status_label, "region", b.region, "station",
-		      tools_nullable_string(b.station), "batteryPct",
-		      b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct), "lastSeenAt",
-		      b.last_seen_at, "openCaseId", tools_nullable_string(b.open_case_id));
+	json_t *sc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id,
+			       "status", b.status, "statusLabel", b.status_label, "region",
+			       b.region, "station", tools_nullable_string(b.station), "batteryPct",
+			       b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct),
+			       "lastSeenAt", b.last_seen_at, "openCaseId",
+			       tools_nullable_string(b.open_case_id));
 	char *text = json_dumps(sc, JSON_COMPACT);
 	*result = tools_result(text, sc, false);
 	free(text);
@@ -98,37 +99,39 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 /* ---- the registry ------------------------------------------------------------------- */
 
 static const struct tool_desc tools_registry[] = {
-    {
-	.name = "get_bike_status",
-	.title = "Bike status",
-	.description =
-	    "Current status of one bike: status code and label, region and station, battery "
-	    "level, when it was last seen, and its open investigation case if any. Only bikes "
-	    "in your regions are visible; others read as not found.",
-	.input_schema = get_bike_status_in,
-	.output_schema = get_bike_status_out,
-	.read_only = true,
-	.destructive = false,
-	.idempotent = true,
-	.scope = FLEET_SCOPE_READ,
-	.scope_name = "fleet:read",
-	.fn = tool_get_bike_status,
-	.self_audit = true, /* the read writes its audit row in the same round trip */
-    },
-    {
-	.name = "report_damaged_bike",
-	.title = "Report a damaged bike",
-	.description = tool_report_description,
-	.input_schema = tool_report_in,
-	.output_schema = tool_report_out,
-	.read_only = false,
-	.destructive = false,
-	.idempotent = false, /* only calls with an idempotencyKey are: see the description */
-	.scope = FLEET_SCOPE_REPORT,
-	.scope_name = "fleet:report",
-	.fn = tool_report_damaged_bike,
-	.self_audit = true,
-    },
+	{
+		.name = "get_bike_status",
+		.title = "Bike status",
+		.description = "Current status of one bike: status code and label, region and "
+			       "station, battery "
+			       "level, when it was last seen, and its open investigation case if "
+			       "any. Only bikes "
+			       "in your regions are visible; others read as not found.",
+		.input_schema = get_bike_status_in,
+		.output_schema = get_bike_status_out,
+		.read_only = true,
+		.destructive = false,
+		.idempotent = true,
+		.scope = FLEET_SCOPE_READ,
+		.scope_name = "fleet:read",
+		.fn = tool_get_bike_status,
+		.self_audit = true, /* the read writes its audit row in the same round trip */
+	},
+	{
+		.name = "report_damaged_bike",
+		.title = "Report a damaged bike",
+		.description = tool_report_description,
+		.input_schema = tool_report_in,
+		.output_schema = tool_report_out,
+		.read_only = false,
+		.destructive = false,
+		.idempotent =
+			false, /* only calls with an idempotencyKey are: see the description */
+		.scope = FLEET_SCOPE_REPORT,
+		.scope_name = "fleet:report",
+		.fn = tool_report_damaged_bike,
+		.self_audit = true,
+	},
 };
 
 #define TOOLS_COUNT (sizeof tools_registry / sizeof tools_registry[0])
@@ -141,9 +144,9 @@ int tools_init(void)
 	for (size_t i = 0; i < TOOLS_COUNT; i++) {
 		json_error_t e;
 		tools_in[i] =
-		    json_loads(tools_registry[i].input_schema, JSON_REJECT_DUPLICATES, &e);
+			json_loads(tools_registry[i].input_schema, JSON_REJECT_DUPLICATES, &e);
 		tools_out[i] =
-		    json_loads(tools_registry[i].output_schema, JSON_REJECT_DUPLICATES, &e);
+			json_loads(tools_registry[i].output_schema, JSON_REJECT_DUPLICATES, &e);
 		if (!tools_in[i] || !tools_out[i] || schema_prepare(tools_in[i]) != 0) {
 			log_error("tool %s: invalid schema", tools_registry[i].name);
 			return -1;

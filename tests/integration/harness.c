@@ -190,10 +190,10 @@ void it_mcp(unsigned port, const char *method, const char *name, const char *par
 				 name ? nh : NULL,
 				 NULL};
 	char *body = mem_printf(
-	    "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
-	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-	    "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
-	    method, params, *params ? "," : "");
+		"{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+		method, params, *params ? "," : "");
 	it_http(port, "POST", "/mcp", headers, body, strlen(body), r);
 	free(body);
 }

@@ -117,7 +117,7 @@ START_TEST(protocol_case)
 		json_t *err = json_object_get(r.json, "error");
 		ck_assert_msg(json_is_object(err), "%s: no error object in %s", name, r.body);
 		ck_assert_msg(json_integer_value(json_object_get(err, "code")) ==
-				  json_integer_value(code),
+				      json_integer_value(code),
 			      "%s: code in %s", name, r.body);
 		ck_assert_msg(json_is_string(json_object_get(err, "message")), "%s: message", name);
 	}
@@ -128,26 +128,26 @@ START_TEST(protocol_case)
 	json_t *data = json_object_get(expect, "data");
 	if (data)
 		ck_assert_msg(
-		    json_equal(json_object_get(json_object_get(r.json, "error"), "data"), data),
-		    "%s: data in %s", name, r.body);
+			json_equal(json_object_get(json_object_get(r.json, "error"), "data"), data),
+			"%s: data in %s", name, r.body);
 	json_t *result = json_object_get(r.json, "result");
 	const char *rt = json_string_value(json_object_get(expect, "resultType"));
 	if (rt)
 		ck_assert_msg(
-		    strcmp(json_string_value(json_object_get(result, "resultType")), rt) == 0,
-		    "%s: resultType in %s", name, r.body);
+			strcmp(json_string_value(json_object_get(result, "resultType")), rt) == 0,
+			"%s: resultType in %s", name, r.body);
 	json_t *is_error = json_object_get(expect, "isError");
 	if (is_error)
 		ck_assert_msg(json_equal(json_object_get(result, "isError"), is_error),
 			      "%s: isError in %s", name, r.body);
 	const char *pv = json_string_value(json_object_get(expect, "protocolVersion"));
 	if (pv)
-		ck_assert_msg(
-		    strcmp(json_string_value(json_object_get(result, "protocolVersion")), pv) == 0,
-		    "%s: protocolVersion in %s", name, r.body);
+		ck_assert_msg(strcmp(json_string_value(json_object_get(result, "protocolVersion")),
+				     pv) == 0,
+			      "%s: protocolVersion in %s", name, r.body);
 	if (json_is_true(json_object_get(expect, "noResultType")))
 		ck_assert_msg(result && !json_object_get(result, "resultType") &&
-				  !json_object_get(result, "ttlMs"),
+				      !json_object_get(result, "ttlMs"),
 			      "%s: legacy result must not carry resultType/ttlMs: %s", name,
 			      r.body);
 	if (json_is_true(json_object_get(expect, "noSessionId")))
@@ -167,7 +167,7 @@ START_TEST(protocol_case)
 	it_mcp(proto_srv.port, "tools/call", "get_bike_status",
 	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}", &r);
 	ck_assert_msg(r.status == 200 && json_is_false(json_object_get(
-					     json_object_get(r.json, "result"), "isError")),
+						 json_object_get(r.json, "result"), "isError")),
 		      "%s: server no longer serves: %s", name, r.body);
 	it_response_free(&r);
 }

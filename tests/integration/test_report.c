@@ -41,15 +41,15 @@ static void rp_call_ex(unsigned port, json_t *args, const char *caps, const char
 {
 	char *a = json_dumps(args, JSON_COMPACT);
 	char *body = mem_printf(
-	    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
-	    "\"report_damaged_bike\",\"arguments\":%s,%s\"_meta\":{"
-	    "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-	    "\"io.modelcontextprotocol/clientCapabilities\":%s}}}",
-	    id, a, extra, caps);
+		"{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"report_damaged_bike\",\"arguments\":%s,%s\"_meta\":{"
+		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":%s}}}",
+		id, a, extra, caps);
 	const char *headers[] = {
-	    "Content-Type: application/json",   "Accept: application/json, text/event-stream",
-	    "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
-	    "Mcp-Name: report_damaged_bike",    NULL};
+		"Content-Type: application/json",   "Accept: application/json, text/event-stream",
+		"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+		"Mcp-Name: report_damaged_bike",    NULL};
 	it_http(port, "POST", "/mcp", headers, body, strlen(body), r);
 	free(body);
 	free(a);
@@ -68,13 +68,13 @@ static json_t *rp_call(unsigned port, json_t *args, struct it_response *r)
 static const char *rp_text(json_t *result)
 {
 	return json_string_value(
-	    json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+		json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
 }
 
 static const char *rp_sc(json_t *result, const char *field)
 {
 	return json_string_value(
-	    json_object_get(json_object_get(result, "structuredContent"), field));
+		json_object_get(json_object_get(result, "structuredContent"), field));
 }
 
 static char *rp_vsql(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
@@ -116,13 +116,14 @@ static long rp_count(const char *fmt, ...)
 static char *rp_snapshot(void)
 {
 	return it_sql(
-	    "SELECT md5(concat_ws('|',"
-	    " (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.damage_reports t),"
-	    " (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.cases t),"
-	    " (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.case_events t),"
-	    " (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bike_status_history t),"
-	    " (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.idempotency_keys t),"
-	    " (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bikes t)))");
+		"SELECT md5(concat_ws('|',"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.damage_reports t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.cases t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.case_events t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bike_status_history "
+		"t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.idempotency_keys t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bikes t)))");
 }
 
 static json_t *rp_args(const char *bike, const char *issue)
@@ -151,15 +152,15 @@ START_TEST(tools_list_describes_report_damaged_bike)
 	ck_assert(json_is_false(json_object_get(ann, "destructiveHint")));
 	ck_assert(json_is_false(json_object_get(ann, "idempotentHint")));
 	ck_assert_ptr_nonnull(
-	    strstr(json_string_value(json_object_get(t, "description")), "idempotencyKey"));
+		strstr(json_string_value(json_object_get(t, "description")), "idempotencyKey"));
 	json_t *in = json_object_get(t, "inputSchema");
 	ck_assert(json_is_false(json_object_get(in, "additionalProperties")));
 	json_t *props = json_object_get(in, "properties");
 	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(props, "issue"), "enum")),
 			  8);
-	ck_assert_int_eq(
-	    json_integer_value(json_object_get(json_object_get(props, "description"), "maxLength")),
-	    2000);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(props, "description"),
+							    "maxLength")),
+			 2000);
 	ck_assert_ptr_nonnull(json_object_get(props, "caseId"));
 	ck_assert_ptr_nonnull(json_object_get(props, "idempotencyKey"));
 	json_t *req = json_object_get(in, "required");
@@ -235,13 +236,13 @@ START_TEST(report_writes_everything_in_one_transaction)
 	json_t *res2 = rp_call(s.port, args, &r2);
 	ck_assert_str_ne(rp_sc(res2, "reportId"), report);
 	ck_assert_str_eq(rp_sc(res2, "caseId"), cse);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'",
+				  "VL-2102"),
+			 2);
 	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", "VL-2102"),
-	    2);
-	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
-		     "VL-2102"),
-	    1);
+		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
+			 "VL-2102"),
+		1);
 	it_response_free(&r2);
 	it_response_free(&r);
 	json_decref(args);
@@ -391,10 +392,10 @@ START_TEST(viewer_readonly_client_and_machine_cannot_report)
 		rp_call_ex(s.port, args, RP_CAPS_NONE, "", 7, &r);
 		ck_assert_int_eq(r.status, 403);
 		ck_assert_int_eq(
-		    rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
-			     " AND target = '%s' AND outcome = 'denied' AND request_id = '7'",
-			     "VL-2114"),
-		    1);
+			rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
+				 " AND target = '%s' AND outcome = 'denied' AND request_id = '7'",
+				 "VL-2114"),
+			1);
 	}
 	it_response_free(&r);
 	json_decref(args);
@@ -419,18 +420,19 @@ START_TEST(rls_refuses_writes_outside_the_function)
 	free(v);
 	ck_assert_ptr_null(it_sql_as_app("SELECT count(*) FROM fleet.audit_log"));
 	ck_assert_ptr_null(it_sql_as_app(
-	    "INSERT INTO fleet.audit_log (subject, client_id, tool, args_digest, outcome)"
-	    " VALUES ('x', 'y', 'z', repeat('a', 64), 'ok')"));
+		"INSERT INTO fleet.audit_log (subject, client_id, tool, args_digest, outcome)"
+		" VALUES ('x', 'y', 'z', repeat('a', 64), 'ok')"));
 	ck_assert_ptr_null(it_sql_as_app("DELETE FROM fleet.damage_reports"));
 	/* Even with the right set, a row stamped with another subject is refused. */
 	char *case_id = it_sql("SELECT case_id FROM fleet.cases WHERE region = 'FR-PAR' LIMIT 1");
 	ck_assert_str_ne(case_id, "");
 	char *sql = mem_printf(
-	    "SELECT fleet.act_as('marie','customer-care-assistant');"
-	    "SELECT set_config('app.may_report', 'on', true);"
-	    "INSERT INTO fleet.case_events (case_id, region, kind, actor_subject, actor_client, at)"
-	    " VALUES ('%s', 'FR-PAR', 'closed', 'olivia', 'customer-care-assistant', now())",
-	    case_id);
+		"SELECT fleet.act_as('marie','customer-care-assistant');"
+		"SELECT set_config('app.may_report', 'on', true);"
+		"INSERT INTO fleet.case_events (case_id, region, kind, actor_subject, "
+		"actor_client, at)"
+		" VALUES ('%s', 'FR-PAR', 'closed', 'olivia', 'customer-care-assistant', now())",
+		case_id);
 	ck_assert_ptr_null(it_sql_as_app(sql));
 	free(sql);
 	free(case_id);
@@ -439,7 +441,7 @@ START_TEST(rls_refuses_writes_outside_the_function)
 	free(n);
 	/* The audit writer needs an identity. */
 	ck_assert_ptr_null(it_sql_as_app(
-	    "SELECT fleet.audit_record('t', NULL, repeat('a', 64), 'ok', NULL, NULL, NULL)"));
+		"SELECT fleet.audit_record('t', NULL, repeat('a', 64), 'ok', NULL, NULL, NULL)"));
 }
 END_TEST
 
@@ -658,11 +660,12 @@ START_TEST(twenty_concurrent_reports_on_one_bike)
 	}
 	const char *bike = "VL-2132";
 	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
-		     bike),
-	    1);
+		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
+			 bike),
+		1);
 	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike), N);
+		rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike),
+		N);
 	ck_assert_int_eq(rp_count("SELECT report_count FROM fleet.cases WHERE bike_id = '%s'"
 				  " AND state = 'open'",
 				  bike),
@@ -672,8 +675,9 @@ START_TEST(twenty_concurrent_reports_on_one_bike)
 				  bike),
 			 N + 1);
 	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'", bike),
-	    N);
+		rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'",
+			 bike),
+		N);
 	/* Exactly one history row moved the bike; every later one saw it unavailable. */
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.bike_status_history"
 				  " WHERE bike_id = '%s' AND status_from <> status_to",
@@ -748,7 +752,7 @@ START_TEST(killed_server_leaves_no_partial_report)
 	nanosleep(&pause, NULL);
 	const char *bike = "VL-2135";
 	long reports =
-	    rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike);
+		rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike);
 	ck_assert_int_ge(reports, ok);
 	ck_assert_int_le(reports, sent);
 	/* Every committed report has all of its rows; no row exists without its report. */
@@ -762,20 +766,21 @@ START_TEST(killed_server_leaves_no_partial_report)
 				  bike),
 			 0);
 	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'", bike),
-	    reports);
+		rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'",
+			 bike),
+		reports);
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
 				  " AND tool = 'report_damaged_bike'"
 				  " AND outcome = 'ok'",
 				  bike),
 			 reports);
 	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
-		     bike),
-	    1);
+		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
+			 bike),
+		1);
 	ck_assert_int_eq(
-	    rp_count("SELECT sum(report_count) FROM fleet.cases WHERE bike_id = '%s'", bike),
-	    reports);
+		rp_count("SELECT sum(report_count) FROM fleet.cases WHERE bike_id = '%s'", bike),
+		reports);
 	char *st = rp_sql("SELECT status FROM fleet.bikes WHERE bike_id = '%s'", bike);
 	ck_assert_str_eq(st, "unavailable");
 	free(st);
@@ -798,14 +803,14 @@ START_TEST(every_tools_call_leaves_an_audit_row)
 	struct it_server s;
 	rp_start(&s, "marie", "customer-care-assistant", NULL);
 	long before =
-	    rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s'", "marie");
+		rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s'", "marie");
 	struct it_response r;
 	json_t *missing = json_pack("{s:s}", "bikeId", "VL-2138");
 	json_t *res = rp_call(s.port, missing, &r);
 	ck_assert(json_is_true(json_object_get(res, "isError")));
 	it_response_free(&r);
 	json_t *extra =
-	    json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2138", "issue", "other", "foo", "bar");
+		json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2138", "issue", "other", "foo", "bar");
 	res = rp_call(s.port, extra, &r);
 	ck_assert(json_is_true(json_object_get(res, "isError")));
 	it_response_free(&r);
@@ -851,8 +856,9 @@ START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
 	ck_assert_int_eq(r.status, 400);
 	json_t *e = json_object_get(r.json, "error");
 	ck_assert_int_eq(json_integer_value(json_object_get(e, "code")), -32021);
-	ck_assert(json_is_object(json_object_get(
-	    json_object_get(json_object_get(e, "data"), "requiredCapabilities"), "elicitation")));
+	ck_assert(json_is_object(
+		json_object_get(json_object_get(json_object_get(e, "data"), "requiredCapabilities"),
+				"elicitation")));
 	it_response_free(&r);
 	/* Declared: input_required with the form, no ttlMs/cacheScope. */
 	rp_call_ex(s.port, args, RP_CAPS_ELICIT, "", 2, &r);
@@ -864,7 +870,7 @@ START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
 	json_t *ask = json_object_get(json_object_get(res, "inputRequests"), "confirm");
 	ck_assert_str_eq(json_string_value(json_object_get(ask, "method")), "elicitation/create");
 	const char *msg =
-	    json_string_value(json_object_get(json_object_get(ask, "params"), "message"));
+		json_string_value(json_object_get(json_object_get(ask, "params"), "message"));
 	ck_assert_ptr_nonnull(strstr(msg, "report_damaged_bike"));
 	ck_assert_ptr_nonnull(strstr(msg, "VL-2141"));
 	ck_assert_ptr_nonnull(strstr(msg, "unavailable"));
@@ -882,7 +888,8 @@ START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
 	json_t *other = rp_args("VL-2141", "frame_damage");
 	rp_call_ex(s.port, other, RP_CAPS_ELICIT, extra, 3, &r);
 	ck_assert_int_eq(
-	    json_integer_value(json_object_get(json_object_get(r.json, "error"), "code")), -32602);
+		json_integer_value(json_object_get(json_object_get(r.json, "error"), "code")),
+		-32602);
 	it_response_free(&r);
 	/* Accepted: written once, even when the accepted retry is replayed. */
 	rp_call_ex(s.port, args, RP_CAPS_ELICIT, extra, 4, &r);
@@ -893,14 +900,14 @@ START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
 	rp_call_ex(s.port, args, RP_CAPS_ELICIT, extra, 5, &r);
 	ck_assert_str_eq(rp_sc(json_object_get(r.json, "result"), "reportId"), report);
 	it_response_free(&r);
-	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", "VL-2141"),
-	    1);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'",
+				  "VL-2141"),
+			 1);
 	/* A 2025-era client cannot be asked: a tool error, nothing written. */
 	const char *legacy =
-	    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
-	    "\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"VL-2141\","
-	    "\"issue\":\"flat_tire\"}}}";
+		"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+		"\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"VL-2141\","
+		"\"issue\":\"flat_tire\"}}}";
 	const char *lh[] = {"Content-Type: application/json",
 			    "Accept: application/json, text/event-stream", NULL};
 	it_http(s.port, "POST", "/mcp", lh, legacy, strlen(legacy), &r);
@@ -908,9 +915,9 @@ START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
 	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
 	ck_assert_ptr_nonnull(strstr(rp_text(res), "confirm"));
 	it_response_free(&r);
-	ck_assert_int_eq(
-	    rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", "VL-2141"),
-	    1);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'",
+				  "VL-2141"),
+			 1);
 	free(report);
 	free(extra);
 	free(state);

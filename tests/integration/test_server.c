@@ -38,7 +38,7 @@ static json_t *call_bike(unsigned port, const char *bike, struct it_response *r)
 static const char *first_text(json_t *result)
 {
 	return json_string_value(
-	    json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+		json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
 }
 
 START_TEST(bike_status_in_perimeter)
@@ -59,8 +59,8 @@ START_TEST(bike_status_in_perimeter)
 	json_t *text = json_loads(first_text(res), 0, &e);
 	ck_assert(json_equal(text, sc));
 	json_decref(text);
-	ck_assert(json_is_object(
-	    json_object_get(json_object_get(res, "_meta"), "io.modelcontextprotocol/serverInfo")));
+	ck_assert(json_is_object(json_object_get(json_object_get(res, "_meta"),
+						 "io.modelcontextprotocol/serverInfo")));
 	it_response_free(&r);
 }
 END_TEST
@@ -85,7 +85,7 @@ START_TEST(other_region_reads_like_unknown)
 	json_t *ra = call_bike(srv.port, "VL-2047", &a); /* exists, FR-LYO */
 	json_t *rb = call_bike(srv.port, "VL-9999", &b); /* does not exist */
 	char *exists =
-	    it_sql("SELECT count(*) FROM fleet.bikes WHERE bike_id IN ('VL-2047','VL-9999')");
+		it_sql("SELECT count(*) FROM fleet.bikes WHERE bike_id IN ('VL-2047','VL-9999')");
 	ck_assert_str_eq(exists, "1");
 	free(exists);
 	ck_assert(json_is_true(json_object_get(ra, "isError")));
@@ -115,24 +115,24 @@ START_TEST(rls_alone_refuses_other_regions)
 	/* Acting as marie (FR-PAR) in one transaction: only FR-PAR rows, even when the query
 	 * asks for another region explicitly (the C-side check is not involved here). */
 	n = it_sql_as_app(
-	    "SELECT count(*) FROM (SELECT fleet.act_as('marie','customer-care-assistant')) a,"
-	    " LATERAL (SELECT 1 FROM fleet.bikes WHERE region = 'FR-LYO') b");
+		"SELECT count(*) FROM (SELECT fleet.act_as('marie','customer-care-assistant')) a,"
+		" LATERAL (SELECT 1 FROM fleet.bikes WHERE region = 'FR-LYO') b");
 	ck_assert_str_eq(n, "0");
 	free(n);
 	n = it_sql_as_app(
-	    "SELECT count(*) FROM fleet.bike_status_as('marie','customer-care-assistant',"
-	    "'VL-2047') WHERE bike_id IS NOT NULL");
+		"SELECT count(*) FROM fleet.bike_status_as('marie','customer-care-assistant',"
+		"'VL-2047') WHERE bike_id IS NOT NULL");
 	ck_assert_str_eq(n, "0");
 	free(n);
 	n = it_sql_as_app(
-	    "SELECT count(*) FROM fleet.bike_status_as('paul','customer-care-assistant',"
-	    "'VL-2047') WHERE bike_id IS NOT NULL");
+		"SELECT count(*) FROM fleet.bike_status_as('paul','customer-care-assistant',"
+		"'VL-2047') WHERE bike_id IS NOT NULL");
 	ck_assert_str_eq(n, "1");
 	free(n);
 	/* An unknown client application sees nothing, whoever the subject. */
 	n = it_sql_as_app(
-	    "SELECT count(*) FROM fleet.bike_status_as('marie','evil-client','VL-2048')"
-	    " WHERE bike_id IS NOT NULL");
+		"SELECT count(*) FROM fleet.bike_status_as('marie','evil-client','VL-2048')"
+		" WHERE bike_id IS NOT NULL");
 	ck_assert_str_eq(n, "0");
 	free(n);
 	/* The identity is transaction-local: the next statement on the connection sees nothing. */
@@ -263,7 +263,7 @@ static void *par_worker(void *p)
 			 2000 + i * 3);
 		it_mcp(a->port, "tools/call", "get_bike_status", params, &r);
 		json_t *sc =
-		    json_object_get(json_object_get(r.json, "result"), "structuredContent");
+			json_object_get(json_object_get(r.json, "result"), "structuredContent");
 		if (r.status == 200 && sc &&
 		    strcmp(json_string_value(json_object_get(sc, "region")), "FR-PAR") == 0)
 			a->ok++;

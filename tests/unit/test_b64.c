@@ -12,8 +12,8 @@ START_TEST(round_trip)
 				 "foob", "fooba", "foobar", "get_bike_status"};
 	for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
 		for (int url = 0; url < 2; url++) {
-			char *enc =
-			    b64_encode((const unsigned char *)samples[i], strlen(samples[i]), url);
+			char *enc = b64_encode((const unsigned char *)samples[i],
+					       strlen(samples[i]), url);
 			size_t n = 0;
 			unsigned char *dec = b64_decode(enc, strlen(enc), url, &n);
 			ck_assert_ptr_nonnull(dec);

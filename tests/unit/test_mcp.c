@@ -48,22 +48,22 @@ START_TEST(discover_shape)
 {
 	int st;
 	json_t *r = handle(
-	    MCP_TRANSPORT_HTTP,
-	    "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{" META
-	    "}}",
-	    "2026-07-28", "server/discover", &st, NULL);
+		MCP_TRANSPORT_HTTP,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{" META
+		"}}",
+		"2026-07-28", "server/discover", &st, NULL);
 	ck_assert_int_eq(st, 200);
 	json_t *res = json_object_get(r, "result");
 	ck_assert_str_eq(json_string_value(json_object_get(r, "id")), "d");
 	ck_assert_str_eq(json_string_value(json_object_get(res, "resultType")), "complete");
 	ck_assert_str_eq(
-	    json_string_value(json_array_get(json_object_get(res, "supportedVersions"), 0)),
-	    "2026-07-28");
+		json_string_value(json_array_get(json_object_get(res, "supportedVersions"), 0)),
+		"2026-07-28");
 	ck_assert(json_is_integer(json_object_get(res, "ttlMs")));
 	ck_assert_str_eq(json_string_value(json_object_get(res, "cacheScope")), "public");
 	ck_assert(json_is_object(json_object_get(json_object_get(res, "capabilities"), "tools")));
-	json_t *info =
-	    json_object_get(json_object_get(res, "_meta"), "io.modelcontextprotocol/serverInfo");
+	json_t *info = json_object_get(json_object_get(res, "_meta"),
+				       "io.modelcontextprotocol/serverInfo");
 	ck_assert_str_eq(json_string_value(json_object_get(info, "name")), MCP_SERVER_NAME);
 	ck_assert_ptr_null(json_object_get(res, "serverInfo"));
 	json_decref(r);
@@ -73,10 +73,10 @@ END_TEST
 START_TEST(stdio_needs_no_headers)
 {
 	int st;
-	json_t *r =
-	    handle(MCP_TRANSPORT_STDIO,
-		   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" META "}}",
-		   NULL, NULL, &st, NULL);
+	json_t *r = handle(
+		MCP_TRANSPORT_STDIO,
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" META "}}",
+		NULL, NULL, &st, NULL);
 	json_t *tools = json_object_get(json_object_get(r, "result"), "tools");
 	ck_assert_uint_ge(json_array_size(tools), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(tools, 0), "name")),
@@ -95,9 +95,9 @@ END_TEST
 START_TEST(legacy_shapes_follow_the_negotiated_version)
 {
 	int st;
-	json_t *r =
-	    handle(MCP_TRANSPORT_HTTP, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
-		   "2025-03-26", NULL, &st, NULL);
+	json_t *r = handle(MCP_TRANSPORT_HTTP,
+			   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", "2025-03-26",
+			   NULL, &st, NULL);
 	json_t *res = json_object_get(r, "result");
 	json_t *tool = json_array_get(json_object_get(res, "tools"), 0);
 	ck_assert_ptr_null(json_object_get(res, "resultType"));
@@ -121,8 +121,8 @@ START_TEST(legacy_shapes_follow_the_negotiated_version)
 	res = json_object_get(r, "result");
 	ck_assert_str_eq(json_string_value(json_object_get(res, "protocolVersion")), "2025-06-18");
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")),
-	    MCP_SERVER_NAME);
+		json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")),
+		MCP_SERVER_NAME);
 	json_decref(r);
 }
 END_TEST
@@ -133,15 +133,15 @@ START_TEST(missing_scope_is_403_on_http_and_in_band_on_stdio)
 	int st;
 	const char *scope = NULL;
 	const char *body =
-	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
-	    "\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}," META "}}";
+		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}," META "}}";
 	json_t *r = handle(MCP_TRANSPORT_STDIO, body, NULL, NULL, &st, &scope);
 	ck_assert_int_eq(st, 200);
 	ck_assert_ptr_null(scope);
 	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(json_object_get(r, "error"), "data"),
-					      "requiredScope")),
-	    "fleet:read");
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(r, "error"), "data"), "requiredScope")),
+		"fleet:read");
 	json_decref(r);
 	r = handle(MCP_TRANSPORT_STDIO, body, NULL, NULL, &st, &scope);
 	json_decref(r);

@@ -43,7 +43,8 @@ START_TEST(accepts_valid)
 	char msg[256];
 	ck_assert(valid("{\"bikeId\":\"VL-2048\"}", msg));
 	ck_assert(valid(
-	    "{\"bikeId\":\"VL-123456\",\"issue\":\"other\",\"note\":\"héllo\",\"n\":null}", msg));
+		"{\"bikeId\":\"VL-123456\",\"issue\":\"other\",\"note\":\"héllo\",\"n\":null}",
+		msg));
 	ck_assert(valid("{\"bikeId\":\"VL-2048\",\"n\":3}", msg));
 }
 END_TEST
