@@ -3,6 +3,7 @@
 #include "db.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ static char *db_conninfo;
 static pthread_mutex_t db_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct db_conn *db_all;
 static _Thread_local struct db_conn *db_mine;
+static _Thread_local char db_sqlstate[6]; /* of this thread's last failed statement */
 
 void db_configure(const char *conninfo)
 {
@@ -118,6 +120,7 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
 {
+	db_sqlstate[0] = '\0';
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct db_conn *c = db_thread_conn(st);
 		if (!c)
@@ -133,12 +136,19 @@ PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			c->pg = NULL;
 			continue;
 		}
+		const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+		snprintf(db_sqlstate, sizeof db_sqlstate, "%s", state ? state : "");
 		if (res)
 			log_error("statement %s failed: %s", name, PQresultErrorMessage(res));
 		PQclear(res);
 		return NULL;
 	}
 	return NULL;
+}
+
+const char *db_last_sqlstate(void)
+{
+	return db_sqlstate;
 }
 
 enum fleet_status db_check_login_role(const char **why)

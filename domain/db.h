@@ -22,6 +22,10 @@ PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
 	__attribute__((warn_unused_result));
 
+/* SQLSTATE of the calling thread's last statement that db_exec_prepared() reported as failed
+ * ("" when none), e.g. to map 23505 or retry 40P01. Borrowed, valid until the next call. */
+const char *db_last_sqlstate(void);
+
 /* Closes every connection opened by any thread. Call at shutdown only. */
 void db_shutdown(void);
 

@@ -84,16 +84,14 @@ static bool fleet_may_read(const struct fleet_actor *actor, const struct fleet_r
 	return (actor->scopes & FLEET_SCOPE_READ) && r->known && r->client_read;
 }
 
-enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const char *bike_id,
-					struct fleet_bike_status *out)
+/* Runs a statement returning bike_status_as's columns and maps its row into out. */
+static enum fleet_status fleet_bike_status_run(const struct fleet_actor *actor, const char *name,
+					       const char *sql, int nparams,
+					       const char *const *params,
+					       struct fleet_bike_status *out)
 {
-	static const char sql[] = "SELECT * FROM fleet.bike_status_as($1, $2, $3)";
-	memset(out, 0, sizeof *out);
-	if (!fleet_bike_id_valid(bike_id))
-		return FLEET_NOT_FOUND;
-	const char *params[3] = {actor->subject, actor->client_id, bike_id};
 	enum fleet_status st;
-	PGresult *res = db_exec_prepared("bike_status_as", sql, 3, params, &st);
+	PGresult *res = db_exec_prepared(name, sql, nparams, params, &st);
 	if (!res)
 		return st;
 	if (PQntuples(res) != 1 || PQnfields(res) < 15) {
@@ -173,4 +171,28 @@ enum fleet_status fleet_is_development_db(bool *dev)
 	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "development") == 0;
 	PQclear(res);
 	return FLEET_OK;
+}
+
+enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const char *bike_id,
+					struct fleet_bike_status *out)
+{
+	static const char sql[] = "SELECT * FROM fleet.bike_status_as($1, $2, $3)";
+	memset(out, 0, sizeof *out);
+	if (!fleet_bike_id_valid(bike_id))
+		return FLEET_NOT_FOUND;
+	const char *params[3] = {actor->subject, actor->client_id, bike_id};
+	return fleet_bike_status_run(actor, "bike_status_as", sql, 3, params, out);
+}
+
+enum fleet_status fleet_get_bike_status_audited(const struct fleet_actor *actor,
+						const char *bike_id, const char *args_digest,
+						const char *request_id,
+						struct fleet_bike_status *out)
+{
+	static const char sql[] = "SELECT * FROM fleet.bike_status_audited_as($1, $2, $3, $4, $5)";
+	memset(out, 0, sizeof *out);
+	/* No shape check first: every call, even a malformed id, leaves its audit row. */
+	const char *params[5] = {actor->subject, actor->client_id, bike_id, args_digest,
+				 request_id};
+	return fleet_bike_status_run(actor, "bike_status_audited_as", sql, 5, params, out);
 }

@@ -58,6 +58,16 @@ enum fleet_status fleet_get_bike_status(const struct fleet_actor *actor, const c
 					struct fleet_bike_status *out)
 	__attribute__((warn_unused_result));
 
+/* The same read, and in the same round trip the call's audit row (tool get_bike_status, target
+ * bike_id, the arguments' digest, outcome ok / not_found / denied, request_id), written through
+ * fleet.audit_record. args_digest: SHA-256 hex of the canonical arguments; request_id may be
+ * NULL. */
+enum fleet_status fleet_get_bike_status_audited(const struct fleet_actor *actor,
+						const char *bike_id, const char *args_digest,
+						const char *request_id,
+						struct fleet_bike_status *out)
+	__attribute__((warn_unused_result));
+
 /* One status code of the reference table. */
 struct fleet_status_code {
 	char code[FLEET_TEXT_MAX];

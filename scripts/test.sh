@@ -23,6 +23,8 @@ cleanup() {
 trap cleanup EXIT
 
 if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
+  # Every valgrind server start costs seconds of CPU: give each Check test five times its time.
+  export CK_TIMEOUT_MULTIPLIER=5
   export BIKAROO_WRAPPER="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --suppressions=$root/tests/valgrind.supp"
 fi
 

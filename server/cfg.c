@@ -92,6 +92,8 @@ static const struct cfg_key cfg_keys[] = {
 	      "0", 0, 1, "1 allows plain http to an issuer on 127.0.0.1 (tests, development)"),
 	CFG_S("token", "BIKAROO_TOKEN", token, "", true,
 	      "stdio: the access token whose principal the server acts as"),
+	CFG_L("confirm-ttl", "BIKAROO_CONFIRM_TTL", confirm_ttl, "300", 1, 3600,
+	      "seconds a server-side confirmation (input_required requestState) stays valid"),
 };
 
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])

@@ -36,6 +36,7 @@ struct cfg {
 	char *auth_client_secret;    /* BIKAROO_AUTH_CLIENT_SECRET */
 	long auth_insecure_loopback; /* BIKAROO_AUTH_INSECURE_LOOPBACK: http to a loopback issuer */
 	char *token;                 /* BIKAROO_TOKEN: stdio's bearer token */
+	long confirm_ttl; /* BIKAROO_CONFIRM_TTL: seconds a confirmation request stays valid */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };

@@ -17,6 +17,7 @@
 #include "prompts.h"
 #include "resources.h"
 #include "stdio_transport.h"
+#include "tool_report.h"
 #include "tools.h"
 
 static volatile sig_atomic_t main_stop;
@@ -99,6 +100,8 @@ static int main_stdio(const struct cfg *cfg)
 	}
 	if (stdio_identity(cfg, &actor) != 0)
 		goto out;
+	tool_report_configure(cfg->confirm_ttl);
+	tools_set_audit(true);
 	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
 	    main_catalog_init(cfg) != 0)
 		goto out;
@@ -135,6 +138,8 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
+	tool_report_configure(cfg->confirm_ttl);
+	tools_set_audit(true);
 	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
 	    main_catalog_init(cfg) != 0) {
 		main_catalog_cleanup();

@@ -73,11 +73,11 @@ struct mcp_ctx {
 	const char *version; /* the revision this request speaks (borrowed) */
 	json_t *client_caps; /* borrowed; {} when none declared */
 	json_t *id;          /* borrowed; NULL for notifications */
+	json_t *params;      /* borrowed: the request's params ({} when absent) */
 	/* Set by handlers that need an HTTP-level refusal (insufficient scope). */
 	const char *missing_scope;
 	/* Filled by the core before the handler runs (server/notify.c, server/mrtr.c). */
 	const char *method;      /* static: the method table's name */
-	json_t *params;          /* borrowed: the request's params ({} when absent) */
 	json_t *progress_token;  /* borrowed: _meta.progressToken, or NULL */
 	int log_level;           /* notify.h threshold for notifications/message, or -1: none */
 	double progress_last;    /* the last progress sent (progress must increase) */

@@ -13,7 +13,9 @@ static const char methods_instructions[] =
 	"6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
 	"found, exactly like an unknown bike. For a damage report, follow the prompt "
 	"investigate-damaged-bike and the resource bikaroo://procedures/damaged-bike; "
-	"bikaroo://fleet/status-codes explains every status code.";
+	"bikaroo://fleet/status-codes explains every status code. Use report_damaged_bike once "
+	"per real damage report (it makes the bike unavailable and opens or extends its "
+	"investigation case); send an idempotencyKey so that a retry cannot file the report twice.";
 
 /* Methods and capabilities added by methods_set_extra() (the conformance server's fixtures). */
 static const struct mcp_method *methods_extra;

@@ -3,6 +3,8 @@
  * names written in the table, and a URI only selects a row. */
 #include "resources.h"
 
+#include "case_resource.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -97,6 +99,26 @@ static enum resource_status resources_read_bike(struct mcp_ctx *ctx, const char 
 	return RESOURCE_OK;
 }
 
+/* bikaroo://cases/{caseId}: a case with its reports and events (server/case_resource.c). */
+static enum resource_status resources_read_case(struct mcp_ctx *ctx, const char *uri,
+						const char *value, json_t **result,
+						struct mcp_error *err)
+{
+	(void)uri;
+	json_t *contents = NULL;
+	if (case_resource_read(ctx, value, &contents, err) != 0) {
+		if (err->code == MCP_INTERNAL_ERROR)
+			return RESOURCE_FAILED;
+		json_decref(err->data); /* the registry answers "Resource not found" itself */
+		err->data = NULL;
+		return RESOURCE_NOT_FOUND;
+	}
+	json_t *r = json_pack("{s:o}", "contents", contents);
+	mcp_cacheable(r, RESOURCES_BIKE_TTL_MS, true); /* per user */
+	*result = r;
+	return RESOURCE_OK;
+}
+
 /* ---- the registry ---------------------------------------------------------------------- */
 
 static const struct resource_desc resources_builtin[] = {
@@ -137,7 +159,17 @@ static const struct resource_template_desc resources_builtin_tpl[] = {
 		.read = resources_read_bike,
 		.complete = completion_bike_ids,
 	},
-	/* bikaroo://cases/{caseId} comes with the business-state issue: one row here. */
+	{
+		.uri_template = CASE_RESOURCE_TEMPLATE,
+		.name = CASE_RESOURCE_NAME,
+		.title = CASE_RESOURCE_TITLE,
+		.description = CASE_RESOURCE_DESCRIPTION,
+		.mime_type = "application/json",
+		.prefix = CASE_RESOURCE_PREFIX,
+		.var = "caseId",
+		.suffix = "",
+		.read = resources_read_case,
+	},
 };
 
 #define RESOURCES_NBUILTIN (sizeof resources_builtin / sizeof resources_builtin[0])

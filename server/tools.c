@@ -6,8 +6,11 @@
 
 #include "../common/log.h"
 #include "../common/mem.h"
+#include "../domain/audit.h"
 #include "pager.h"
+#include "reqstate.h"
 #include "schema.h"
+#include "tool_report.h"
 
 /* ---- get_bike_status ---------------------------------------------------------------- */
 
@@ -73,7 +76,11 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 	(void)err;
 	const char *bike_id = json_string_value(json_object_get(args, "bikeId"));
 	struct fleet_bike_status b;
-	enum fleet_status st = fleet_get_bike_status(ctx->req->actor, bike_id, &b);
+	char digest[65], reqid[128];
+	reqstate_digest(args, digest);
+	tool_request_id(ctx, reqid, sizeof reqid);
+	enum fleet_status st =
+		fleet_get_bike_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);
 	if (st != FLEET_OK) {
 		*result = tools_domain_error(st, bike_id);
 		return 0;
@@ -109,6 +116,22 @@ static const struct tool_desc tools_registry[] = {
 		.scope = FLEET_SCOPE_READ,
 		.scope_name = "fleet:read",
 		.fn = tool_get_bike_status,
+		.self_audit = true, /* the read writes its audit row in the same round trip */
+	},
+	{
+		.name = "report_damaged_bike",
+		.title = "Report a damaged bike",
+		.description = tool_report_description,
+		.input_schema = tool_report_in,
+		.output_schema = tool_report_out,
+		.read_only = false,
+		.destructive = false,
+		.idempotent =
+			false, /* only calls with an idempotencyKey are: see the description */
+		.scope = FLEET_SCOPE_REPORT,
+		.scope_name = "fleet:report",
+		.fn = tool_report_damaged_bike,
+		.self_audit = true,
 	},
 };
 
@@ -240,26 +263,61 @@ int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 	return pager_page(ctx, params, all, "tools", 3600000, ctx->req->per_principal, result, err);
 }
 
+/* Leaves the audit row of one tools/call (who, which tool and target, a digest of the
+ * arguments, the outcome, the request id); never the arguments themselves, never a token. */
+static bool tools_auditing;
+
+void tools_set_audit(bool on)
+{
+	tools_auditing = on;
+}
+
+static void tools_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
+			const char *detail)
+{
+	if (!tools_auditing)
+		return;
+	char digest[65], reqid[128];
+	json_t *target = json_object_get(args, "bikeId");
+	reqstate_digest(args ? args : json_null(), digest);
+	tool_request_id(ctx, reqid, sizeof reqid);
+	struct audit_entry e = {.tool = tool,
+				.target = json_string_value(target),
+				.args_digest = digest,
+				.outcome = outcome,
+				.detail = detail,
+				.request_id = reqid};
+	if (audit_record(ctx->req->actor, &e) != FLEET_OK)
+		log_msg(LOG_WARN, ctx->req->reqid, "audit row missing for %s", tool);
+}
+
 int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
-	if (!name)
+	json_t *args = json_object_get(params, "arguments");
+	if (!name) {
+		tools_audit(ctx, "(none)", args, "invalid", "no tool name");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call needs a string 'name'", NULL);
+	}
 	size_t i;
 	for (i = 0; i < tools_count(); i++)
 		if (strcmp(tools_at(i)->name, name) == 0)
 			break;
-	if (i == tools_count())
+	if (i == tools_count()) {
+		tools_audit(ctx, name, args, "invalid", "unknown tool");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown tool",
 				json_pack("{s:s}", "name", name));
+	}
 	const struct tool_desc *t = tools_at(i);
-	json_t *args = json_object_get(params, "arguments");
-	if (args && !json_is_object(args))
+	if (args && !json_is_object(args)) {
+		tools_audit(ctx, name, args, "invalid", "arguments is not an object");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call 'arguments' must be an object",
 				NULL);
+	}
 	if (t->scope && !(ctx->req->actor->scopes & t->scope)) {
 		/* A new token with the scope can cure this: the transport answers 403
 		 * insufficient_scope (HTTP) or an error naming the scope. */
+		tools_audit(ctx, name, args, "denied", t->scope_name);
 		ctx->missing_scope = t->scope_name;
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Insufficient scope",
 				json_pack("{s:s}", "requiredScope", t->scope_name));
@@ -269,10 +327,18 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		args = empty = json_object();
 	char msg[320];
 	int rc = 0;
-	if (!schema_validate(tools_in[i], args, msg, sizeof msg))
+	if (!schema_validate(tools_in[i], args, msg, sizeof msg)) {
+		tools_audit(ctx, name, args, "invalid", msg);
 		*result = tools_result(msg, NULL, true);
-	else
+	} else {
 		rc = t->fn(ctx, args, result, err);
+		if (!t->self_audit)
+			tools_audit(ctx, name, args,
+				    rc != 0                                             ? "error"
+				    : json_is_true(json_object_get(*result, "isError")) ? "failed"
+											: "ok",
+				    NULL);
+	}
 	/* structuredContent exists from 2025-06-18 on; older clients read the text block. */
 	if (rc == 0 && !mcp_version_at_least(ctx, "2025-06-18"))
 		json_object_del(*result, "structuredContent");

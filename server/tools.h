@@ -16,6 +16,7 @@ struct tool_desc {
 	unsigned scope;         /* enum fleet_scope bit the token must carry (0: none) */
 	const char *scope_name; /* its OAuth name, for challenges */
 	tool_fn fn;
+	bool self_audit; /* fn writes the audit row of every call it handles */
 };
 
 /* Appends rows (borrowed, static) after the registry; call before tools_init. Used by the
@@ -36,6 +37,10 @@ const json_t *tools_output_schema(size_t i);
  * templates, prompts). 0, or -1 with *err filled when the database cannot say. */
 int tools_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
 	__attribute__((warn_unused_result));
+/* Turns the audit rows of tools/call on (the product) or off (unit tests and the conformance
+ * server, which have no business database). Off until called. */
+void tools_set_audit(bool on);
+
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 

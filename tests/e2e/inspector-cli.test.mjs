@@ -66,7 +66,7 @@ describe('inspector --cli', { timeout: 5 * 60_000 }, () => {
         assert.deepEqual(resources.resources.map((r) => r.uri).sort(), [PROCEDURE_URI, STATUS_URI].sort());
 
         const templates = await ok(transport, era, ['--method', 'resources/templates/list']);
-        assert.deepEqual(templates.resourceTemplates.map((t) => t.uriTemplate), [BIKE_TEMPLATE]);
+        assert.deepEqual(templates.resourceTemplates.map((t) => t.uriTemplate), [BIKE_TEMPLATE, 'bikaroo://cases/{caseId}']);
 
         const prompts = await ok(transport, era, ['--method', 'prompts/list']);
         assert.equal(prompts.prompts[0].name, PROMPT);

@@ -10,5 +10,6 @@ Suite *catalogue_suite(void);
 Suite *stdio_suite(void);
 Suite *sse_suite(void);
 Suite *auth_suite(void);
+Suite *report_suite(void);
 
 #endif

@@ -1,0 +1,279 @@
+/* Damage reports and cases: one call of fleet.report_damage_as / fleet.case_as per operation.
+ * PostgreSQL decides and enforces (the function's rights check, row-level security with
+ * WITH CHECK stamping, the row lock that serializes reports on one bike); the C side checks
+ * what it can before the call (scope, shapes) and re-checks the rights the database returned
+ * before it shows anything. It cannot undo a committed write, which is why the write policies
+ * themselves require the reporting right (fleet.current_may_report()). */
+#include "report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/mem.h"
+#include "db.h"
+
+static const char *const report_issues[] = {
+	"rear_wheel_blocked", "flat_tire",    "brake_failure",  "chain_broken",
+	"battery_fault",      "frame_damage", "lighting_fault", "other",
+};
+
+bool report_issue_valid(const char *issue)
+{
+	for (size_t i = 0; issue && i < sizeof report_issues / sizeof report_issues[0]; i++)
+		if (strcmp(issue, report_issues[i]) == 0)
+			return true;
+	return false;
+}
+
+static void report_copy(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static bool report_true(PGresult *res, int row, int col)
+{
+	return strcmp(PQgetvalue(res, row, col), "t") == 0;
+}
+
+/* Counts UTF-8 code points: the description limit is in characters, as in the JSON Schema. */
+static size_t report_chars(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+/* True when region is an element of the PostgreSQL text array literal regions. */
+static bool report_in_perimeter(const char *regions, const char *region)
+{
+	size_t n = strlen(region);
+	if (n == 0)
+		return false;
+	for (const char *p = strstr(regions, region); p; p = strstr(p + 1, region)) {
+		char before = p == regions ? '{' : p[-1];
+		char after = p[n];
+		if ((before == '{' || before == ',') && (after == '}' || after == ','))
+			return true;
+	}
+	return false;
+}
+
+/* The reporting right as the C side sees it, from columns 0..5 of the *_as functions:
+ * the token's fleet:report, a known human subject whose role reports, a client application
+ * allowed to report. */
+static bool report_may_report(const struct fleet_actor *actor, PGresult *res)
+{
+	if (!(actor->scopes & FLEET_SCOPE_REPORT) || PQgetisnull(res, 0, 0))
+		return false;
+	const char *role = PQgetvalue(res, 0, 0);
+	bool role_ok = strcmp(role, "customer_care") == 0 || strcmp(role, "fleet_operator") == 0;
+	return role_ok && report_true(res, 0, 2) && report_true(res, 0, 4);
+}
+
+static enum fleet_status report_check_request(const struct report_request *req)
+{
+	if (!fleet_bike_id_valid(req->bike_id))
+		return FLEET_NOT_FOUND;
+	if (!report_issue_valid(req->issue) || !req->args_digest ||
+	    strlen(req->args_digest) != REPORT_DIGEST_HEX - 1)
+		return FLEET_INVALID;
+	if (req->description && report_chars(req->description) > REPORT_DESCRIPTION_MAX)
+		return FLEET_INVALID;
+	if (req->idempotency_key &&
+	    (!*req->idempotency_key || strlen(req->idempotency_key) > REPORT_KEY_MAX))
+		return FLEET_INVALID;
+	if (req->case_id && strlen(req->case_id) >= FLEET_TEXT_MAX)
+		return FLEET_INVALID;
+	return FLEET_OK;
+}
+
+/* Runs the statement, retrying once on a deadlock or serialization failure (the lock order
+ * avoids both; the retry is the safety net) and mapping a unique violation to a conflict. */
+static PGresult *report_exec(const char *const *params, enum fleet_status *st)
+{
+	static const char sql[] =
+		"SELECT * FROM fleet.report_damage_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+	for (int attempt = 0;; attempt++) {
+		PGresult *res = db_exec_prepared("report_damage_as", sql, 10, params, st);
+		if (res)
+			return res;
+		const char *state = db_last_sqlstate();
+		if (attempt < 2 && (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0))
+			continue;
+		/* Unique constraints see every region: say nothing about what collided. */
+		if (strcmp(state, "23505") == 0)
+			*st = FLEET_CONFLICT;
+		return NULL;
+	}
+}
+
+enum fleet_status report_damage(const struct fleet_actor *actor, const struct report_request *req,
+				struct report_result *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!(actor->scopes & FLEET_SCOPE_REPORT))
+		return FLEET_FORBIDDEN;
+	enum fleet_status st = report_check_request(req);
+	if (st != FLEET_OK)
+		return st;
+	const char *params[10] = {actor->subject,       actor->client_id,
+				  req->bike_id,         req->issue,
+				  req->description,     req->case_id,
+				  req->idempotency_key, req->args_digest,
+				  req->request_id,      req->confirmed ? "true" : "false"};
+	PGresult *res = report_exec(params, &st);
+	if (!res)
+		return st;
+	if (PQntuples(res) != 1 || PQnfields(res) < 15) {
+		st = FLEET_INTERNAL;
+		goto out;
+	}
+	const char *outcome = PQgetvalue(res, 0, 6);
+	bool may = report_may_report(actor, res);
+	if (!may || strcmp(outcome, "forbidden") == 0) {
+		if (may || strcmp(outcome, "forbidden") != 0)
+			log_error("report rights: the database said %s, the C check %s", outcome,
+				  may ? "allows" : "refuses");
+		st = FLEET_FORBIDDEN;
+		goto out;
+	}
+	if (strcmp(outcome, "not_found") == 0) {
+		st = FLEET_NOT_FOUND;
+		goto out;
+	}
+	/* Second, independent line: the bike must be in the perimeter the database returned. */
+	if (!report_in_perimeter(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 8))) {
+		log_error("report: the database answered for a bike outside the perimeter");
+		st = FLEET_NOT_FOUND;
+		goto out;
+	}
+	report_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 7));
+	report_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 8));
+	report_copy(out->status_before, sizeof out->status_before, PQgetvalue(res, 0, 9));
+	report_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 10));
+	report_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 11));
+	report_copy(out->report_id, sizeof out->report_id, PQgetvalue(res, 0, 12));
+	report_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, 13));
+	report_copy(out->recorded_at, sizeof out->recorded_at, PQgetvalue(res, 0, 14));
+	if (strcmp(outcome, "ok") == 0 || strcmp(outcome, "replayed") == 0) {
+		out->replayed = outcome[0] == 'r';
+		st = *out->report_id && *out->case_id ? FLEET_OK : FLEET_INTERNAL;
+	} else if (strcmp(outcome, "confirmation_required") == 0) {
+		out->needs_confirmation = true;
+		st = FLEET_OK;
+	} else if (strcmp(outcome, "key_conflict") == 0) {
+		out->problem = REPORT_PROBLEM_KEY_REUSED;
+		st = FLEET_CONFLICT;
+	} else if (strcmp(outcome, "case_not_found") == 0) {
+		out->problem = REPORT_PROBLEM_CASE_NOT_FOUND;
+		st = FLEET_INVALID;
+	} else if (strcmp(outcome, "case_closed") == 0) {
+		out->problem = REPORT_PROBLEM_CASE_CLOSED;
+		st = FLEET_INVALID;
+	} else if (strcmp(outcome, "case_other_bike") == 0) {
+		out->problem = REPORT_PROBLEM_CASE_OTHER_BIKE;
+		st = FLEET_INVALID;
+	} else {
+		log_error("report: unexpected outcome %s", outcome);
+		st = FLEET_INTERNAL;
+	}
+out:
+	PQclear(res);
+	return st;
+}
+
+/* ---- the case read -------------------------------------------------------------------- */
+
+enum {
+	CASE_KIND = 6,
+	CASE_ID,
+	CASE_AT,
+	CASE_BIKE,
+	CASE_REGION,
+	CASE_STATE,
+	CASE_SUBJECT,
+	CASE_CLIENT,
+	CASE_ISSUE,
+	CASE_DESCRIPTION,
+	CASE_DETAIL,
+	CASE_NCOLS
+};
+
+void report_case_free(struct report_case *c)
+{
+	for (size_t i = 0; i < c->nitems; i++)
+		free(c->items[i].description);
+	free(c->items);
+	c->items = NULL;
+	c->nitems = 0;
+}
+
+static void report_read_item(PGresult *res, int row, struct report_case_item *it)
+{
+	const char *kind = PQgetvalue(res, row, CASE_KIND);
+	it->is_event = strcmp(kind, "event") == 0;
+	report_copy(it->id, sizeof it->id, PQgetvalue(res, row, CASE_ID));
+	report_copy(it->at, sizeof it->at, PQgetvalue(res, row, CASE_AT));
+	report_copy(it->subject, sizeof it->subject, PQgetvalue(res, row, CASE_SUBJECT));
+	report_copy(it->client_id, sizeof it->client_id, PQgetvalue(res, row, CASE_CLIENT));
+	report_copy(it->kind, sizeof it->kind, PQgetvalue(res, row, CASE_ISSUE));
+	if (it->is_event) {
+		report_copy(it->report_id, sizeof it->report_id, PQgetvalue(res, row, CASE_DETAIL));
+	} else {
+		report_copy(it->status_after, sizeof it->status_after,
+			    PQgetvalue(res, row, CASE_STATE));
+		report_copy(it->status_before, sizeof it->status_before,
+			    PQgetvalue(res, row, CASE_DETAIL));
+		if (!PQgetisnull(res, row, CASE_DESCRIPTION))
+			it->description = mem_strdup(PQgetvalue(res, row, CASE_DESCRIPTION));
+	}
+}
+
+enum fleet_status report_get_case(const struct fleet_actor *actor, const char *case_id,
+				  struct report_case *out)
+{
+	static const char sql[] = "SELECT * FROM fleet.case_as($1, $2, $3)";
+	memset(out, 0, sizeof *out);
+	if (!case_id || strncmp(case_id, "IC-", 3) != 0 || strlen(case_id) >= FLEET_TEXT_MAX)
+		return FLEET_NOT_FOUND;
+	const char *params[3] = {actor->subject, actor->client_id, case_id};
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("case_as", sql, 3, params, &st);
+	if (!res)
+		return st;
+	int rows = PQntuples(res);
+	if (rows < 1 || PQnfields(res) < CASE_NCOLS) {
+		st = FLEET_INTERNAL;
+		goto out;
+	}
+	/* Read needs: fleet:read, a known subject, a client application allowed to read. */
+	if (!(actor->scopes & FLEET_SCOPE_READ) || PQgetisnull(res, 0, 0) ||
+	    !report_true(res, 0, 3)) {
+		st = FLEET_FORBIDDEN;
+		goto out;
+	}
+	if (PQgetisnull(res, 0, CASE_KIND) || strcmp(PQgetvalue(res, 0, CASE_KIND), "case") != 0 ||
+	    !report_in_perimeter(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, CASE_REGION))) {
+		st = FLEET_NOT_FOUND;
+		goto out;
+	}
+	report_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, CASE_ID));
+	report_copy(out->opened_at, sizeof out->opened_at, PQgetvalue(res, 0, CASE_AT));
+	report_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, CASE_BIKE));
+	report_copy(out->region, sizeof out->region, PQgetvalue(res, 0, CASE_REGION));
+	report_copy(out->state, sizeof out->state, PQgetvalue(res, 0, CASE_STATE));
+	report_copy(out->opened_by, sizeof out->opened_by, PQgetvalue(res, 0, CASE_SUBJECT));
+	report_copy(out->opened_via, sizeof out->opened_via, PQgetvalue(res, 0, CASE_CLIENT));
+	report_copy(out->closed_at, sizeof out->closed_at, PQgetvalue(res, 0, CASE_DETAIL));
+	out->items = mem_calloc((size_t)rows, sizeof *out->items);
+	for (int r = 1; r < rows; r++)
+		report_read_item(res, r, &out->items[out->nitems++]);
+	st = FLEET_OK;
+out:
+	PQclear(res);
+	return st;
+}

@@ -1,0 +1,1040 @@
+/* Integration tests of report_damaged_bike and the business state behind it: what a report
+ * writes, idempotency, the perimeter and rights (nothing written when refused), caseId rules,
+ * limits and SQL metacharacters, 20 concurrent reports on one bike, a server killed with -9 in
+ * the middle of reports, the audit log, server-side confirmation, and the case read. */
+#include <check.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/mem.h"
+#include "../../domain/db.h"
+#include "../../domain/report.h"
+#include "../../server/case_resource.h"
+#include "harness.h"
+#include "suites.h"
+
+#define RP_CAPS_NONE "{}"
+#define RP_CAPS_ELICIT "{\"elicitation\":{}}"
+
+/* Starts a server acting as subject via client (extra env may add more). */
+static void rp_start(struct it_server *s, const char *subject, const char *client,
+		     const char *extra)
+{
+	char se[128], ce[128];
+	snprintf(se, sizeof se, "BIKAROO_LOCAL_SUBJECT=%s", subject);
+	snprintf(ce, sizeof ce, "BIKAROO_LOCAL_CLIENT=%s", client);
+	const char *env[] = {se, ce, extra, NULL};
+	ck_assert_int_eq(it_server_start(s, env), 0);
+}
+
+/* tools/call report_damaged_bike with args (borrowed), the declared client capabilities, and
+ * extra params JSON members (e.g. "\"requestState\":\"...\",") or "". */
+static void rp_call_ex(unsigned port, json_t *args, const char *caps, const char *extra, int id,
+		       struct it_response *r)
+{
+	char *a = json_dumps(args, JSON_COMPACT);
+	char *body = mem_printf(
+		"{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"report_damaged_bike\",\"arguments\":%s,%s\"_meta\":{"
+		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":%s}}}",
+		id, a, extra, caps);
+	const char *headers[] = {
+		"Content-Type: application/json",   "Accept: application/json, text/event-stream",
+		"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+		"Mcp-Name: report_damaged_bike",    NULL};
+	it_http(port, "POST", "/mcp", headers, body, strlen(body), r);
+	free(body);
+	free(a);
+}
+
+/* A plain report; returns the result object (borrowed from r). */
+static json_t *rp_call(unsigned port, json_t *args, struct it_response *r)
+{
+	rp_call_ex(port, args, RP_CAPS_NONE, "", 42, r);
+	ck_assert_msg(r->status == 200, "status %ld: %s", r->status, r->body);
+	json_t *res = json_object_get(r->json, "result");
+	ck_assert_msg(res != NULL, "no result: %s", r->body);
+	return res;
+}
+
+static const char *rp_text(json_t *result)
+{
+	return json_string_value(
+		json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+}
+
+static const char *rp_sc(json_t *result, const char *field)
+{
+	return json_string_value(
+		json_object_get(json_object_get(result, "structuredContent"), field));
+}
+
+static char *rp_vsql(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static char *rp_vsql(const char *fmt, va_list ap)
+{
+	char sql[4096];
+	vsnprintf(sql, sizeof sql, fmt, ap);
+	char *v = it_sql(sql);
+	ck_assert_msg(v != NULL, "SQL failed: %s", sql);
+	return v;
+}
+
+/* it_sql with printf formatting; returns new memory (fails the test on SQL error). */
+static char *rp_sql(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *rp_sql(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *v = rp_vsql(fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+/* The first value of a formatted query as a number. */
+static long rp_count(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static long rp_count(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *v = rp_vsql(fmt, ap);
+	va_end(ap);
+	long n = strtol(v, NULL, 10);
+	free(v);
+	return n;
+}
+
+/* A digest of every business table (not the audit log): equal before and after = nothing
+ * was written. */
+static char *rp_snapshot(void)
+{
+	return it_sql(
+		"SELECT md5(concat_ws('|',"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.damage_reports t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.cases t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.case_events t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bike_status_history "
+		"t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.idempotency_keys t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bikes t)))");
+}
+
+static json_t *rp_args(const char *bike, const char *issue)
+{
+	return json_pack("{s:s, s:s}", "bikeId", bike, "issue", issue);
+}
+
+/* ---- the descriptor hosts see ------------------------------------------------------------ */
+
+START_TEST(tools_list_describes_report_damaged_bike)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	struct it_response r;
+	it_mcp(s.port, "tools/list", NULL, "", &r);
+	json_t *tools = json_object_get(json_object_get(r.json, "result"), "tools");
+	json_t *t = NULL, *each;
+	size_t i;
+	json_array_foreach (tools, i, each)
+		if (strcmp(json_string_value(json_object_get(each, "name")),
+			   "report_damaged_bike") == 0)
+			t = each;
+	ck_assert_msg(t != NULL, "%s", r.body);
+	json_t *ann = json_object_get(t, "annotations");
+	ck_assert(json_is_false(json_object_get(ann, "readOnlyHint")));
+	ck_assert(json_is_false(json_object_get(ann, "destructiveHint")));
+	ck_assert(json_is_false(json_object_get(ann, "idempotentHint")));
+	ck_assert_ptr_nonnull(
+		strstr(json_string_value(json_object_get(t, "description")), "idempotencyKey"));
+	json_t *in = json_object_get(t, "inputSchema");
+	ck_assert(json_is_false(json_object_get(in, "additionalProperties")));
+	json_t *props = json_object_get(in, "properties");
+	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(props, "issue"), "enum")),
+			  8);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(props, "description"),
+							    "maxLength")),
+			 2000);
+	ck_assert_ptr_nonnull(json_object_get(props, "caseId"));
+	ck_assert_ptr_nonnull(json_object_get(props, "idempotencyKey"));
+	json_t *req = json_object_get(in, "required");
+	ck_assert_uint_eq(json_array_size(req), 2);
+	json_t *out = json_object_get(json_object_get(t, "outputSchema"), "required");
+	ck_assert_uint_eq(json_array_size(out), 5);
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- what a report writes -------------------------------------------------------------- */
+
+START_TEST(report_writes_everything_in_one_transaction)
+{
+	struct it_server s;
+	rp_start(&s, "olivia", "ops-assistant", NULL);
+	json_t *args = json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2102", "issue", "flat_tire",
+				 "description", "Rear tyre flat at the station.");
+	struct it_response r;
+	json_t *res = rp_call(s.port, args, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_str_eq(rp_sc(res, "bikeId"), "VL-2102");
+	ck_assert_str_eq(rp_sc(res, "status"), "unavailable");
+	const char *report = rp_sc(res, "reportId"), *cse = rp_sc(res, "caseId");
+	ck_assert(strncmp(report, "DR-", 3) == 0 && strncmp(cse, "IC-", 3) == 0);
+	const char *at = rp_sc(res, "recordedAt");
+	ck_assert_msg(strlen(at) >= 20 && at[10] == 'T' && (at[strlen(at) - 1] == 'Z'), "%s", at);
+	/* Every row, stamped with the acting subject and client. */
+	char *v = rp_sql("SELECT concat_ws(',', r.bike_id, r.region, r.case_id, r.issue,"
+			 " r.status_before, r.status_after, r.reported_by, r.reported_via)"
+			 " FROM fleet.damage_reports r WHERE r.report_id = '%s'",
+			 report);
+	char want[256];
+	snprintf(want, sizeof want,
+		 "VL-2102,FR-PAR,%s,flat_tire,available,unavailable,olivia,"
+		 "ops-assistant",
+		 cse);
+	ck_assert_str_eq(v, want);
+	free(v);
+	v = rp_sql("SELECT concat_ws(',', state, opened_by, opened_via, report_count)"
+		   " FROM fleet.cases WHERE case_id = '%s'",
+		   cse);
+	ck_assert_str_eq(v, "open,olivia,ops-assistant,1");
+	free(v);
+	v = rp_sql("SELECT string_agg(kind || '/' || actor_subject, ',' ORDER BY event_id)"
+		   " FROM fleet.case_events WHERE case_id = '%s'",
+		   cse);
+	ck_assert_str_eq(v, "opened/olivia,report_added/olivia");
+	free(v);
+	v = rp_sql("SELECT concat_ws(',', status_from, status_to, changed_by, changed_via)"
+		   " FROM fleet.bike_status_history WHERE report_id = '%s'",
+		   report);
+	ck_assert_str_eq(v, "available,unavailable,olivia,ops-assistant");
+	free(v);
+	v = rp_sql("SELECT concat_ws(',', subject, client_id, tool, target, outcome, request_id,"
+		   " length(args_digest)) FROM fleet.audit_log WHERE report_id = '%s'",
+		   report);
+	ck_assert_str_eq(v, "olivia,ops-assistant,report_damaged_bike,VL-2102,ok,42,64");
+	free(v);
+	v = it_sql("SELECT status FROM fleet.bikes WHERE bike_id = 'VL-2102'");
+	ck_assert_str_eq(v, "unavailable");
+	free(v);
+	/* get_bike_status shows the open case. */
+	struct it_response g;
+	it_mcp(s.port, "tools/call", "get_bike_status",
+	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2102\"}", &g);
+	json_t *gsc = json_object_get(json_object_get(g.json, "result"), "structuredContent");
+	ck_assert_str_eq(json_string_value(json_object_get(gsc, "openCaseId")), cse);
+	it_response_free(&g);
+	/* Without a key, the same call again is a new report in the same open case. */
+	struct it_response r2;
+	json_t *res2 = rp_call(s.port, args, &r2);
+	ck_assert_str_ne(rp_sc(res2, "reportId"), report);
+	ck_assert_str_eq(rp_sc(res2, "caseId"), cse);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'",
+				  "VL-2102"),
+			 2);
+	ck_assert_int_eq(
+		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
+			 "VL-2102"),
+		1);
+	it_response_free(&r2);
+	it_response_free(&r);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(out_of_service_bike_keeps_its_status)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	char *before = it_sql("SELECT status FROM fleet.bikes WHERE bike_id = 'VL-2108'");
+	ck_assert_str_eq(before, "in_repair");
+	json_t *args = rp_args("VL-2108", "chain_broken");
+	struct it_response r;
+	json_t *res = rp_call(s.port, args, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_str_eq(rp_sc(res, "status"), "in_repair");
+	char *after = it_sql("SELECT status FROM fleet.bikes WHERE bike_id = 'VL-2108'");
+	ck_assert_str_eq(after, "in_repair");
+	free(before);
+	free(after);
+	it_response_free(&r);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- idempotency ------------------------------------------------------------------------- */
+
+START_TEST(idempotency_key_replays_and_refuses_other_arguments)
+{
+	struct it_server s, m;
+	rp_start(&s, "olivia", "ops-assistant", NULL);
+	rp_start(&m, "marie", "customer-care-assistant", NULL);
+	json_t *args = json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2111", "issue", "brake_failure",
+				 "idempotencyKey", "ticket-4711");
+	struct it_response r1, r2, r3, r4;
+	json_t *a = rp_call(s.port, args, &r1);
+	ck_assert_msg(json_is_false(json_object_get(a, "isError")), "%s", r1.body);
+	char *snap = rp_snapshot();
+	/* The same key and arguments: the first result, nothing written. */
+	json_t *b = rp_call(s.port, args, &r2);
+	ck_assert(json_equal(json_object_get(a, "structuredContent"),
+			     json_object_get(b, "structuredContent")));
+	char *snap2 = rp_snapshot();
+	ck_assert_str_eq(snap, snap2);
+	free(snap2);
+	/* The same key with other arguments: an error, nothing written. */
+	json_object_set_new(args, "issue", json_string("flat_tire"));
+	json_t *c = rp_call(s.port, args, &r3);
+	ck_assert(json_is_true(json_object_get(c, "isError")));
+	ck_assert_ptr_nonnull(strstr(rp_text(c), "already used with other arguments"));
+	snap2 = rp_snapshot();
+	ck_assert_str_eq(snap, snap2);
+	free(snap2);
+	/* Another subject's identical key is another key: a new report. */
+	json_object_set_new(args, "issue", json_string("brake_failure"));
+	json_t *d = rp_call(m.port, args, &r4);
+	ck_assert_msg(json_is_false(json_object_get(d, "isError")), "%s", r4.body);
+	ck_assert_str_ne(rp_sc(d, "reportId"), rp_sc(a, "reportId"));
+	ck_assert_str_eq(rp_sc(d, "caseId"), rp_sc(a, "caseId"));
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
+				  " AND outcome IN ('replayed', 'conflict')",
+				  "VL-2111"),
+			 2);
+	free(snap);
+	it_response_free(&r1);
+	it_response_free(&r2);
+	it_response_free(&r3);
+	it_response_free(&r4);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	ck_assert_int_eq(it_server_stop(&m), 0);
+}
+END_TEST
+
+/* ---- perimeter and rights: refused, and nothing written ------------------------------------ */
+
+START_TEST(other_region_is_refused_and_nothing_is_written)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	/* Other suites may have audited refusals of this bike already: count this test's own. */
+	long audited_before =
+		rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
+			 " AND tool = 'report_damaged_bike' AND target = '%s'"
+			 " AND outcome = 'not_found'",
+			 "VL-2047");
+	char *snap = rp_snapshot();
+	json_t *lyo = rp_args("VL-2047", "flat_tire"), *none = rp_args("VL-999999", "flat_tire");
+	struct it_response a, b;
+	json_t *ra = rp_call(s.port, lyo, &a), *rb = rp_call(s.port, none, &b);
+	ck_assert(json_is_true(json_object_get(ra, "isError")));
+	ck_assert(json_is_true(json_object_get(rb, "isError")));
+	char ta[512], tb[512];
+	snprintf(ta, sizeof ta, "%s", rp_text(ra));
+	snprintf(tb, sizeof tb, "%s", rp_text(rb));
+	char *p = strstr(ta, "VL-2047"), *q = strstr(tb, "VL-999999");
+	ck_assert(p && q);
+	memmove(p + 2, p + 7, strlen(p + 7) + 1); /* both ids become "VL" */
+	memmove(q + 2, q + 9, strlen(q + 9) + 1);
+	ck_assert_str_eq(ta, tb);
+	ck_assert_ptr_null(strstr(rp_text(ra), "FR-LYO"));
+	char *snap2 = rp_snapshot();
+	ck_assert_str_eq(snap, snap2);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
+				  " AND tool = 'report_damaged_bike' AND target = '%s'"
+				  " AND outcome = 'not_found'",
+				  "VL-2047"),
+			 audited_before + 1);
+	free(snap);
+	free(snap2);
+	it_response_free(&a);
+	it_response_free(&b);
+	json_decref(lyo);
+	json_decref(none);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+static const char *const rp_refused[][2] = {{"dev", "customer-care-assistant"},
+					    {"marie", "developer-ide"},
+					    {"fleet-sync", "customer-care-assistant"},
+					    {"nobody", "customer-care-assistant"},
+					    {"marie", "unregistered-app"}};
+#define RP_NREFUSED ((int)(sizeof rp_refused / sizeof rp_refused[0]))
+
+/* One identity per loop iteration (_i): a viewer, a read-only client application, a machine
+ * principal, an unknown subject, an unknown client; the last iteration is a token without
+ * fleet:report (403 insufficient_scope). Each is refused, audited, and writes nothing. */
+START_TEST(viewer_readonly_client_and_machine_cannot_report)
+{
+	char *snap = rp_snapshot();
+	struct it_server s;
+	json_t *args = rp_args("VL-2114", "frame_damage");
+	struct it_response r;
+	if (_i < RP_NREFUSED) {
+		const char *subject = rp_refused[_i][0], *client = rp_refused[_i][1];
+		rp_start(&s, subject, client, NULL);
+		json_t *res = rp_call(s.port, args, &r);
+		ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s/%s: %s", subject,
+			      client, r.body);
+		ck_assert_ptr_nonnull(strstr(rp_text(res), "not permitted"));
+		char *n = rp_sql("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s' AND"
+				 " client_id = '%s' AND target = 'VL-2114' AND outcome = 'denied'",
+				 subject, client);
+		ck_assert_str_eq(n, "1");
+		free(n);
+	} else {
+		rp_start(&s, "marie", "customer-care-assistant", "BIKAROO_LOCAL_SCOPES=fleet:read");
+		rp_call_ex(s.port, args, RP_CAPS_NONE, "", 7, &r);
+		ck_assert_int_eq(r.status, 403);
+		ck_assert_int_eq(
+			rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = 'marie'"
+				 " AND target = '%s' AND outcome = 'denied' AND request_id = '7'",
+				 "VL-2114"),
+			1);
+	}
+	it_response_free(&r);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	char *snap2 = rp_snapshot();
+	ck_assert_str_eq(snap, snap2);
+	free(snap);
+	free(snap2);
+}
+END_TEST
+
+START_TEST(rls_refuses_writes_outside_the_function)
+{
+	/* As fleet_app acting as marie: no reporting right fixed, so no write passes the
+	 * policies, even a correctly stamped one; and the audit log is out of reach. */
+	char *v = it_sql_as_app("SELECT fleet.act_as('marie','customer-care-assistant');"
+				"UPDATE fleet.bikes SET status = 'lost' WHERE bike_id = 'VL-2114';"
+				"SELECT count(*) FROM fleet.bikes WHERE bike_id = 'VL-2114'"
+				" AND status = 'lost'");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(v, "0"); /* visible, but not updated */
+	free(v);
+	ck_assert_ptr_null(it_sql_as_app("SELECT count(*) FROM fleet.audit_log"));
+	ck_assert_ptr_null(it_sql_as_app(
+		"INSERT INTO fleet.audit_log (subject, client_id, tool, args_digest, outcome)"
+		" VALUES ('x', 'y', 'z', repeat('a', 64), 'ok')"));
+	ck_assert_ptr_null(it_sql_as_app("DELETE FROM fleet.damage_reports"));
+	/* Even with the right set, a row stamped with another subject is refused. */
+	char *case_id = it_sql("SELECT case_id FROM fleet.cases WHERE region = 'FR-PAR' LIMIT 1");
+	ck_assert_str_ne(case_id, "");
+	char *sql = mem_printf(
+		"SELECT fleet.act_as('marie','customer-care-assistant');"
+		"SELECT set_config('app.may_report', 'on', true);"
+		"INSERT INTO fleet.case_events (case_id, region, kind, actor_subject, "
+		"actor_client, at)"
+		" VALUES ('%s', 'FR-PAR', 'closed', 'olivia', 'customer-care-assistant', now())",
+		case_id);
+	ck_assert_ptr_null(it_sql_as_app(sql));
+	free(sql);
+	free(case_id);
+	char *n = it_sql("SELECT count(*) FROM fleet.case_events WHERE kind = 'closed'");
+	ck_assert_str_eq(n, "0");
+	free(n);
+	/* The audit writer needs an identity. */
+	ck_assert_ptr_null(it_sql_as_app(
+		"SELECT fleet.audit_record('t', NULL, repeat('a', 64), 'ok', NULL, NULL, NULL)"));
+}
+END_TEST
+
+/* ---- caseId rules -------------------------------------------------------------------------- */
+
+START_TEST(case_id_must_be_open_visible_and_for_this_bike)
+{
+	struct it_server o, m;
+	rp_start(&o, "olivia", "ops-assistant", NULL);
+	rp_start(&m, "marie", "customer-care-assistant", NULL);
+	struct it_response r1, r2, r3, r4, r5, r6, r7;
+	json_t *a1 = rp_args("VL-2120", "lighting_fault");
+	json_t *res = rp_call(o.port, a1, &r1);
+	const char *case_a = rp_sc(res, "caseId");
+	ck_assert_ptr_nonnull(case_a);
+	/* A fleet operator names the open case: extended. */
+	json_object_set_new(a1, "caseId", json_string(case_a));
+	res = rp_call(o.port, a1, &r2);
+	ck_assert_str_eq(rp_sc(res, "caseId"), case_a);
+	char *snap = rp_snapshot();
+	/* Another bike's case. */
+	json_t *b = rp_args("VL-2123", "lighting_fault");
+	json_object_set_new(b, "caseId", json_string(case_a));
+	res = rp_call(o.port, b, &r3);
+	ck_assert(json_is_true(json_object_get(res, "isError")));
+	ck_assert_ptr_nonnull(strstr(rp_text(res), "another bike"));
+	/* A customer-care agent who neither opened nor reported into the case: not found, in
+	 * the same words as a case that does not exist. */
+	res = rp_call(m.port, a1, &r4);
+	ck_assert(json_is_true(json_object_get(res, "isError")));
+	char t1[512], t2[512];
+	snprintf(t1, sizeof t1, "%s", rp_text(res));
+	json_object_set_new(a1, "caseId", json_string("IC-99999999"));
+	res = rp_call(m.port, a1, &r5);
+	snprintf(t2, sizeof t2, "%s", rp_text(res));
+	char *p = strstr(t1, case_a), *q = strstr(t2, "IC-99999999");
+	ck_assert(p && q);
+	memmove(p + 2, p + strlen(case_a), strlen(p + strlen(case_a)) + 1);
+	memmove(q + 2, q + 11, strlen(q + 11) + 1);
+	ck_assert_str_eq(t1, t2);
+	char *snap2 = rp_snapshot();
+	ck_assert_str_eq(snap, snap2);
+	free(snap2);
+	/* A closed case. */
+	char *x = rp_sql("UPDATE fleet.cases SET state = 'closed', closed_at = now()"
+			 " WHERE case_id = '%s'",
+			 case_a);
+	free(x);
+	json_object_set_new(a1, "caseId", json_string(case_a));
+	res = rp_call(o.port, a1, &r6);
+	ck_assert(json_is_true(json_object_get(res, "isError")));
+	ck_assert_ptr_nonnull(strstr(rp_text(res), "closed"));
+	/* Without caseId, the next report opens a new case. */
+	json_object_del(a1, "caseId");
+	res = rp_call(o.port, a1, &r7);
+	ck_assert_str_ne(rp_sc(res, "caseId"), case_a);
+	free(snap);
+	it_response_free(&r1);
+	it_response_free(&r2);
+	it_response_free(&r3);
+	it_response_free(&r4);
+	it_response_free(&r5);
+	it_response_free(&r6);
+	it_response_free(&r7);
+	json_decref(a1);
+	json_decref(b);
+	ck_assert_int_eq(it_server_stop(&o), 0);
+	ck_assert_int_eq(it_server_stop(&m), 0);
+}
+END_TEST
+
+/* ---- limits and metacharacters --------------------------------------------------------------- */
+
+static char *rp_repeat(const char *unit, size_t n)
+{
+	size_t u = strlen(unit);
+	char *s = mem_alloc(u * n + 1);
+	for (size_t i = 0; i < n; i++)
+		memcpy(s + i * u, unit, u);
+	s[u * n] = '\0';
+	return s;
+}
+
+START_TEST(description_limit_is_2000_characters)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	static const char *const units[] = {"a", "\xc3\xa9", "\xf0\x9f\x9a\xb2"}; /* a, é, bike */
+	for (size_t u = 0; u < 3; u++) {
+		char *at = rp_repeat(units[u], 2000), *over = rp_repeat(units[u], 2001);
+		json_t *args = rp_args("VL-2126", "other");
+		json_object_set_new(args, "description", json_string(at));
+		struct it_response r;
+		json_t *res = rp_call(s.port, args, &r);
+		ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+		char *n = rp_sql("SELECT char_length(description) FROM fleet.damage_reports"
+				 " WHERE report_id = '%s'",
+				 rp_sc(res, "reportId"));
+		ck_assert_str_eq(n, "2000");
+		free(n);
+		it_response_free(&r);
+		char *snap = rp_snapshot();
+		json_object_set_new(args, "description", json_string(over));
+		res = rp_call(s.port, args, &r);
+		ck_assert(json_is_true(json_object_get(res, "isError")));
+		ck_assert_ptr_nonnull(strstr(rp_text(res), "description"));
+		char *snap2 = rp_snapshot();
+		ck_assert_str_eq(snap, snap2);
+		free(snap);
+		free(snap2);
+		it_response_free(&r);
+		json_decref(args);
+		free(at);
+		free(over);
+	}
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
+				  " AND outcome = 'invalid'",
+				  "VL-2126"),
+			 3);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(sql_metacharacters_are_stored_literally)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	const char *desc = "'); DROP TABLE fleet.bikes; -- \\ % _ $1 $$ \" ; SELECT pg_sleep(10)";
+	const char *key = "k'; DELETE FROM fleet.cases; --\\%_$$";
+	json_t *args = json_pack("{s:s, s:s, s:s, s:s}", "bikeId", "VL-2129", "issue", "other",
+				 "description", desc, "idempotencyKey", key);
+	struct it_response r;
+	json_t *res = rp_call(s.port, args, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	char *stored = rp_sql("SELECT description FROM fleet.damage_reports WHERE report_id = '%s'",
+			      rp_sc(res, "reportId"));
+	ck_assert_str_eq(stored, desc);
+	free(stored);
+	char *k = rp_sql("SELECT idem_key FROM fleet.idempotency_keys WHERE report_id = '%s'",
+			 rp_sc(res, "reportId"));
+	ck_assert_str_eq(k, key);
+	free(k);
+	char *n = it_sql("SELECT count(*) > 1000 FROM fleet.bikes");
+	ck_assert_str_eq(n, "t");
+	free(n);
+	it_response_free(&r);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- concurrency ----------------------------------------------------------------------------- */
+
+struct rp_racer {
+	unsigned port;
+	int n;
+	pthread_barrier_t *go;
+	int ok;
+	char report[32];
+	char case_id[32];
+	char failure[256];
+};
+
+static void *rp_race(void *p)
+{
+	struct rp_racer *a = p;
+	json_t *args = json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2132", "issue", "brake_failure",
+				 "description", "concurrent report");
+	pthread_barrier_wait(a->go);
+	struct it_response r;
+	rp_call_ex(a->port, args, RP_CAPS_NONE, "", 100 + a->n, &r);
+	json_t *res = json_object_get(r.json, "result");
+	json_t *sc = json_object_get(res, "structuredContent");
+	if (r.status == 200 && json_is_false(json_object_get(res, "isError")) && sc) {
+		a->ok = 1;
+		snprintf(a->report, sizeof a->report, "%s",
+			 json_string_value(json_object_get(sc, "reportId")));
+		snprintf(a->case_id, sizeof a->case_id, "%s",
+			 json_string_value(json_object_get(sc, "caseId")));
+	} else {
+		snprintf(a->failure, sizeof a->failure, "%ld %s", r.status, r.body);
+	}
+	it_response_free(&r);
+	json_decref(args);
+	return NULL;
+}
+
+START_TEST(twenty_concurrent_reports_on_one_bike)
+{
+	struct it_server a, b;
+	rp_start(&a, "marie", "customer-care-assistant", "BIKAROO_THREADS=10");
+	rp_start(&b, "olivia", "ops-assistant", "BIKAROO_THREADS=10");
+	enum { N = 20 };
+	pthread_t t[N];
+	struct rp_racer r[N];
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, N);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < N; i++) {
+		r[i] = (struct rp_racer){.port = i % 2 ? b.port : a.port, .n = i, .go = &go};
+		pthread_create(&t[i], NULL, rp_race, &r[i]);
+	}
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_barrier_destroy(&go);
+	fprintf(stderr, "twenty_concurrent_reports: %d reports in %.1f ms\n", N,
+		(double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	for (int i = 0; i < N; i++) {
+		ck_assert_msg(r[i].ok, "report %d failed: %s", i, r[i].failure);
+		ck_assert_str_eq(r[i].case_id, r[0].case_id);
+		for (int j = 0; j < i; j++)
+			ck_assert_str_ne(r[i].report, r[j].report);
+	}
+	const char *bike = "VL-2132";
+	ck_assert_int_eq(
+		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
+			 bike),
+		1);
+	ck_assert_int_eq(
+		rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike),
+		N);
+	ck_assert_int_eq(rp_count("SELECT report_count FROM fleet.cases WHERE bike_id = '%s'"
+				  " AND state = 'open'",
+				  bike),
+			 N);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.case_events e JOIN fleet.cases c"
+				  " USING (case_id) WHERE c.bike_id = '%s'",
+				  bike),
+			 N + 1);
+	ck_assert_int_eq(
+		rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'",
+			 bike),
+		N);
+	/* Exactly one history row moved the bike; every later one saw it unavailable. */
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.bike_status_history"
+				  " WHERE bike_id = '%s' AND status_from <> status_to",
+				  bike),
+			 1);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
+				  " AND outcome = 'ok'",
+				  bike),
+			 N);
+	char *st = rp_sql("SELECT status FROM fleet.bikes WHERE bike_id = '%s'", bike);
+	ck_assert_str_eq(st, "unavailable");
+	free(st);
+	ck_assert_int_eq(it_server_stop(&a), 0);
+	ck_assert_int_eq(it_server_stop(&b), 0);
+}
+END_TEST
+
+/* ---- a server killed in the middle of reports ------------------------------------------------ */
+
+struct rp_loop {
+	unsigned port;
+	volatile int stop;
+	int sent, ok;
+};
+
+static void *rp_loop_run(void *p)
+{
+	struct rp_loop *l = p;
+	json_t *args = json_pack("{s:s, s:s}", "bikeId", "VL-2135", "issue", "battery_fault");
+	while (!l->stop && l->sent < 5000) {
+		struct it_response r;
+		l->sent++;
+		rp_call_ex(l->port, args, RP_CAPS_NONE, "", l->sent, &r);
+		if (r.status == 200 &&
+		    json_is_false(json_object_get(json_object_get(r.json, "result"), "isError")))
+			l->ok++;
+		if (r.status < 0)
+			l->stop = 1;
+		it_response_free(&r);
+	}
+	json_decref(args);
+	return NULL;
+}
+
+START_TEST(killed_server_leaves_no_partial_report)
+{
+	struct it_server s;
+	rp_start(&s, "olivia", "ops-assistant", NULL);
+	enum { LOOPS = 4 };
+	struct rp_loop l[LOOPS];
+	pthread_t t[LOOPS];
+	for (int i = 0; i < LOOPS; i++) {
+		l[i] = (struct rp_loop){.port = s.port};
+		pthread_create(&t[i], NULL, rp_loop_run, &l[i]);
+	}
+	struct timespec pause = {0, 400 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	kill(s.pid, SIGKILL);
+	waitpid(s.pid, NULL, 0);
+	s.pid = 0;
+	int ok = 0, sent = 0;
+	for (int i = 0; i < LOOPS; i++) {
+		l[i].stop = 1;
+		pthread_join(t[i], NULL);
+		ok += l[i].ok;
+		sent += l[i].sent;
+	}
+	fprintf(stderr, "killed_server: %d reports answered, %d sent before kill -9\n", ok, sent);
+	ck_assert_int_gt(ok, 0);
+	/* Give PostgreSQL a moment to notice the dead connections and roll them back. */
+	nanosleep(&pause, NULL);
+	const char *bike = "VL-2135";
+	long reports =
+		rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike);
+	ck_assert_int_ge(reports, ok);
+	ck_assert_int_le(reports, sent);
+	/* Every committed report has all of its rows; no row exists without its report. */
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports r WHERE bike_id = '%s'"
+				  " AND (NOT EXISTS (SELECT 1 FROM fleet.case_events e"
+				  "   WHERE e.report_id = r.report_id AND e.kind = 'report_added')"
+				  " OR NOT EXISTS (SELECT 1 FROM fleet.bike_status_history h"
+				  "   WHERE h.report_id = r.report_id)"
+				  " OR NOT EXISTS (SELECT 1 FROM fleet.audit_log a"
+				  "   WHERE a.report_id = r.report_id AND a.outcome = 'ok'))",
+				  bike),
+			 0);
+	ck_assert_int_eq(
+		rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'",
+			 bike),
+		reports);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
+				  " AND tool = 'report_damaged_bike'"
+				  " AND outcome = 'ok'",
+				  bike),
+			 reports);
+	ck_assert_int_eq(
+		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
+			 bike),
+		1);
+	ck_assert_int_eq(
+		rp_count("SELECT sum(report_count) FROM fleet.cases WHERE bike_id = '%s'", bike),
+		reports);
+	char *st = rp_sql("SELECT status FROM fleet.bikes WHERE bike_id = '%s'", bike);
+	ck_assert_str_eq(st, "unavailable");
+	free(st);
+	/* A new server carries on from the durable state. */
+	rp_start(&s, "olivia", "ops-assistant", NULL);
+	json_t *args = rp_args(bike, "battery_fault");
+	struct it_response r;
+	json_t *res = rp_call(s.port, args, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	it_response_free(&r);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- the audit log --------------------------------------------------------------------------- */
+
+START_TEST(every_tools_call_leaves_an_audit_row)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	long before =
+		rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s'", "marie");
+	struct it_response r;
+	json_t *missing = json_pack("{s:s}", "bikeId", "VL-2138");
+	json_t *res = rp_call(s.port, missing, &r);
+	ck_assert(json_is_true(json_object_get(res, "isError")));
+	it_response_free(&r);
+	json_t *extra =
+		json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2138", "issue", "other", "foo", "bar");
+	res = rp_call(s.port, extra, &r);
+	ck_assert(json_is_true(json_object_get(res, "isError")));
+	it_response_free(&r);
+	it_mcp(s.port, "tools/call", "get_bike_status",
+	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2138\"}", &r);
+	it_response_free(&r);
+	it_mcp(s.port, "tools/call", "no_such_tool", "\"name\":\"no_such_tool\",\"arguments\":{}",
+	       &r);
+	it_response_free(&r);
+	long after = rp_count("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s'", "marie");
+	ck_assert_int_eq(after - before, 4);
+	char *v = it_sql("SELECT string_agg(tool || ':' || outcome, ',' ORDER BY audit_id) FROM"
+			 " (SELECT * FROM fleet.audit_log WHERE subject = 'marie'"
+			 "  ORDER BY audit_id DESC LIMIT 4) x");
+	ck_assert_str_eq(v, "report_damaged_bike:invalid,report_damaged_bike:invalid,"
+			    "get_bike_status:ok,no_such_tool:invalid");
+	free(v);
+	/* The digest is SHA-256 of the canonical arguments, never the arguments or a token. */
+	v = it_sql("SELECT args_digest FROM fleet.audit_log WHERE subject = 'marie'"
+		   " AND tool = 'get_bike_status' ORDER BY audit_id DESC LIMIT 1");
+	char *want = it_sql("SELECT encode(sha256(convert_to('{\"bikeId\":\"VL-2138\"}', 'UTF8')),"
+			    " 'hex')");
+	ck_assert_str_eq(v, want);
+	free(v);
+	free(want);
+	json_decref(missing);
+	json_decref(extra);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- server-side confirmation (the full flow with the official client is in tests/e2e) --- */
+
+START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
+{
+	struct it_server s;
+	rp_start(&s, "marie", "careful-assistant", NULL);
+	char *snap = rp_snapshot();
+	json_t *args = rp_args("VL-2141", "flat_tire");
+	struct it_response r;
+	/* No elicitation capability declared: -32021 naming it, HTTP 400. */
+	rp_call_ex(s.port, args, RP_CAPS_NONE, "", 1, &r);
+	ck_assert_int_eq(r.status, 400);
+	json_t *e = json_object_get(r.json, "error");
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "code")), -32021);
+	ck_assert(json_is_object(
+		json_object_get(json_object_get(json_object_get(e, "data"), "requiredCapabilities"),
+				"elicitation")));
+	it_response_free(&r);
+	/* Declared: input_required with the form, no ttlMs/cacheScope. */
+	rp_call_ex(s.port, args, RP_CAPS_ELICIT, "", 2, &r);
+	ck_assert_int_eq(r.status, 200);
+	json_t *res = json_object_get(r.json, "result");
+	ck_assert_str_eq(json_string_value(json_object_get(res, "resultType")), "input_required");
+	ck_assert_ptr_null(json_object_get(res, "ttlMs"));
+	ck_assert_ptr_null(json_object_get(res, "cacheScope"));
+	json_t *ask = json_object_get(json_object_get(res, "inputRequests"), "confirm");
+	ck_assert_str_eq(json_string_value(json_object_get(ask, "method")), "elicitation/create");
+	const char *msg =
+		json_string_value(json_object_get(json_object_get(ask, "params"), "message"));
+	ck_assert_ptr_nonnull(strstr(msg, "report_damaged_bike"));
+	ck_assert_ptr_nonnull(strstr(msg, "VL-2141"));
+	ck_assert_ptr_nonnull(strstr(msg, "unavailable"));
+	ck_assert_ptr_nonnull(strstr(msg, "marie"));
+	ck_assert_ptr_nonnull(strstr(msg, "careful-assistant"));
+	char *state = mem_strdup(json_string_value(json_object_get(res, "requestState")));
+	it_response_free(&r);
+	char *snap2 = rp_snapshot();
+	ck_assert_str_eq(snap, snap2);
+	free(snap2);
+	/* The same state with other arguments is refused. */
+	char *extra = mem_printf("\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":{"
+				 "\"action\":\"accept\",\"content\":{\"confirm\":true}}},",
+				 state);
+	json_t *other = rp_args("VL-2141", "frame_damage");
+	rp_call_ex(s.port, other, RP_CAPS_ELICIT, extra, 3, &r);
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(json_object_get(r.json, "error"), "code")),
+		-32602);
+	it_response_free(&r);
+	/* Accepted: written once, even when the accepted retry is replayed. */
+	rp_call_ex(s.port, args, RP_CAPS_ELICIT, extra, 4, &r);
+	res = json_object_get(r.json, "result");
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	char *report = mem_strdup(rp_sc(res, "reportId"));
+	it_response_free(&r);
+	rp_call_ex(s.port, args, RP_CAPS_ELICIT, extra, 5, &r);
+	ck_assert_str_eq(rp_sc(json_object_get(r.json, "result"), "reportId"), report);
+	it_response_free(&r);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'",
+				  "VL-2141"),
+			 1);
+	/* A 2025-era client cannot be asked: a tool error, nothing written. */
+	const char *legacy =
+		"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+		"\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"VL-2141\","
+		"\"issue\":\"flat_tire\"}}}";
+	const char *lh[] = {"Content-Type: application/json",
+			    "Accept: application/json, text/event-stream", NULL};
+	it_http(s.port, "POST", "/mcp", lh, legacy, strlen(legacy), &r);
+	res = json_object_get(r.json, "result");
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_ptr_nonnull(strstr(rp_text(res), "confirm"));
+	it_response_free(&r);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'",
+				  "VL-2141"),
+			 1);
+	free(report);
+	free(extra);
+	free(state);
+	free(snap);
+	json_decref(other);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- the case read (domain function and resource content, directly) ------------------------- */
+
+START_TEST(case_read_follows_perimeter_and_role)
+{
+	/* A case opened by olivia on a FR-PAR bike, with marie reporting into another one. */
+	struct it_server o;
+	rp_start(&o, "olivia", "ops-assistant", NULL);
+	json_t *args = json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2144", "issue", "frame_damage",
+				 "description", "Crack near the seat post");
+	struct it_response r;
+	json_t *res = rp_call(o.port, args, &r);
+	char *case_id = mem_strdup(rp_sc(res, "caseId"));
+	char *report = mem_strdup(rp_sc(res, "reportId"));
+	it_response_free(&r);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&o), 0);
+
+	db_configure(it_env("DATABASE_URL"));
+	struct fleet_actor olivia = {"olivia", "ops-assistant", FLEET_SCOPE_READ, false};
+	struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false};
+	struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false};
+	struct fleet_actor noscope = {"olivia", "ops-assistant", FLEET_SCOPE_REPORT, false};
+	struct report_case c;
+	ck_assert_int_eq(report_get_case(&olivia, case_id, &c), FLEET_OK);
+	ck_assert_str_eq(c.bike_id, "VL-2144");
+	ck_assert_str_eq(c.state, "open");
+	ck_assert_str_eq(c.opened_by, "olivia");
+	ck_assert_uint_eq(c.nitems, 3); /* one report, two events */
+	ck_assert(!c.items[0].is_event);
+	ck_assert_str_eq(c.items[0].id, report);
+	ck_assert_str_eq(c.items[0].description, "Crack near the seat post");
+	ck_assert(c.items[1].is_event && c.items[2].is_event);
+	ck_assert_str_eq(c.items[1].kind, "opened");
+	ck_assert_str_eq(c.items[2].kind, "report_added");
+	ck_assert_str_eq(c.items[2].report_id, report);
+	/* The resource content built from it. */
+	struct mcp_request req = {.actor = &olivia};
+	struct mcp_ctx ctx = {.req = &req, .modern = true};
+	json_t *contents = NULL;
+	struct mcp_error err = {0};
+	ck_assert_int_eq(case_resource_read(&ctx, case_id, &contents, &err), 0);
+	json_t *item = json_array_get(contents, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(item, "mimeType")), "application/json");
+	json_error_t je;
+	json_t *body = json_loads(json_string_value(json_object_get(item, "text")), 0, &je);
+	ck_assert_str_eq(json_string_value(json_object_get(body, "caseId")), case_id);
+	ck_assert_uint_eq(json_array_size(json_object_get(body, "reports")), 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(body, "events")), 2);
+	json_decref(body);
+	json_decref(contents);
+	report_case_free(&c);
+	/* Not visible: marie (customer care, not involved), paul (other region), no fleet:read,
+	 * and an unknown case: all the same not found. */
+	ck_assert_int_eq(report_get_case(&marie, case_id, &c), FLEET_NOT_FOUND);
+	ck_assert_int_eq(report_get_case(&paul, case_id, &c), FLEET_NOT_FOUND);
+	ck_assert_int_eq(report_get_case(&noscope, case_id, &c), FLEET_FORBIDDEN);
+	ck_assert_int_eq(report_get_case(&olivia, "IC-99999999", &c), FLEET_NOT_FOUND);
+	ctx.req = &(struct mcp_request){.actor = &paul};
+	ck_assert_int_eq(case_resource_read(&ctx, case_id, &contents, &err), -1);
+	ck_assert_int_eq(err.code, MCP_INVALID_PARAMS);
+	ck_assert_str_eq(err.message, "Resource not found");
+	json_decref(err.data);
+	/* Once marie reports into the case, she sees it. */
+	struct it_server m;
+	rp_start(&m, "marie", "customer-care-assistant", NULL);
+	args = rp_args("VL-2144", "frame_damage");
+	res = rp_call(m.port, args, &r);
+	ck_assert_str_eq(rp_sc(res, "caseId"), case_id);
+	it_response_free(&r);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&m), 0);
+	ck_assert_int_eq(report_get_case(&marie, case_id, &c), FLEET_OK);
+	ck_assert_uint_eq(c.nitems, 5);
+	report_case_free(&c);
+	db_shutdown();
+	free(case_id);
+	free(report);
+}
+END_TEST
+
+Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("report_damaged_bike");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, tools_list_describes_report_damaged_bike);
+	tcase_add_test(tc, report_writes_everything_in_one_transaction);
+	tcase_add_test(tc, out_of_service_bike_keeps_its_status);
+	tcase_add_test(tc, idempotency_key_replays_and_refuses_other_arguments);
+	tcase_add_test(tc, other_region_is_refused_and_nothing_is_written);
+	tcase_add_loop_test(tc, viewer_readonly_client_and_machine_cannot_report, 0,
+			    RP_NREFUSED + 1);
+	tcase_add_test(tc, rls_refuses_writes_outside_the_function);
+	tcase_add_test(tc, case_id_must_be_open_visible_and_for_this_bike);
+	tcase_add_test(tc, description_limit_is_2000_characters);
+	tcase_add_test(tc, sql_metacharacters_are_stored_literally);
+	tcase_add_test(tc, twenty_concurrent_reports_on_one_bike);
+	tcase_add_test(tc, killed_server_leaves_no_partial_report);
+	tcase_add_test(tc, every_tools_call_leaves_an_audit_row);
+	tcase_add_test(tc, confirmation_needs_elicitation_and_writes_nothing_until_accepted);
+	tcase_add_test(tc, case_read_follows_perimeter_and_role);
+	suite_add_tcase(s, tc);
+	return s;
+}
