@@ -62,12 +62,11 @@ static void fleet_read_rights(PGresult *res, struct fleet_rights *r)
 	r->confirm = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
 }
 
-/* True when region is an element of the PostgreSQL text array literal regions. */
-static bool fleet_in_perimeter(const char *regions, const char *region)
+bool fleet_in_perimeter(const char *regions, const char *region)
 {
 	size_t n = strlen(region);
-	if (n == 0)
-		return false;
+	if (n == 0 || strpbrk(region, ",{}\"\\ "))
+		return false; /* not a region code: never a match, whatever the array holds */
 	for (const char *p = strstr(regions, region); p; p = strstr(p + 1, region)) {
 		char before = p == regions ? '{' : p[-1];
 		char after = p[n];

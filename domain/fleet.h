@@ -89,4 +89,8 @@ enum fleet_status fleet_is_development_db(bool *dev) __attribute__((warn_unused_
 
 const char *fleet_status_name(enum fleet_status st);
 
+/* True when region is an element of regions, a PostgreSQL text array literal such as
+ * {FR-LYO,FR-PAR} (the perimeter fleet.act_as() returns). Both borrowed. */
+bool fleet_in_perimeter(const char *regions, const char *region);
+
 #endif

@@ -47,21 +47,6 @@ static size_t report_chars(const char *s)
 	return n;
 }
 
-/* True when region is an element of the PostgreSQL text array literal regions. */
-static bool report_in_perimeter(const char *regions, const char *region)
-{
-	size_t n = strlen(region);
-	if (n == 0)
-		return false;
-	for (const char *p = strstr(regions, region); p; p = strstr(p + 1, region)) {
-		char before = p == regions ? '{' : p[-1];
-		char after = p[n];
-		if ((before == '{' || before == ',') && (after == '}' || after == ','))
-			return true;
-	}
-	return false;
-}
-
 /* The reporting right as the C side sees it, from columns 0..5 of the *_as functions:
  * the token's fleet:report, a known human subject whose role reports, a client application
  * allowed to report. */
@@ -146,7 +131,7 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 		goto out;
 	}
 	/* Second, independent line: the bike must be in the perimeter the database returned. */
-	if (!report_in_perimeter(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 8))) {
+	if (!fleet_in_perimeter(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 8))) {
 		log_error("report: the database answered for a bike outside the perimeter");
 		st = FLEET_NOT_FOUND;
 		goto out;
@@ -257,7 +242,7 @@ enum fleet_status report_get_case(const struct fleet_actor *actor, const char *c
 		goto out;
 	}
 	if (PQgetisnull(res, 0, CASE_KIND) || strcmp(PQgetvalue(res, 0, CASE_KIND), "case") != 0 ||
-	    !report_in_perimeter(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, CASE_REGION))) {
+	    !fleet_in_perimeter(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, CASE_REGION))) {
 		st = FLEET_NOT_FOUND;
 		goto out;
 	}

@@ -45,6 +45,20 @@ START_TEST(scopes)
 }
 END_TEST
 
+START_TEST(perimeter_membership)
+{
+	ck_assert(fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-PAR"));
+	ck_assert(fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-LYO"));
+	ck_assert(fleet_in_perimeter("{FR-PAR}", "FR-PAR"));
+	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-PA"));
+	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", "R-PAR"));
+	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-LYO,FR-PAR"));
+	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", ""));
+	ck_assert(!fleet_in_perimeter("{}", "FR-PAR"));
+	ck_assert(!fleet_in_perimeter("", "FR-PAR"));
+}
+END_TEST
+
 START_TEST(cfg_bounds_and_flags)
 {
 	struct cfg c;
@@ -74,6 +88,7 @@ Suite *misc_suite(void)
 	tcase_add_test(tc, origin_allow_list);
 	tcase_add_test(tc, scopes);
 	tcase_add_test(tc, cfg_bounds_and_flags);
+	tcase_add_test(tc, perimeter_membership);
 	suite_add_tcase(s, tc);
 	return s;
 }
