@@ -32,7 +32,7 @@ psql -X -q "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -c "
   INSERT INTO fleet.bikes (bike_id, region, station_id, status, battery_pct, last_seen_at)
   SELECT 'VL-' || n, (ARRAY['BE-BRU','FR-LYO','FR-PAR'])[n % 3 + 1], NULL, 'available', n % 101, now()
     FROM generate_series(100000, 195999) n ON CONFLICT DO NOTHING;
-  ANALYZE;"
+  ANALYZE fleet.bikes;"
 
 # pgbench scripts: a random FR-PAR bike id (n % 3 == 2) each transaction.
 cat >"$tmp/plain.sql" <<'SQL'
@@ -43,6 +43,10 @@ cat >"$tmp/asuser.sql" <<'SQL'
 \set n 3 * random(33334, 65332) + 2
 SELECT * FROM fleet.bike_status_as('marie', 'customer-care-assistant', 'VL-' || :n);
 SQL
+cat >"$tmp/audited.sql" <<'SQL'
+\set n 3 * random(33334, 65332) + 2
+SELECT * FROM fleet.bike_status_audited_as('marie', 'customer-care-assistant', 'VL-' || :n, repeat('0', 64), '1');
+SQL
 pgrate() { # url script -> transactions per second
   pgbench -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$2" "$1" 2>/dev/null |
     sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1
@@ -52,12 +56,15 @@ plain=$(pgrate "$super" "$tmp/plain.sql")
 echo "plain SELECT by id, no RLS (superuser):            $plain/s"
 asuser=$(pgrate "$DATABASE_URL" "$tmp/asuser.sql")
 echo "fleet.bike_status_as() as fleet_app under RLS:     $asuser/s"
+audited=$(pgrate "$DATABASE_URL" "$tmp/audited.sql")
+echo "the same + its audit row (what tools/call runs):   $audited/s"
 
 ready=$tmp/port
-BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready BIKAROO_LOG_LEVEL=warn BIKAROO_THREADS=${BENCH_THREADS:-4} \
+BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready BIKAROO_LOG_LEVEL=warn BIKAROO_THREADS=${BENCH_THREADS:-4} \
   "$B/bikaroo-mcp" serve 2>"$tmp/server.log" &
 server_pid=$!
 for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
+[[ -s $ready ]] || { echo "bench: the server did not start:" >&2; cat "$tmp/server.log" >&2; exit 1; }
 port=$(cat "$ready")
 
 cat >"$tmp/discover.lua" <<'LUA'
@@ -96,8 +103,10 @@ rss=$(awk '/VmHWM/ {print $2 " " $3}' "/proc/$server_pid/status")
 echo "server peak RSS after the loads:                  $rss"
 
 echo "== ratios"
-awk -v p="$plain" -v a="$asuser" -v b="$bike" -v d="$disc" 'BEGIN {
+awk -v p="$plain" -v a="$asuser" -v u="$audited" -v b="$bike" -v d="$disc" 'BEGIN {
   printf "bike_status_as under RLS / plain SELECT:          %.2f\n", a / p
+  printf "audited read / bike_status_as (cost of audit):    %.2f\n", u / a
+  printf "get_bike_status over MCP / audited read alone:    %.2f\n", b / u
   printf "get_bike_status over MCP / plain SELECT:          %.2f\n", b / p
   printf "get_bike_status over MCP / bike_status_as alone:  %.2f\n", b / a
   printf "get_bike_status over MCP / server/discover:       %.2f\n", b / d
