@@ -1,13 +1,13 @@
 /* The resource-server side of OAuth 2.1: bearer parsing, JWT validation against a cached JWKS
- * (issuer metadata discovered lazily), RFC 7662 introspection with a short cache, RFC 9728
- * metadata and WWW-Authenticate challenges. Tokens are never logged or stored: the cache keys
- * are SHA-256 digests. */
+ * (issuer metadata discovered lazily), RFC 7662 introspection, one short cache of validation
+ * results for both (server/tokcache.c), RFC 9728 metadata and WWW-Authenticate challenges.
+ * Tokens are never logged or stored: the cache keys are SHA-256 digests. */
 #include "auth.h"
 
 #include <cjose/cjose.h>
 #include <curl/curl.h>
-#include <openssl/evp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,23 +19,19 @@
 #include "fetch.h"
 #include "identity.h"
 #include "jwt.h"
+#include "tokcache.h"
 
-#define AUTH_JWKS_TTL 3600   /* seconds before a key set is refreshed in the background of use */
-#define AUTH_CACHE_SLOTS 512 /* introspection results kept (by token digest) */
-#define AUTH_WAIT_FACTOR 3   /* a thread waits at most this many fetch timeouts for another */
+#define AUTH_JWKS_TTL 3600 /* seconds before a key set is refreshed in the background of use */
+#define AUTH_WAIT_FACTOR 3 /* a thread waits at most this many fetch timeouts for another */
 
-/* A key set shared by the requests that use it; freed when the last one lets go. */
+/* A key set shared by the requests that use it; freed when the last one lets go. gen numbers
+ * the sets in the order they were installed: a cached token verified with an older set is
+ * verified again (the key that signed it may be gone). */
 struct auth_keys {
 	struct jwt_keyset *ks;
 	long fetched;
 	int refs;
-};
-
-struct auth_cached {
-	unsigned char digest[32];
-	bool used, active;
-	long until;
-	struct fleet_actor actor;
+	unsigned long gen;
 };
 
 static struct {
@@ -51,9 +47,10 @@ static struct {
 	long last_attempt;
 	struct auth_keys *keys;
 	char *jwks_uri, *introspection_uri;
-	struct auth_cached cache[AUTH_CACHE_SLOTS];
-	size_t cache_next;
 	long intro_down_until; /* introspection failed: answer 503 at once until then */
+	/* Outside the lock: read on every request. */
+	atomic_ulong keys_gen;  /* gen of auth.keys (0: none yet) */
+	struct tokcache *cache; /* validated tokens (JWT) or introspection answers */
 } auth = {.lock = PTHREAD_MUTEX_INITIALIZER, .fetched = PTHREAD_COND_INITIALIZER};
 
 static long auth_now(void)
@@ -135,6 +132,7 @@ enum auth_status auth_init(const struct cfg *cfg)
 	auth.policy.issuer = auth.issuer;
 	auth.policy.audience = auth.resource;
 	auth.policy.skew = cfg->auth_skew;
+	auth.cache = tokcache_new(auth.cache_ttl);
 	free(origin);
 	free(path);
 	return AUTH_OK;
@@ -167,7 +165,9 @@ void auth_cleanup(void)
 	free(auth.client_secret);
 	free(auth.jwks_uri);
 	free(auth.introspection_uri);
-	memset(auth.cache, 0, sizeof auth.cache);
+	tokcache_free(auth.cache);
+	auth.cache = NULL;
+	atomic_store(&auth.keys_gen, 0);
 	auth.issuer = auth.resource = auth.prm_url = auth.prm_local = NULL;
 	auth.client_id = auth.client_secret = auth.jwks_uri = auth.introspection_uri = NULL;
 	auth.mode = AUTH_MODE_LOCAL;
@@ -365,8 +365,9 @@ static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
 		k->ks = ks;
 		k->fetched = auth_now();
 		k->refs = 1; /* the cache's own reference */
-		old = auth.keys;
+		k->gen = (old = auth.keys) ? old->gen + 1 : 1;
 		auth.keys = k;
+		atomic_store(&auth.keys_gen, k->gen);
 	}
 	pthread_cond_broadcast(&auth.fetched);
 	if (auth.keys) {
@@ -381,6 +382,14 @@ static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
 static enum auth_status auth_validate_jwt(const char *token, size_t len, struct fleet_actor *out,
 					  const char **why)
 {
+	unsigned char d[TOKCACHE_DIGEST];
+	tokcache_digest(token, len, d);
+	bool active = false;
+	if (tokcache_get(auth.cache, d, atomic_load(&auth.keys_gen), auth_now(), out, &active) &&
+	    active) {
+		*why = NULL;
+		return AUTH_OK;
+	}
 	struct auth_keys *k = NULL;
 	enum auth_status st = auth_keys_get(false, &k);
 	if (st != AUTH_OK) {
@@ -388,69 +397,37 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, struct 
 		return st;
 	}
 	json_t *claims = NULL;
+	unsigned long gen = k->gen; /* of the set that verified the token */
 	enum jwt_status js = jwt_verify(k->ks, &auth.policy, token, len, auth_now(), &claims, why);
 	if (js == JWT_UNKNOWN_KEY) {
 		/* Perhaps the issuer rotated its keys: one refresh, rate-limited. The old set stays
 		 * referenced meanwhile, so a new set can never reuse its address. */
 		struct auth_keys *fresh = NULL;
-		if (auth_keys_get(true, &fresh) == AUTH_OK && fresh != k)
+		if (auth_keys_get(true, &fresh) == AUTH_OK && fresh != k) {
+			gen = fresh->gen;
 			js = jwt_verify(fresh->ks, &auth.policy, token, len, auth_now(), &claims,
 					why);
+		}
 		auth_keys_release(fresh);
 	}
 	auth_keys_release(k);
 	if (js != JWT_OK)
 		return AUTH_INVALID_TOKEN;
 	bool ok = auth_actor_from(claims, out);
+	/* jwt_verify made sure exp is an integer: it bounds the cache entry (refusals are never
+	 * cached: a bad token costs a verification each time, as before). */
+	long exp = (long)json_integer_value(json_object_get(claims, "exp"));
 	json_decref(claims);
 	if (!ok) {
 		*why = "token names no usable subject or client";
 		return AUTH_INVALID_TOKEN;
 	}
+	log_debug("bearer token verified (signature and claims)");
+	tokcache_put(auth.cache, d, gen, auth_now(), exp, true, out);
 	return AUTH_OK;
 }
 
 /* ---- introspection ---------------------------------------------------------------------- */
-
-static void auth_digest(const char *token, size_t len, unsigned char d[32])
-{
-	unsigned int n = 32;
-	EVP_Digest(token, len, d, &n, EVP_sha256(), NULL);
-}
-
-static bool auth_cache_find(const unsigned char d[32], struct auth_cached *out)
-{
-	bool hit = false;
-	long now = auth_now();
-	pthread_mutex_lock(&auth.lock);
-	for (size_t i = 0; i < AUTH_CACHE_SLOTS; i++) {
-		struct auth_cached *c = &auth.cache[i];
-		if (c->used && c->until > now && memcmp(c->digest, d, 32) == 0) {
-			*out = *c;
-			hit = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&auth.lock);
-	return hit;
-}
-
-static void auth_cache_put(const unsigned char d[32], bool active, long until,
-			   const struct fleet_actor *a)
-{
-	pthread_mutex_lock(&auth.lock);
-	struct auth_cached *c = &auth.cache[auth.cache_next];
-	auth.cache_next = (auth.cache_next + 1) % AUTH_CACHE_SLOTS;
-	memcpy(c->digest, d, 32);
-	c->used = true;
-	c->active = active;
-	c->until = until;
-	if (a)
-		c->actor = *a;
-	else
-		memset(&c->actor, 0, sizeof c->actor);
-	pthread_mutex_unlock(&auth.lock);
-}
 
 /* Remembers that the introspection endpoint failed, for one cool-down. */
 static void auth_introspection_down(void)
@@ -463,13 +440,12 @@ static void auth_introspection_down(void)
 static enum auth_status auth_validate_introspection(const char *token, size_t len,
 						    struct fleet_actor *out, const char **why)
 {
-	unsigned char d[32];
-	auth_digest(token, len, d);
-	struct auth_cached hit;
-	if (auth_cache_find(d, &hit)) {
-		*out = hit.actor;
-		*why = hit.active ? NULL : "token is not active for this server";
-		return hit.active ? AUTH_OK : AUTH_INVALID_TOKEN;
+	unsigned char d[TOKCACHE_DIGEST];
+	tokcache_digest(token, len, d);
+	bool active = false;
+	if (tokcache_get(auth.cache, d, 0, auth_now(), out, &active)) {
+		*why = active ? NULL : "token is not active for this server";
+		return active ? AUTH_OK : AUTH_INVALID_TOKEN;
 	}
 	pthread_mutex_lock(&auth.lock);
 	char *uri = auth.introspection_uri ? mem_strdup(auth.introspection_uri) : NULL;
@@ -513,7 +489,8 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 		/* The issuer cannot make sense of this token (e.g. oidc-provider will not
 		 * introspect a JWT): it is not an active token of this issuer. */
 		*why = "token is not active";
-		auth_cache_put(d, false, auth_now() + auth.cache_ttl, NULL);
+		long now = auth_now();
+		tokcache_put(auth.cache, d, 0, now, now + auth.cache_ttl, false, NULL);
 		return AUTH_INVALID_TOKEN;
 	}
 	if (fs != FETCH_OK) {
@@ -544,10 +521,9 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	else if (!auth_actor_from(r, out))
 		*why = "token names no usable subject or client";
 	json_decref(r);
-	long until = now + auth.cache_ttl;
-	if (!*why && exp < until)
-		until = exp;
-	auth_cache_put(d, *why == NULL, until, *why ? NULL : out);
+	/* Answers, refusals included, stand for the cache's max age; an active one not past exp. */
+	tokcache_put(auth.cache, d, 0, now, *why ? now + auth.cache_ttl : exp, *why == NULL,
+		     *why ? NULL : out);
 	return *why ? AUTH_INVALID_TOKEN : AUTH_OK;
 }
 

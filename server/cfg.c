@@ -83,7 +83,7 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("auth-refresh-seconds", "BIKAROO_AUTH_REFRESH_SECONDS", auth_refresh_seconds, "30", 0,
 	      3600, "least seconds between two key-set fetches (unknown kid, or issuer down)"),
 	CFG_L("auth-cache-seconds", "BIKAROO_AUTH_CACHE_SECONDS", auth_cache_seconds, "30", 0, 600,
-	      "introspection results are cached this long (by token digest)"),
+	      "validated tokens (JWT or introspection) are reused this long at most"),
 	CFG_S("auth-client-id", "BIKAROO_AUTH_CLIENT_ID", auth_client_id, "", false,
 	      "auth=introspection: the server's own client id at the issuer"),
 	CFG_S("auth-client-secret", "BIKAROO_AUTH_CLIENT_SECRET", auth_client_secret, "", true,

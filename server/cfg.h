@@ -31,7 +31,7 @@ struct cfg {
 	long auth_skew;              /* BIKAROO_AUTH_CLOCK_SKEW (seconds) */
 	long auth_timeout_ms;        /* BIKAROO_AUTH_TIMEOUT_MS */
 	long auth_refresh_seconds;   /* BIKAROO_AUTH_REFRESH_SECONDS: key refresh cool-down */
-	long auth_cache_seconds;     /* BIKAROO_AUTH_CACHE_SECONDS: introspection cache */
+	long auth_cache_seconds;     /* BIKAROO_AUTH_CACHE_SECONDS: validated-token cache */
 	char *auth_client_id;        /* BIKAROO_AUTH_CLIENT_ID: introspection client */
 	char *auth_client_secret;    /* BIKAROO_AUTH_CLIENT_SECRET */
 	long auth_insecure_loopback; /* BIKAROO_AUTH_INSECURE_LOOPBACK: http to a loopback issuer */

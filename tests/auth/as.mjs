@@ -10,9 +10,10 @@
 //       and answers the token endpoint's JSON (access_token, id_token, scope).
 //   GET /mint?grant=client_credentials&client=fleet-sync&scope=fleet:read&resource=URI
 //       client credentials (a machine token: sub = client_id).
-//   GET /forge?kind=KIND[&sub=..&client=..&scope=..]
+//   GET /forge?kind=KIND[&sub=..&client=..&scope=..&exp_in=SECONDS]
 //       hand-made tokens for adversarial tests, some signed with the provider's real keys
 //       (valid signature, wrong claims), some not (alg none, HS256 with the public key, ...).
+//       exp_in sets a valid token's lifetime (default 600 s).
 // Logins are scripted through the provider's interaction API (login_hint names the account):
 // no browser, no devInteractions.
 import crypto from 'node:crypto';
@@ -176,7 +177,8 @@ function claims(q, over = {}) {
   const now = Math.floor(Date.now() / 1000);
   const c = {
     iss: issuer, sub: q.get('sub') || 'marie', aud: resourceUri, client_id: q.get('client') || 'customer-care-assistant',
-    scope: q.get('scope') ?? 'fleet:read fleet:report', iat: now, exp: now + 600, jti: crypto.randomUUID(),
+    scope: q.get('scope') ?? 'fleet:read fleet:report', iat: now, exp: now + Number(q.get('exp_in') ?? 600),
+    jti: crypto.randomUUID(),
   };
   return { ...c, ...over };
 }

@@ -780,6 +780,95 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 }
 END_TEST
 
+/* Occurrences of needle in the server's log so far. */
+static int auth_log_count(const struct it_server *s, const char *needle)
+{
+	FILE *f = fopen(s->log_file, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t cap = 1 << 22;
+	char *log = mem_alloc(cap);
+	size_t n = fread(log, 1, cap - 1, f);
+	log[n] = '\0';
+	fclose(f);
+	int count = 0;
+	for (const char *p = strstr(log, needle); p; p = strstr(p + 1, needle))
+		count++;
+	free(log);
+	return count;
+}
+
+static long auth_list_tools(unsigned port, const char *token)
+{
+	char a[9000];
+	snprintf(a, sizeof a, "Authorization: Bearer %s", token);
+	const char *body =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+		"modelcontextprotocol/clientCapabilities\":{}}}}";
+	const char *h[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/list", a, NULL};
+	struct it_response r;
+	it_http(port, "POST", "/mcp", h, body, strlen(body), &r);
+	long status = r.status;
+	it_response_free(&r);
+	return status;
+}
+
+#define AUTH_VERIFIED "bearer token verified"
+
+/* A token seen again is served from the validation cache, but only until its exp and for at
+ * most BIKAROO_AUTH_CACHE_SECONDS; then it is verified again (and refused once expired). */
+START_TEST(verified_tokens_are_cached_until_exp_and_max_age)
+{
+	struct as_proc as;
+	as_start(&as, "jwt");
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
+	struct it_server s;
+	const char *env[] = {"BIKAROO_AUTH=jwt",
+			     issuer,
+			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+			     "BIKAROO_AUTH_CLOCK_SKEW=0",
+			     "BIKAROO_AUTH_CACHE_SECONDS=5",
+			     "BIKAROO_LOG_LEVEL=debug",
+			     NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	json_t *ls = json_pack("{s:s}", "forge", "valid");
+	json_t *ss = json_pack("{s:s}", "forge", "valid&exp_in=2");
+	char *lasting = as_token(&as, ls);
+
+	/* Verified once, then served from the cache. */
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(auth_list_tools(s.port, lasting), 200);
+	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 1);
+
+	/* A token that expires in 2 s: cached, then refused after exp although the entry is
+	 * younger than the cache's max age (5 s) and no clock skew is allowed. */
+	char *brief = as_token(&as, ss);
+	ck_assert_int_eq(auth_list_tools(s.port, brief), 200);
+	ck_assert_int_eq(auth_list_tools(s.port, brief), 200);
+	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 2);
+	auth_sleep_ms(3000);
+	ck_assert_int_eq(auth_list_tools(s.port, brief), 401);
+	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 2);
+
+	/* Past the max age the lasting token's entry is not used: it is verified again. */
+	auth_sleep_ms(2500);
+	ck_assert_int_eq(auth_list_tools(s.port, lasting), 200);
+	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 3);
+	ck_assert_int_eq(auth_list_tools(s.port, lasting), 200);
+	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 3);
+
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	as_stop(&as);
+	free(lasting);
+	free(brief);
+	json_decref(ls);
+	json_decref(ss);
+}
+END_TEST
+
 START_TEST(token_validation_is_the_default_and_needs_configuration)
 {
 	struct it_server s;
@@ -1086,6 +1175,7 @@ Suite *auth_suite(void)
 	tcase_set_timeout(tm, 60);
 	tcase_add_test(tm, jwt_issuer_unreachable_is_503_never_accept);
 	tcase_add_test(tm, unknown_kid_triggers_one_rate_limited_refresh);
+	tcase_add_test(tm, verified_tokens_are_cached_until_exp_and_max_age);
 	tcase_add_test(tm, concurrent_first_requests_share_one_key_fetch);
 	tcase_add_test(tm, token_validation_is_the_default_and_needs_configuration);
 	tcase_add_test(tm, stdio_identity_from_environment);

@@ -13,5 +13,6 @@ Suite *reqstate_suite(void);
 Suite *prompts_suite(void);
 Suite *mrtr_suite(void);
 Suite *jwt_suite(void);
+Suite *tokcache_suite(void);
 
 #endif
