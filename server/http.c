@@ -462,6 +462,23 @@ static void http_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn("http: %s", line);
 }
 
+/* Writes the bound port to path (when set) once the socket accepts connections, atomically
+ * (write then rename), for the harnesses and scripts that start the server on port 0. */
+static int http_write_ready(const char *path, unsigned port)
+{
+	if (!*path)
+		return 0;
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%u\n", port);
+	if (fclose(f) != 0)
+		return -1;
+	return rename(tmp, path);
+}
+
 enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *actor,
 			    struct http_server **out, unsigned *bound_port)
 {
@@ -493,6 +510,8 @@ enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *act
 	const union MHD_DaemonInfo *info =
 		MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	*bound_port = info ? info->port : (unsigned)cfg->port;
+	if (http_write_ready(cfg->ready_file, *bound_port) != 0)
+		log_warn("cannot write the ready file %s", cfg->ready_file);
 	*out = s;
 	return HTTP_OK;
 }

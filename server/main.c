@@ -57,21 +57,6 @@ static bool main_is_loopback(const char *addr)
 	return strncmp(addr, "127.", 4) == 0;
 }
 
-static int main_write_ready(const char *path, unsigned port)
-{
-	if (!*path)
-		return 0;
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "%u\n", port);
-	if (fclose(f) != 0)
-		return -1;
-	return rename(tmp, path);
-}
-
 /* Loads the documents and prompt templates the resources and prompts serve. */
 static int main_catalog_init(const struct cfg *cfg)
 {
@@ -172,8 +157,6 @@ static int main_serve(const struct cfg *cfg)
 		log_info("serving MCP at http://%s:%u/mcp for resource %s: bearer tokens from %s "
 			 "required (%s)",
 			 cfg->listen, port, cfg->resource_uri, cfg->auth_issuer, cfg->auth);
-	if (main_write_ready(cfg->ready_file, port) != 0)
-		log_warn("cannot write the ready file %s", cfg->ready_file);
 	while (!main_stop)
 		sigsuspend(&old); /* no window between the test and the wait */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

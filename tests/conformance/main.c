@@ -33,21 +33,6 @@ static void conf_on_signal(int sig)
 	conf_stop = 1;
 }
 
-static int conf_write_ready(const char *path, unsigned port)
-{
-	if (!*path)
-		return 0;
-	char tmp[4096];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "%u\n", port);
-	if (fclose(f) != 0)
-		return -1;
-	return rename(tmp, path);
-}
-
 static int conf_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
@@ -88,8 +73,6 @@ static int conf_serve(const struct cfg *cfg)
 	}
 	log_info("conformance server at http://%s:%u/mcp (%zu fixture tools)", cfg->listen, port,
 		 nt);
-	if (conf_write_ready(cfg->ready_file, port) != 0)
-		log_warn("cannot write the ready file %s", cfg->ready_file);
 	while (!conf_stop)
 		sigsuspend(&old);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
