@@ -11,7 +11,8 @@ enum http_status { HTTP_OK = 0, HTTP_START_FAILED };
 
 /* Starts serving POST /mcp on cfg->listen:cfg->port, acting as actor (copied), or, when actor
  * is NULL, as the principal of each request's bearer token (auth.c, initialised before).
- * *out is new (free with http_stop). *bound_port receives the port actually bound. */
+ * *out is new (free with http_stop). *bound_port receives the port actually bound, also
+ * written to cfg->ready_file when that is set. */
 enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *actor,
 			    struct http_server **out, unsigned *bound_port)
 	__attribute__((warn_unused_result));
