@@ -104,22 +104,21 @@ bool http_origin_allowed(const char *origin, const char *extra)
 
 /* ---- responses ---------------------------------------------------------------------- */
 
-static enum MHD_Result http_send(struct MHD_Connection *c, unsigned status, char *body,
-				 const char *content_type, const char *allow, const char *challenge)
+/* Sends body (new, may be NULL) with status and extra headers: NULL-terminated name/value pairs. */
+static enum MHD_Result http_send_headers(struct MHD_Connection *c, unsigned status, char *body,
+					 const char *const *headers)
 {
-	struct MHD_Response *r =
-		body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
-		     : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		body ? strlen(body) : 0, body ? body : (void *)"",
+		body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		free(body);
 		return MHD_NO;
 	}
-	if (body && content_type)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-	if (allow)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	if (challenge)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge);
+	if (body)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	for (const char *const *h = headers; h && h[0]; h += 2)
+		MHD_add_response_header(r, h[0], h[1]);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
@@ -134,7 +133,8 @@ static enum MHD_Result http_refuse(struct MHD_Connection *c, unsigned status, in
 				code, "message", message);
 	char *body = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
-	return http_send(c, status, body, "application/json", allow, NULL);
+	const char *h[] = {MHD_HTTP_HEADER_ALLOW, allow, NULL};
+	return http_send_headers(c, status, body, allow ? h : NULL);
 }
 
 /* ---- request checks ------------------------------------------------------------------ */
@@ -203,32 +203,24 @@ static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
 
 /* ---- authorization (server/auth.c decides; this file only speaks HTTP) ----------------- */
 
-/* Sends body (new, may be NULL) with status and extra headers: NULL-terminated name/value pairs. */
-static enum MHD_Result http_send_headers(struct MHD_Connection *c, unsigned status, char *body,
-					 const char *const *headers)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(
-		body ? strlen(body) : 0, body ? body : (void *)"",
-		body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-	if (!r) {
-		free(body);
-		return MHD_NO;
-	}
-	if (body)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-	for (const char *const *h = headers; h && h[0]; h += 2)
-		MHD_add_response_header(r, h[0], h[1]);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	enum MHD_Result ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
 /* RFC 9728 metadata: public, cacheable by anyone, readable cross-origin. */
 static enum MHD_Result http_prm(struct MHD_Connection *c, const char *method)
 {
+	if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0) {
+		/* CORS preflight from a browser-based client on another origin. */
+		const char *h[] = {MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN,
+				   "*",
+				   "Access-Control-Allow-Methods",
+				   "GET, HEAD, OPTIONS",
+				   "Access-Control-Allow-Headers",
+				   "MCP-Protocol-Version",
+				   "Access-Control-Max-Age",
+				   "86400",
+				   NULL};
+		return http_send_headers(c, 204, NULL, h);
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
+		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD, OPTIONS", NULL};
 		return http_send_headers(c, 405, NULL, h);
 	}
 	json_t *doc = auth_prm_document();
@@ -352,8 +344,9 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		return http_send_sse(c, stream);
 	}
 	sse_free(&sse);
-	enum MHD_Result ret =
-		http_send(c, (unsigned)resp.http_status, body, "application/json", NULL, ch);
+	enum MHD_Result ret = http_send_headers(
+		c, (unsigned)resp.http_status, body,
+		ch ? (const char *[]){MHD_HTTP_HEADER_WWW_AUTHENTICATE, ch, NULL} : NULL);
 	free(ch);
 	return ret;
 }
