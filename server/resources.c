@@ -71,11 +71,6 @@ static enum resource_status resources_read_status_codes(struct mcp_ctx *ctx, con
 	return RESOURCE_OK;
 }
 
-static json_t *resources_nullable(const char *s)
-{
-	return *s ? json_string(s) : json_null();
-}
-
 /* bikaroo://fleet/bikes/{bikeId}: the same read and the same rules as get_bike_status. */
 static enum resource_status resources_read_bike(struct mcp_ctx *ctx, const char *uri,
 						const char *value, json_t **result,
@@ -85,12 +80,7 @@ static enum resource_status resources_read_bike(struct mcp_ctx *ctx, const char 
 	enum fleet_status st = fleet_get_bike_status(ctx->req->actor, value, &b);
 	if (st != FLEET_OK)
 		return resources_domain_failure(ctx, st, err);
-	json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id,
-				"status", b.status, "statusLabel", b.status_label, "region",
-				b.region, "station", resources_nullable(b.station), "batteryPct",
-				b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct),
-				"lastSeenAt", b.last_seen_at, "openCaseId",
-				resources_nullable(b.open_case_id));
+	json_t *doc = tools_bike_status_json(&b);
 	char *text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	/* Per-user: what this caller may see. */

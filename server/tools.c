@@ -41,9 +41,14 @@ static const char get_bike_status_out[] =
 	"Bike %s was not found among the bikes you can access. Check the id on the frame (VL- "    \
 	"and 4 to 6 digits)."
 
-static json_t *tools_nullable_string(const char *s)
+json_t *tools_bike_status_json(const struct fleet_bike_status *b)
 {
-	return *s ? json_string(s) : json_null();
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b->bike_id, "status",
+			 b->status, "statusLabel", b->status_label, "region", b->region, "station",
+			 *b->station ? json_string(b->station) : json_null(), "batteryPct",
+			 b->battery_pct < 0 ? json_null() : json_integer(b->battery_pct),
+			 "lastSeenAt", b->last_seen_at, "openCaseId",
+			 *b->open_case_id ? json_string(b->open_case_id) : json_null());
 }
 
 /* Maps a domain failure to a tool result a person (or a model) can act on. */
@@ -85,12 +90,7 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 		*result = tools_domain_error(st, bike_id);
 		return 0;
 	}
-	json_t *sc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b.bike_id,
-			       "status", b.status, "statusLabel", b.status_label, "region",
-			       b.region, "station", tools_nullable_string(b.station), "batteryPct",
-			       b.battery_pct < 0 ? json_null() : json_integer(b.battery_pct),
-			       "lastSeenAt", b.last_seen_at, "openCaseId",
-			       tools_nullable_string(b.open_case_id));
+	json_t *sc = tools_bike_status_json(&b);
 	char *text = json_dumps(sc, JSON_COMPACT);
 	*result = tools_result(text, sc, false);
 	free(text);

@@ -44,6 +44,10 @@ void tools_set_audit(bool on);
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 
+/* One bike's status as get_bike_status's structured content and the bike template's document
+ * (new reference): one shape, matching the tool's outputSchema. */
+json_t *tools_bike_status_json(const struct fleet_bike_status *b);
+
 /* Builds a CallToolResult: text content plus optional structured content (stolen). */
 json_t *tools_result(const char *text, json_t *structured, bool is_error);
 
