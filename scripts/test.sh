@@ -4,7 +4,7 @@
 # MCP clients written by others. Ends with one line 'N passed, N failed'.
 # BIKAROO_VALGRIND=1 runs every server process and the unit tests under valgrind memcheck.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 B=${1:-build}
 root=$PWD
 export BIKAROO_BIN=$root/$B/bikaroo-mcp
@@ -28,6 +28,12 @@ if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
   export BIKAROO_WRAPPER="valgrind --quiet --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect --suppressions=$root/tests/valgrind.supp"
 fi
 
+# One failure that no suite's own output names (a crash, a server that did not start or stop).
+fail1() {
+  echo "$*" | tee -a "$IT_TMP/failed.out"
+  failed=$((failed + 1))
+}
+
 # Counts Check's "Checks: N, Failures: F, Errors: E" lines into the totals.
 count_check() {
   local line n f e
@@ -35,7 +41,7 @@ count_check() {
   n=$(sed -E 's/.*Checks: ([0-9]+).*/\1/' <<<"$line")
   f=$(sed -E 's/.*Failures: ([0-9]+).*/\1/' <<<"$line")
   e=$(sed -E 's/.*Errors: ([0-9]+).*/\1/' <<<"$line")
-  if [[ -z "$line" ]]; then failed=$((failed + 1)); return; fi
+  if [[ -z "$line" ]]; then fail1 "$1: no Check summary (crashed?)"; return; fi
   passed=$((passed + n - f - e)); failed=$((failed + f + e))
 }
 
@@ -57,7 +63,7 @@ tests/e2e/install.sh || { echo "cannot install the pinned npm packages (tests/pa
 echo "== unit tests (Check)"
 if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
   CK_FORK=no $BIKAROO_WRAPPER "$B/unit-tests" 2>&1 | tee "$IT_TMP/unit.out"
-  [[ ${PIPESTATUS[0]} == 99 ]] && failed=$((failed + 1))
+  [[ ${PIPESTATUS[0]} == 99 ]] && fail1 "unit tests: valgrind reported errors"
 else
   "$B/unit-tests" 2>&1 | tee "$IT_TMP/unit.out"
 fi
@@ -77,15 +83,15 @@ if [[ -s $ready ]]; then
   MCP_URL="http://127.0.0.1:$(cat "$ready")/mcp" BIKAROO_BIN=$BIKAROO_BIN tests/e2e/run.sh 2>&1 | tee "$IT_TMP/e2e.out"
   p=$(grep -E '^# pass ' "$IT_TMP/e2e.out" | tail -n 1 | awk '{print $3}')
   f=$(grep -E '^# fail ' "$IT_TMP/e2e.out" | tail -n 1 | awk '{print $3}')
-  if [[ -z "$p" ]]; then failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
+  if [[ -z "$p" ]]; then fail1 "e2e: no node:test summary"; else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
 else
-  echo "e2e: server did not start"; cat "$IT_TMP/e2e-server.log"; failed=$((failed + 1))
+  cat "$IT_TMP/e2e-server.log"; fail1 "e2e: server did not start"
 fi
 kill -TERM "$server_pid" 2>/dev/null
 wait "$server_pid"; rc=$?
 server_pid=
 if [[ $rc != 0 ]]; then
-  echo "e2e: server exited with $rc"; tail -n 40 "$IT_TMP/e2e-server.log"; failed=$((failed + 1))
+  tail -n 40 "$IT_TMP/e2e-server.log"; fail1 "e2e: server exited with $rc"
 fi
 
 # The official conformance suite against the conformance server and the product: its checks
@@ -100,17 +106,24 @@ if [[ -s $ready ]]; then
   PRODUCT_URL="http://127.0.0.1:$(cat "$ready")/mcp" tests/conformance/run.sh "$B" 2>&1 | tee "$IT_TMP/conformance.out"
   p=$(grep -E '^# conformance pass ' "$IT_TMP/conformance.out" | tail -n 1 | awk '{print $4}')
   f=$(grep -E '^# conformance fail ' "$IT_TMP/conformance.out" | tail -n 1 | awk '{print $4}')
-  if [[ -z "$p" ]]; then failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
+  if [[ -z "$p" ]]; then fail1 "conformance: no summary"; else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
 else
-  echo "conformance: product did not start"; cat "$IT_TMP/conformance-server.log"; failed=$((failed + 1))
+  cat "$IT_TMP/conformance-server.log"; fail1 "conformance: product did not start"
 fi
 kill -TERM "$server_pid" 2>/dev/null
 wait "$server_pid"; rc=$?
 server_pid=
 if [[ $rc != 0 ]]; then
-  echo "conformance: product exited with $rc"; tail -n 40 "$IT_TMP/conformance-server.log"; failed=$((failed + 1))
+  tail -n 40 "$IT_TMP/conformance-server.log"; fail1 "conformance: product exited with $rc"
 fi
 
+# Repeat what failed just above the summary: CI shows only the tail of a long run.
+if [[ $failed != 0 ]]; then
+  echo
+  echo "== what failed"
+  { grep -hE ':[0-9]+:[FE]:|^ *not ok |^conformance .*: FAILED' "$IT_TMP"/{unit,integration,e2e,conformance}.out
+    cat "$IT_TMP/failed.out"; } 2>/dev/null | head -n 40
+fi
 echo
 echo "$passed passed, $failed failed"
 [[ $failed == 0 ]]
