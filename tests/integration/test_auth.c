@@ -733,7 +733,7 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 			     issuer,
 			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
 			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-			     "BIKAROO_AUTH_REFRESH_SECONDS=1",
+			     "BIKAROO_AUTH_REFRESH_SECONDS=2",
 			     NULL};
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	json_t *vs = json_pack("{s:s}", "forge", "valid");
@@ -758,7 +758,7 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 	json_int_t first = json_integer_value(json_object_get(st, "jwks"));
 	json_decref(st);
 	ck_assert_int_eq(first, 1);
-	auth_sleep_ms(1200); /* past the cool-down */
+	auth_sleep_ms(2200); /* past the cool-down; the six requests below fit well inside one */
 	for (int i = 0; i < 6; i++) {
 		it_http(s.port, "POST", "/mcp", h2, body, strlen(body), &r);
 		ck_assert_int_eq(r.status, 401);
@@ -830,12 +830,12 @@ START_TEST(verified_tokens_are_cached_until_exp_and_max_age)
 			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
 			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
 			     "BIKAROO_AUTH_CLOCK_SKEW=0",
-			     "BIKAROO_AUTH_CACHE_SECONDS=5",
+			     "BIKAROO_AUTH_CACHE_SECONDS=6",
 			     "BIKAROO_LOG_LEVEL=debug",
 			     NULL};
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	json_t *ls = json_pack("{s:s}", "forge", "valid");
-	json_t *ss = json_pack("{s:s}", "forge", "valid&exp_in=2");
+	json_t *ss = json_pack("{s:s}", "forge", "valid&exp_in=3");
 	char *lasting = as_token(&as, ls);
 
 	/* Verified once, then served from the cache. */
@@ -843,13 +843,14 @@ START_TEST(verified_tokens_are_cached_until_exp_and_max_age)
 		ck_assert_int_eq(auth_list_tools(s.port, lasting), 200);
 	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 1);
 
-	/* A token that expires in 2 s: cached, then refused after exp although the entry is
-	 * younger than the cache's max age (5 s) and no clock skew is allowed. */
+	/* A token that expires within 3 s (at least 2 s after it is minted, iat being whole
+	 * seconds): cached, then refused after exp although the entry is younger than the cache's
+	 * max age (6 s) and no clock skew is allowed. */
 	char *brief = as_token(&as, ss);
 	ck_assert_int_eq(auth_list_tools(s.port, brief), 200);
 	ck_assert_int_eq(auth_list_tools(s.port, brief), 200);
 	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 2);
-	auth_sleep_ms(3000);
+	auth_sleep_ms(4000);
 	ck_assert_int_eq(auth_list_tools(s.port, brief), 401);
 	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 2);
 

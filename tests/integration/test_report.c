@@ -720,7 +720,7 @@ static void *rp_loop_run(void *p)
 		rp_call_ex(l->port, args, RP_CAPS_NONE, "", l->sent, &r);
 		if (r.status == 200 &&
 		    json_is_false(json_object_get(json_object_get(r.json, "result"), "isError")))
-			l->ok++;
+			__atomic_add_fetch(&l->ok, 1, __ATOMIC_RELAXED);
 		if (r.status < 0)
 			l->stop = 1;
 		it_response_free(&r);
@@ -740,7 +740,17 @@ START_TEST(killed_server_leaves_no_partial_report)
 		l[i] = (struct rp_loop){.port = s.port};
 		pthread_create(&t[i], NULL, rp_loop_run, &l[i]);
 	}
-	struct timespec pause = {0, 400 * 1000 * 1000};
+	/* Kill in the middle of the loop: once reports are being answered (bounded wait: a cold
+	 * machine may take a while for the first one), and a moment later. */
+	struct timespec pause = {0, 200 * 1000 * 1000}, tick = {0, 10 * 1000 * 1000};
+	for (int waited = 0; waited < 3000; waited++) {
+		int answered = 0;
+		for (int i = 0; i < LOOPS; i++)
+			answered += __atomic_load_n(&l[i].ok, __ATOMIC_RELAXED);
+		if (answered > 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
 	nanosleep(&pause, NULL);
 	kill(s.pid, SIGKILL);
 	waitpid(s.pid, NULL, 0);
@@ -754,8 +764,14 @@ START_TEST(killed_server_leaves_no_partial_report)
 	}
 	fprintf(stderr, "killed_server: %d reports answered, %d sent before kill -9\n", ok, sent);
 	ck_assert_int_gt(ok, 0);
-	/* Give PostgreSQL a moment to notice the dead connections and roll them back. */
-	nanosleep(&pause, NULL);
+	/* The killed server's backends finish the statement they were running (it commits or rolls
+	 * back as a whole) and exit when they find the client gone: wait until none is busy. */
+	for (int waited = 0; waited < 1000; waited++) {
+		if (rp_count("SELECT count(*) FROM pg_stat_activity WHERE usename = 'fleet_app'"
+			     " AND state <> 'idle'") == 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
 	const char *bike = "VL-2135";
 	long reports =
 		rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike);
