@@ -46,8 +46,10 @@ struct mcp_request {
 	const char *h_name;
 	const struct fleet_actor *actor; /* who acts; never NULL */
 	const char *reqid;               /* for logs */
-	/* stdio only: the revision negotiated by this connection's `initialize` (NULL: none). */
+	/* stdio only: the revision negotiated by this connection's `initialize` (NULL: none), and
+	 * the level its last logging/setLevel chose (enum notify_level; NULL: never set). */
 	const char *session_version;
+	const int *session_log_level;
 	/* The actor comes from a token: lists are filtered by the caller's rights in PostgreSQL
 	 * and per-caller results are cacheScope private. */
 	bool per_principal;

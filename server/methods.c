@@ -1,9 +1,11 @@
-/* The method table, and the lifecycle methods: server/discover, initialize, ping. */
+/* The method table, and the lifecycle methods: server/discover, initialize, ping
+ * (logging/setLevel is in notify.c). */
 #include "methods.h"
 
 #include <string.h>
 
 #include "completion.h"
+#include "notify.h"
 #include "prompts.h"
 #include "resources.h"
 #include "tools.h"
@@ -20,23 +22,26 @@ static const char methods_instructions[] =
 /* Methods and capabilities added by methods_set_extra() (the conformance server's fixtures). */
 static const struct mcp_method *methods_extra;
 static size_t methods_nextra;
-static const char *methods_extra_caps;
+static const char *methods_extra_legacy_caps;
 
-void methods_set_extra(const struct mcp_method *extra, size_t n, const char *capabilities_json)
+void methods_set_extra(const struct mcp_method *extra, size_t n, const char *legacy_caps_json)
 {
 	methods_extra = extra;
 	methods_nextra = n;
-	methods_extra_caps = capabilities_json;
+	methods_extra_legacy_caps = legacy_caps_json;
 }
 
-json_t *methods_capabilities(void)
+/* The server's capabilities object (new reference): server/discover's, and initialize's with
+ * the extra methods' legacy capabilities. */
+static json_t *methods_capabilities(bool legacy)
 {
-	json_t *caps = json_pack("{s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts",
-				 "completions");
-	if (methods_extra_caps) {
+	/* logging: every tools/call tells its outcome (tools.c), when the request asks for it. */
+	json_t *caps = json_pack("{s:{}, s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts",
+				 "completions", "logging");
+	if (legacy && methods_extra_legacy_caps) {
 		json_error_t e;
-		json_t *extra = json_loads(methods_extra_caps, JSON_REJECT_DUPLICATES, &e);
-		json_object_update(caps, extra);
+		json_t *extra = json_loads(methods_extra_legacy_caps, JSON_REJECT_DUPLICATES, &e);
+		json_object_update_recursive(caps, extra);
 		json_decref(extra);
 	}
 	return caps;
@@ -49,7 +54,7 @@ static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result
 	(void)params;
 	(void)err;
 	json_t *r = json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN,
-			      "capabilities", methods_capabilities(), "instructions",
+			      "capabilities", methods_capabilities(false), "instructions",
 			      methods_instructions);
 	mcp_cacheable(r, 3600000, false);
 	*result = r;
@@ -72,7 +77,7 @@ static int methods_initialize(struct mcp_ctx *ctx, json_t *params, json_t **resu
 	if (strcmp(v, "2025-06-18") >= 0)
 		json_object_set_new(info, "title", json_string("Bikaroo Fleet"));
 	*result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
-			    methods_capabilities(), "serverInfo", info, "instructions",
+			    methods_capabilities(true), "serverInfo", info, "instructions",
 			    methods_instructions);
 	return 0;
 }
@@ -92,6 +97,7 @@ static const struct mcp_method methods_table[] = {
 	{"server/discover", METHODS_MODERN, NULL, methods_discover},
 	{"initialize", METHODS_LEGACY, NULL, methods_initialize},
 	{"ping", METHODS_LEGACY, NULL, methods_ping},
+	{"logging/setLevel", METHODS_LEGACY, NULL, notify_set_level},
 	{"tools/list", BOTH, NULL, tools_list},
 	{"tools/call", BOTH, "name", tools_call},
 	{"resources/list", BOTH, NULL, resources_list},

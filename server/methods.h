@@ -16,12 +16,9 @@ struct mcp_method {
 /* The method named name in era, or NULL. */
 const struct mcp_method *methods_find(const char *name, enum methods_era era);
 
-/* Adds methods (borrowed, static; consulted after the table) and capabilities (a JSON object
- * text merged into methods_capabilities()). For the test-only conformance server; call once
- * before serving. */
-void methods_set_extra(const struct mcp_method *extra, size_t n, const char *capabilities_json);
-
-/* The server's capabilities object (new reference), the same in both eras. */
-json_t *methods_capabilities(void);
+/* Adds methods (borrowed, static; consulted after the table) and the capabilities they bring to
+ * 2025-era clients (a JSON object text merged into the initialize result's capabilities). For
+ * the test-only conformance server; call once before serving. */
+void methods_set_extra(const struct mcp_method *extra, size_t n, const char *legacy_caps_json);
 
 #endif

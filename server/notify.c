@@ -22,6 +22,13 @@ const char *notify_level_name(enum notify_level level)
 	return (size_t)level < NOTIFY_NLEVELS ? notify_names[level] : "info";
 }
 
+static int notify_legacy_default = -1;
+
+void notify_set_legacy_default(int level)
+{
+	notify_legacy_default = level;
+}
+
 void notify_prepare(struct mcp_ctx *ctx, json_t *params)
 {
 	json_t *meta = json_object_get(params, "_meta");
@@ -32,8 +39,20 @@ void notify_prepare(struct mcp_ctx *ctx, json_t *params)
 	if (ctx->modern)
 		ctx->log_level = notify_parse_level(json_string_value(
 			json_object_get(meta, "io.modelcontextprotocol/logLevel")));
+	else if (ctx->req->session_log_level)
+		ctx->log_level = *ctx->req->session_log_level;
 	else
-		ctx->log_level = NOTIFY_LEGACY_LEVEL;
+		ctx->log_level = notify_legacy_default;
+}
+
+int notify_set_level(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	(void)ctx;
+	if (notify_parse_level(json_string_value(json_object_get(params, "level"))) < 0)
+		return mcp_fail(err, MCP_INVALID_PARAMS,
+				"level must be an RFC 5424 level name (debug ... emergency)", NULL);
+	*result = json_object();
+	return 0;
 }
 
 static void notify_emit(struct mcp_ctx *ctx, const char *method, json_t *params)

@@ -19,10 +19,16 @@ enum notify_level {
 	NOTIFY_EMERGENCY,
 };
 
-/* Legacy (2025-era) requests carry no per-request level and a stateless server cannot remember
- * logging/setLevel across HTTP requests: they get messages at this level and above, which the
- * 2025 revisions allow when no level was set. */
-#define NOTIFY_LEGACY_LEVEL NOTIFY_INFO
+/* Legacy (2025-era) requests carry no per-request level. On stdio the connection's last
+ * logging/setLevel applies. Until one is sent, and always over HTTP (no sessions: every
+ * request is its own session, as in the official SDKs' stateless mode, so a level set by one
+ * request ends with it), the server chooses, as the 2025 revisions allow: messages at level
+ * and above, or none when level is -1 (the default). Call before serving. */
+void notify_set_legacy_default(int level);
+
+/* logging/setLevel (2025-era only): checks params.level and answers {}. The stdio transport
+ * keeps the level for its connection (struct mcp_request.session_log_level). */
+int notify_set_level(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 
 /* The level named s, or -1. */
 int notify_parse_level(const char *s);

@@ -2,8 +2,9 @@
  * BIKAROO_MAX_BODY_BYTES, a small worker pool runs mcp_handle() on them, and one mutex keeps
  * each response on its own stdout line. Cancellation: notifications/cancelled marks the
  * in-flight request; its worker finishes the (short, read-only) database call but writes no
- * response for it. `initialize` is answered by the reader itself, so the revision it
- * negotiates is known before the next line is read. */
+ * response for it. The requests that change the connection's legacy session (`initialize`,
+ * `logging/setLevel`) are answered by the reader itself, so what they set holds for every
+ * later line. */
 #include "stdio_transport.h"
 
 #include <errno.h>
@@ -18,12 +19,19 @@
 #include "auth.h"
 #include "identity.h"
 #include "mcp.h"
+#include "notify.h"
+
+/* What a legacy session set, as a request sees it (copied into each job when it is queued). */
+struct stdio_session {
+	const char *version; /* negotiated by initialize (static string), or NULL */
+	int log_level;       /* enum notify_level chosen by logging/setLevel, or -1 */
+};
 
 struct stdio_job {
 	char *line;
 	size_t len;
 	json_t *id; /* new reference: the request id, for cancellation */
-	const char *session_version;
+	struct stdio_session session;
 	bool cancelled;
 	unsigned long seq;
 	struct stdio_job *next;
@@ -39,7 +47,7 @@ struct stdio_conn {
 	bool eof;
 	pthread_mutex_t out_lock;
 	bool out_broken;
-	const char *session_version; /* negotiated by this connection's initialize, or NULL */
+	struct stdio_session session; /* written by the reader only */
 	unsigned long seq;
 };
 
@@ -76,7 +84,7 @@ static void stdio_write(struct stdio_conn *c, const char *body)
  * response, and nothing once the request is cancelled. */
 struct stdio_emit {
 	struct stdio_conn *c;
-	struct stdio_job *job; /* NULL for initialize, which cannot be cancelled */
+	struct stdio_job *job; /* NULL for the session requests, which are not cancelled */
 };
 
 static void stdio_emit_line(void *emit_ctx, const json_t *msg)
@@ -95,7 +103,8 @@ static void stdio_emit_line(void *emit_ctx, const json_t *msg)
 }
 
 static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const char *line, size_t len,
-			  const char *session_version, unsigned long seq, struct mcp_response *resp)
+			  const struct stdio_session *session, unsigned long seq,
+			  struct mcp_response *resp)
 {
 	char reqid[24];
 	snprintf(reqid, sizeof reqid, "s%lu", seq);
@@ -106,7 +115,8 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.body_len = len,
 		.actor = c->actor,
 		.reqid = reqid,
-		.session_version = session_version,
+		.session_version = session->version,
+		.session_log_level = session->log_level >= 0 ? &session->log_level : NULL,
 		.per_principal = auth_mode() != AUTH_MODE_LOCAL,
 		.emit = stdio_emit_line,
 		.emit_ctx = &emit,
@@ -139,7 +149,7 @@ static void *stdio_worker(void *arg)
 
 		struct mcp_response resp = {0};
 		if (!skip)
-			stdio_run_one(c, j, j->line, j->len, j->session_version, j->seq, &resp);
+			stdio_run_one(c, j, j->line, j->len, &j->session, j->seq, &resp);
 
 		pthread_mutex_lock(&c->lock);
 		c->running[slot] = NULL;
@@ -178,18 +188,25 @@ static void stdio_cancel(struct stdio_conn *c, json_t *request_id)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* `initialize` (un-enveloped): answered here, and the negotiated legacy revision is kept for the
- * connection's later un-enveloped requests. */
-static void stdio_initialize(struct stdio_conn *c, const char *line, size_t len)
+/* A legacy session request (un-enveloped `initialize` or `logging/setLevel`): answered here, and
+ * what it set (the negotiated revision, the log level) holds for the connection's later
+ * un-enveloped requests once it succeeded. */
+static void stdio_session_call(struct stdio_conn *c, const char *line, size_t len,
+			       const char *method, json_t *params)
 {
 	struct mcp_response resp = {0};
-	stdio_run_one(c, NULL, line, len, c->session_version, ++c->seq, &resp);
+	stdio_run_one(c, NULL, line, len, &c->session, ++c->seq, &resp);
 	json_t *r = resp.body ? mcp_parse_strict(resp.body, strlen(resp.body)) : NULL;
-	const char *v =
-		json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion"));
-	for (size_t i = 0; v && mcp_legacy_version(i); i++)
-		if (strcmp(v, mcp_legacy_version(i)) == 0)
-			c->session_version = mcp_legacy_version(i); /* static string */
+	json_t *result = json_object_get(r, "result");
+	if (result && strcmp(method, "initialize") == 0) {
+		const char *v = json_string_value(json_object_get(result, "protocolVersion"));
+		for (size_t i = 0; v && mcp_legacy_version(i); i++)
+			if (strcmp(v, mcp_legacy_version(i)) == 0)
+				c->session.version = mcp_legacy_version(i); /* static string */
+	} else if (result) {
+		c->session.log_level =
+			notify_parse_level(json_string_value(json_object_get(params, "level")));
+	}
 	json_decref(r);
 	if (resp.body)
 		stdio_write(c, resp.body);
@@ -222,9 +239,10 @@ static void stdio_line(struct stdio_conn *c, char *line, size_t len)
 		json_decref(msg);
 		return;
 	}
-	if (json_is_object(msg) && method && strcmp(method, "initialize") == 0 && !enveloped) {
+	if (json_is_object(msg) && method && !enveloped &&
+	    (strcmp(method, "initialize") == 0 || strcmp(method, "logging/setLevel") == 0)) {
+		stdio_session_call(c, line, len, method, params);
 		json_decref(msg);
-		stdio_initialize(c, line, len);
 		return;
 	}
 	struct stdio_job *j = mem_calloc(1, sizeof *j);
@@ -235,7 +253,7 @@ static void stdio_line(struct stdio_conn *c, char *line, size_t len)
 	pthread_mutex_lock(&c->lock);
 	while (c->inflight >= STDIO_MAX_INFLIGHT)
 		pthread_cond_wait(&c->changed, &c->lock);
-	j->session_version = c->session_version;
+	j->session = c->session;
 	j->seq = ++c->seq;
 	c->inflight++;
 	if (c->tail)
@@ -260,7 +278,7 @@ static void stdio_too_long(struct stdio_conn *c, size_t max)
 
 int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 {
-	struct stdio_conn c = {.actor = actor};
+	struct stdio_conn c = {.actor = actor, .session = {.log_level = -1}};
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.changed, NULL);
 	pthread_mutex_init(&c.out_lock, NULL);

@@ -7,6 +7,7 @@
 #include "../common/log.h"
 #include "../common/mem.h"
 #include "../domain/audit.h"
+#include "notify.h"
 #include "pager.h"
 #include "reqstate.h"
 #include "schema.h"
@@ -272,9 +273,25 @@ void tools_set_audit(bool on)
 	tools_auditing = on;
 }
 
+/* Tells the client how its call ended (notifications/message, logger "bikaroo.tools"; sent
+ * only when the request's log level admits it, notify.h): the facts of its audit row, never
+ * the arguments. Anything but a result or a question is a warning. */
+static void tools_log(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
+		      const char *detail)
+{
+	bool fine = strcmp(outcome, "ok") == 0 || strcmp(outcome, "input_required") == 0;
+	json_t *bike = json_object_get(args, "bikeId");
+	json_t *data = json_pack("{s:s, s:s, s:O?, s:s, s:s?}", "event", "tools/call", "tool", tool,
+				 "bikeId", json_is_string(bike) ? bike : NULL, "outcome", outcome,
+				 "detail", detail);
+	notify_log(ctx, fine ? NOTIFY_INFO : NOTIFY_WARNING, "bikaroo.tools", data);
+	json_decref(data);
+}
+
 static void tools_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 			const char *detail)
 {
+	tools_log(ctx, tool, args, outcome, detail);
 	if (!tools_auditing)
 		return;
 	char digest[65], reqid[128];
@@ -332,12 +349,14 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		*result = tools_result(msg, NULL, true);
 	} else {
 		rc = t->fn(ctx, args, result, err);
-		if (!t->self_audit)
-			tools_audit(ctx, name, args,
-				    rc != 0                                             ? "error"
-				    : json_is_true(json_object_get(*result, "isError")) ? "failed"
-											: "ok",
-				    NULL);
+		const char *outcome = rc != 0                                             ? "error"
+				      : json_is_true(json_object_get(*result, "isError")) ? "failed"
+				      : json_object_get(*result, "inputRequests") ? "input_required"
+										  : "ok";
+		if (t->self_audit) /* its rows are written where the outcome is decided */
+			tools_log(ctx, name, args, outcome, NULL);
+		else
+			tools_audit(ctx, name, args, outcome, NULL);
 	}
 	/* structuredContent exists from 2025-06-18 on; older clients read the text block. */
 	if (rc == 0 && !mcp_version_at_least(ctx, "2025-06-18"))

@@ -14,10 +14,11 @@
 /* The fixture tools (static rows for tools_set_extra). */
 const struct tool_desc *conf_tools(size_t *n);
 
-/* Fixture methods for methods_set_extra (logging/setLevel for 2025-era clients) and the
- * capabilities they add. */
+/* Fixture methods for methods_set_extra (resources/subscribe and unsubscribe for 2025-era
+ * clients), the capabilities they add to initialize, and the release of the subscriptions. */
 const struct mcp_method *conf_methods(size_t *n);
-extern const char conf_capabilities[];
+extern const char conf_legacy_capabilities[];
+void conf_subscriptions_cleanup(void);
 
 /* ---- resources, templates, prompts, completion ------------------------------------------
  * Plain rows and handlers (fixtures_catalog.c), registered with the resources and prompts

@@ -1,10 +1,14 @@
 /* The fixture tools of the conformance server, as the official suite's scenario descriptions
  * specify them (names, arguments, content, notifications, multi round-trip behaviour). */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../common/mem.h"
 #include "../../server/mrtr.h"
 #include "../../server/notify.h"
+#include "../../server/resources.h"
 #include "fixtures.h"
 
 /* A 1x1 PNG and a WAV file with an empty data chunk: the smallest valid media. */
@@ -438,23 +442,76 @@ const struct tool_desc *conf_tools(size_t *n)
 	return conf_tool_rows;
 }
 
-/* ---- logging/setLevel (2025-era only) ------------------------------------------------------ */
+/* ---- resources/subscribe, resources/unsubscribe (2025-era only) ------------------------------
+ * The suite's scenarios ask for {} and for the subscribed URIs to be tracked. A subscription
+ * is only taken for a resource this caller can read (the same checks as resources/read). This
+ * fixture keeps them per process and never sends notifications/resources/updated: its
+ * resources do not change, and a stateless 2025 HTTP client has no stream to receive one. */
 
-/* A stateless HTTP server cannot keep the level across requests: it checks it and answers {}
- * (2025-era requests get messages at NOTIFY_LEGACY_LEVEL and above; see notify.h). */
-static int conf_set_level(struct mcp_ctx *ctx, json_t *params, json_t **result,
+#define CONF_MAX_SUBSCRIPTIONS 64
+
+static pthread_mutex_t conf_sub_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *conf_subs[CONF_MAX_SUBSCRIPTIONS];
+
+static int conf_subscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 			  struct mcp_error *err)
 {
-	(void)ctx;
-	if (notify_parse_level(json_string_value(json_object_get(params, "level"))) < 0)
-		return mcp_fail(err, MCP_INVALID_PARAMS,
-				"level must be an RFC 5424 level name (debug ... emergency)", NULL);
+	json_t *read = NULL;
+	if (resources_read(ctx, params, &read, err) != 0)
+		return -1;
+	json_decref(read);
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	size_t free_slot = CONF_MAX_SUBSCRIPTIONS;
+	bool have = false;
+	pthread_mutex_lock(&conf_sub_lock);
+	for (size_t i = 0; i < CONF_MAX_SUBSCRIPTIONS; i++) {
+		if (conf_subs[i] && strcmp(conf_subs[i], uri) == 0)
+			have = true;
+		else if (!conf_subs[i] && free_slot == CONF_MAX_SUBSCRIPTIONS)
+			free_slot = i;
+	}
+	if (!have && free_slot < CONF_MAX_SUBSCRIPTIONS)
+		conf_subs[free_slot] = mem_strdup(uri);
+	pthread_mutex_unlock(&conf_sub_lock);
+	if (!have && free_slot == CONF_MAX_SUBSCRIPTIONS)
+		return mcp_fail(err, MCP_INVALID_PARAMS, "Too many subscriptions",
+				json_pack("{s:i}", "max", CONF_MAX_SUBSCRIPTIONS));
 	*result = json_object();
 	return 0;
 }
 
+static int conf_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
+			    struct mcp_error *err)
+{
+	(void)ctx;
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri)
+		return mcp_fail(err, MCP_INVALID_PARAMS,
+				"resources/unsubscribe needs a string 'uri'", NULL);
+	pthread_mutex_lock(&conf_sub_lock);
+	for (size_t i = 0; i < CONF_MAX_SUBSCRIPTIONS; i++)
+		if (conf_subs[i] && strcmp(conf_subs[i], uri) == 0) {
+			free(conf_subs[i]);
+			conf_subs[i] = NULL;
+		}
+	pthread_mutex_unlock(&conf_sub_lock);
+	*result = json_object(); /* not subscribed is not an error: the result is the same */
+	return 0;
+}
+
+void conf_subscriptions_cleanup(void)
+{
+	pthread_mutex_lock(&conf_sub_lock);
+	for (size_t i = 0; i < CONF_MAX_SUBSCRIPTIONS; i++) {
+		free(conf_subs[i]);
+		conf_subs[i] = NULL;
+	}
+	pthread_mutex_unlock(&conf_sub_lock);
+}
+
 static const struct mcp_method conf_method_rows[] = {
-	{"logging/setLevel", METHODS_LEGACY, NULL, conf_set_level},
+	{"resources/subscribe", METHODS_LEGACY, NULL, conf_subscribe},
+	{"resources/unsubscribe", METHODS_LEGACY, NULL, conf_unsubscribe},
 };
 
 const struct mcp_method *conf_methods(size_t *n)
@@ -463,4 +520,6 @@ const struct mcp_method *conf_methods(size_t *n)
 	return conf_method_rows;
 }
 
-const char conf_capabilities[] = "{\"logging\":{}}";
+/* resources.subscribe exists in the 2025 revisions only (2026-07-28 has subscriptions/listen,
+ * which this server does not offer). */
+const char conf_legacy_capabilities[] = "{\"resources\":{\"subscribe\":true}}";

@@ -17,6 +17,7 @@
 #include "../../server/http.h"
 #include "../../server/identity.h"
 #include "../../server/methods.h"
+#include "../../server/notify.h"
 #include "../../server/reqstate.h"
 #include "../../server/tools.h"
 #include "../../server/prompts.h"
@@ -33,6 +34,20 @@ static void conf_on_signal(int sig)
 	conf_stop = 1;
 }
 
+/* Registers every fixture with the server's registries; returns the number of fixture tools. */
+static size_t conf_register(void)
+{
+	size_t nt, nm;
+	const struct tool_desc *tools = conf_tools(&nt);
+	const struct mcp_method *methods = conf_methods(&nm);
+	tools_set_extra(tools, nt);
+	methods_set_extra(methods, nm, conf_legacy_capabilities);
+	/* The suite's 2025-era logging scenarios expect the fixtures' info messages unasked. */
+	notify_set_legacy_default(NOTIFY_INFO);
+	conf_register_catalog();
+	return nt;
+}
+
 static int conf_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
@@ -45,11 +60,7 @@ static int conf_serve(const struct cfg *cfg)
 		return 1;
 	if (*cfg->database_url)
 		db_configure(cfg->database_url);
-	size_t nt, nm;
-	const struct tool_desc *tools = conf_tools(&nt);
-	const struct mcp_method *methods = conf_methods(&nm);
-	tools_set_extra(tools, nt);
-	methods_set_extra(methods, nm, conf_capabilities);
+	size_t nt = conf_register();
 	/* SIGINT/SIGTERM blocked before the HTTP threads start, so that they inherit the mask and
 	 * only the main thread's sigsuspend() below receives the signal (otherwise it can land in
 	 * a worker thread, as it does under valgrind, and the server never stops). */
@@ -60,7 +71,6 @@ static int conf_serve(const struct cfg *cfg)
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	struct http_server *srv = NULL;
 	unsigned port = 0;
-	conf_register_catalog();
 	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
 	    resources_init(cfg->resources_dir) != 0 || prompts_init(cfg->prompts_dir) != 0 ||
 	    http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
@@ -80,6 +90,7 @@ static int conf_serve(const struct cfg *cfg)
 	prompts_cleanup();
 	resources_cleanup();
 	tools_cleanup();
+	conf_subscriptions_cleanup();
 	if (*cfg->database_url)
 		db_shutdown();
 	return 0;
@@ -93,12 +104,7 @@ static int conf_stdio(const struct cfg *cfg)
 		return 1;
 	if (*cfg->database_url)
 		db_configure(cfg->database_url);
-	size_t nt, nm;
-	const struct tool_desc *tools = conf_tools(&nt);
-	const struct mcp_method *methods = conf_methods(&nm);
-	tools_set_extra(tools, nt);
-	methods_set_extra(methods, nm, conf_capabilities);
-	conf_register_catalog();
+	conf_register();
 	int rc = 1;
 	if (reqstate_init(cfg->state_secret) == 0 && tools_init() == 0 &&
 	    resources_init(cfg->resources_dir) == 0 && prompts_init(cfg->prompts_dir) == 0)
@@ -106,6 +112,7 @@ static int conf_stdio(const struct cfg *cfg)
 	prompts_cleanup();
 	resources_cleanup();
 	tools_cleanup();
+	conf_subscriptions_cleanup();
 	if (*cfg->database_url)
 		db_shutdown();
 	return rc;

@@ -106,6 +106,59 @@ START_TEST(other_region_reads_like_unknown)
 }
 END_TEST
 
+/* tools/call get_bike_status for bike with the envelope's logLevel (NULL: none). */
+static void call_bike_logged(const char *bike, const char *level, struct it_response *r)
+{
+	const char *headers[] = {
+		"Content-Type: application/json",   "Accept: application/json, text/event-stream",
+		"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+		"Mcp-Name: get_bike_status",        NULL};
+	char lv[80] = "";
+	if (level)
+		snprintf(lv, sizeof lv, ",\"io.modelcontextprotocol/logLevel\":\"%s\"", level);
+	char *body = mem_printf(
+		"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"get_bike_status\",\"arguments\":{\"bikeId\":\"%s\"},\"_meta\":{"
+		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{}%s}}}",
+		bike, lv);
+	it_http(srv.port, "POST", "/mcp", headers, body, strlen(body), r);
+	free(body);
+}
+
+/* Logging (deprecated in 2026-07-28, still offered): a request that sets logLevel hears how
+ * its tools/call ended, on an SSE stream before the result; one without logLevel gets no
+ * message and a plain JSON answer; a level above the outcome's sends nothing. */
+START_TEST(tool_outcome_is_logged_only_when_asked)
+{
+	struct it_response r;
+	call_bike_logged("VL-2048", "info", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strcasestr(r.headers, "content-type: text/event-stream"));
+	const char *m = strstr(r.body, "\"method\":\"notifications/message\"");
+	const char *res = strstr(r.body, "\"result\"");
+	ck_assert_msg(m && res && m < res, "%s", r.body);
+	ck_assert_ptr_nonnull(strstr(r.body, "\"logger\":\"bikaroo.tools\""));
+	ck_assert_ptr_nonnull(strstr(r.body, "\"outcome\":\"ok\""));
+	it_response_free(&r);
+	call_bike_logged("VL-2047", "warning", &r); /* another region: failed, a warning */
+	ck_assert_ptr_nonnull(strstr(r.body, "\"level\":\"warning\""));
+	ck_assert_ptr_nonnull(strstr(r.body, "\"outcome\":\"failed\""));
+	it_response_free(&r);
+	call_bike_logged("VL-2048", "error", &r);
+	ck_assert_ptr_null(strstr(r.body, "notifications/message"));
+	it_response_free(&r);
+	call_bike_logged("VL-2048", NULL, &r);
+	ck_assert_ptr_nonnull(strcasestr(r.headers, "content-type: application/json"));
+	ck_assert_ptr_null(strstr(r.body, "notifications/message"));
+	it_response_free(&r);
+	call_bike_logged("VL-2048", "loud", &r); /* not a level: an envelope error */
+	ck_assert_int_eq(r.status, 400);
+	ck_assert_ptr_nonnull(strstr(r.body, "-32602"));
+	it_response_free(&r);
+}
+END_TEST
+
 START_TEST(rls_alone_refuses_other_regions)
 {
 	/* As the server's login role, with no identity: nothing is visible. */
@@ -330,6 +383,7 @@ Suite *server_suite(void)
 	tcase_add_test(tc, bike_status_in_perimeter);
 	tcase_add_test(tc, bike_status_follows_database_changes);
 	tcase_add_test(tc, other_region_reads_like_unknown);
+	tcase_add_test(tc, tool_outcome_is_logged_only_when_asked);
 	tcase_add_test(tc, rls_alone_refuses_other_regions);
 	tcase_add_test(tc, body_limits);
 	tcase_add_test(tc, parallel_reads);

@@ -210,6 +210,107 @@ START_TEST(discover_before_initialize_then_legacy_session)
 }
 END_TEST
 
+/* The response with this id (new); the notifications/message lines before it are appended to
+ * msgs (their params). */
+static json_t *sio_response_logs(struct sio *s, long id, json_t *msgs)
+{
+	for (;;) {
+		json_t *j = sio_next(s, sio_wait_ms());
+		ck_assert_msg(j != NULL, "no response for id %ld", id);
+		const char *m = json_string_value(json_object_get(j, "method"));
+		if (m && strcmp(m, "notifications/message") == 0)
+			json_array_append(msgs, json_object_get(j, "params"));
+		else if (json_integer_value(json_object_get(j, "id")) == id)
+			return j;
+		json_decref(j);
+	}
+}
+
+static void sio_tool_call(struct sio *s, long id, const char *bike)
+{
+	char line[300];
+	snprintf(line, sizeof line,
+		 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"%s\"}}}",
+		 id, bike);
+	sio_send(s, line);
+}
+
+/* 2025-era logging on stdio: nothing until the client sets a level; then every tools/call tells
+ * its outcome at info (warning when it failed) if the level admits it; logging/setLevel holds
+ * for the rest of the connection, and a bad level changes nothing. */
+START_TEST(legacy_log_level_holds_for_the_connection)
+{
+	struct sio s;
+	sio_start(&s, NULL);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+		     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+	json_t *j = sio_response(&s, 1, NULL);
+	ck_assert_ptr_nonnull(json_object_get(
+		json_object_get(json_object_get(j, "result"), "capabilities"), "logging"));
+	json_decref(j);
+	json_t *msgs = json_array();
+	sio_tool_call(&s, 2, "VL-2048"); /* no level set: the server sends none */
+	json_decref(sio_response_logs(&s, 2, msgs));
+	ck_assert_uint_eq(json_array_size(msgs), 0);
+
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":"
+		     "{\"level\":\"info\"}}");
+	j = sio_response(&s, 3, NULL);
+	ck_assert(json_is_object(json_object_get(j, "result")));
+	ck_assert_uint_eq(json_object_size(json_object_get(j, "result")), 0);
+	json_decref(j);
+	sio_tool_call(&s, 4, "VL-2048");
+	json_decref(sio_response_logs(&s, 4, msgs));
+	ck_assert_uint_eq(json_array_size(msgs), 1);
+	json_t *m = json_array_get(msgs, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(m, "level")), "info");
+	ck_assert_str_eq(json_string_value(json_object_get(m, "logger")), "bikaroo.tools");
+	json_t *data = json_object_get(m, "data");
+	ck_assert_str_eq(json_string_value(json_object_get(data, "tool")), "get_bike_status");
+	ck_assert_str_eq(json_string_value(json_object_get(data, "bikeId")), "VL-2048");
+	ck_assert_str_eq(json_string_value(json_object_get(data, "outcome")), "ok");
+	json_array_clear(msgs);
+
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"logging/setLevel\",\"params\":"
+		     "{\"level\":\"loud\"}}");
+	j = sio_response(&s, 5, NULL);
+	ck_assert_int_eq(sio_code(j), -32602);
+	json_decref(j);
+	sio_tool_call(&s, 9, "VL-2048"); /* still info */
+	json_decref(sio_response_logs(&s, 9, msgs));
+	ck_assert_uint_eq(json_array_size(msgs), 1);
+	json_array_clear(msgs);
+
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"logging/setLevel\",\"params\":"
+		     "{\"level\":\"warning\"}}");
+	json_decref(sio_response(&s, 10, NULL));
+	sio_tool_call(&s, 6, "VL-2048"); /* ok is info: below warning, not sent */
+	json_decref(sio_response_logs(&s, 6, msgs));
+	ck_assert_uint_eq(json_array_size(msgs), 0);
+	sio_tool_call(&s, 7, "VL-2047"); /* another region: failed, a warning */
+	j = sio_response_logs(&s, 7, msgs);
+	ck_assert(json_is_true(json_object_get(json_object_get(j, "result"), "isError")));
+	json_decref(j);
+	ck_assert_uint_eq(json_array_size(msgs), 1);
+	m = json_array_get(msgs, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(m, "level")), "warning");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(m, "data"), "outcome")),
+			 "failed");
+	json_array_clear(msgs);
+
+	/* A 2026-07-28 request on the same connection gets messages only when it asks. */
+	sio_send(&s,
+		 "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2047\"}," META "}}");
+	json_decref(sio_response_logs(&s, 8, msgs));
+	ck_assert_uint_eq(json_array_size(msgs), 0);
+	json_decref(msgs);
+	ck_assert_int_eq(sio_stop(&s), 0);
+}
+END_TEST
+
 START_TEST(bad_lines_get_errors_and_the_stream_continues)
 {
 	struct sio s;
@@ -373,6 +474,7 @@ Suite *stdio_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, discover_before_initialize_then_legacy_session);
 	tcase_add_test(tc, bad_lines_get_errors_and_the_stream_continues);
+	tcase_add_test(tc, legacy_log_level_holds_for_the_connection);
 	tcase_add_test(tc, cancelled_request_gets_no_response);
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
 	tcase_add_test(tc, progress_lines_come_before_the_response);
