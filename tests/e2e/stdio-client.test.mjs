@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { catalogueScenario, stdioServerParams } from './fleet-scenario.mjs';
+import { OTHER_REGION, VISIBLE, catalogueScenario, stdioServerParams } from './fleet-scenario.mjs';
 
 const TEST_TIMEOUT_MS = 30_000;
 const REQ = { timeout: 10_000 };
@@ -54,4 +54,52 @@ describe('v2 client over stdio', { timeout: 3 * 60_000 }, () => {
       }
     });
   }
+});
+
+// The 2025-era SDK over stdio, as IDEs ship it: logging/setLevel holds for the connection, and
+// each tools/call then tells its outcome as a notifications/message at or above that level.
+describe('SDK 1.32.2 over stdio: logging', { timeout: 60_000 }, () => {
+  test('setLoggingLevel filters the outcome messages of tools/call', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport: StdioV1 } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const transport = new StdioV1(stdioServerParams());
+    const log = [];
+    transport.stderr?.on('data', (chunk) => log.push(String(chunk)));
+    const client = new ClientV1({ name: 'bikaroo-e2e-v1-stdio', version: '1.0.0' });
+    const messages = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { messages.push(n.params); });
+    try {
+      await withLog(log, async () => {
+        await client.connect(transport, REQ);
+        assert.ok(client.getServerCapabilities()?.logging, 'the server declares logging');
+        const call = (bikeId) => client.callTool({ name: 'get_bike_status', arguments: { bikeId } }, undefined, REQ);
+
+        await call(VISIBLE); // no level set yet: the server sends none
+        assert.deepEqual(messages, []);
+
+        await client.setLoggingLevel('info', REQ);
+        await call(VISIBLE);
+        assert.equal(messages.length, 1);
+        assert.equal(messages[0].level, 'info');
+        assert.equal(messages[0].logger, 'bikaroo.tools');
+        assert.equal(messages[0].data.tool, 'get_bike_status');
+        assert.equal(messages[0].data.bikeId, VISIBLE);
+        assert.equal(messages[0].data.outcome, 'ok');
+
+        await client.setLoggingLevel('warning', REQ);
+        messages.length = 0;
+        await call(VISIBLE); // ok is info: filtered out
+        const failed = await call(OTHER_REGION); // another region: a tool error, a warning
+        assert.equal(failed.isError, true);
+        assert.equal(messages.length, 1);
+        assert.equal(messages[0].level, 'warning');
+        assert.equal(messages[0].data.outcome, 'failed');
+
+        await assert.rejects(client.setLoggingLevel('loud', REQ), /-32602|Invalid/);
+      });
+    } finally {
+      await client.close();
+    }
+  });
 });
