@@ -92,9 +92,21 @@ static enum fleet_status db_status_of(PGresult *res, PGconn *pg)
 	return FLEET_INTERNAL;
 }
 
+/* Prepares (once per connection) and runs the statement. *sent tells whether the statement may
+ * have reached the server: until then a broken connection can be retried without running it
+ * twice. */
 static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, int nparams,
-			const char *const *params, enum fleet_status *st)
+			const char *const *params, enum fleet_status *st, bool *sent)
 {
+	*sent = false;
+	/* A backend that ended while the connection sat idle (a restart, an administrator's
+	 * terminate) has left its goodbye to read: find out now, before sending anything. The
+	 * goodbye is a FATAL message, which libpq takes as a notice, then the end of the stream,
+	 * which only the next read sees: hence two reads (each returns at once on a live one). */
+	if (!PQconsumeInput(c->pg) || !PQconsumeInput(c->pg) || PQstatus(c->pg) != CONNECTION_OK) {
+		*st = FLEET_UNAVAILABLE;
+		return NULL;
+	}
 	if (!db_is_prepared(c, name)) {
 		PGresult *p = PQprepare(c->pg, name, sql, nparams, NULL);
 		if (PQresultStatus(p) != PGRES_COMMAND_OK) {
@@ -107,6 +119,7 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 		if (c->nprepared < DB_MAX_PREPARED)
 			c->prepared[c->nprepared++] = name;
 	}
+	*sent = true;
 	PGresult *res = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
 	ExecStatusType rs = PQresultStatus(res);
 	if (rs == PGRES_TUPLES_OK || rs == PGRES_COMMAND_OK) {
@@ -125,16 +138,23 @@ PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 		struct db_conn *c = db_thread_conn(st);
 		if (!c)
 			return NULL;
-		PGresult *res = db_try(c, name, sql, nparams, params, st);
+		bool sent;
+		PGresult *res = db_try(c, name, sql, nparams, params, st, &sent);
 		if (*st == FLEET_OK)
 			return res;
 		if (*st == FLEET_UNAVAILABLE && PQstatus(c->pg) != CONNECTION_OK) {
-			/* The server went away under us: reconnect once and retry (the statement
-			 * did not commit if the connection broke before an answer). */
+			/* The connection broke (a restarted server, a terminated backend). Before
+			 * the statement was sent, reconnect once and retry. After, it may have
+			 * committed with its answer lost: running it again could write twice, so
+			 * the caller hears "unavailable" and a retry is the client's (idempotency
+			 * keys make it safe). */
 			PQclear(res);
 			PQfinish(c->pg);
 			c->pg = NULL;
-			continue;
+			if (!sent)
+				continue;
+			log_error("statement %s: connection lost while it ran", name);
+			return NULL;
 		}
 		const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 		snprintf(db_sqlstate, sizeof db_sqlstate, "%s", state ? state : "");

@@ -17,7 +17,9 @@ enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unus
 
 /* Runs prepared statement `name` (prepared on first use on this thread's connection from sql)
  * with text parameters. Returns the result (caller PQclear()s) or NULL with *st set.
- * One retry after a broken connection is transparent to the caller. */
+ * A connection found broken before the statement was sent is reopened and the statement run
+ * once more, transparently; one that breaks while it runs gives FLEET_UNAVAILABLE (it may have
+ * committed: never run twice). */
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
 	__attribute__((warn_unused_result));

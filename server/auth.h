@@ -23,9 +23,6 @@ enum auth_status {
 	AUTH_CONFIG,        /* the configuration cannot work (start-up only) */
 };
 
-/* Seconds a client is told to wait after a 503. */
-#define AUTH_RETRY_AFTER 30
-
 /* Reads the authorization settings of cfg (copied). AUTH_CONFIG, logged, when they are
  * incomplete or unsafe. Call once, before any worker thread runs. */
 enum auth_status auth_init(const struct cfg *cfg) __attribute__((warn_unused_result));

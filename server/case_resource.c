@@ -49,11 +49,7 @@ int case_resource_read(struct mcp_ctx *ctx, const char *case_id, json_t **conten
 	enum fleet_status st = report_get_case(ctx->req->actor, case_id, &c);
 	int rc = 0;
 	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL) {
-		rc = mcp_fail(err, MCP_INTERNAL_ERROR,
-			      st == FLEET_UNAVAILABLE
-				      ? "The fleet database is unavailable right now"
-				      : "The case could not be read",
-			      NULL);
+		rc = mcp_domain_error(ctx, st, err);
 		goto out;
 	}
 	if (st != FLEET_OK) {

@@ -17,11 +17,7 @@ int completion_bike_ids(struct mcp_ctx *ctx, const char *prefix, json_t **values
 	size_t n = 0;
 	enum fleet_status st = reference_complete_bike_ids(ctx->req->actor, prefix, ids, &n, total);
 	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
-		return mcp_fail(err, MCP_INTERNAL_ERROR,
-				st == FLEET_UNAVAILABLE ? "The fleet database is unavailable right "
-							  "now; try again in a minute"
-							: "Internal error",
-				NULL);
+		return mcp_domain_error(ctx, st, err);
 	/* A caller who may not read gets no suggestions, like a caller whose prefix matches
 	 * nothing: completion never reveals what the caller could not read. */
 	*values = json_array();

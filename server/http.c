@@ -287,7 +287,7 @@ static bool http_authenticate(struct MHD_Connection *c, struct http_req *st,
 	char *body = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	char retry[16];
-	snprintf(retry, sizeof retry, "%d", AUTH_RETRY_AFTER);
+	snprintf(retry, sizeof retry, "%d", MCP_RETRY_AFTER);
 	char *challenge = status == 503 ? NULL : auth_challenge(as, NULL, why);
 	const char *h[] = {status == 503 ? MHD_HTTP_HEADER_RETRY_AFTER
 					 : MHD_HTTP_HEADER_WWW_AUTHENTICATE,
@@ -344,9 +344,12 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		return http_send_sse(c, stream);
 	}
 	sse_free(&sse);
-	enum MHD_Result ret = http_send_headers(
-		c, (unsigned)resp.http_status, body,
-		ch ? (const char *[]){MHD_HTTP_HEADER_WWW_AUTHENTICATE, ch, NULL} : NULL);
+	char retry[16];
+	snprintf(retry, sizeof retry, "%d", MCP_RETRY_AFTER);
+	const char *h[] = {ch ? MHD_HTTP_HEADER_WWW_AUTHENTICATE : MHD_HTTP_HEADER_RETRY_AFTER,
+			   ch ? ch : retry, NULL};
+	enum MHD_Result ret = http_send_headers(c, (unsigned)resp.http_status, body,
+						ch || resp.unavailable ? h : NULL);
 	free(ch);
 	return ret;
 }

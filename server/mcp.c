@@ -31,6 +31,21 @@ int mcp_fail(struct mcp_error *err, int code, const char *message, json_t *data)
 	return -1;
 }
 
+int mcp_unavailable(struct mcp_ctx *ctx, struct mcp_error *err)
+{
+	ctx->unavailable = true;
+	return mcp_fail(err, MCP_INTERNAL_ERROR,
+			"The fleet database is unavailable right now. Try again in a minute.",
+			json_pack("{s:i}", "retryAfterSeconds", MCP_RETRY_AFTER));
+}
+
+int mcp_domain_error(struct mcp_ctx *ctx, enum fleet_status st, struct mcp_error *err)
+{
+	if (st == FLEET_UNAVAILABLE)
+		return mcp_unavailable(ctx, err);
+	return mcp_fail(err, MCP_INTERNAL_ERROR, "Internal error", NULL);
+}
+
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v)
 {
 	return strcmp(ctx->version, v) >= 0;
@@ -219,7 +234,10 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		mcp_result_out(out, ctx->id, result);
 	} else {
 		int status = 200;
-		if (ctx->missing_scope && ctx->req->transport == MCP_TRANSPORT_HTTP) {
+		if (ctx->unavailable && ctx->req->transport == MCP_TRANSPORT_HTTP) {
+			status = 503;
+			out->unavailable = true;
+		} else if (ctx->missing_scope && ctx->req->transport == MCP_TRANSPORT_HTTP) {
 			status = 403;
 			out->missing_scope = ctx->missing_scope;
 		} else if (err.code == MCP_MISSING_CAPABILITY && ctx->modern &&

@@ -66,7 +66,12 @@ struct mcp_response {
 	/* Set when the token lacks a scope the method needs (HTTP answers 403 insufficient_scope
 	 * with a challenge naming it). Static string or NULL. */
 	const char *missing_scope;
+	/* The database was unavailable (HTTP answers 503 with Retry-After: MCP_RETRY_AFTER). */
+	bool unavailable;
 };
+
+/* Seconds a client is asked to wait when the database is unavailable. */
+#define MCP_RETRY_AFTER 30
 
 /* Per-request context handed to method handlers. */
 struct mcp_ctx {
@@ -76,8 +81,9 @@ struct mcp_ctx {
 	json_t *client_caps; /* borrowed; {} when none declared */
 	json_t *id;          /* borrowed; NULL for notifications */
 	json_t *params;      /* borrowed: the request's params ({} when absent) */
-	/* Set by handlers that need an HTTP-level refusal (insufficient scope). */
+	/* Set by handlers that need an HTTP-level refusal (insufficient scope, mcp_unavailable). */
 	const char *missing_scope;
+	bool unavailable;
 	/* Filled by the core before the handler runs (server/notify.c, server/mrtr.c). */
 	const char *method;      /* static: the method table's name */
 	json_t *progress_token;  /* borrowed: _meta.progressToken, or NULL */
@@ -106,6 +112,12 @@ void mcp_response_free(struct mcp_response *r);
 
 /* Helpers for handlers. */
 int mcp_fail(struct mcp_error *err, int code, const char *message, json_t *data);
+/* The answer when PostgreSQL is unavailable, whatever the method (SECURITY.md row 15): -32603
+ * "The fleet database is unavailable right now", HTTP 503 + Retry-After; never a result. */
+int mcp_unavailable(struct mcp_ctx *ctx, struct mcp_error *err);
+/* A domain call that failed for want of the database or of a working statement:
+ * FLEET_UNAVAILABLE is mcp_unavailable(), anything else -32603 "Internal error". */
+int mcp_domain_error(struct mcp_ctx *ctx, enum fleet_status st, struct mcp_error *err);
 /* True when the request speaks at least revision v (legacy dates compare as strings). */
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v);
 /* Adds the caching hints to a cacheable result (removed again for legacy clients). */

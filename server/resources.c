@@ -22,7 +22,7 @@
 /* ---- adapters to the domain ------------------------------------------------------------ */
 
 /* Maps a failed domain read: no scope -> 403 insufficient_scope on HTTP (like tools/call);
- * no right or not visible -> not found (no existence oracle); the rest -> -32603. */
+ * no right or not visible -> not found (no existence oracle); the rest -> mcp_domain_error. */
 static enum resource_status resources_domain_failure(struct mcp_ctx *ctx, enum fleet_status st,
 						     struct mcp_error *err)
 {
@@ -36,11 +36,7 @@ static enum resource_status resources_domain_failure(struct mcp_ctx *ctx, enum f
 	}
 	if (st == FLEET_FORBIDDEN)
 		return RESOURCE_NOT_FOUND;
-	mcp_fail(err, MCP_INTERNAL_ERROR,
-		 st == FLEET_UNAVAILABLE
-			 ? "The fleet database is unavailable right now; try again in a minute"
-			 : "Internal error",
-		 NULL);
+	mcp_domain_error(ctx, st, err);
 	return RESOURCE_FAILED;
 }
 

@@ -157,11 +157,6 @@ static json_t *tool_report_error(enum fleet_status st, const struct report_resul
 				"Another change to this bike happened at the same time. Try again. "
 				"Nothing was reported.");
 		break;
-	case FLEET_UNAVAILABLE:
-		snprintf(text, sizeof text,
-			 "The fleet database is unavailable right now. Try again in a minute; with "
-			 "an idempotencyKey the retry is safe.");
-		break;
 	default:
 		snprintf(text, sizeof text,
 			 "The report could not be completed (%s). With an idempotencyKey a retry "
@@ -347,6 +342,14 @@ int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
 			tool_audit(&c, "conflict", "unique violation");
 		else if (st == FLEET_INVALID && r.problem == REPORT_PROBLEM_NONE)
 			tool_audit(&c, "invalid", "refused before the database");
+		if (st == FLEET_UNAVAILABLE) {
+			mcp_unavailable(ctx, err);
+			err->message =
+				"The fleet database is unavailable right now, and the report "
+				"may not have been filed. Try again in a minute; with the "
+				"same idempotencyKey the retry cannot file it twice.";
+			return -1;
+		}
 		*result = tool_report_error(st, &r, req.bike_id, req.case_id ? req.case_id : "");
 		return 0;
 	}

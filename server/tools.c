@@ -64,10 +64,6 @@ static json_t *tools_domain_error(enum fleet_status st, const char *bike_id)
 			 "administrator "
 			 "for the role or client access it needs.");
 		break;
-	case FLEET_UNAVAILABLE:
-		snprintf(text, sizeof text,
-			 "The fleet database is unavailable right now. Try again in a minute.");
-		break;
 	default:
 		snprintf(text, sizeof text, "The request could not be completed (%s).",
 			 fleet_status_name(st));
@@ -79,7 +75,6 @@ static json_t *tools_domain_error(enum fleet_status st, const char *bike_id)
 static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **result,
 				struct mcp_error *err)
 {
-	(void)err;
 	const char *bike_id = json_string_value(json_object_get(args, "bikeId"));
 	struct fleet_bike_status b;
 	char digest[65], reqid[128];
@@ -87,6 +82,8 @@ static int tool_get_bike_status(struct mcp_ctx *ctx, json_t *args, json_t **resu
 	tool_request_id(ctx, reqid, sizeof reqid);
 	enum fleet_status st =
 		fleet_get_bike_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);
+	if (st == FLEET_UNAVAILABLE)
+		return mcp_unavailable(ctx, err);
 	if (st != FLEET_OK) {
 		*result = tools_domain_error(st, bike_id);
 		return 0;
@@ -243,12 +240,9 @@ int tools_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *er
 	 * for the operator's configured local identity, its scopes (calls still apply role,
 	 * client and perimeter in the domain). */
 	*may = ctx->req->actor->scopes;
-	if (ctx->req->per_principal && fleet_effective_scopes(ctx->req->actor, may) != FLEET_OK)
-		return mcp_fail(
-			err, MCP_INTERNAL_ERROR,
-			"The fleet database is unavailable right now. Try again in a minute.",
-			NULL);
-	return 0;
+	enum fleet_status st =
+		ctx->req->per_principal ? fleet_effective_scopes(ctx->req->actor, may) : FLEET_OK;
+	return st == FLEET_OK ? 0 : mcp_domain_error(ctx, st, err);
 }
 
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)

@@ -341,6 +341,89 @@ START_TEST(parallel_reads)
 }
 END_TEST
 
+/* What a caller sees when PostgreSQL goes away and comes back (SECURITY.md row 15): a backend
+ * ended while idle is replaced without the caller noticing; a database that refuses the server
+ * is 503 + Retry-After with a JSON-RPC error (never a result, never a tool result that looks
+ * like an answer); once it accepts again, the next call is served. */
+struct outage_seen {
+	long status;
+	bool retry_after, internal_error, result;
+};
+
+static void outage_call(unsigned port, const char *method, const char *name, const char *params,
+			struct outage_seen *seen)
+{
+	struct it_response r;
+	it_mcp(port, method, name, params, &r);
+	seen->status = r.status;
+	seen->retry_after = strcasestr(r.headers, "Retry-After: 30") != NULL;
+	seen->internal_error = strstr(r.body, "\"code\":-32603") != NULL;
+	seen->result = strstr(r.body, "\"result\"") != NULL;
+	it_response_free(&r);
+}
+
+/* Ends every backend of the server's role and waits until they are gone (pg_terminate_backend
+ * only signals them). */
+static void outage_terminate(void)
+{
+	free(it_sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+		    " WHERE usename = 'fleet_app'"));
+	for (int i = 0; i < 500; i++) {
+		char *n =
+			it_sql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'fleet_app'");
+		bool gone = n && strcmp(n, "0") == 0;
+		free(n);
+		if (gone)
+			return;
+		usleep(10 * 1000);
+	}
+}
+
+START_TEST(database_outage_is_503_then_recovers)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	static const char bike[] =
+		"\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}";
+	static const char read[] = "\"uri\":\"bikaroo://fleet/bikes/VL-2048\"";
+	static const char report[] = "\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":"
+				     "\"VL-2048\",\"issue\":\"flat_tire\"}";
+	struct outage_seen before, idle_killed, call, res, rep, after;
+	outage_call(s.port, "tools/call", "get_bike_status", bike, &before);
+	outage_terminate();
+	outage_call(s.port, "tools/call", "get_bike_status", bike, &idle_killed);
+	char *reports_before = it_sql("SELECT count(*) FROM fleet.damage_reports");
+	/* The outage: the server's role may not log in, and its connections are gone. Every
+	 * assertion waits until the role is restored, so that a failure here leaves the shared
+	 * database usable for the tests after this one. */
+	free(it_sql("ALTER ROLE fleet_app NOLOGIN"));
+	outage_terminate();
+	outage_call(s.port, "tools/call", "get_bike_status", bike, &call);
+	outage_call(s.port, "resources/read", "bikaroo://fleet/bikes/VL-2048", read, &res);
+	outage_call(s.port, "tools/call", "report_damaged_bike", report, &rep);
+	free(it_sql("ALTER ROLE fleet_app LOGIN"));
+	char *reports_after = it_sql("SELECT count(*) FROM fleet.damage_reports");
+	outage_call(s.port, "tools/call", "get_bike_status", bike, &after);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+
+	ck_assert(before.status == 200 && before.result);
+	ck_assert_msg(idle_killed.status == 200 && idle_killed.result, "status %ld",
+		      idle_killed.status);
+	struct outage_seen *down[] = {&call, &res, &rep};
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(down[i]->status, 503);
+		ck_assert(down[i]->retry_after);
+		ck_assert(down[i]->internal_error);
+		ck_assert(!down[i]->result);
+	}
+	ck_assert_str_eq(reports_before, reports_after);
+	ck_assert_msg(after.status == 200 && after.result, "after the outage: status %ld",
+		      after.status);
+	free(reports_before);
+	free(reports_after);
+}
+END_TEST
+
 START_TEST(migrations_twice_and_concurrently)
 {
 	free(it_sql("DROP DATABASE IF EXISTS it_migrate WITH (FORCE)"));
@@ -396,6 +479,7 @@ Suite *server_suite(void)
 	tcase_add_test(id, refuses_superuser_and_owner_logins);
 	tcase_add_test(id, local_identity_refuses_public_address);
 	tcase_add_test(id, migrations_twice_and_concurrently);
+	tcase_add_test(id, database_outage_is_503_then_recovers);
 	suite_add_tcase(s, id);
 	return s;
 }
