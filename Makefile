@@ -22,8 +22,9 @@ LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o)
 UNIT    := $(wildcard tests/unit/*.c)
 INTEG   := $(wildcard tests/integration/*.c)
 CONF    := $(wildcard tests/conformance/*.c)
+FUZZ    := $(wildcard tests/fuzz/*.c)
 
-.PHONY: all deps run test unit integration e2e asan valgrind lint format format-check bench clean
+.PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench clean
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
 
@@ -59,6 +60,10 @@ $(B)/unit-tests: $(UNIT:%.c=$(B)/%.o) $(B)/libbikaroo.a
 $(B)/integration-tests: $(INTEG:%.c=$(B)/%.o) $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
 
+# libFuzzer targets (tests/fuzz): built by `make fuzz` with clang, ASan and UBSan.
+$(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
 run: deps all
 	scripts/run.sh $(B)/bikaroo-mcp
 
@@ -85,16 +90,26 @@ valgrind: deps
 	  build/vg/bikaroo-mcp-rls-only
 	BIKAROO_VALGRIND=1 scripts/test.sh build/vg
 
+# Coverage-guided fuzzing of the protocol core and of token validation, FUZZ_SECONDS each
+# (default 60), from seeds made of tests/protocol/cases.json. Not part of `make test`: a
+# campaign, not a check; what it finds becomes a regression case there.
+fuzz:
+	@scripts/deps.sh fuzz
+	$(MAKE) --no-print-directory B=build/fuzz CC=clang OPT="-O1 -g" \
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" \
+	  $(FUZZ:tests/fuzz/%.c=build/fuzz/%)
+	scripts/fuzz.sh build/fuzz $${FUZZ_SECONDS:-60}
+
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --std=c11 -I common -I domain -I server common domain server tests
 	@scripts/banned.sh
 
 format:
-	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(wildcard */*.h tests/*/*.h)
+	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(wildcard */*.h tests/*/*.h)
 
 format-check:
-	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(wildcard */*.h tests/*/*.h)
+	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(wildcard */*.h tests/*/*.h)
 
 bench: all
 	bench/run.sh $(B)

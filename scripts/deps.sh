@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Ensure the Debian packages this project needs are installed.
-# Silent no-op when everything is present. As root, installs what is missing;
-# otherwise prints the exact command to run and exits 1.
+# Ensure the Debian packages this project needs are installed (`deps.sh fuzz`: also what
+# `make fuzz` needs). Silent no-op when everything is present. As root, installs what is
+# missing; otherwise prints the exact command to run and exits 1.
 set -euo pipefail
 
 packages=(
@@ -12,6 +12,10 @@ packages=(
   valgrind cppcheck clang-format
   curl ca-certificates
 )
+
+if [[ "${1:-}" == fuzz ]]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 # node/npm may come from a non-Debian install: only ask apt for them when absent.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -450,7 +450,9 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
-static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+/* libmicrohttpd's own messages: fmt is its format string. */
+__attribute__((format(printf, 2, 0))) static void http_mhd_log(void *cls, const char *fmt,
+							       va_list ap)
 {
 	(void)cls;
 	char line[512];

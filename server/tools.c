@@ -269,13 +269,14 @@ void tools_set_audit(bool on)
 
 /* Tells the client how its call ended (notifications/message, logger "bikaroo.tools"; sent
  * only when the request's log level admits it, notify.h): the facts of its audit row, never
- * the arguments. Anything but a result or a question is a warning. */
+ * the arguments; bikeId and detail only when there are some. Anything but a result or a
+ * question is a warning. */
 static void tools_log(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		      const char *detail)
 {
 	bool fine = strcmp(outcome, "ok") == 0 || strcmp(outcome, "input_required") == 0;
 	json_t *bike = json_object_get(args, "bikeId");
-	json_t *data = json_pack("{s:s, s:s, s:O?, s:s, s:s?}", "event", "tools/call", "tool", tool,
+	json_t *data = json_pack("{s:s, s:s, s:O*, s:s, s:s*}", "event", "tools/call", "tool", tool,
 				 "bikeId", json_is_string(bike) ? bike : NULL, "outcome", outcome,
 				 "detail", detail);
 	notify_log(ctx, fine ? NOTIFY_INFO : NOTIFY_WARNING, "bikaroo.tools", data);
