@@ -37,7 +37,7 @@ static void db_notice_quiet(void *arg, const char *message)
 	log_debug("postgres: %s", message);
 }
 
-static PGconn *db_connect(void)
+PGconn *db_open(void)
 {
 	PGconn *pg = PQconnectdb(db_conninfo ? db_conninfo : "");
 	if (PQstatus(pg) != CONNECTION_OK) {
@@ -64,7 +64,7 @@ static struct db_conn *db_thread_conn(enum fleet_status *st)
 	if (db_mine->pg)
 		PQfinish(db_mine->pg);
 	db_mine->nprepared = 0;
-	db_mine->pg = db_connect();
+	db_mine->pg = db_open();
 	if (!db_mine->pg) {
 		*st = FLEET_UNAVAILABLE;
 		return NULL;

@@ -11,6 +11,10 @@
 /* Stores the conninfo (copied). Call once before any worker uses the database. */
 void db_configure(const char *conninfo);
 
+/* A new connection of the configured database (notices go to the debug log), or NULL (logged).
+ * For connections of their own, such as a change feed; statements use db_exec_prepared(). */
+PGconn *db_open(void);
+
 /* Opens a connection and checks that the login role is safe to serve with: not superuser,
  * not BYPASSRLS, owns no table of schema fleet. On refusal *why is set to a static message. */
 enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unused_result));

@@ -35,6 +35,14 @@ enum mcp_transport { MCP_TRANSPORT_HTTP, MCP_TRANSPORT_STDIO };
  * SSE stream (server/sse.c), stdio writes one line per message. */
 typedef void (*mcp_emit_fn)(void *emit_ctx, const json_t *notification);
 
+/* Where a connection keeps its resource subscriptions (2025-era resources/subscribe): a
+ * transport that can deliver notifications/resources/updated later provides one. */
+struct mcp_subscriptions {
+	/* Adds (on) or removes uri (borrowed); 0, or -1 when the connection holds too many. */
+	int (*change)(void *ctx, const char *uri, bool on);
+	void *ctx;
+};
+
 /* One inbound message, as a transport hands it over. All pointers are borrowed. */
 struct mcp_request {
 	enum mcp_transport transport;
@@ -50,6 +58,8 @@ struct mcp_request {
 	 * the level its last logging/setLevel chose (enum notify_level; NULL: never set). */
 	const char *session_version;
 	const int *session_log_level;
+	/* stdio only: this connection's subscriptions (NULL: resources/subscribe not offered). */
+	const struct mcp_subscriptions *subscriptions;
 	/* The actor comes from a token: lists are filtered by the caller's rights in PostgreSQL
 	 * and per-caller results are cacheScope private. */
 	bool per_principal;

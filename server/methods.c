@@ -19,31 +19,15 @@ static const char methods_instructions[] =
 	"per real damage report (it makes the bike unavailable and opens or extends its "
 	"investigation case); send an idempotencyKey so that a retry cannot file the report twice.";
 
-/* Methods and capabilities added by methods_set_extra() (the conformance server's fixtures). */
-static const struct mcp_method *methods_extra;
-static size_t methods_nextra;
-static const char *methods_extra_legacy_caps;
-
-void methods_set_extra(const struct mcp_method *extra, size_t n, const char *legacy_caps_json)
-{
-	methods_extra = extra;
-	methods_nextra = n;
-	methods_extra_legacy_caps = legacy_caps_json;
-}
-
-/* The server's capabilities object (new reference): server/discover's, and initialize's with
- * the extra methods' legacy capabilities. */
-static json_t *methods_capabilities(bool legacy)
+/* The server's capabilities object (new reference): the same in both eras, but for
+ * resources.subscribe, a 2025-era feature offered where the connection can keep subscriptions. */
+static json_t *methods_capabilities(const struct mcp_ctx *ctx)
 {
 	/* logging: every tools/call tells its outcome (tools.c), when the request asks for it. */
 	json_t *caps = json_pack("{s:{}, s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts",
 				 "completions", "logging");
-	if (legacy && methods_extra_legacy_caps) {
-		json_error_t e;
-		json_t *extra = json_loads(methods_extra_legacy_caps, JSON_REJECT_DUPLICATES, &e);
-		json_object_update_recursive(caps, extra);
-		json_decref(extra);
-	}
+	if (!ctx->modern && resources_subscribe_offered(ctx))
+		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 	return caps;
 }
 
@@ -54,7 +38,7 @@ static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result
 	(void)params;
 	(void)err;
 	json_t *r = json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN,
-			      "capabilities", methods_capabilities(false), "instructions",
+			      "capabilities", methods_capabilities(ctx), "instructions",
 			      methods_instructions);
 	mcp_cacheable(r, 3600000, false);
 	*result = r;
@@ -77,7 +61,7 @@ static int methods_initialize(struct mcp_ctx *ctx, json_t *params, json_t **resu
 	if (strcmp(v, "2025-06-18") >= 0)
 		json_object_set_new(info, "title", json_string("Bikaroo Fleet"));
 	*result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
-			    methods_capabilities(true), "serverInfo", info, "instructions",
+			    methods_capabilities(ctx), "serverInfo", info, "instructions",
 			    methods_instructions);
 	return 0;
 }
@@ -98,6 +82,8 @@ static const struct mcp_method methods_table[] = {
 	{"initialize", METHODS_LEGACY, NULL, methods_initialize},
 	{"ping", METHODS_LEGACY, NULL, methods_ping},
 	{"logging/setLevel", METHODS_LEGACY, NULL, notify_set_level},
+	{"resources/subscribe", METHODS_LEGACY, NULL, resources_subscribe},
+	{"resources/unsubscribe", METHODS_LEGACY, NULL, resources_unsubscribe},
 	{"tools/list", BOTH, NULL, tools_list},
 	{"tools/call", BOTH, "name", tools_call},
 	{"resources/list", BOTH, NULL, resources_list},
@@ -107,6 +93,15 @@ static const struct mcp_method methods_table[] = {
 	{"prompts/get", BOTH, "name", prompts_get},
 	{"completion/complete", BOTH, NULL, completion_complete},
 };
+
+static const struct mcp_method *methods_extra;
+static size_t methods_nextra;
+
+void methods_set_extra(const struct mcp_method *extra, size_t n)
+{
+	methods_extra = extra;
+	methods_nextra = n;
+}
 
 const struct mcp_method *methods_find(const char *name, enum methods_era era)
 {

@@ -13,12 +13,11 @@ struct mcp_method {
 	mcp_handler_fn fn;
 };
 
+/* Adds methods (borrowed, static), consulted after the table. For tests that need a method
+ * the product does not have; call before serving. */
+void methods_set_extra(const struct mcp_method *extra, size_t n);
+
 /* The method named name in era, or NULL. */
 const struct mcp_method *methods_find(const char *name, enum methods_era era);
-
-/* Adds methods (borrowed, static; consulted after the table) and the capabilities they bring to
- * 2025-era clients (a JSON object text merged into the initialize result's capabilities). For
- * the test-only conformance server; call once before serving. */
-void methods_set_extra(const struct mcp_method *extra, size_t n, const char *legacy_caps_json);
 
 #endif

@@ -413,3 +413,59 @@ done:
 		return resources_not_found(ctx, uri, err);
 	return st == RESOURCE_OK ? 0 : -1;
 }
+
+/* ---- subscriptions (2025-era) ------------------------------------------------------------ */
+
+static const struct mcp_subscriptions *resources_default_subs;
+
+void resources_set_default_subscriptions(const struct mcp_subscriptions *subs)
+{
+	resources_default_subs = subs;
+}
+
+static const struct mcp_subscriptions *resources_subs(const struct mcp_ctx *ctx)
+{
+	return ctx->req->subscriptions ? ctx->req->subscriptions : resources_default_subs;
+}
+
+bool resources_subscribe_offered(const struct mcp_ctx *ctx)
+{
+	return resources_subs(ctx) != NULL;
+}
+
+static int resources_not_offered(const char *method, struct mcp_error *err)
+{
+	return mcp_fail(err, MCP_METHOD_NOT_FOUND, "Method not found",
+			json_pack("{s:s}", "method", method));
+}
+
+int resources_subscribe(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	const struct mcp_subscriptions *subs = resources_subs(ctx);
+	if (!subs)
+		return resources_not_offered("resources/subscribe", err);
+	json_t *read = NULL;
+	if (resources_read(ctx, params, &read, err) != 0)
+		return -1;
+	json_decref(read);
+	if (subs->change(subs->ctx, json_string_value(json_object_get(params, "uri")), true) != 0)
+		return mcp_fail(err, MCP_INVALID_PARAMS,
+				"Too many subscriptions on this connection", NULL);
+	*result = json_object();
+	return 0;
+}
+
+int resources_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
+			  struct mcp_error *err)
+{
+	const struct mcp_subscriptions *subs = resources_subs(ctx);
+	if (!subs)
+		return resources_not_offered("resources/unsubscribe", err);
+	const char *uri = json_string_value(json_object_get(params, "uri"));
+	if (!uri)
+		return mcp_fail(err, MCP_INVALID_PARAMS,
+				"resources/unsubscribe needs a string 'uri'", NULL);
+	subs->change(subs->ctx, uri, false); /* not subscribed: the same empty result */
+	*result = json_object();
+	return 0;
+}

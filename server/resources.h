@@ -74,4 +74,17 @@ int resources_templates_list(struct mcp_ctx *ctx, json_t *params, json_t **resul
 			     struct mcp_error *err);
 int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 
+/* resources/subscribe and resources/unsubscribe (2025-era only): a subscription is taken only
+ * for a resource the caller can read now (the checks of resources/read), and kept by the
+ * request's transport (struct mcp_request.subscriptions). Without one: -32601. */
+int resources_subscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
+			struct mcp_error *err);
+int resources_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
+			  struct mcp_error *err);
+/* Whether this request may subscribe (for initialize's resources.subscribe). */
+bool resources_subscribe_offered(const struct mcp_ctx *ctx);
+/* Subscriptions for requests whose transport keeps none (the test-only conformance server over
+ * HTTP). Borrowed; call before serving. */
+void resources_set_default_subscriptions(const struct mcp_subscriptions *subs);
+
 #endif

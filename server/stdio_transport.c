@@ -4,10 +4,13 @@
  * in-flight request; its worker finishes the (short, read-only) database call but writes no
  * response for it. The requests that change the connection's legacy session (`initialize`,
  * `logging/setLevel`) are answered by the reader itself, so what they set holds for every
- * later line. */
+ * later line. Resource subscriptions (2025-era) are the connection's too: a watcher thread,
+ * started by the first one, follows PostgreSQL's change feed (domain/changes.h) and writes
+ * notifications/resources/updated for the subscribed URIs. */
 #include "stdio_transport.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,10 +19,12 @@
 
 #include "../common/log.h"
 #include "../common/mem.h"
+#include "../domain/changes.h"
 #include "auth.h"
 #include "identity.h"
 #include "mcp.h"
 #include "notify.h"
+#include "uriset.h"
 
 /* What a legacy session set, as a request sees it (copied into each job when it is queued). */
 struct stdio_session {
@@ -49,6 +54,14 @@ struct stdio_conn {
 	bool out_broken;
 	struct stdio_session session; /* written by the reader only */
 	unsigned long seq;
+	/* Resource subscriptions, and the watcher that follows the change feed (started under
+	 * lock). */
+	struct uriset subs;
+	struct mcp_subscriptions subscriptions;
+	bool watching;
+	struct changes *feed; /* opened with the first subscription, then the watcher's */
+	pthread_t watcher;
+	int wake[2]; /* the reader writes a byte to stop the watcher */
 };
 
 int stdio_identity(const struct cfg *cfg, struct fleet_actor *out)
@@ -102,6 +115,85 @@ static void stdio_emit_line(void *emit_ctx, const json_t *msg)
 	free(line);
 }
 
+/* ---- resource subscriptions ------------------------------------------------------------ */
+
+/* notifications/resources/updated for uri, if this connection subscribed to it. */
+static void stdio_updated(const char *uri, void *arg)
+{
+	struct stdio_conn *c = arg;
+	if (!uriset_has(&c->subs, uri))
+		return;
+	json_t *msg = json_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method",
+				"notifications/resources/updated", "params", "uri", uri);
+	char *line = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	stdio_write(c, line);
+	free(line);
+}
+
+/* After a gap in the feed (the database went away), every subscribed resource may have
+ * changed: say so, and let the client read them again. */
+static void stdio_updated_all(struct stdio_conn *c)
+{
+	char *uris[URISET_MAX];
+	size_t n = uriset_copy(&c->subs, uris, URISET_MAX);
+	for (size_t i = 0; i < n; i++) {
+		stdio_updated(uris[i], c);
+		free(uris[i]);
+	}
+}
+
+static void *stdio_watch(void *arg)
+{
+	struct stdio_conn *c = arg;
+	struct changes *ch = c->feed;
+	bool gap = !ch;
+	for (;;) {
+		if (!ch && (ch = changes_open()) != NULL && gap) {
+			log_info("stdio: change feed back; telling subscribers to read again");
+			stdio_updated_all(c);
+		}
+		struct pollfd p[2] = {{.fd = c->wake[0], .events = POLLIN},
+				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
+		/* Without a feed, try again every second. */
+		if (poll(p, 2, ch ? -1 : 1000) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			break;
+		if (ch && p[1].revents && changes_drain(ch, stdio_updated, c) != 0) {
+			log_warn("stdio: change feed lost; reconnecting");
+			changes_close(ch);
+			ch = NULL;
+			gap = true;
+		}
+	}
+	changes_close(ch);
+	return NULL;
+}
+
+/* mcp_subscriptions.change for this connection; starts the watcher with the first one. */
+static int stdio_sub_change(void *ctx, const char *uri, bool on)
+{
+	struct stdio_conn *c = ctx;
+	if (uriset_change(&c->subs, uri, on) != 0)
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	if (on && !c->watching && pipe(c->wake) == 0) {
+		/* LISTEN before the subscription is acknowledged, so that no change committed after
+		 * the answer is missed (without a database the watcher keeps trying). Created from
+		 * a worker, the thread inherits the workers' blocked SIGINT/SIGTERM. */
+		c->feed = changes_open();
+		c->watching = pthread_create(&c->watcher, NULL, stdio_watch, c) == 0;
+		if (!c->watching) {
+			changes_close(c->feed);
+			close(c->wake[0]);
+			close(c->wake[1]);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
 static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const char *line, size_t len,
 			  const struct stdio_session *session, unsigned long seq,
 			  struct mcp_response *resp)
@@ -117,6 +209,7 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.reqid = reqid,
 		.session_version = session->version,
 		.session_log_level = session->log_level >= 0 ? &session->log_level : NULL,
+		.subscriptions = &c->subscriptions,
 		.per_principal = auth_mode() != AUTH_MODE_LOCAL,
 		.emit = stdio_emit_line,
 		.emit_ctx = &emit,
@@ -279,6 +372,8 @@ static void stdio_too_long(struct stdio_conn *c, size_t max)
 int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 {
 	struct stdio_conn c = {.actor = actor, .session = {.log_level = -1}};
+	pthread_mutex_init(&c.subs.lock, NULL);
+	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.changed, NULL);
 	pthread_mutex_init(&c.out_lock, NULL);
@@ -353,6 +448,15 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 	pthread_mutex_unlock(&c.lock);
 	for (size_t i = 0; i < STDIO_WORKERS; i++)
 		pthread_join(workers[i], NULL);
+	if (c.watching) {
+		if (write(c.wake[1], "x", 1) != 1)
+			log_warn("stdio: cannot stop the change watcher: %s", strerror(errno));
+		pthread_join(c.watcher, NULL);
+		close(c.wake[0]);
+		close(c.wake[1]);
+	}
+	uriset_clear(&c.subs);
+	pthread_mutex_destroy(&c.subs.lock);
 	pthread_mutex_destroy(&c.lock);
 	pthread_cond_destroy(&c.changed);
 	pthread_mutex_destroy(&c.out_lock);

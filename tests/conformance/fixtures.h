@@ -14,10 +14,9 @@
 /* The fixture tools (static rows for tools_set_extra). */
 const struct tool_desc *conf_tools(size_t *n);
 
-/* Fixture methods for methods_set_extra (resources/subscribe and unsubscribe for 2025-era
- * clients), the capabilities they add to initialize, and the release of the subscriptions. */
-const struct mcp_method *conf_methods(size_t *n);
-extern const char conf_legacy_capabilities[];
+/* Where 2025-era HTTP requests keep their resource subscriptions (per process), and their
+ * release. */
+extern const struct mcp_subscriptions conf_subscriptions;
 void conf_subscriptions_cleanup(void);
 
 /* ---- resources, templates, prompts, completion ------------------------------------------

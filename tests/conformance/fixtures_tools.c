@@ -1,14 +1,12 @@
 /* The fixture tools of the conformance server, as the official suite's scenario descriptions
  * specify them (names, arguments, content, notifications, multi round-trip behaviour). */
-#include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../../common/mem.h"
 #include "../../server/mrtr.h"
 #include "../../server/notify.h"
 #include "../../server/resources.h"
+#include "../../server/uriset.h"
 #include "fixtures.h"
 
 /* A 1x1 PNG and a WAV file with an empty data chunk: the smallest valid media. */
@@ -442,84 +440,24 @@ const struct tool_desc *conf_tools(size_t *n)
 	return conf_tool_rows;
 }
 
-/* ---- resources/subscribe, resources/unsubscribe (2025-era only) ------------------------------
- * The suite's scenarios ask for {} and for the subscribed URIs to be tracked. A subscription
- * is only taken for a resource this caller can read (the same checks as resources/read). This
- * fixture keeps them per process and never sends notifications/resources/updated: its
- * resources do not change, and a stateless 2025 HTTP client has no stream to receive one. */
+/* ---- subscriptions over HTTP (2025-era resources/subscribe) ------------------------------
+ * The suite's scenarios ask for {} and for the subscribed URIs to be tracked; the core checks
+ * that the caller can read the resource (server/resources.c). Over stateless HTTP there is no
+ * connection to keep them with, so this fixture keeps them per process; it never sends
+ * notifications/resources/updated: its resources do not change. (Over stdio the transport
+ * keeps its own, as in the product.) */
 
-#define CONF_MAX_SUBSCRIPTIONS 64
+static struct uriset conf_subs = URISET_INIT;
 
-static pthread_mutex_t conf_sub_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *conf_subs[CONF_MAX_SUBSCRIPTIONS];
-
-static int conf_subscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
-			  struct mcp_error *err)
-{
-	json_t *read = NULL;
-	if (resources_read(ctx, params, &read, err) != 0)
-		return -1;
-	json_decref(read);
-	const char *uri = json_string_value(json_object_get(params, "uri"));
-	size_t free_slot = CONF_MAX_SUBSCRIPTIONS;
-	bool have = false;
-	pthread_mutex_lock(&conf_sub_lock);
-	for (size_t i = 0; i < CONF_MAX_SUBSCRIPTIONS; i++) {
-		if (conf_subs[i] && strcmp(conf_subs[i], uri) == 0)
-			have = true;
-		else if (!conf_subs[i] && free_slot == CONF_MAX_SUBSCRIPTIONS)
-			free_slot = i;
-	}
-	if (!have && free_slot < CONF_MAX_SUBSCRIPTIONS)
-		conf_subs[free_slot] = mem_strdup(uri);
-	pthread_mutex_unlock(&conf_sub_lock);
-	if (!have && free_slot == CONF_MAX_SUBSCRIPTIONS)
-		return mcp_fail(err, MCP_INVALID_PARAMS, "Too many subscriptions",
-				json_pack("{s:i}", "max", CONF_MAX_SUBSCRIPTIONS));
-	*result = json_object();
-	return 0;
-}
-
-static int conf_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
-			    struct mcp_error *err)
+static int conf_sub_change(void *ctx, const char *uri, bool on)
 {
 	(void)ctx;
-	const char *uri = json_string_value(json_object_get(params, "uri"));
-	if (!uri)
-		return mcp_fail(err, MCP_INVALID_PARAMS,
-				"resources/unsubscribe needs a string 'uri'", NULL);
-	pthread_mutex_lock(&conf_sub_lock);
-	for (size_t i = 0; i < CONF_MAX_SUBSCRIPTIONS; i++)
-		if (conf_subs[i] && strcmp(conf_subs[i], uri) == 0) {
-			free(conf_subs[i]);
-			conf_subs[i] = NULL;
-		}
-	pthread_mutex_unlock(&conf_sub_lock);
-	*result = json_object(); /* not subscribed is not an error: the result is the same */
-	return 0;
+	return uriset_change(&conf_subs, uri, on);
 }
+
+const struct mcp_subscriptions conf_subscriptions = {conf_sub_change, NULL};
 
 void conf_subscriptions_cleanup(void)
 {
-	pthread_mutex_lock(&conf_sub_lock);
-	for (size_t i = 0; i < CONF_MAX_SUBSCRIPTIONS; i++) {
-		free(conf_subs[i]);
-		conf_subs[i] = NULL;
-	}
-	pthread_mutex_unlock(&conf_sub_lock);
+	uriset_clear(&conf_subs);
 }
-
-static const struct mcp_method conf_method_rows[] = {
-	{"resources/subscribe", METHODS_LEGACY, NULL, conf_subscribe},
-	{"resources/unsubscribe", METHODS_LEGACY, NULL, conf_unsubscribe},
-};
-
-const struct mcp_method *conf_methods(size_t *n)
-{
-	*n = sizeof conf_method_rows / sizeof conf_method_rows[0];
-	return conf_method_rows;
-}
-
-/* resources.subscribe exists in the 2025 revisions only (2026-07-28 has subscriptions/listen,
- * which this server does not offer). */
-const char conf_legacy_capabilities[] = "{\"resources\":{\"subscribe\":true}}";

@@ -37,11 +37,10 @@ static void conf_on_signal(int sig)
 /* Registers every fixture with the server's registries; returns the number of fixture tools. */
 static size_t conf_register(void)
 {
-	size_t nt, nm;
+	size_t nt;
 	const struct tool_desc *tools = conf_tools(&nt);
-	const struct mcp_method *methods = conf_methods(&nm);
 	tools_set_extra(tools, nt);
-	methods_set_extra(methods, nm, conf_legacy_capabilities);
+	resources_set_default_subscriptions(&conf_subscriptions);
 	/* The suite's 2025-era logging scenarios expect the fixtures' info messages unasked. */
 	notify_set_legacy_default(NOTIFY_INFO);
 	conf_register_catalog();

@@ -103,3 +103,49 @@ describe('SDK 1.32.2 over stdio: logging', { timeout: 60_000 }, () => {
     }
   });
 });
+
+// The 2025-era SDK over stdio subscribes to a bike, files a report on it, and hears that the
+// bike changed (PostgreSQL's change feed, migration 0006); after unsubscribing it hears nothing.
+describe('SDK 1.32.2 over stdio: resource subscriptions', { timeout: 60_000 }, () => {
+  test('subscribeResource, then notifications/resources/updated after a report', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport: StdioV1 } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const transport = new StdioV1(stdioServerParams());
+    const log = [];
+    transport.stderr?.on('data', (chunk) => log.push(String(chunk)));
+    const client = new ClientV1({ name: 'bikaroo-e2e-v1-subscribe', version: '1.0.0' });
+    const updated = [];
+    let wake = () => {};
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); wake(); });
+    const next = (ms) => new Promise((resolve) => {
+      if (updated.length) return resolve(true);
+      const timer = setTimeout(() => resolve(false), ms);
+      wake = () => { clearTimeout(timer); resolve(true); };
+    });
+    const bikeId = 'VL-2063'; // FR-PAR, used by no other test
+    const uri = `bikaroo://fleet/bikes/${bikeId}`;
+    const report = () => client.callTool({ name: 'report_damaged_bike', arguments: { bikeId, issue: 'flat_tire' } }, undefined, REQ);
+    try {
+      await withLog(log, async () => {
+        await client.connect(transport, REQ);
+        assert.equal(client.getServerCapabilities()?.resources?.subscribe, true);
+        await client.subscribeResource({ uri }, REQ);
+        const filed = await report();
+        assert.equal(filed.isError, false, JSON.stringify(filed));
+        assert.ok(await next(10_000), 'notifications/resources/updated arrives');
+        assert.equal(updated[0], uri);
+        // The client reads it again and sees the change.
+        const read = await client.readResource({ uri }, REQ);
+        assert.equal(JSON.parse(read.contents[0].text).status, 'unavailable');
+
+        await client.unsubscribeResource({ uri }, REQ);
+        updated.length = 0;
+        await report();
+        assert.equal(await next(1_000), false, `nothing after unsubscribing, got ${updated}`);
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});

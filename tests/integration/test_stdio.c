@@ -311,6 +311,107 @@ START_TEST(legacy_log_level_holds_for_the_connection)
 }
 END_TEST
 
+/* The next notifications/resources/updated line (new), skipping nothing else: any other line
+ * fails the test. */
+static json_t *sio_updated(struct sio *s)
+{
+	json_t *j = sio_next(s, sio_wait_ms());
+	ck_assert_msg(j != NULL, "no notifications/resources/updated");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "method")),
+			 "notifications/resources/updated");
+	return j;
+}
+
+static void sio_expect_updated(struct sio *s, const char *uri)
+{
+	json_t *j = sio_updated(s);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "params"), "uri")),
+			 uri);
+	json_decref(j);
+}
+
+static void sio_request(struct sio *s, long id, const char *method, const char *uri)
+{
+	char line[400];
+	snprintf(line, sizeof line,
+		 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"%s\",\"params\":{\"uri\":\"%s\"}}",
+		 id, method, uri);
+	sio_send(s, line);
+}
+
+#define SUB_BIKE "bikaroo://fleet/bikes/VL-2057"  /* FR-PAR, the caller's region */
+#define SUB_OTHER "bikaroo://fleet/bikes/VL-2060" /* FR-PAR as well */
+#define SUB_TOUCH(bike)                                                                            \
+	"UPDATE fleet.bikes SET battery_pct = (coalesce(battery_pct, 0) + 1) % 100 WHERE bike_id " \
+	"= "                                                                                       \
+	"'" bike "'"
+
+/* 2025-era resource subscriptions on stdio: offered in initialize, taken only for a resource
+ * the caller can read, told when PostgreSQL commits a change to exactly that resource (from
+ * any writer: here the superuser), and no longer once unsubscribed. Notifications arrive in
+ * commit order, so "the next one is for X" proves that nothing was sent in between. */
+START_TEST(legacy_subscriptions_follow_database_changes)
+{
+	struct sio s;
+	sio_start(&s, NULL);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+		     "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+		     "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+	json_t *j = sio_response(&s, 1, NULL);
+	json_t *res = json_object_get(json_object_get(json_object_get(j, "result"), "capabilities"),
+				      "resources");
+	ck_assert(json_is_true(json_object_get(res, "subscribe")));
+	json_decref(j);
+
+	sio_request(&s, 2, "resources/subscribe", "bikaroo://fleet/bikes/VL-2047"); /* FR-LYO */
+	j = sio_response(&s, 2, NULL);
+	ck_assert_int_eq(sio_code(j), -32002);
+	json_decref(j);
+	sio_request(&s, 3, "resources/subscribe", SUB_BIKE);
+	j = sio_response(&s, 3, NULL);
+	ck_assert_uint_eq(json_object_size(json_object_get(j, "result")), 0);
+	json_decref(j);
+
+	free(it_sql(SUB_TOUCH("VL-2060"))); /* not subscribed */
+	free(it_sql(SUB_TOUCH("VL-2057")));
+	sio_expect_updated(&s, SUB_BIKE);
+
+	sio_request(&s, 4, "resources/unsubscribe", SUB_BIKE);
+	json_decref(sio_response(&s, 4, NULL));
+	sio_request(&s, 5, "resources/subscribe", SUB_OTHER);
+	json_decref(sio_response(&s, 5, NULL));
+	free(it_sql(SUB_TOUCH("VL-2057"))); /* unsubscribed */
+	free(it_sql(SUB_TOUCH("VL-2060")));
+	sio_expect_updated(&s, SUB_OTHER);
+
+	/* A report on the same connection changes the bike and its case: both are told. */
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{"
+		     "\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"VL-2060\","
+		     "\"issue\":\"brake_failure\"}}}");
+	bool answered = false, told = false;
+	for (int i = 0; i < 3 && !(answered && told); i++) {
+		j = sio_next(&s, sio_wait_ms());
+		ck_assert_ptr_nonnull(j);
+		if (json_integer_value(json_object_get(j, "id")) == 6)
+			answered = json_is_false(
+				json_object_get(json_object_get(j, "result"), "isError"));
+		else if (strcmp(json_string_value(
+					json_object_get(json_object_get(j, "params"), "uri")),
+				SUB_OTHER) == 0)
+			told = true;
+		json_decref(j);
+	}
+	ck_assert(answered && told);
+
+	/* unsubscribe of what was never subscribed: the same empty result. */
+	sio_request(&s, 7, "resources/unsubscribe", "bikaroo://fleet/bikes/VL-9999");
+	j = sio_response(&s, 7, NULL);
+	ck_assert(json_is_object(json_object_get(j, "result")));
+	json_decref(j);
+	ck_assert_int_eq(sio_stop(&s), 0);
+}
+END_TEST
+
 START_TEST(bad_lines_get_errors_and_the_stream_continues)
 {
 	struct sio s;
@@ -475,6 +576,7 @@ Suite *stdio_suite(void)
 	tcase_add_test(tc, discover_before_initialize_then_legacy_session);
 	tcase_add_test(tc, bad_lines_get_errors_and_the_stream_continues);
 	tcase_add_test(tc, legacy_log_level_holds_for_the_connection);
+	tcase_add_test(tc, legacy_subscriptions_follow_database_changes);
 	tcase_add_test(tc, cancelled_request_gets_no_response);
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
 	tcase_add_test(tc, progress_lines_come_before_the_response);

@@ -1,10 +1,12 @@
 /* Host/Origin allow-lists, scope parsing, configuration bounds. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../../server/cfg.h"
 #include "../../server/http.h"
 #include "../../server/identity.h"
+#include "../../server/uriset.h"
 #include "suites.h"
 
 START_TEST(host_allow_list)
@@ -80,6 +82,35 @@ START_TEST(cfg_bounds_and_flags)
 }
 END_TEST
 
+/* A connection's subscriptions: idempotent, bounded, and what is removed is gone. */
+START_TEST(uri_set)
+{
+	static struct uriset s = URISET_INIT;
+	ck_assert_int_eq(uriset_change(&s, "bikaroo://fleet/bikes/VL-2048", true), 0);
+	ck_assert_int_eq(uriset_change(&s, "bikaroo://fleet/bikes/VL-2048", true), 0);
+	ck_assert(uriset_has(&s, "bikaroo://fleet/bikes/VL-2048"));
+	ck_assert(!uriset_has(&s, "bikaroo://fleet/bikes/VL-204"));
+	char *all[URISET_MAX];
+	ck_assert_uint_eq(uriset_copy(&s, all, URISET_MAX), 1); /* added once */
+	free(all[0]);
+	ck_assert_int_eq(uriset_change(&s, "bikaroo://fleet/bikes/VL-2048", false), 0);
+	ck_assert(!uriset_has(&s, "bikaroo://fleet/bikes/VL-2048"));
+	ck_assert_int_eq(uriset_change(&s, "never-there", false), 0);
+	char uri[64];
+	for (int i = 0; i < URISET_MAX; i++) {
+		snprintf(uri, sizeof uri, "bikaroo://fleet/bikes/VL-%d", 1000 + i);
+		ck_assert_int_eq(uriset_change(&s, uri, true), 0);
+	}
+	ck_assert_int_eq(uriset_change(&s, "bikaroo://fleet/bikes/VL-9999", true), -1); /* full */
+	ck_assert_int_eq(uriset_change(&s, uri, true), 0); /* a member: still fine */
+	ck_assert_uint_eq(uriset_copy(&s, all, 3), 3);
+	for (int i = 0; i < 3; i++)
+		free(all[i]);
+	uriset_clear(&s);
+	ck_assert_uint_eq(uriset_copy(&s, all, URISET_MAX), 0);
+}
+END_TEST
+
 Suite *misc_suite(void)
 {
 	Suite *s = suite_create("misc");
@@ -89,6 +120,7 @@ Suite *misc_suite(void)
 	tcase_add_test(tc, scopes);
 	tcase_add_test(tc, cfg_bounds_and_flags);
 	tcase_add_test(tc, perimeter_membership);
+	tcase_add_test(tc, uri_set);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -79,7 +79,7 @@ static const struct mcp_method extra_methods[] = {
 
 static void setup(void)
 {
-	methods_set_extra(extra_methods, 1, NULL);
+	methods_set_extra(extra_methods, 1);
 	ck_assert_int_eq(reqstate_init("a unit-test secret long enough for the hmac key"), 0);
 	tools_set_extra(extra, 2);
 	ck_assert_int_eq(tools_init(), 0);
@@ -89,7 +89,7 @@ static void teardown(void)
 {
 	tools_cleanup();
 	tools_set_extra(NULL, 0);
-	methods_set_extra(NULL, 0, NULL);
+	methods_set_extra(NULL, 0);
 }
 
 struct sink {
