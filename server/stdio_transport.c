@@ -55,9 +55,10 @@ struct stdio_conn {
 	struct stdio_session session; /* written by the reader only */
 	unsigned long seq;
 	/* Resource subscriptions, and the watcher that follows the change feed (started under
-	 * lock). */
+	 * watch_lock, apart from lock: opening the feed may wait on the database). */
 	struct uriset subs;
 	struct mcp_subscriptions subscriptions;
+	pthread_mutex_t watch_lock;
 	bool watching;
 	struct changes *feed; /* opened with the first subscription, then the watcher's */
 	pthread_t watcher;
@@ -177,7 +178,7 @@ static int stdio_sub_change(void *ctx, const char *uri, bool on)
 	struct stdio_conn *c = ctx;
 	if (uriset_change(&c->subs, uri, on) != 0)
 		return -1;
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->watch_lock);
 	if (on && !c->watching && pipe(c->wake) == 0) {
 		/* LISTEN before the subscription is acknowledged, so that no change committed after
 		 * the answer is missed (without a database the watcher keeps trying). Created from
@@ -190,7 +191,7 @@ static int stdio_sub_change(void *ctx, const char *uri, bool on)
 			close(c->wake[1]);
 		}
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->watch_lock);
 	return 0;
 }
 
@@ -373,6 +374,7 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 {
 	struct stdio_conn c = {.actor = actor, .session = {.log_level = -1}};
 	pthread_mutex_init(&c.subs.lock, NULL);
+	pthread_mutex_init(&c.watch_lock, NULL);
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.changed, NULL);
@@ -457,6 +459,7 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 	}
 	uriset_clear(&c.subs);
 	pthread_mutex_destroy(&c.subs.lock);
+	pthread_mutex_destroy(&c.watch_lock);
 	pthread_mutex_destroy(&c.lock);
 	pthread_cond_destroy(&c.changed);
 	pthread_mutex_destroy(&c.out_lock);
