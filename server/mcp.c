@@ -229,7 +229,9 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		json_decref(result);
 		rc = -1;
 	}
-	if (rc == 0) {
+	if (rc == 0 && ctx->deferred) {
+		out->http_status = 200; /* the stream is the answer; its end, the transport's */
+	} else if (rc == 0) {
 		mcp_shape_result(ctx, result);
 		mcp_result_out(out, ctx->id, result);
 	} else {
@@ -243,6 +245,9 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		} else if (err.code == MCP_MISSING_CAPABILITY && ctx->modern &&
 			   ctx->req->transport == MCP_TRANSPORT_HTTP) {
 			status = 400; /* the spec's MUST for -32021 */
+		} else if (err.code == MCP_METHOD_NOT_FOUND && ctx->modern &&
+			   ctx->req->transport == MCP_TRANSPORT_HTTP) {
+			status = 404; /* a method this transport does not offer */
 		}
 		mcp_error_out(out, status, ctx->id, err.code, err.message, err.data);
 	}

@@ -43,6 +43,17 @@ struct mcp_subscriptions {
 	void *ctx;
 };
 
+/* Where a connection keeps its 2026-07-28 subscriptions/listen streams: a transport that can
+ * hold a stream open provides one. open() registers the listen request `id` for the resource
+ * URIs given and writes `ack` (the notifications/subscriptions/acknowledged message) first, in
+ * one step, so that nothing for this subscription can precede it; 0, or -1 when the connection
+ * holds too many. The stream's final result is the transport's to send when it ends. */
+struct mcp_listen {
+	int (*open)(void *ctx, const json_t *id, const json_t *ack, const char *const *uris,
+		    size_t n);
+	void *ctx;
+};
+
 /* One inbound message, as a transport hands it over. All pointers are borrowed. */
 struct mcp_request {
 	enum mcp_transport transport;
@@ -58,8 +69,10 @@ struct mcp_request {
 	 * the level its last logging/setLevel chose (enum notify_level; NULL: never set). */
 	const char *session_version;
 	const int *session_log_level;
-	/* stdio only: this connection's subscriptions (NULL: resources/subscribe not offered). */
+	/* stdio only: this connection's subscriptions (NULL: resources/subscribe not offered), and
+	 * its listen streams (NULL: subscriptions/listen not offered). */
 	const struct mcp_subscriptions *subscriptions;
+	const struct mcp_listen *listen;
 	/* The actor comes from a token: lists are filtered by the caller's rights in PostgreSQL
 	 * and per-caller results are cacheScope private. */
 	bool per_principal;
@@ -94,6 +107,8 @@ struct mcp_ctx {
 	/* Set by handlers that need an HTTP-level refusal (insufficient scope, mcp_unavailable). */
 	const char *missing_scope;
 	bool unavailable;
+	/* Set by a handler whose response the transport sends later (subscriptions/listen). */
+	bool deferred;
 	/* Filled by the core before the handler runs (server/notify.c, server/mrtr.c). */
 	const char *method;      /* static: the method table's name */
 	json_t *progress_token;  /* borrowed: _meta.progressToken, or NULL */

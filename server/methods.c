@@ -20,13 +20,13 @@ static const char methods_instructions[] =
 	"investigation case); send an idempotencyKey so that a retry cannot file the report twice.";
 
 /* The server's capabilities object (new reference): the same in both eras, but for
- * resources.subscribe, a 2025-era feature offered where the connection can keep subscriptions. */
+ * resources.subscribe, offered where the connection can keep subscriptions (stdio). */
 static json_t *methods_capabilities(const struct mcp_ctx *ctx)
 {
 	/* logging: every tools/call tells its outcome (tools.c), when the request asks for it. */
 	json_t *caps = json_pack("{s:{}, s:{}, s:{}, s:{}, s:{}}", "tools", "resources", "prompts",
 				 "completions", "logging");
-	if (!ctx->modern && resources_subscribe_offered(ctx))
+	if (resources_subscribe_offered(ctx))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 	return caps;
 }
@@ -84,6 +84,7 @@ static const struct mcp_method methods_table[] = {
 	{"logging/setLevel", METHODS_LEGACY, NULL, notify_set_level},
 	{"resources/subscribe", METHODS_LEGACY, NULL, resources_subscribe},
 	{"resources/unsubscribe", METHODS_LEGACY, NULL, resources_unsubscribe},
+	{"subscriptions/listen", METHODS_MODERN, NULL, resources_listen},
 	{"tools/list", BOTH, NULL, tools_list},
 	{"tools/call", BOTH, "name", tools_call},
 	{"resources/list", BOTH, NULL, resources_list},

@@ -13,6 +13,7 @@
 #include "../domain/reference.h"
 #include "pager.h"
 #include "tools.h"
+#include "uriset.h"
 
 #define RESOURCES_LIST_TTL_MS 3600000L
 #define RESOURCES_DOC_TTL_MS 3600000L
@@ -430,7 +431,7 @@ static const struct mcp_subscriptions *resources_subs(const struct mcp_ctx *ctx)
 
 bool resources_subscribe_offered(const struct mcp_ctx *ctx)
 {
-	return resources_subs(ctx) != NULL;
+	return ctx->modern ? ctx->req->listen != NULL : resources_subs(ctx) != NULL;
 }
 
 static int resources_not_offered(const char *method, struct mcp_error *err)
@@ -467,5 +468,61 @@ int resources_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 				"resources/unsubscribe needs a string 'uri'", NULL);
 	subs->change(subs->ctx, uri, false); /* not subscribed: the same empty result */
 	*result = json_object();
+	return 0;
+}
+
+int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
+{
+	(void)result;
+	const struct mcp_listen *listen = ctx->req->listen;
+	if (!listen)
+		return resources_not_offered("subscriptions/listen", err);
+	json_t *filter = json_object_get(params, "notifications");
+	json_t *wanted = json_object_get(filter, "resourceSubscriptions");
+	if ((filter && !json_is_object(filter)) || (wanted && !json_is_array(wanted)))
+		return mcp_fail(err, MCP_INVALID_PARAMS,
+				"notifications must be an object, resourceSubscriptions an array",
+				NULL);
+	if (json_array_size(wanted) > URISET_MAX)
+		return mcp_fail(err, MCP_INVALID_PARAMS, "Too many resourceSubscriptions",
+				json_pack("{s:i}", "max", URISET_MAX));
+	const char *uris[URISET_MAX];
+	size_t n = 0;
+	json_t *honoured = json_array();
+	size_t i;
+	json_t *u;
+	json_array_foreach (wanted, i, u) {
+		if (!json_is_string(u))
+			continue;
+		json_t *probe = json_pack("{s:O}", "uri", u), *read = NULL;
+		struct mcp_error ignored = {0};
+		int rc = resources_read(ctx, probe, &read, &ignored);
+		json_decref(probe);
+		json_decref(read);
+		json_decref(ignored.data);
+		if (ctx->unavailable) {
+			json_decref(honoured);
+			return mcp_unavailable(ctx, err);
+		}
+		bool seen = false;
+		for (size_t k = 0; k < n && !seen; k++)
+			seen = strcmp(uris[k], json_string_value(u)) == 0;
+		if (rc == 0 && !seen) {
+			json_array_append(honoured, u);
+			uris[n++] = json_string_value(u);
+		}
+	}
+	json_t *ack = json_pack("{s:s, s:s, s:{s:{s:O}, s:{s:o}}}", "jsonrpc", "2.0", "method",
+				"notifications/subscriptions/acknowledged", "params", "_meta",
+				"io.modelcontextprotocol/subscriptionId", ctx->id, "notifications",
+				"resourceSubscriptions", honoured);
+	if (n == 0)
+		json_object_del(json_object_get(json_object_get(ack, "params"), "notifications"),
+				"resourceSubscriptions");
+	int rc = listen->open(listen->ctx, ctx->id, ack, uris, n);
+	json_decref(ack);
+	if (rc != 0)
+		return mcp_fail(err, MCP_INTERNAL_ERROR, "Subscription limit reached", NULL);
+	ctx->deferred = true;
 	return 0;
 }

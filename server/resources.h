@@ -81,7 +81,13 @@ int resources_subscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 			struct mcp_error *err);
 int resources_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 			  struct mcp_error *err);
-/* Whether this request may subscribe (for initialize's resources.subscribe). */
+/* subscriptions/listen (2026-07-28) where the transport can hold the stream
+ * (struct mcp_request.listen), for resource URIs only: the lists never change at run time, so
+ * toolsListChanged and the like are not honoured (left out of the acknowledgement). A URI is
+ * honoured only when the caller can read it now. Without a transport stream: -32601. */
+int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
+/* Whether this request's connection may subscribe (resources.subscribe in initialize or
+ * server/discover). */
 bool resources_subscribe_offered(const struct mcp_ctx *ctx);
 /* Subscriptions for requests whose transport keeps none (the test-only conformance server over
  * HTTP). Borrowed; call before serving. */

@@ -4,9 +4,10 @@
  * in-flight request; its worker finishes the (short, read-only) database call but writes no
  * response for it. The requests that change the connection's legacy session (`initialize`,
  * `logging/setLevel`) are answered by the reader itself, so what they set holds for every
- * later line. Resource subscriptions (2025-era) are the connection's too: a watcher thread,
- * started by the first one, follows PostgreSQL's change feed (domain/changes.h) and writes
- * notifications/resources/updated for the subscribed URIs. */
+ * later line. Resource subscriptions are the connection's too, 2025-era (resources/subscribe)
+ * and 2026-07-28 (subscriptions/listen, a request that stays open until cancelled or EOF): a
+ * watcher thread, started by the first one, follows PostgreSQL's change feed
+ * (domain/changes.h) and writes notifications/resources/updated for the subscribed URIs. */
 #include "stdio_transport.h"
 
 #include <errno.h>
@@ -42,6 +43,14 @@ struct stdio_job {
 	struct stdio_job *next;
 };
 
+/* One open subscriptions/listen request and the URIs it honours. */
+struct stdio_listen {
+	json_t *id;
+	char **uris;
+	size_t n;
+	struct stdio_listen *next;
+};
+
 struct stdio_conn {
 	const struct fleet_actor *actor;
 	pthread_mutex_t lock;
@@ -58,6 +67,10 @@ struct stdio_conn {
 	 * watch_lock, apart from lock: opening the feed may wait on the database). */
 	struct uriset subs;
 	struct mcp_subscriptions subscriptions;
+	struct stdio_listen *listens; /* under listen_lock, which also orders their lines */
+	size_t nlistens;
+	pthread_mutex_t listen_lock;
+	struct mcp_listen listen;
 	pthread_mutex_t watch_lock;
 	bool watching;
 	struct changes *feed; /* opened with the first subscription, then the watcher's */
@@ -119,29 +132,69 @@ static void stdio_emit_line(void *emit_ctx, const json_t *msg)
 /* ---- resource subscriptions ------------------------------------------------------------ */
 
 /* notifications/resources/updated for uri, if this connection subscribed to it. */
-static void stdio_updated(const char *uri, void *arg)
+/* Writes msg (stolen) as one line. */
+static void stdio_write_json(struct stdio_conn *c, json_t *msg)
 {
-	struct stdio_conn *c = arg;
-	if (!uriset_has(&c->subs, uri))
-		return;
-	json_t *msg = json_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method",
-				"notifications/resources/updated", "params", "uri", uri);
 	char *line = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
 	stdio_write(c, line);
 	free(line);
 }
 
+static bool stdio_listen_has(const struct stdio_listen *l, const char *uri)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->uris[i], uri) == 0)
+			return true;
+	return false;
+}
+
+/* notifications/resources/updated for uri: once for the 2025-era subscription, once per open
+ * listen that honours it (tagged with its subscription id). */
+static void stdio_updated(const char *uri, void *arg)
+{
+	struct stdio_conn *c = arg;
+	if (uriset_has(&c->subs, uri))
+		stdio_write_json(c, json_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method",
+					      "notifications/resources/updated", "params", "uri",
+					      uri));
+	pthread_mutex_lock(&c->listen_lock);
+	for (struct stdio_listen *l = c->listens; l; l = l->next)
+		if (stdio_listen_has(l, uri))
+			stdio_write_json(
+				c, json_pack("{s:s, s:s, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0",
+					     "method", "notifications/resources/updated", "params",
+					     "uri", uri, "_meta",
+					     "io.modelcontextprotocol/subscriptionId", l->id));
+	pthread_mutex_unlock(&c->listen_lock);
+}
+
 /* After a gap in the feed (the database went away), every subscribed resource may have
  * changed: say so, and let the client read them again. */
 static void stdio_updated_all(struct stdio_conn *c)
 {
+	struct uriset *all = mem_calloc(1, sizeof *all);
+	pthread_mutex_init(&all->lock, NULL);
 	char *uris[URISET_MAX];
 	size_t n = uriset_copy(&c->subs, uris, URISET_MAX);
+	for (size_t i = 0; i < n; i++) {
+		(void)uriset_change(all, uris[i], true);
+		free(uris[i]);
+	}
+	pthread_mutex_lock(&c->listen_lock);
+	for (struct stdio_listen *l = c->listens; l; l = l->next)
+		for (size_t i = 0; i < l->n; i++)
+			(void)uriset_change(all, l->uris[i],
+					    true); /* a full set: some are not told */
+	pthread_mutex_unlock(&c->listen_lock);
+	n = uriset_copy(all, uris, URISET_MAX);
 	for (size_t i = 0; i < n; i++) {
 		stdio_updated(uris[i], c);
 		free(uris[i]);
 	}
+	uriset_clear(all);
+	pthread_mutex_destroy(&all->lock);
+	free(all);
 }
 
 static void *stdio_watch(void *arg)
@@ -172,17 +225,13 @@ static void *stdio_watch(void *arg)
 	return NULL;
 }
 
-/* mcp_subscriptions.change for this connection; starts the watcher with the first one. */
-static int stdio_sub_change(void *ctx, const char *uri, bool on)
+/* Starts the watcher unless it runs. It LISTENs before returning, so that no change committed
+ * after a subscription is acknowledged is missed (without a database the watcher keeps
+ * trying). Created from a worker, the thread inherits the workers' blocked SIGINT/SIGTERM. */
+static void stdio_start_watcher(struct stdio_conn *c)
 {
-	struct stdio_conn *c = ctx;
-	if (uriset_change(&c->subs, uri, on) != 0)
-		return -1;
 	pthread_mutex_lock(&c->watch_lock);
-	if (on && !c->watching && pipe(c->wake) == 0) {
-		/* LISTEN before the subscription is acknowledged, so that no change committed after
-		 * the answer is missed (without a database the watcher keeps trying). Created from
-		 * a worker, the thread inherits the workers' blocked SIGINT/SIGTERM. */
+	if (!c->watching && pipe(c->wake) == 0) {
 		c->feed = changes_open();
 		c->watching = pthread_create(&c->watcher, NULL, stdio_watch, c) == 0;
 		if (!c->watching) {
@@ -192,7 +241,87 @@ static int stdio_sub_change(void *ctx, const char *uri, bool on)
 		}
 	}
 	pthread_mutex_unlock(&c->watch_lock);
+}
+
+/* mcp_subscriptions.change for this connection (2025-era resources/subscribe). */
+static int stdio_sub_change(void *ctx, const char *uri, bool on)
+{
+	struct stdio_conn *c = ctx;
+	if (uriset_change(&c->subs, uri, on) != 0)
+		return -1;
+	if (on)
+		stdio_start_watcher(c);
 	return 0;
+}
+
+/* mcp_listen.open for this connection (2026-07-28 subscriptions/listen). */
+static int stdio_listen_open(void *ctx, const json_t *id, const json_t *ack,
+			     const char *const *uris, size_t n)
+{
+	struct stdio_conn *c = ctx;
+	if (n)
+		stdio_start_watcher(c);
+	pthread_mutex_lock(&c->listen_lock);
+	if (c->nlistens >= STDIO_MAX_LISTENS) {
+		pthread_mutex_unlock(&c->listen_lock);
+		return -1;
+	}
+	struct stdio_listen *l = mem_calloc(1, sizeof *l);
+	l->id = json_deep_copy(id);
+	l->uris = mem_calloc(n ? n : 1, sizeof *l->uris);
+	for (size_t i = 0; i < n; i++)
+		l->uris[l->n++] = mem_strdup(uris[i]);
+	l->next = c->listens;
+	c->listens = l;
+	c->nlistens++;
+	stdio_write_json(c,
+			 json_incref((json_t *)ack)); /* first, under the lock: nothing precedes */
+	pthread_mutex_unlock(&c->listen_lock);
+	return 0;
+}
+
+static void stdio_listen_free(struct stdio_listen *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->uris[i]);
+	free(l->uris);
+	json_decref(l->id);
+	free(l);
+}
+
+/* Ends the listen requests with this id (a cancellation): no response, as for any cancelled
+ * request. */
+static void stdio_listen_cancel(struct stdio_conn *c, const json_t *id)
+{
+	pthread_mutex_lock(&c->listen_lock);
+	for (struct stdio_listen **p = &c->listens; *p;) {
+		struct stdio_listen *l = *p;
+		if (json_equal(l->id, id)) {
+			*p = l->next;
+			c->nlistens--;
+			stdio_listen_free(l);
+		} else {
+			p = &l->next;
+		}
+	}
+	pthread_mutex_unlock(&c->listen_lock);
+}
+
+/* The graceful end of every open listen (end of input): its result, then nothing more. */
+static void stdio_listen_end_all(struct stdio_conn *c)
+{
+	pthread_mutex_lock(&c->listen_lock);
+	while (c->listens) {
+		struct stdio_listen *l = c->listens;
+		c->listens = l->next;
+		stdio_write_json(c,
+				 json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id",
+					   l->id, "result", "resultType", "complete", "_meta",
+					   "io.modelcontextprotocol/subscriptionId", l->id));
+		stdio_listen_free(l);
+	}
+	c->nlistens = 0;
+	pthread_mutex_unlock(&c->listen_lock);
 }
 
 static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const char *line, size_t len,
@@ -211,6 +340,7 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.session_version = session->version,
 		.session_log_level = session->log_level >= 0 ? &session->log_level : NULL,
 		.subscriptions = &c->subscriptions,
+		.listen = &c->listen,
 		.per_principal = auth_mode() != AUTH_MODE_LOCAL,
 		.emit = stdio_emit_line,
 		.emit_ctx = &emit,
@@ -280,6 +410,7 @@ static void stdio_cancel(struct stdio_conn *c, json_t *request_id)
 		if (c->running[i] && json_equal(c->running[i]->id, request_id))
 			c->running[i]->cancelled = true;
 	pthread_mutex_unlock(&c->lock);
+	stdio_listen_cancel(c, request_id);
 }
 
 /* A legacy session request (un-enveloped `initialize` or `logging/setLevel`): answered here, and
@@ -375,6 +506,8 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 	struct stdio_conn c = {.actor = actor, .session = {.log_level = -1}};
 	pthread_mutex_init(&c.subs.lock, NULL);
 	pthread_mutex_init(&c.watch_lock, NULL);
+	pthread_mutex_init(&c.listen_lock, NULL);
+	c.listen = (struct mcp_listen){stdio_listen_open, &c};
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.changed, NULL);
@@ -457,9 +590,11 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 		close(c.wake[0]);
 		close(c.wake[1]);
 	}
+	stdio_listen_end_all(&c);
 	uriset_clear(&c.subs);
 	pthread_mutex_destroy(&c.subs.lock);
 	pthread_mutex_destroy(&c.watch_lock);
+	pthread_mutex_destroy(&c.listen_lock);
 	pthread_mutex_destroy(&c.lock);
 	pthread_cond_destroy(&c.changed);
 	pthread_mutex_destroy(&c.out_lock);

@@ -10,6 +10,8 @@
 #define STDIO_WORKERS 4
 /* Requests read but not yet answered; reading pauses at this many. */
 #define STDIO_MAX_INFLIGHT 64
+/* subscriptions/listen requests one connection may hold open. */
+#define STDIO_MAX_LISTENS 16
 
 /* The identity of a stdio server, fixed for the life of the process. Today: the configured
  * local identity (BIKAROO_LOCAL_*); the one place to change when identity comes from a token

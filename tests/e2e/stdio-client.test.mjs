@@ -149,3 +149,42 @@ describe('SDK 1.32.2 over stdio: resource subscriptions', { timeout: 60_000 }, (
     }
   });
 });
+
+// The 2026-07-28 client over stdio opens a subscriptions/listen stream for a bike, files a
+// report, hears the update tagged for its stream, and hears nothing once it closes the stream.
+describe('v2 client over stdio: subscriptions/listen', { timeout: 60_000 }, () => {
+  test('listen({resourceSubscriptions}) then notifications/resources/updated', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const { transport, log } = launch();
+    const client = new Client({ name: 'bikaroo-e2e-listen', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const updated = [];
+    let wake = () => {};
+    client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params?.uri ?? n.uri); wake(); });
+    const next = (ms) => new Promise((resolve) => {
+      if (updated.length) return resolve(true);
+      const timer = setTimeout(() => resolve(false), ms);
+      wake = () => { clearTimeout(timer); resolve(true); };
+    });
+    const bikeId = 'VL-2066'; // FR-PAR, used by no other test
+    const uri = `bikaroo://fleet/bikes/${bikeId}`;
+    const report = () => client.callTool({ name: 'report_damaged_bike', arguments: { bikeId, issue: 'lighting_fault' } }, REQ);
+    try {
+      await withLog(log, async () => {
+        await client.connect(transport, REQ);
+        assert.equal(client.getServerCapabilities()?.resources?.subscribe, true);
+        const sub = await client.listen({ resourceSubscriptions: [uri, 'bikaroo://fleet/bikes/VL-2047'] }, REQ);
+        assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [uri]); // the other region is not honoured
+        const filed = await report();
+        assert.equal(filed.isError, false, JSON.stringify(filed));
+        assert.ok(await next(10_000), 'notifications/resources/updated arrives');
+        assert.equal(updated[0], uri);
+
+        await sub.close();
+        updated.length = 0;
+        await report();
+        assert.equal(await next(1_000), false, `nothing after closing the stream, got ${updated}`);
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});

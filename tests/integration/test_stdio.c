@@ -412,6 +412,98 @@ START_TEST(legacy_subscriptions_follow_database_changes)
 }
 END_TEST
 
+/* Writes a 2026-07-28 subscriptions/listen request with id and the filter (JSON text). */
+static void sio_listen(struct sio *s, const char *id, const char *filter)
+{
+	char line[1024];
+	snprintf(line, sizeof line,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"subscriptions/listen\","
+		 "\"params\":{\"notifications\":%s," META "}}",
+		 id, filter);
+	sio_send(s, line);
+}
+
+static const char *sio_sub_id(json_t *j)
+{
+	return json_string_value(
+		json_object_get(json_object_get(json_object_get(j, "params"), "_meta"),
+				"io.modelcontextprotocol/subscriptionId"));
+}
+
+/* 2026-07-28 subscriptions/listen on stdio: advertised by server/discover, acknowledged first
+ * with the honoured subset (readable URIs only, no list-changed types: the lists never change),
+ * every update tagged with the listen id, none after the client cancels it, and a graceful
+ * result for the listens still open at the end of input. */
+START_TEST(listen_streams_follow_database_changes)
+{
+	struct sio s;
+	sio_start(&s, NULL);
+	sio_send(&s,
+		 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" META
+		 "}}");
+	json_t *j = sio_response(&s, 1, NULL);
+	ck_assert(json_is_true(json_object_get(
+		json_object_get(json_object_get(json_object_get(j, "result"), "capabilities"),
+				"resources"),
+		"subscribe")));
+	json_decref(j);
+
+	sio_listen(&s, "L1",
+		   "{\"toolsListChanged\":true,\"resourceSubscriptions\":[\"" SUB_BIKE "\","
+		   "\"bikaroo://fleet/bikes/VL-2047\",\"" SUB_BIKE "\",\"bikaroo://nothing\"]}");
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "method")),
+			 "notifications/subscriptions/acknowledged");
+	ck_assert_str_eq(sio_sub_id(j), "L1");
+	json_t *honoured = json_object_get(json_object_get(j, "params"), "notifications");
+	ck_assert_ptr_null(json_object_get(honoured, "toolsListChanged"));
+	json_t *uris = json_object_get(honoured, "resourceSubscriptions");
+	ck_assert_uint_eq(json_array_size(uris), 1);
+	ck_assert_str_eq(json_string_value(json_array_get(uris, 0)), SUB_BIKE);
+	json_decref(j);
+
+	free(it_sql(SUB_TOUCH("VL-2060"))); /* not subscribed */
+	free(it_sql(SUB_TOUCH("VL-2057")));
+	j = sio_updated(&s);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "params"), "uri")),
+			 SUB_BIKE);
+	ck_assert_str_eq(sio_sub_id(j), "L1");
+	json_decref(j);
+
+	/* The client cancels L1; L2 watches the other bike. */
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+		     "\"requestId\":\"L1\"," META "}}");
+	sio_listen(&s, "L2", "{\"resourceSubscriptions\":[\"" SUB_OTHER "\"]}");
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_str_eq(sio_sub_id(j), "L2");
+	json_decref(j);
+	free(it_sql(SUB_TOUCH("VL-2057"))); /* L1 is gone */
+	free(it_sql(SUB_TOUCH("VL-2060")));
+	j = sio_updated(&s);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "params"), "uri")),
+			 SUB_OTHER);
+	ck_assert_str_eq(sio_sub_id(j), "L2");
+	json_decref(j);
+
+	/* End of input: L2 ends with its result, L1 (cancelled) with nothing. */
+	close(s.in);
+	s.in = -1;
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "L2");
+	json_t *r = json_object_get(j, "result");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "resultType")), "complete");
+	json_decref(j);
+	ck_assert_ptr_null(sio_next(&s, sio_wait_ms()));
+	int status = 0;
+	ck_assert_int_eq(waitpid(s.pid, &status, 0), s.pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(s.out);
+	unlink(s.log_file);
+}
+END_TEST
+
 START_TEST(bad_lines_get_errors_and_the_stream_continues)
 {
 	struct sio s;
@@ -577,6 +669,7 @@ Suite *stdio_suite(void)
 	tcase_add_test(tc, bad_lines_get_errors_and_the_stream_continues);
 	tcase_add_test(tc, legacy_log_level_holds_for_the_connection);
 	tcase_add_test(tc, legacy_subscriptions_follow_database_changes);
+	tcase_add_test(tc, listen_streams_follow_database_changes);
 	tcase_add_test(tc, cancelled_request_gets_no_response);
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
 	tcase_add_test(tc, progress_lines_come_before_the_response);
