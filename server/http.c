@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "../common/log.h"
 #include "../common/mem.h"
 #include "auth.h"
+#include "feed.h"
 #include "mcp.h"
 #include "sse.h"
 
@@ -184,6 +186,17 @@ static bool http_accepts_sse(const char *accept)
 	return false;
 }
 
+/* Queues r (consumed) as a 200 SSE stream. */
+static enum MHD_Result http_queue_sse(struct MHD_Connection *c, struct MHD_Response *r)
+{
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* A 200 whose body is SSE events (server/sse.h); body is stolen. */
 static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
 {
@@ -193,12 +206,284 @@ static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
 		free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	MHD_add_response_header(r, "X-Accel-Buffering", "no");
-	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return http_queue_sse(c, r);
+}
+
+/* ---- subscriptions/listen streams (2026-07-28) -------------------------------------------
+ * A listen request's response is an SSE stream that stays open: the acknowledgement first,
+ * then notifications/resources/updated events from the change feed (feed.h), a comment line
+ * every FEED_TICK_SECONDS as a keep-alive, and the request's result when the server stops.
+ * libmicrohttpd pulls the bytes through http_stream_read; with nothing to send the connection
+ * is suspended, and resumed when something arrives. Locks: the registry's, then a stream's;
+ * libmicrohttpd is never called with one of ours held by another thread (a suspended connection
+ * cannot go away, so the one who flips `suspended` may resume it after unlocking). */
+
+#define HTTP_MAX_STREAMS 256
+/* Bytes a stream may hold unsent; a client that reads slower than this is cut off. */
+#define HTTP_STREAM_MAX_BYTES ((size_t)256 * 1024)
+
+struct http_stream {
+	pthread_mutex_t lock;        /* guards what follows, but for next */
+	struct MHD_Connection *conn; /* NULL once libmicrohttpd released the response */
+	char *buf;
+	size_t len, off, cap;
+	bool suspended, ending;
+	int refs; /* the registry's and the response's */
+	json_t *id;
+	char **uris;
+	size_t n;
+	struct http_stream *next; /* under http_streams_lock */
+};
+
+static pthread_mutex_t http_streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct http_stream *http_streams;
+static size_t http_nstreams;
+static bool http_streams_closed; /* the server is stopping: no new streams */
+
+static void http_stream_unref(struct http_stream *st)
+{
+	pthread_mutex_lock(&st->lock);
+	bool last = --st->refs == 0;
+	pthread_mutex_unlock(&st->lock);
+	if (!last)
+		return;
+	for (size_t i = 0; i < st->n; i++)
+		free(st->uris[i]);
+	free(st->uris);
+	json_decref(st->id);
+	free(st->buf);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+/* Appends one SSE chunk (under st->lock); returns the connection to resume, or NULL. */
+static struct MHD_Connection *http_stream_append(struct http_stream *st, const char *text)
+{
+	size_t n = strlen(text);
+	if (!st->conn || st->ending)
+		return NULL;
+	if (st->len - st->off + n > HTTP_STREAM_MAX_BYTES) {
+		log_warn("listen stream: the client reads too slowly; closing it");
+		st->ending = true; /* the reader ends the stream once the buffer is drained */
+	} else {
+		if (st->off && st->off == st->len)
+			st->off = st->len = 0;
+		if (st->len + n > st->cap) {
+			st->cap = (st->len + n) * 2;
+			st->buf = mem_realloc(st->buf, st->cap);
+		}
+		memcpy(st->buf + st->len, text, n);
+		st->len += n;
+	}
+	if (!st->suspended)
+		return NULL;
+	st->suspended = false;
+	return st->conn;
+}
+
+/* Connections to resume once the registry is unlocked (each was suspended, so it cannot go
+ * away before it is resumed). */
+struct http_resumes {
+	struct MHD_Connection *conn[HTTP_MAX_STREAMS];
+	size_t n;
+};
+
+/* Appends text to st; a connection that waited is noted in rs. */
+static void http_stream_send(struct http_stream *st, const char *text, struct http_resumes *rs)
+{
+	pthread_mutex_lock(&st->lock);
+	struct MHD_Connection *resume = http_stream_append(st, text);
+	pthread_mutex_unlock(&st->lock);
+	if (resume)
+		rs->conn[rs->n++] = resume; /* at most one per stream */
+}
+
+static void http_resume_all(const struct http_resumes *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		MHD_resume_connection(rs->conn[i]);
+}
+
+static char *http_sse_event(json_t *msg)
+{
+	char *json = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	char *ev = mem_printf("event: message\ndata: %s\n\n", json);
+	free(json);
+	return ev;
+}
+
+/* Drops the streams libmicrohttpd released (under http_streams_lock). */
+static void http_streams_prune(void)
+{
+	for (struct http_stream **p = &http_streams; *p;) {
+		struct http_stream *st = *p;
+		pthread_mutex_lock(&st->lock);
+		bool gone = st->conn == NULL;
+		pthread_mutex_unlock(&st->lock);
+		if (gone) {
+			*p = st->next;
+			http_nstreams--;
+			http_stream_unref(st);
+		} else {
+			p = &st->next;
+		}
+	}
+}
+
+/* feed_sink.changed: an update event to each stream that honours uri (NULL: every URI). */
+static void http_streams_changed(const char *uri, void *arg)
+{
+	(void)arg;
+	struct http_resumes rs = {.n = 0};
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_prune();
+	for (struct http_stream *st = http_streams; st; st = st->next)
+		for (size_t i = 0; i < st->n; i++) {
+			if (uri && strcmp(st->uris[i], uri) != 0)
+				continue;
+			char *ev = http_sse_event(json_pack(
+				"{s:s, s:s, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "method",
+				"notifications/resources/updated", "params", "uri", st->uris[i],
+				"_meta", "io.modelcontextprotocol/subscriptionId", st->id));
+			http_stream_send(st, ev, &rs);
+			free(ev);
+		}
+	pthread_mutex_unlock(&http_streams_lock);
+	http_resume_all(&rs);
+}
+
+/* feed_sink.tick: an SSE comment keeps each stream (and its proxies) alive, and finds out
+ * whether its client is still there. */
+static void http_streams_tick(void *arg)
+{
+	(void)arg;
+	struct http_resumes rs = {.n = 0};
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_prune();
+	for (struct http_stream *st = http_streams; st; st = st->next)
+		http_stream_send(st, ": keep-alive\n\n", &rs);
+	pthread_mutex_unlock(&http_streams_lock);
+	http_resume_all(&rs);
+}
+
+static struct feed_sink http_streams_sink = {.changed = http_streams_changed,
+					     .tick = http_streams_tick};
+
+static ssize_t http_stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	(void)pos;
+	struct http_stream *st = cls;
+	ssize_t n = 0;
+	pthread_mutex_lock(&st->lock);
+	if (st->off < st->len) {
+		size_t k = st->len - st->off < max ? st->len - st->off : max;
+		memcpy(out, st->buf + st->off, k);
+		st->off += k;
+		n = (ssize_t)k;
+	} else if (st->ending) {
+		n = MHD_CONTENT_READER_END_OF_STREAM;
+	} else {
+		st->suspended = true;
+		MHD_suspend_connection(st->conn);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return n;
+}
+
+/* libmicrohttpd is done with the response (the client left, or the stream ended). */
+static void http_stream_released(void *cls)
+{
+	struct http_stream *st = cls;
+	pthread_mutex_lock(&st->lock);
+	st->conn = NULL;
+	pthread_mutex_unlock(&st->lock);
+	http_stream_unref(st);
+}
+
+/* What one request's listen (if any) opened. */
+struct http_listen_req {
+	struct MHD_Connection *conn;
+	struct http_stream *opened;
+};
+
+/* mcp_listen.open for one HTTP request. */
+static int http_listen_open(void *ctx, const json_t *id, const json_t *ack, const char *const *uris,
+			    size_t n)
+{
+	struct http_listen_req *lr = ctx;
+	feed_add(&http_streams_sink); /* LISTEN (and keep-alive ticks) before the ack is sent */
+	pthread_mutex_lock(&http_streams_lock);
+	if (http_streams_closed || http_nstreams >= HTTP_MAX_STREAMS) {
+		pthread_mutex_unlock(&http_streams_lock);
+		return -1;
+	}
+	struct http_stream *st = mem_calloc(1, sizeof *st);
+	pthread_mutex_init(&st->lock, NULL);
+	st->conn = lr->conn;
+	st->refs = 2;
+	st->id = json_deep_copy(id);
+	st->uris = mem_calloc(n ? n : 1, sizeof *st->uris);
+	for (size_t i = 0; i < n; i++)
+		st->uris[st->n++] = mem_strdup(uris[i]);
+	char *ev = http_sse_event(json_incref((json_t *)ack));
+	(void)http_stream_append(st, ev); /* first; not yet suspended */
+	free(ev);
+	st->next = http_streams;
+	http_streams = st;
+	http_nstreams++;
+	pthread_mutex_unlock(&http_streams_lock);
+	lr->opened = st;
+	return 0;
+}
+
+/* The response of a listen request: its stream, open until the client leaves. */
+static enum MHD_Result http_send_stream(struct MHD_Connection *c, struct http_stream *st)
+{
+	struct MHD_Response *r = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, 4096, http_stream_read, st, http_stream_released);
+	if (!r) {
+		http_stream_released(st);
+		return MHD_NO;
+	}
+	return http_queue_sse(c, r);
+}
+
+/* Server shutdown: every stream gets its request's result, then ends (graceful end). */
+static void http_streams_end(void)
+{
+	struct http_resumes rs = {.n = 0};
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_closed = true;
+	http_streams_prune();
+	for (struct http_stream *st = http_streams; st; st = st->next) {
+		char *ev = http_sse_event(
+			json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id", st->id,
+				  "result", "resultType", "complete", "_meta",
+				  "io.modelcontextprotocol/subscriptionId", st->id));
+		pthread_mutex_lock(&st->lock);
+		struct MHD_Connection *resume = http_stream_append(st, ev);
+		st->ending = true;
+		pthread_mutex_unlock(&st->lock);
+		free(ev);
+		if (resume)
+			rs.conn[rs.n++] = resume;
+	}
+	pthread_mutex_unlock(&http_streams_lock);
+	http_resume_all(&rs);
+}
+
+/* After the daemon stopped: the registry's references. */
+static void http_streams_free(void)
+{
+	pthread_mutex_lock(&http_streams_lock);
+	while (http_streams) {
+		struct http_stream *st = http_streams;
+		http_streams = st->next;
+		http_stream_unref(st);
+	}
+	http_nstreams = 0;
+	pthread_mutex_unlock(&http_streams_lock);
 }
 
 /* ---- authorization (server/auth.c decides; this file only speaks HTTP) ----------------- */
@@ -326,12 +611,20 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.per_principal = s->tokens,
 	};
 	struct sse_buf sse = {0};
+	struct http_listen_req lr = {.conn = c};
+	struct mcp_listen listen = {http_listen_open, &lr};
+	req.listen = &listen;
 	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
 		req.emit = sse_emit;
 		req.emit_ctx = &sse;
 	}
 	struct mcp_response resp;
 	mcp_handle(&req, &resp);
+	if (lr.opened) {
+		sse_free(&sse);
+		mcp_response_free(&resp);
+		return http_send_stream(c, lr.opened);
+	}
 	char *ch = resp.missing_scope ? auth_challenge(AUTH_OK, resp.missing_scope, NULL) : NULL;
 	char *body = resp.body;
 	resp.body = NULL;
@@ -493,8 +786,9 @@ enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *act
 	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
 	s->allowed_origins = mem_strdup(cfg->allowed_origins);
 	s->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-		http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			MHD_ALLOW_SUSPEND_RESUME,
+		0, NULL, NULL, http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
 		(unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
@@ -518,8 +812,15 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	if (s->daemon)
+	if (s->daemon) {
+		/* Listen streams end with their result; libmicrohttpd may stop only when no
+		 * connection is suspended, which ending them ensures. */
+		http_streams_end();
 		MHD_stop_daemon(s->daemon);
+	}
+	feed_remove(&http_streams_sink);
+	feed_stop();
+	http_streams_free();
 	free(s->allowed_hosts);
 	free(s->allowed_origins);
 	free(s);

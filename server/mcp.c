@@ -236,7 +236,9 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		mcp_result_out(out, ctx->id, result);
 	} else {
 		int status = 200;
-		if (ctx->unavailable && ctx->req->transport == MCP_TRANSPORT_HTTP) {
+		if (ctx->http_status && ctx->req->transport == MCP_TRANSPORT_HTTP) {
+			status = ctx->http_status;
+		} else if (ctx->unavailable && ctx->req->transport == MCP_TRANSPORT_HTTP) {
 			status = 503;
 			out->unavailable = true;
 		} else if (ctx->missing_scope && ctx->req->transport == MCP_TRANSPORT_HTTP) {

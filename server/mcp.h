@@ -109,6 +109,8 @@ struct mcp_ctx {
 	bool unavailable;
 	/* Set by a handler whose response the transport sends later (subscriptions/listen). */
 	bool deferred;
+	/* HTTP status for the handler's error, when the default rules do not fit (0: they do). */
+	int http_status;
 	/* Filled by the core before the handler runs (server/notify.c, server/mrtr.c). */
 	const char *method;      /* static: the method table's name */
 	json_t *progress_token;  /* borrowed: _meta.progressToken, or NULL */

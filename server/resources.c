@@ -475,6 +475,15 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 {
 	(void)result;
 	const struct mcp_listen *listen = ctx->req->listen;
+	if (listen && ctx->req->transport == MCP_TRANSPORT_HTTP && !ctx->req->emit) {
+		/* No emitter: the request's Accept refuses text/event-stream, the only answer. */
+		ctx->http_status = 406;
+		return mcp_fail(
+			err, MCP_INVALID_REQUEST,
+			"Not Acceptable: subscriptions/listen answers with an SSE stream; Accept "
+			"must admit text/event-stream",
+			NULL);
+	}
 	if (!listen)
 		return resources_not_offered("subscriptions/listen", err);
 	json_t *filter = json_object_get(params, "notifications");

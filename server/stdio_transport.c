@@ -5,13 +5,12 @@
  * response for it. The requests that change the connection's legacy session (`initialize`,
  * `logging/setLevel`) are answered by the reader itself, so what they set holds for every
  * later line. Resource subscriptions are the connection's too, 2025-era (resources/subscribe)
- * and 2026-07-28 (subscriptions/listen, a request that stays open until cancelled or EOF): a
- * watcher thread, started by the first one, follows PostgreSQL's change feed
- * (domain/changes.h) and writes notifications/resources/updated for the subscribed URIs. */
+ * and 2026-07-28 (subscriptions/listen, a request that stays open until cancelled or EOF): the
+ * change feed (feed.h), joined with the first one, tells the connection of every committed
+ * change, and it writes notifications/resources/updated for the subscribed URIs. */
 #include "stdio_transport.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,8 +19,8 @@
 
 #include "../common/log.h"
 #include "../common/mem.h"
-#include "../domain/changes.h"
 #include "auth.h"
+#include "feed.h"
 #include "identity.h"
 #include "mcp.h"
 #include "notify.h"
@@ -63,19 +62,14 @@ struct stdio_conn {
 	bool out_broken;
 	struct stdio_session session; /* written by the reader only */
 	unsigned long seq;
-	/* Resource subscriptions, and the watcher that follows the change feed (started under
-	 * watch_lock, apart from lock: opening the feed may wait on the database). */
+	/* Resource subscriptions, told by the change feed through sink (feed.h). */
 	struct uriset subs;
 	struct mcp_subscriptions subscriptions;
 	struct stdio_listen *listens; /* under listen_lock, which also orders their lines */
 	size_t nlistens;
 	pthread_mutex_t listen_lock;
 	struct mcp_listen listen;
-	pthread_mutex_t watch_lock;
-	bool watching;
-	struct changes *feed; /* opened with the first subscription, then the watcher's */
-	pthread_t watcher;
-	int wake[2]; /* the reader writes a byte to stop the watcher */
+	struct feed_sink sink;
 };
 
 int stdio_identity(const struct cfg *cfg, struct fleet_actor *out)
@@ -197,50 +191,13 @@ static void stdio_updated_all(struct stdio_conn *c)
 	free(all);
 }
 
-static void *stdio_watch(void *arg)
+/* feed_sink.changed for this connection. */
+static void stdio_changed(const char *uri, void *arg)
 {
-	struct stdio_conn *c = arg;
-	struct changes *ch = c->feed;
-	bool gap = !ch;
-	for (;;) {
-		if (!ch && (ch = changes_open()) != NULL && gap) {
-			log_info("stdio: change feed back; telling subscribers to read again");
-			stdio_updated_all(c);
-		}
-		struct pollfd p[2] = {{.fd = c->wake[0], .events = POLLIN},
-				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
-		/* Without a feed, try again every second. */
-		if (poll(p, 2, ch ? -1 : 1000) < 0 && errno != EINTR)
-			break;
-		if (p[0].revents)
-			break;
-		if (ch && p[1].revents && changes_drain(ch, stdio_updated, c) != 0) {
-			log_warn("stdio: change feed lost; reconnecting");
-			changes_close(ch);
-			ch = NULL;
-			gap = true;
-		}
-	}
-	changes_close(ch);
-	return NULL;
-}
-
-/* Starts the watcher unless it runs. It LISTENs before returning, so that no change committed
- * after a subscription is acknowledged is missed (without a database the watcher keeps
- * trying). Created from a worker, the thread inherits the workers' blocked SIGINT/SIGTERM. */
-static void stdio_start_watcher(struct stdio_conn *c)
-{
-	pthread_mutex_lock(&c->watch_lock);
-	if (!c->watching && pipe(c->wake) == 0) {
-		c->feed = changes_open();
-		c->watching = pthread_create(&c->watcher, NULL, stdio_watch, c) == 0;
-		if (!c->watching) {
-			changes_close(c->feed);
-			close(c->wake[0]);
-			close(c->wake[1]);
-		}
-	}
-	pthread_mutex_unlock(&c->watch_lock);
+	if (uri)
+		stdio_updated(uri, arg);
+	else
+		stdio_updated_all(arg);
 }
 
 /* mcp_subscriptions.change for this connection (2025-era resources/subscribe). */
@@ -250,7 +207,7 @@ static int stdio_sub_change(void *ctx, const char *uri, bool on)
 	if (uriset_change(&c->subs, uri, on) != 0)
 		return -1;
 	if (on)
-		stdio_start_watcher(c);
+		feed_add(&c->sink);
 	return 0;
 }
 
@@ -260,7 +217,7 @@ static int stdio_listen_open(void *ctx, const json_t *id, const json_t *ack,
 {
 	struct stdio_conn *c = ctx;
 	if (n)
-		stdio_start_watcher(c);
+		feed_add(&c->sink);
 	pthread_mutex_lock(&c->listen_lock);
 	if (c->nlistens >= STDIO_MAX_LISTENS) {
 		pthread_mutex_unlock(&c->listen_lock);
@@ -505,9 +462,9 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 {
 	struct stdio_conn c = {.actor = actor, .session = {.log_level = -1}};
 	pthread_mutex_init(&c.subs.lock, NULL);
-	pthread_mutex_init(&c.watch_lock, NULL);
 	pthread_mutex_init(&c.listen_lock, NULL);
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
+	c.sink = (struct feed_sink){.changed = stdio_changed, .arg = &c};
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.changed, NULL);
@@ -583,17 +540,11 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 	pthread_mutex_unlock(&c.lock);
 	for (size_t i = 0; i < STDIO_WORKERS; i++)
 		pthread_join(workers[i], NULL);
-	if (c.watching) {
-		if (write(c.wake[1], "x", 1) != 1)
-			log_warn("stdio: cannot stop the change watcher: %s", strerror(errno));
-		pthread_join(c.watcher, NULL);
-		close(c.wake[0]);
-		close(c.wake[1]);
-	}
+	feed_remove(&c.sink); /* nothing more is told after this */
+	feed_stop();
 	stdio_listen_end_all(&c);
 	uriset_clear(&c.subs);
 	pthread_mutex_destroy(&c.subs.lock);
-	pthread_mutex_destroy(&c.watch_lock);
 	pthread_mutex_destroy(&c.listen_lock);
 	pthread_mutex_destroy(&c.lock);
 	pthread_cond_destroy(&c.changed);

@@ -144,3 +144,30 @@ export async function catalogueScenario(client, { era, callTool, opts }) {
   assert.ok(!done.completion.values.includes(OTHER_REGION), 'completion stays inside the perimeter');
   assert.ok(done.completion.values.every((v) => v.startsWith('VL-204')));
 }
+
+// subscriptions/listen as a 2026-07-28 host uses it, on a connected v2 client: listen to a bike
+// (and to one of another region, which must not be honoured), file a report on it, hear the
+// update; close the stream, report again, hear nothing. opts: per-request options.
+export async function listenScenario(client, { bikeId, issue, opts }) {
+  const updated = [];
+  let wake = () => {};
+  client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params?.uri ?? n.uri); wake(); });
+  const next = (ms) => new Promise((resolve) => {
+    if (updated.length) return resolve(true);
+    const timer = setTimeout(() => resolve(false), ms);
+    wake = () => { clearTimeout(timer); resolve(true); };
+  });
+  const uri = `bikaroo://fleet/bikes/${bikeId}`;
+  const report = () => client.callTool({ name: 'report_damaged_bike', arguments: { bikeId, issue } }, opts);
+  assert.equal(client.getServerCapabilities()?.resources?.subscribe, true);
+  const sub = await client.listen({ resourceSubscriptions: [uri, `bikaroo://fleet/bikes/${OTHER_REGION}`] }, opts);
+  assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [uri]); // the other region is not honoured
+  const filed = await report();
+  assert.equal(filed.isError, false, JSON.stringify(filed));
+  assert.ok(await next(10_000), 'notifications/resources/updated arrives');
+  assert.equal(updated[0], uri);
+  await sub.close();
+  updated.length = 0;
+  await report();
+  assert.equal(await next(1_000), false, `nothing after closing the stream, got ${updated}`);
+}

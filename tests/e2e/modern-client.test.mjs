@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { catalogueScenario } from './fleet-scenario.mjs';
+import { catalogueScenario, listenScenario } from './fleet-scenario.mjs';
 
 const MCP_URL = process.env.MCP_URL;
 if (!MCP_URL) throw new Error('MCP_URL is not set (e.g. http://127.0.0.1:PORT/mcp)');
@@ -174,6 +174,24 @@ describe("v2 client in 'auto' mode (probes server/discover)", { timeout: 2 * 60_
         assert.ok(!wire.some((e) => e.request?.includes('"initialize"')), 'no fallback to initialize');
         const opts = { ...REQ, cacheMode: 'bypass' };
         await catalogueScenario(client, { era: 'modern', opts, callTool: (params) => client.callTool(params, REQ) });
+      });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+// subscriptions/listen over HTTP: a long-lived SSE stream (fleet-scenario.mjs).
+describe('v2 client pinned to 2026-07-28: subscriptions/listen over HTTP', { timeout: 60_000 }, () => {
+  test('listen({resourceSubscriptions}) hears a report on the bike', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const log = [];
+    const client = new Client({ name: 'bikaroo-e2e-http-listen', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: recordingFetch(log) });
+    try {
+      await withWire(log, async () => {
+        await client.connect(transport, REQ);
+        // VL-2075: FR-PAR, used by no other test.
+        await listenScenario(client, { bikeId: 'VL-2075', issue: 'chain_broken', opts: REQ });
       });
     } finally {
       await client.close();

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { OTHER_REGION, VISIBLE, catalogueScenario, stdioServerParams } from './fleet-scenario.mjs';
+import { OTHER_REGION, VISIBLE, catalogueScenario, listenScenario, stdioServerParams } from './fleet-scenario.mjs';
 
 const TEST_TIMEOUT_MS = 30_000;
 const REQ = { timeout: 10_000 };
@@ -156,32 +156,11 @@ describe('v2 client over stdio: subscriptions/listen', { timeout: 60_000 }, () =
   test('listen({resourceSubscriptions}) then notifications/resources/updated', { timeout: TEST_TIMEOUT_MS }, async () => {
     const { transport, log } = launch();
     const client = new Client({ name: 'bikaroo-e2e-listen', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    const updated = [];
-    let wake = () => {};
-    client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params?.uri ?? n.uri); wake(); });
-    const next = (ms) => new Promise((resolve) => {
-      if (updated.length) return resolve(true);
-      const timer = setTimeout(() => resolve(false), ms);
-      wake = () => { clearTimeout(timer); resolve(true); };
-    });
-    const bikeId = 'VL-2066'; // FR-PAR, used by no other test
-    const uri = `bikaroo://fleet/bikes/${bikeId}`;
-    const report = () => client.callTool({ name: 'report_damaged_bike', arguments: { bikeId, issue: 'lighting_fault' } }, REQ);
     try {
       await withLog(log, async () => {
         await client.connect(transport, REQ);
-        assert.equal(client.getServerCapabilities()?.resources?.subscribe, true);
-        const sub = await client.listen({ resourceSubscriptions: [uri, 'bikaroo://fleet/bikes/VL-2047'] }, REQ);
-        assert.deepEqual(sub.honoredFilter.resourceSubscriptions, [uri]); // the other region is not honoured
-        const filed = await report();
-        assert.equal(filed.isError, false, JSON.stringify(filed));
-        assert.ok(await next(10_000), 'notifications/resources/updated arrives');
-        assert.equal(updated[0], uri);
-
-        await sub.close();
-        updated.length = 0;
-        await report();
-        assert.equal(await next(1_000), false, `nothing after closing the stream, got ${updated}`);
+        // VL-2066: FR-PAR, used by no other test.
+        await listenScenario(client, { bikeId: 'VL-2066', issue: 'lighting_fault', opts: REQ });
       });
     } finally {
       await client.close();

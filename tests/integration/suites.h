@@ -11,5 +11,6 @@ Suite *stdio_suite(void);
 Suite *sse_suite(void);
 Suite *auth_suite(void);
 Suite *report_suite(void);
+Suite *listen_suite(void);
 
 #endif
