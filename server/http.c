@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "../common/log.h"
 #include "../common/mem.h"
@@ -473,6 +474,22 @@ static void http_streams_end(void)
 	http_resume_all(&rs);
 }
 
+/* Waits (at most about two seconds) until libmicrohttpd has sent every ended stream to its
+ * end, so that stopping the daemon does not cut a final result short. */
+static void http_streams_drain(void)
+{
+	for (int i = 0; i < 200; i++) {
+		pthread_mutex_lock(&http_streams_lock);
+		http_streams_prune();
+		size_t open = http_nstreams;
+		pthread_mutex_unlock(&http_streams_lock);
+		if (open == 0)
+			return;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* After the daemon stopped: the registry's references. */
 static void http_streams_free(void)
 {
@@ -816,6 +833,7 @@ void http_stop(struct http_server *s)
 		/* Listen streams end with their result; libmicrohttpd may stop only when no
 		 * connection is suspended, which ending them ensures. */
 		http_streams_end();
+		http_streams_drain();
 		MHD_stop_daemon(s->daemon);
 	}
 	feed_remove(&http_streams_sink);
