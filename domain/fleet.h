@@ -32,6 +32,8 @@ struct fleet_actor {
 	unsigned scopes; /* enum fleet_scope bits */
 	bool machine;    /* a client acting on its own authority (client credentials: sub = client):
 			    never reports, whatever its scopes and role */
+	long expires_at; /* when its authority ends (a token's exp, seconds since the epoch);
+			    0: no end (a configured local identity) */
 };
 
 #define FLEET_BIKE_ID_MAX 16

@@ -422,6 +422,7 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, struct 
 		*why = "token names no usable subject or client";
 		return AUTH_INVALID_TOKEN;
 	}
+	out->expires_at = exp;
 	log_debug("bearer token verified (signature and claims)");
 	tokcache_put(auth.cache, d, gen, auth_now(), exp, true, out);
 	return AUTH_OK;
@@ -520,6 +521,8 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 		*why = "token expired";
 	else if (!auth_actor_from(r, out))
 		*why = "token names no usable subject or client";
+	else
+		out->expires_at = exp;
 	json_decref(r);
 	/* Answers, refusals included, stand for the cache's max age; an active one not past exp. */
 	tokcache_put(auth.cache, d, 0, now, *why ? now + auth.cache_ttl : exp, *why == NULL,

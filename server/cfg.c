@@ -94,6 +94,9 @@ static const struct cfg_key cfg_keys[] = {
 	      "stdio: the access token whose principal the server acts as"),
 	CFG_L("confirm-ttl", "BIKAROO_CONFIRM_TTL", confirm_ttl, "300", 1, 3600,
 	      "seconds a server-side confirmation (input_required requestState) stays valid"),
+	CFG_L("keepalive-seconds", "BIKAROO_KEEPALIVE_SECONDS", keepalive_seconds, "15", 1, 300,
+	      "seconds between keep-alives on subscriptions/listen streams (HTTP); streams whose "
+	      "token expired end on the next one"),
 };
 
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])

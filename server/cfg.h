@@ -37,6 +37,7 @@ struct cfg {
 	long auth_insecure_loopback; /* BIKAROO_AUTH_INSECURE_LOOPBACK: http to a loopback issuer */
 	char *token;                 /* BIKAROO_TOKEN: stdio's bearer token */
 	long confirm_ttl; /* BIKAROO_CONFIRM_TTL: seconds a confirmation request stays valid */
+	long keepalive_seconds; /* BIKAROO_KEEPALIVE_SECONDS: listen-stream keep-alive (HTTP) */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };

@@ -18,6 +18,12 @@ static struct changes *feed_changes; /* opened by the first feed_add, then the t
 static bool feed_running;
 static pthread_t feed_thread;
 static int feed_wake[2];
+static long feed_tick_seconds = 15;
+
+void feed_set_tick(long seconds)
+{
+	feed_tick_seconds = seconds > 0 ? seconds : 15;
+}
 
 static void feed_tell(const char *uri, void *arg)
 {
@@ -51,7 +57,7 @@ static void *feed_run(void *arg)
 		struct pollfd p[2] = {{.fd = feed_wake[0], .events = POLLIN},
 				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
 		/* Without a feed, try again every second. */
-		if (poll(p, 2, ch ? 1000 * FEED_TICK_SECONDS : 1000) < 0 && errno != EINTR)
+		if (poll(p, 2, ch ? (int)(1000 * feed_tick_seconds) : 1000) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			break;
@@ -61,7 +67,7 @@ static void *feed_run(void *arg)
 			ch = NULL;
 			gap = true;
 		}
-		if (time(NULL) - last_tick >= FEED_TICK_SECONDS) {
+		if (time(NULL) - last_tick >= feed_tick_seconds) {
 			last_tick = time(NULL);
 			feed_tick();
 		}

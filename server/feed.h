@@ -4,15 +4,16 @@
 #ifndef BIKAROO_FEED_H
 #define BIKAROO_FEED_H
 
-/* Seconds between ticks (HTTP sends its SSE keep-alives on them). */
-#define FEED_TICK_SECONDS 15
+/* Seconds between ticks (HTTP sends its SSE keep-alives on them), default 15. Call before the
+ * first feed_add. */
+void feed_set_tick(long seconds);
 
 struct feed_sink {
 	/* A committed change to uri; uri NULL after a gap in the feed (the database went away):
 	 * anything may have changed. Called on the feed's thread, under its lock: a sink must not
 	 * call feed_add or feed_remove from here. */
 	void (*changed)(const char *uri, void *arg);
-	/* Every FEED_TICK_SECONDS, or NULL. */
+	/* On every tick, or NULL. */
 	void (*tick)(void *arg);
 	void *arg;
 	struct feed_sink *next; /* the feed's */

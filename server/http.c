@@ -213,7 +213,8 @@ static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
 /* ---- subscriptions/listen streams (2026-07-28) -------------------------------------------
  * A listen request's response is an SSE stream that stays open: the acknowledgement first,
  * then notifications/resources/updated events from the change feed (feed.h), a comment line
- * every FEED_TICK_SECONDS as a keep-alive, and the request's result when the server stops.
+ * every BIKAROO_KEEPALIVE_SECONDS as a keep-alive, and the request's result when the server
+ * stops or when the caller's token expires (checked on each keep-alive).
  * libmicrohttpd pulls the bytes through http_stream_read; with nothing to send the connection
  * is suspended, and resumed when something arrives. Locks: the registry's, then a stream's;
  * libmicrohttpd is never called with one of ours held by another thread (a suspended connection
@@ -229,7 +230,8 @@ struct http_stream {
 	char *buf;
 	size_t len, off, cap;
 	bool suspended, ending;
-	int refs; /* the registry's and the response's */
+	long expires_at; /* the caller's token's exp: the stream ends then (0: never) */
+	int refs;        /* the registry's and the response's */
 	json_t *id;
 	char **uris;
 	size_t n;
@@ -354,16 +356,37 @@ static void http_streams_changed(const char *uri, void *arg)
 	http_resume_all(&rs);
 }
 
-/* feed_sink.tick: an SSE comment keeps each stream (and its proxies) alive, and finds out
- * whether its client is still there. */
+/* Ends st gracefully (under http_streams_lock): its request's result, then the end. */
+static void http_stream_finish(struct http_stream *st, struct http_resumes *rs)
+{
+	char *ev = http_sse_event(json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id",
+					    st->id, "result", "resultType", "complete", "_meta",
+					    "io.modelcontextprotocol/subscriptionId", st->id));
+	pthread_mutex_lock(&st->lock);
+	struct MHD_Connection *resume = http_stream_append(st, ev);
+	st->ending = true;
+	pthread_mutex_unlock(&st->lock);
+	free(ev);
+	if (resume)
+		rs->conn[rs->n++] = resume;
+}
+
+/* feed_sink.tick: an SSE comment keeps each stream (and its proxies) alive and finds out
+ * whether its client is still there; a stream whose token expired ends (the client listens
+ * again with a fresh one). */
 static void http_streams_tick(void *arg)
 {
 	(void)arg;
 	struct http_resumes rs = {.n = 0};
+	long now = (long)time(NULL);
 	pthread_mutex_lock(&http_streams_lock);
 	http_streams_prune();
-	for (struct http_stream *st = http_streams; st; st = st->next)
-		http_stream_send(st, ": keep-alive\n\n", &rs);
+	for (struct http_stream *st = http_streams; st; st = st->next) {
+		if (st->expires_at && now >= st->expires_at)
+			http_stream_finish(st, &rs);
+		else
+			http_stream_send(st, ": keep-alive\n\n", &rs);
+	}
 	pthread_mutex_unlock(&http_streams_lock);
 	http_resume_all(&rs);
 }
@@ -405,6 +428,7 @@ static void http_stream_released(void *cls)
 /* What one request's listen (if any) opened. */
 struct http_listen_req {
 	struct MHD_Connection *conn;
+	long expires_at; /* the caller's */
 	struct http_stream *opened;
 };
 
@@ -415,6 +439,7 @@ static int http_listen_open(void *ctx, const json_t *id, const json_t *ack, cons
 	struct http_listen_req *lr = ctx;
 	feed_add(&http_streams_sink); /* LISTEN (and keep-alive ticks) before the ack is sent */
 	pthread_mutex_lock(&http_streams_lock);
+	http_streams_prune();
 	if (http_streams_closed || http_nstreams >= HTTP_MAX_STREAMS) {
 		pthread_mutex_unlock(&http_streams_lock);
 		return -1;
@@ -422,6 +447,7 @@ static int http_listen_open(void *ctx, const json_t *id, const json_t *ack, cons
 	struct http_stream *st = mem_calloc(1, sizeof *st);
 	pthread_mutex_init(&st->lock, NULL);
 	st->conn = lr->conn;
+	st->expires_at = lr->expires_at;
 	st->refs = 2;
 	st->id = json_deep_copy(id);
 	st->uris = mem_calloc(n ? n : 1, sizeof *st->uris);
@@ -457,19 +483,8 @@ static void http_streams_end(void)
 	pthread_mutex_lock(&http_streams_lock);
 	http_streams_closed = true;
 	http_streams_prune();
-	for (struct http_stream *st = http_streams; st; st = st->next) {
-		char *ev = http_sse_event(
-			json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id", st->id,
-				  "result", "resultType", "complete", "_meta",
-				  "io.modelcontextprotocol/subscriptionId", st->id));
-		pthread_mutex_lock(&st->lock);
-		struct MHD_Connection *resume = http_stream_append(st, ev);
-		st->ending = true;
-		pthread_mutex_unlock(&st->lock);
-		free(ev);
-		if (resume)
-			rs.conn[rs.n++] = resume;
-	}
+	for (struct http_stream *st = http_streams; st; st = st->next)
+		http_stream_finish(st, &rs);
 	pthread_mutex_unlock(&http_streams_lock);
 	http_resume_all(&rs);
 }
@@ -628,7 +643,7 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.per_principal = s->tokens,
 	};
 	struct sse_buf sse = {0};
-	struct http_listen_req lr = {.conn = c};
+	struct http_listen_req lr = {.conn = c, .expires_at = req.actor->expires_at};
 	struct mcp_listen listen = {http_listen_open, &lr};
 	req.listen = &listen;
 	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
@@ -800,6 +815,7 @@ enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *act
 	if (actor)
 		s->actor = *actor;
 	s->max_body = (size_t)cfg->max_body;
+	feed_set_tick(cfg->keepalive_seconds);
 	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
 	s->allowed_origins = mem_strdup(cfg->allowed_origins);
 	s->daemon = MHD_start_daemon(

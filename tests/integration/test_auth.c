@@ -816,6 +816,62 @@ static long auth_list_tools(unsigned port, const char *token)
 
 #define AUTH_VERIFIED "bearer token verified"
 
+/* A subscriptions/listen stream lives no longer than the token that opened it: with keep-alives
+ * every second, a stream opened with a token that expires within 3 s ends with its result
+ * shortly after exp (the client listens again with a fresh token), where a stream would
+ * otherwise stay open. */
+START_TEST(listen_stream_ends_when_its_token_expires)
+{
+	struct as_proc as;
+	as_start(&as, "jwt");
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
+	struct it_server s;
+	const char *env[] = {"BIKAROO_AUTH=jwt",
+			     issuer,
+			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+			     "BIKAROO_AUTH_CLOCK_SKEW=0",
+			     "BIKAROO_KEEPALIVE_SECONDS=1",
+			     NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	json_t *spec = json_pack("{s:s}", "forge", "valid&exp_in=3");
+	char *token = as_token(&as, spec);
+	char a[9000];
+	snprintf(a, sizeof a, "Authorization: Bearer %s", token);
+	const char *h[] = {"Content-Type: application/json",
+			   "Accept: application/json, text/event-stream",
+			   "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: subscriptions/listen",
+			   a,
+			   NULL};
+	const char *body =
+		"{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"subscriptions/listen\",\"params\":{"
+		"\"notifications\":{\"resourceSubscriptions\":[\"bikaroo://fleet/bikes/VL-2048\"]},"
+		"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+	time_t t0 = time(NULL);
+	struct it_response r;
+	it_http(s.port, "POST", "/mcp", h, body, strlen(body),
+		&r); /* returns when the stream ends */
+	time_t took = time(NULL) - t0;
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "notifications/subscriptions/acknowledged"));
+	ck_assert_ptr_nonnull(strstr(r.body, ": keep-alive"));
+	ck_assert_ptr_nonnull(
+		strstr(r.body, "\"id\":\"x\",\"result\":{\"resultType\":\"complete\""));
+	/* It lived while the token did (at least 2 s), and ended by itself: a stream left open
+	 * would have hit the client's timeout (status -1 above). */
+	ck_assert_msg(took >= 1, "the stream lasted %ld s", (long)took);
+	ck_assert_ptr_null(strstr(r.body, token));
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	as_stop(&as);
+	free(token);
+	json_decref(spec);
+}
+END_TEST
+
 /* A token seen again is served from the validation cache, but only until its exp and for at
  * most BIKAROO_AUTH_CACHE_SECONDS; then it is verified again (and refused once expired). */
 START_TEST(verified_tokens_are_cached_until_exp_and_max_age)
@@ -1175,6 +1231,7 @@ Suite *auth_suite(void)
 	TCase *tm = tcase_create("modes-and-defense-in-depth");
 	tcase_set_timeout(tm, 60);
 	tcase_add_test(tm, jwt_issuer_unreachable_is_503_never_accept);
+	tcase_add_test(tm, listen_stream_ends_when_its_token_expires);
 	tcase_add_test(tm, unknown_kid_triggers_one_rate_limited_refresh);
 	tcase_add_test(tm, verified_tokens_are_cached_until_exp_and_max_age);
 	tcase_add_test(tm, concurrent_first_requests_share_one_key_fetch);
