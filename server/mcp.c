@@ -426,6 +426,15 @@ void mcp_handle(const struct mcp_request *req, struct mcp_response *out)
 		out->http_status = 202;
 		goto out;
 	}
+	if (req->actor->expires_at && (long)time(NULL) >= req->actor->expires_at) {
+		/* A stdio server started with BIKAROO_TOKEN acts as that token only until its exp
+		 * (over HTTP each request's token was checked before it got here). */
+		mcp_error_out(out, 401, ctx.id, MCP_AUTHORITY_EXPIRED,
+			      "The access token this server acts with has expired; start it again "
+			      "with a fresh one",
+			      NULL);
+		goto out;
+	}
 	if (strcmp(method, "initialize") == 0 &&
 	    !(enveloped && mcp_is_modern_version(json_string_value(json_object_get(
 				   json_object_get(params, "_meta"), MCP_META_VERSION))))) {

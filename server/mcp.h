@@ -26,6 +26,9 @@ enum mcp_code {
 	MCP_MISSING_CAPABILITY = -32021,
 	MCP_UNSUPPORTED_VERSION = -32022,
 	MCP_LEGACY_RESOURCE_NOT_FOUND = -32002,
+	/* Ours, in the implementation-defined range: the authority this server acts with (the
+	 * token a stdio server was started with) has expired. */
+	MCP_AUTHORITY_EXPIRED = -32001,
 };
 
 enum mcp_transport { MCP_TRANSPORT_HTTP, MCP_TRANSPORT_STDIO };

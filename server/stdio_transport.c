@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/log.h"
@@ -189,6 +190,19 @@ static void stdio_updated_all(struct stdio_conn *c)
 	uriset_clear(all);
 	pthread_mutex_destroy(&all->lock);
 	free(all);
+}
+
+static void stdio_listen_end_all(struct stdio_conn *c);
+
+/* feed_sink.tick: once the token the server acts with has expired, its subscriptions end too
+ * (listens with their result); requests are already refused by the core. */
+static void stdio_tick(void *arg)
+{
+	struct stdio_conn *c = arg;
+	if (!c->actor->expires_at || (long)time(NULL) < c->actor->expires_at)
+		return;
+	stdio_listen_end_all(c);
+	uriset_clear(&c->subs);
 }
 
 /* feed_sink.changed for this connection. */
@@ -464,7 +478,8 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 	pthread_mutex_init(&c.subs.lock, NULL);
 	pthread_mutex_init(&c.listen_lock, NULL);
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
-	c.sink = (struct feed_sink){.changed = stdio_changed, .arg = &c};
+	c.sink = (struct feed_sink){.changed = stdio_changed, .tick = stdio_tick, .arg = &c};
+	feed_set_tick(cfg->keepalive_seconds); /* also when subscriptions end after the token */
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.changed, NULL);

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../server/mcp.h"
 #include "../../server/tools.h"
@@ -162,6 +163,36 @@ START_TEST(missing_scope_is_403_on_http_and_in_band_on_stdio)
 }
 END_TEST
 
+/* The authority a server acts with ends at its token's exp (a stdio server started with
+ * BIKAROO_TOKEN): requests after it are refused, notifications still get no answer. */
+START_TEST(expired_authority_is_refused)
+{
+	struct fleet_actor expired = actor;
+	expired.expires_at = (long)time(NULL) - 1;
+	const char *body =
+		"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"server/discover\",\"params\":{" META
+		"}}";
+	struct mcp_request req = {.transport = MCP_TRANSPORT_STDIO,
+				  .body = body,
+				  .body_len = strlen(body),
+				  .actor = &expired,
+				  .reqid = "unit"};
+	struct mcp_response out;
+	mcp_handle(&req, &out);
+	json_error_t e;
+	json_t *r = json_loads(out.body, 0, &e);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
+			 -32001);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), 3);
+	json_decref(r);
+	mcp_response_free(&out);
+	expired.expires_at = (long)time(NULL) + 600; /* not yet: served */
+	mcp_handle(&req, &out);
+	ck_assert_ptr_nonnull(strstr(out.body, "\"result\""));
+	mcp_response_free(&out);
+}
+END_TEST
+
 Suite *mcp_suite(void)
 {
 	Suite *s = suite_create("mcp");
@@ -171,6 +202,7 @@ Suite *mcp_suite(void)
 	tcase_add_test(tc, stdio_needs_no_headers);
 	tcase_add_test(tc, legacy_shapes_follow_the_negotiated_version);
 	tcase_add_test(tc, missing_scope_is_403_on_http_and_in_band_on_stdio);
+	tcase_add_test(tc, expired_authority_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
