@@ -156,14 +156,13 @@ static bool http_media_is(const char *value, const char *type)
 	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == ',');
 }
 
-/* True when an Accept header admits application/json (absent Accept admits everything). */
-static bool http_accepts_json(const char *accept)
+/* True when an Accept header names type ("application/json") or a wildcard covering it. */
+static bool http_accepts(const char *accept, const char *type)
 {
-	if (!accept)
-		return true;
+	char family[32]; /* the family wildcard of type (text/event-stream: text, slash, star) */
+	snprintf(family, sizeof family, "%.*s/*", (int)strcspn(type, "/"), type);
 	for (const char *p = accept; p;) {
-		if (http_media_is(p, "application/json") || http_media_is(p, "application/*") ||
-		    http_media_is(p, "*/*"))
+		if (http_media_is(p, type) || http_media_is(p, family) || http_media_is(p, "*/*"))
 			return true;
 		p = strchr(p, ',');
 		if (p)
@@ -172,19 +171,17 @@ static bool http_accepts_json(const char *accept)
 	return false;
 }
 
-/* True when an Accept header names text/event-stream (or a wildcard covering it): only then may
- * a response become an SSE stream. */
+/* True when an Accept header admits application/json (absent Accept admits everything). */
+static bool http_accepts_json(const char *accept)
+{
+	return !accept || http_accepts(accept, "application/json");
+}
+
+/* True when an Accept header admits text/event-stream: only then may a response become an SSE
+ * stream. */
 static bool http_accepts_sse(const char *accept)
 {
-	for (const char *p = accept; p;) {
-		if (http_media_is(p, "text/event-stream") || http_media_is(p, "text/*") ||
-		    http_media_is(p, "*/*"))
-			return true;
-		p = strchr(p, ',');
-		if (p)
-			p++;
-	}
-	return false;
+	return http_accepts(accept, "text/event-stream");
 }
 
 /* Queues r (consumed) as a 200 SSE stream. */
