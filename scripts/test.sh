@@ -73,49 +73,40 @@ echo "== integration tests (Check, real binary, real PostgreSQL)"
 "$B/integration-tests" 2>&1 | tee "$IT_TMP/integration.out"
 count_check "$IT_TMP/integration.out"
 
+# against_product NAME URL_VAR PASS_PATTERN FIELD COMMAND...: starts the product on a free port,
+# runs COMMAND with URL_VAR set to its /mcp URL, counts the last "PASS_PATTERN N" and the matching
+# fail line of its output (field FIELD) into the totals, and stops the product (a non-zero exit,
+# e.g. a valgrind error, is a failure).
+against_product() {
+  local name=$1 url_var=$2 pattern=$3 field=$4 ready=$IT_TMP/$1.port rc p f
+  shift 4
+  # shellcheck disable=SC2086
+  BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready ${BIKAROO_WRAPPER:-} "$BIKAROO_BIN" serve 2>"$IT_TMP/$name-server.log" &
+  server_pid=$!
+  for _ in $(seq 1 600); do [[ -s $ready ]] && break; sleep 0.1; done
+  if [[ -s $ready ]]; then
+    env "$url_var=http://127.0.0.1:$(cat "$ready")/mcp" "$@" 2>&1 | tee "$IT_TMP/$name.out"
+    p=$(grep -E "^# ${pattern}pass " "$IT_TMP/$name.out" | tail -n 1 | awk -v f="$field" '{print $f}')
+    f=$(grep -E "^# ${pattern}fail " "$IT_TMP/$name.out" | tail -n 1 | awk -v f="$field" '{print $f}')
+    if [[ -z "$p" ]]; then fail1 "$name: no summary"; else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
+  else
+    cat "$IT_TMP/$name-server.log"; fail1 "$name: the product did not start"
+  fi
+  kill -TERM "$server_pid" 2>/dev/null
+  wait "$server_pid"; rc=$?
+  server_pid=
+  if [[ $rc != 0 ]]; then
+    tail -n 40 "$IT_TMP/$name-server.log"; fail1 "$name: the product exited with $rc"
+  fi
+}
+
 echo "== end-to-end tests (official MCP clients)"
-ready=$IT_TMP/e2e.port
-# shellcheck disable=SC2086
-BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready ${BIKAROO_WRAPPER:-} "$BIKAROO_BIN" serve 2>"$IT_TMP/e2e-server.log" &
-server_pid=$!
-for _ in $(seq 1 600); do [[ -s $ready ]] && break; sleep 0.1; done
-if [[ -s $ready ]]; then
-  MCP_URL="http://127.0.0.1:$(cat "$ready")/mcp" BIKAROO_BIN=$BIKAROO_BIN tests/e2e/run.sh 2>&1 | tee "$IT_TMP/e2e.out"
-  p=$(grep -E '^# pass ' "$IT_TMP/e2e.out" | tail -n 1 | awk '{print $3}')
-  f=$(grep -E '^# fail ' "$IT_TMP/e2e.out" | tail -n 1 | awk '{print $3}')
-  if [[ -z "$p" ]]; then fail1 "e2e: no node:test summary"; else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
-else
-  cat "$IT_TMP/e2e-server.log"; fail1 "e2e: server did not start"
-fi
-kill -TERM "$server_pid" 2>/dev/null
-wait "$server_pid"; rc=$?
-server_pid=
-if [[ $rc != 0 ]]; then
-  tail -n 40 "$IT_TMP/e2e-server.log"; fail1 "e2e: server exited with $rc"
-fi
+against_product e2e MCP_URL "" 3 tests/e2e/run.sh
 
 # The official conformance suite against the conformance server and the product: its checks
 # passed count as passed, each run whose expected-failures baseline check fails as one failure.
 echo "== conformance suite (official, Node 22): conformance server and product"
-ready=$IT_TMP/conformance.port
-# shellcheck disable=SC2086
-BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready ${BIKAROO_WRAPPER:-} "$BIKAROO_BIN" serve 2>"$IT_TMP/conformance-server.log" &
-server_pid=$!
-for _ in $(seq 1 600); do [[ -s $ready ]] && break; sleep 0.1; done
-if [[ -s $ready ]]; then
-  PRODUCT_URL="http://127.0.0.1:$(cat "$ready")/mcp" tests/conformance/run.sh "$B" 2>&1 | tee "$IT_TMP/conformance.out"
-  p=$(grep -E '^# conformance pass ' "$IT_TMP/conformance.out" | tail -n 1 | awk '{print $4}')
-  f=$(grep -E '^# conformance fail ' "$IT_TMP/conformance.out" | tail -n 1 | awk '{print $4}')
-  if [[ -z "$p" ]]; then fail1 "conformance: no summary"; else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
-else
-  cat "$IT_TMP/conformance-server.log"; fail1 "conformance: product did not start"
-fi
-kill -TERM "$server_pid" 2>/dev/null
-wait "$server_pid"; rc=$?
-server_pid=
-if [[ $rc != 0 ]]; then
-  tail -n 40 "$IT_TMP/conformance-server.log"; fail1 "conformance: product exited with $rc"
-fi
+against_product conformance PRODUCT_URL "conformance " 4 tests/conformance/run.sh "$B"
 
 # Repeat what failed just above the summary: CI shows only the tail of a long run.
 if [[ $failed != 0 ]]; then
