@@ -37,6 +37,16 @@ static void db_notice_quiet(void *arg, const char *message)
 	log_debug("postgres: %s", message);
 }
 
+void db_copy(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+bool db_true(PGresult *res, int row, int col)
+{
+	return strcmp(PQgetvalue(res, row, col), "t") == 0;
+}
+
 PGconn *db_open(void)
 {
 	PGconn *pg = PQconnectdb(db_conninfo ? db_conninfo : "");

@@ -11,6 +11,11 @@
 /* Stores the conninfo (copied). Call once before any worker uses the database. */
 void db_configure(const char *conninfo);
 
+/* Copies a column value (NULL: "") into a fixed field, truncating. */
+void db_copy(char *dst, size_t cap, const char *src);
+/* Whether a boolean column of row, col is true. */
+bool db_true(PGresult *res, int row, int col);
+
 /* A new connection of the configured database (notices go to the debug log), or NULL (logged).
  * For connections of their own, such as a change feed; statements use db_exec_prepared(). */
 PGconn *db_open(void);

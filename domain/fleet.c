@@ -8,6 +8,7 @@
 
 #include "../common/log.h"
 #include "db.h"
+#include "rights.h"
 
 const char *fleet_status_name(enum fleet_status st)
 {
@@ -34,34 +35,6 @@ bool fleet_bike_id_valid(const char *id)
 	return n >= 4 && n <= 6;
 }
 
-static void fleet_copy(char *dst, size_t cap, const char *src)
-{
-	snprintf(dst, cap, "%s", src ? src : "");
-}
-
-/* Rights as the business database states them (columns 0..5 of every *_as function). */
-struct fleet_rights {
-	bool known;
-	bool human;
-	bool client_read;
-	bool client_report;
-	bool confirm;
-	char role[32];
-	char regions[FLEET_TEXT_MAX]; /* PostgreSQL array text, e.g. {FR-LYO,FR-PAR} */
-};
-
-static void fleet_read_rights(PGresult *res, struct fleet_rights *r)
-{
-	memset(r, 0, sizeof *r);
-	r->known = !PQgetisnull(res, 0, 0);
-	fleet_copy(r->role, sizeof r->role, PQgetvalue(res, 0, 0));
-	fleet_copy(r->regions, sizeof r->regions, PQgetvalue(res, 0, 1));
-	r->human = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
-	r->client_read = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
-	r->client_report = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
-	r->confirm = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
-}
-
 bool fleet_in_perimeter(const char *regions, const char *region)
 {
 	size_t n = strlen(region);
@@ -74,13 +47,6 @@ bool fleet_in_perimeter(const char *regions, const char *region)
 			return true;
 	}
 	return false;
-}
-
-/* Read needs: the token's fleet:read, a known active subject with a role (every role reads),
- * and a client application allowed to read. */
-static bool fleet_may_read(const struct fleet_actor *actor, const struct fleet_rights *r)
-{
-	return (actor->scopes & FLEET_SCOPE_READ) && r->known && r->client_read;
 }
 
 /* Runs a statement returning bike_status_as's columns and maps its row into out. */
@@ -97,9 +63,9 @@ static enum fleet_status fleet_bike_status_run(const struct fleet_actor *actor, 
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	struct fleet_rights rights;
-	fleet_read_rights(res, &rights);
-	if (!fleet_may_read(actor, &rights)) {
+	struct rights rights;
+	rights_read(res, &rights);
+	if (!rights_may_read(actor, &rights)) {
 		st = FLEET_FORBIDDEN;
 		goto out;
 	}
@@ -115,15 +81,15 @@ static enum fleet_status fleet_bike_status_run(const struct fleet_actor *actor, 
 		st = FLEET_NOT_FOUND;
 		goto out;
 	}
-	fleet_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 6));
-	fleet_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 7));
-	fleet_copy(out->status_label, sizeof out->status_label, PQgetvalue(res, 0, 8));
-	fleet_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 9));
-	fleet_copy(out->station, sizeof out->station, PQgetvalue(res, 0, 10));
+	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 6));
+	db_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 7));
+	db_copy(out->status_label, sizeof out->status_label, PQgetvalue(res, 0, 8));
+	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 9));
+	db_copy(out->station, sizeof out->station, PQgetvalue(res, 0, 10));
 	out->battery_pct =
 		PQgetisnull(res, 0, 12) ? -1 : (int)strtol(PQgetvalue(res, 0, 12), NULL, 10);
-	fleet_copy(out->last_seen_at, sizeof out->last_seen_at, PQgetvalue(res, 0, 13));
-	fleet_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 14));
+	db_copy(out->last_seen_at, sizeof out->last_seen_at, PQgetvalue(res, 0, 13));
+	db_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 14));
 	st = FLEET_OK;
 out:
 	PQclear(res);
@@ -132,29 +98,25 @@ out:
 
 enum fleet_status fleet_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
 {
-	static const char sql[] = "SELECT role, is_human, client_may_read, client_may_report"
-				  " FROM fleet.act_as($1, $2)";
+	static const char sql[] =
+		"SELECT role, regions, is_human, client_may_read,"
+		" client_may_report, requires_confirmation FROM fleet.act_as($1, $2)";
 	*scopes = 0;
 	const char *params[2] = {actor->subject, actor->client_id};
 	enum fleet_status st;
 	PGresult *res = db_exec_prepared("effective_scopes", sql, 2, params, &st);
 	if (!res)
 		return st;
-	if (PQntuples(res) != 1 || PQnfields(res) != 4) {
+	if (PQntuples(res) != 1 || PQnfields(res) != 6) {
 		PQclear(res);
 		return FLEET_INTERNAL;
 	}
-	const char *role = PQgetvalue(res, 0, 0);
-	bool known = !PQgetisnull(res, 0, 0);
-	bool human = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
-	bool client_read = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
-	bool client_report = strcmp(PQgetvalue(res, 0, 3), "t") == 0;
-	bool role_reports =
-		strcmp(role, "customer_care") == 0 || strcmp(role, "fleet_operator") == 0;
-	if (known && client_read)
-		*scopes |= actor->scopes & FLEET_SCOPE_READ;
-	if (known && client_report && role_reports && human && !actor->machine)
-		*scopes |= actor->scopes & FLEET_SCOPE_REPORT;
+	struct rights r;
+	rights_read(res, &r);
+	if (rights_may_read(actor, &r))
+		*scopes |= FLEET_SCOPE_READ;
+	if (rights_may_report(actor, &r))
+		*scopes |= FLEET_SCOPE_REPORT;
 	PQclear(res);
 	return FLEET_OK;
 }

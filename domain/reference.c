@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "db.h"
+#include "rights.h"
 
-/* The rights columns 0..5 every *_as function returns: may this actor read at all?
- * (the token's fleet:read, a known active subject, a client application allowed to read). */
+/* May this actor read at all (the rights columns of the *_as function's first row)? */
 static bool reference_may_read(const struct fleet_actor *actor, PGresult *res)
 {
-	return (actor->scopes & FLEET_SCOPE_READ) && !PQgetisnull(res, 0, 0) &&
-	       strcmp(PQgetvalue(res, 0, 3), "t") == 0;
+	struct rights r;
+	rights_read(res, &r);
+	return rights_may_read(actor, &r);
 }
 
 enum fleet_status reference_status_codes(const struct fleet_actor *actor,

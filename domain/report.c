@@ -13,6 +13,7 @@
 #include "../common/log.h"
 #include "../common/mem.h"
 #include "db.h"
+#include "rights.h"
 
 static const char *const report_issues[] = {
 	"rear_wheel_blocked", "flat_tire",    "brake_failure",  "chain_broken",
@@ -27,16 +28,6 @@ bool report_issue_valid(const char *issue)
 	return false;
 }
 
-static void report_copy(char *dst, size_t cap, const char *src)
-{
-	snprintf(dst, cap, "%s", src ? src : "");
-}
-
-static bool report_true(PGresult *res, int row, int col)
-{
-	return strcmp(PQgetvalue(res, row, col), "t") == 0;
-}
-
 /* Counts UTF-8 code points: the description limit is in characters, as in the JSON Schema. */
 static size_t report_chars(const char *s)
 {
@@ -45,18 +36,6 @@ static size_t report_chars(const char *s)
 		if (((unsigned char)*s & 0xC0) != 0x80)
 			n++;
 	return n;
-}
-
-/* The reporting right as the C side sees it, from columns 0..5 of the *_as functions:
- * the token's fleet:report, a known human subject whose role reports, a client application
- * allowed to report. */
-static bool report_may_report(const struct fleet_actor *actor, PGresult *res)
-{
-	if (!(actor->scopes & FLEET_SCOPE_REPORT) || PQgetisnull(res, 0, 0))
-		return false;
-	const char *role = PQgetvalue(res, 0, 0);
-	bool role_ok = strcmp(role, "customer_care") == 0 || strcmp(role, "fleet_operator") == 0;
-	return role_ok && report_true(res, 0, 2) && report_true(res, 0, 4);
 }
 
 static enum fleet_status report_check_request(const struct report_request *req)
@@ -100,7 +79,9 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 				struct report_result *out)
 {
 	memset(out, 0, sizeof *out);
-	if (!(actor->scopes & FLEET_SCOPE_REPORT))
+	/* Refused before the database is asked, so nothing can be written: no fleet:report, or a
+	 * machine client (sub = client), which never reports whatever its principal row says. */
+	if (!(actor->scopes & FLEET_SCOPE_REPORT) || actor->machine)
 		return FLEET_FORBIDDEN;
 	enum fleet_status st = report_check_request(req);
 	if (st != FLEET_OK)
@@ -118,7 +99,9 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 		goto out;
 	}
 	const char *outcome = PQgetvalue(res, 0, 6);
-	bool may = report_may_report(actor, res);
+	struct rights rights;
+	rights_read(res, &rights);
+	bool may = rights_may_report(actor, &rights);
 	if (!may || strcmp(outcome, "forbidden") == 0) {
 		if (may || strcmp(outcome, "forbidden") != 0)
 			log_error("report rights: the database said %s, the C check %s", outcome,
@@ -136,14 +119,14 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 		st = FLEET_NOT_FOUND;
 		goto out;
 	}
-	report_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 7));
-	report_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 8));
-	report_copy(out->status_before, sizeof out->status_before, PQgetvalue(res, 0, 9));
-	report_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 10));
-	report_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 11));
-	report_copy(out->report_id, sizeof out->report_id, PQgetvalue(res, 0, 12));
-	report_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, 13));
-	report_copy(out->recorded_at, sizeof out->recorded_at, PQgetvalue(res, 0, 14));
+	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 7));
+	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 8));
+	db_copy(out->status_before, sizeof out->status_before, PQgetvalue(res, 0, 9));
+	db_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 10));
+	db_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 11));
+	db_copy(out->report_id, sizeof out->report_id, PQgetvalue(res, 0, 12));
+	db_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, 13));
+	db_copy(out->recorded_at, sizeof out->recorded_at, PQgetvalue(res, 0, 14));
 	if (strcmp(outcome, "ok") == 0 || strcmp(outcome, "replayed") == 0) {
 		out->replayed = outcome[0] == 'r';
 		st = *out->report_id && *out->case_id ? FLEET_OK : FLEET_INTERNAL;
@@ -201,18 +184,18 @@ static void report_read_item(PGresult *res, int row, struct report_case_item *it
 {
 	const char *kind = PQgetvalue(res, row, CASE_KIND);
 	it->is_event = strcmp(kind, "event") == 0;
-	report_copy(it->id, sizeof it->id, PQgetvalue(res, row, CASE_ID));
-	report_copy(it->at, sizeof it->at, PQgetvalue(res, row, CASE_AT));
-	report_copy(it->subject, sizeof it->subject, PQgetvalue(res, row, CASE_SUBJECT));
-	report_copy(it->client_id, sizeof it->client_id, PQgetvalue(res, row, CASE_CLIENT));
-	report_copy(it->kind, sizeof it->kind, PQgetvalue(res, row, CASE_ISSUE));
+	db_copy(it->id, sizeof it->id, PQgetvalue(res, row, CASE_ID));
+	db_copy(it->at, sizeof it->at, PQgetvalue(res, row, CASE_AT));
+	db_copy(it->subject, sizeof it->subject, PQgetvalue(res, row, CASE_SUBJECT));
+	db_copy(it->client_id, sizeof it->client_id, PQgetvalue(res, row, CASE_CLIENT));
+	db_copy(it->kind, sizeof it->kind, PQgetvalue(res, row, CASE_ISSUE));
 	if (it->is_event) {
-		report_copy(it->report_id, sizeof it->report_id, PQgetvalue(res, row, CASE_DETAIL));
+		db_copy(it->report_id, sizeof it->report_id, PQgetvalue(res, row, CASE_DETAIL));
 	} else {
-		report_copy(it->status_after, sizeof it->status_after,
-			    PQgetvalue(res, row, CASE_STATE));
-		report_copy(it->status_before, sizeof it->status_before,
-			    PQgetvalue(res, row, CASE_DETAIL));
+		db_copy(it->status_after, sizeof it->status_after,
+			PQgetvalue(res, row, CASE_STATE));
+		db_copy(it->status_before, sizeof it->status_before,
+			PQgetvalue(res, row, CASE_DETAIL));
 		if (!PQgetisnull(res, row, CASE_DESCRIPTION))
 			it->description = mem_strdup(PQgetvalue(res, row, CASE_DESCRIPTION));
 	}
@@ -235,9 +218,9 @@ enum fleet_status report_get_case(const struct fleet_actor *actor, const char *c
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	/* Read needs: fleet:read, a known subject, a client application allowed to read. */
-	if (!(actor->scopes & FLEET_SCOPE_READ) || PQgetisnull(res, 0, 0) ||
-	    !report_true(res, 0, 3)) {
+	struct rights rights;
+	rights_read(res, &rights);
+	if (!rights_may_read(actor, &rights)) {
 		st = FLEET_FORBIDDEN;
 		goto out;
 	}
@@ -246,14 +229,14 @@ enum fleet_status report_get_case(const struct fleet_actor *actor, const char *c
 		st = FLEET_NOT_FOUND;
 		goto out;
 	}
-	report_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, CASE_ID));
-	report_copy(out->opened_at, sizeof out->opened_at, PQgetvalue(res, 0, CASE_AT));
-	report_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, CASE_BIKE));
-	report_copy(out->region, sizeof out->region, PQgetvalue(res, 0, CASE_REGION));
-	report_copy(out->state, sizeof out->state, PQgetvalue(res, 0, CASE_STATE));
-	report_copy(out->opened_by, sizeof out->opened_by, PQgetvalue(res, 0, CASE_SUBJECT));
-	report_copy(out->opened_via, sizeof out->opened_via, PQgetvalue(res, 0, CASE_CLIENT));
-	report_copy(out->closed_at, sizeof out->closed_at, PQgetvalue(res, 0, CASE_DETAIL));
+	db_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, CASE_ID));
+	db_copy(out->opened_at, sizeof out->opened_at, PQgetvalue(res, 0, CASE_AT));
+	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, CASE_BIKE));
+	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, CASE_REGION));
+	db_copy(out->state, sizeof out->state, PQgetvalue(res, 0, CASE_STATE));
+	db_copy(out->opened_by, sizeof out->opened_by, PQgetvalue(res, 0, CASE_SUBJECT));
+	db_copy(out->opened_via, sizeof out->opened_via, PQgetvalue(res, 0, CASE_CLIENT));
+	db_copy(out->closed_at, sizeof out->closed_at, PQgetvalue(res, 0, CASE_DETAIL));
 	out->items = mem_calloc((size_t)rows, sizeof *out->items);
 	for (int r = 1; r < rows; r++)
 		report_read_item(res, r, &out->items[out->nitems++]);

@@ -338,6 +338,8 @@ int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
 			tool_audit(&c, "error", fleet_status_name(st));
 		else if (st == FLEET_FORBIDDEN && !(ctx->req->actor->scopes & FLEET_SCOPE_REPORT))
 			tool_audit(&c, "denied", "scope fleet:report missing");
+		else if (st == FLEET_FORBIDDEN && ctx->req->actor->machine)
+			tool_audit(&c, "denied", "a machine client never reports");
 		else if (st == FLEET_CONFLICT && r.problem != REPORT_PROBLEM_KEY_REUSED)
 			tool_audit(&c, "conflict", "unique violation");
 		else if (st == FLEET_INVALID && r.problem == REPORT_PROBLEM_NONE)

@@ -167,6 +167,21 @@ static struct as_proc as_jwt;
 static struct it_server auth_srv;
 static json_t *auth_cases, *auth_tokens;
 
+/* Starts the server validating JWTs of the test authorization server at issuer_url, with extra
+ * settings (NULL-terminated list of "NAME=value", at most 8, or NULL). */
+static void auth_jwt_server(struct it_server *s, const char *issuer_url, const char *const *extra)
+{
+	char issuer[160];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", issuer_url);
+	const char *env[13] = {"BIKAROO_AUTH=jwt", issuer, "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			       "BIKAROO_AUTH_INSECURE_LOOPBACK=1"};
+	size_t n = 4;
+	for (; extra && *extra && n < 12; extra++)
+		env[n++] = *extra;
+	env[n] = NULL;
+	ck_assert_int_eq(it_server_start(s, env), 0);
+}
+
 static void auth_setup(void)
 {
 	json_error_t e;
@@ -182,15 +197,8 @@ static void auth_setup(void)
 		free(t);
 	}
 	auth_digest_install();
-	char issuer[128];
-	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as_jwt.issuer);
-	const char *env[] = {"BIKAROO_AUTH=jwt",
-			     issuer,
-			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-			     "BIKAROO_LOG_LEVEL=debug",
-			     NULL};
-	ck_assert_int_eq(it_server_start(&auth_srv, env), 0);
+	const char *extra[] = {"BIKAROO_LOG_LEVEL=debug", NULL};
+	auth_jwt_server(&auth_srv, as_jwt.issuer, extra);
 }
 
 static void auth_teardown(void)
@@ -504,6 +512,47 @@ START_TEST(auth_case)
 }
 END_TEST
 
+/* Writes need a human subject, and a machine client (client credentials: sub = client) is never
+ * one, even when its principal row says otherwise (a registration mistake): the server refuses
+ * before the database is asked, audits the denial, and nothing is written. */
+START_TEST(machine_token_never_reports_whatever_its_row_says)
+{
+	char a[9000];
+	snprintf(a, sizeof a, "Authorization: Bearer %s", auth_tok("machine"));
+	const char *h[] = {"Content-Type: application/json",
+			   "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/call",
+			   "Mcp-Name: report_damaged_bike",
+			   a,
+			   NULL};
+	const char *body =
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"VL-2048\",\"issue\":"
+		"\"flat_tire\"},\"_meta\":{\"io.modelcontextprotocol/"
+		"protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+	char *reports = it_sql("SELECT count(*) FROM fleet.damage_reports");
+	char *denials = it_sql("SELECT count(*) FROM fleet.audit_log WHERE subject = 'fleet-sync'"
+			       " AND outcome = 'denied'");
+	free(it_sql("UPDATE fleet.principals SET is_human = true WHERE subject = 'fleet-sync'"));
+	struct it_response r;
+	it_http(auth_srv.port, "POST", "/mcp", h, body, strlen(body), &r);
+	free(it_sql("UPDATE fleet.principals SET is_human = false WHERE subject = 'fleet-sync'"));
+	char *reports_after = it_sql("SELECT count(*) FROM fleet.damage_reports");
+	char *denials_after = it_sql("SELECT count(*) FROM fleet.audit_log WHERE subject ="
+				     " 'fleet-sync' AND outcome = 'denied'");
+	ck_assert_int_eq(r.status, 200);
+	ck_assert(json_is_true(json_object_get(json_object_get(r.json, "result"), "isError")));
+	ck_assert_str_eq(reports_after, reports);
+	ck_assert_int_eq(strtol(denials_after, NULL, 10), strtol(denials, NULL, 10) + 1);
+	it_response_free(&r);
+	free(reports);
+	free(reports_after);
+	free(denials);
+	free(denials_after);
+}
+END_TEST
+
 /* Runs last in the case list: no token appears in the server log or the database. */
 START_TEST(tokens_never_leak)
 {
@@ -690,17 +739,10 @@ START_TEST(jwt_issuer_unreachable_is_503_never_accept)
 	json_t *spec = json_pack("{s:s}", "forge", "valid");
 	char *t = as_token(&as, spec);
 	json_decref(spec);
-	char issuer[128];
-	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
 	as_stop(&as); /* the issuer the token names is gone before the server ever saw its keys */
 	struct it_server s;
-	const char *env[] = {"BIKAROO_AUTH=jwt",
-			     issuer,
-			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-			     "BIKAROO_AUTH_TIMEOUT_MS=500",
-			     NULL};
-	ck_assert_int_eq(it_server_start(&s, env), 0);
+	const char *extra[] = {"BIKAROO_AUTH_TIMEOUT_MS=500", NULL};
+	auth_jwt_server(&s, as.issuer, extra);
 	char auth[9000];
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", t);
 	const char *body =
@@ -726,16 +768,9 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 {
 	struct as_proc as;
 	as_start(&as, "jwt");
-	char issuer[128];
-	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
 	struct it_server s;
-	const char *env[] = {"BIKAROO_AUTH=jwt",
-			     issuer,
-			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-			     "BIKAROO_AUTH_REFRESH_SECONDS=2",
-			     NULL};
-	ck_assert_int_eq(it_server_start(&s, env), 0);
+	const char *extra[] = {"BIKAROO_AUTH_REFRESH_SECONDS=2", NULL};
+	auth_jwt_server(&s, as.issuer, extra);
 	json_t *vs = json_pack("{s:s}", "forge", "valid");
 	json_t *us = json_pack("{s:s}", "forge", "unknown_kid");
 	char *valid = as_token(&as, vs), *unknown = as_token(&as, us);
@@ -824,17 +859,9 @@ START_TEST(listen_stream_ends_when_its_token_expires)
 {
 	struct as_proc as;
 	as_start(&as, "jwt");
-	char issuer[128];
-	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
 	struct it_server s;
-	const char *env[] = {"BIKAROO_AUTH=jwt",
-			     issuer,
-			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-			     "BIKAROO_AUTH_CLOCK_SKEW=0",
-			     "BIKAROO_KEEPALIVE_SECONDS=1",
-			     NULL};
-	ck_assert_int_eq(it_server_start(&s, env), 0);
+	const char *extra[] = {"BIKAROO_AUTH_CLOCK_SKEW=0", "BIKAROO_KEEPALIVE_SECONDS=1", NULL};
+	auth_jwt_server(&s, as.issuer, extra);
 	json_t *spec = json_pack("{s:s}", "forge", "valid&exp_in=3");
 	char *token = as_token(&as, spec);
 	char a[9000];
@@ -878,18 +905,10 @@ START_TEST(verified_tokens_are_cached_until_exp_and_max_age)
 {
 	struct as_proc as;
 	as_start(&as, "jwt");
-	char issuer[128];
-	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
 	struct it_server s;
-	const char *env[] = {"BIKAROO_AUTH=jwt",
-			     issuer,
-			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-			     "BIKAROO_AUTH_CLOCK_SKEW=0",
-			     "BIKAROO_AUTH_CACHE_SECONDS=6",
-			     "BIKAROO_LOG_LEVEL=debug",
-			     NULL};
-	ck_assert_int_eq(it_server_start(&s, env), 0);
+	const char *extra[] = {"BIKAROO_AUTH_CLOCK_SKEW=0", "BIKAROO_AUTH_CACHE_SECONDS=6",
+			       "BIKAROO_LOG_LEVEL=debug", NULL};
+	auth_jwt_server(&s, as.issuer, extra);
 	json_t *ls = json_pack("{s:s}", "forge", "valid");
 	json_t *ss = json_pack("{s:s}", "forge", "valid&exp_in=3");
 	char *lasting = as_token(&as, ls);
@@ -1107,12 +1126,8 @@ START_TEST(concurrent_first_requests_share_one_key_fetch)
 {
 	struct as_proc as;
 	as_start(&as, "jwt");
-	char issuer[128];
-	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as.issuer);
 	struct it_server s;
-	const char *env[] = {"BIKAROO_AUTH=jwt", issuer, "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
-	ck_assert_int_eq(it_server_start(&s, env), 0);
+	auth_jwt_server(&s, as.issuer, NULL);
 	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "marie", "client",
 				 "customer-care-assistant", "scope", "fleet:read");
 	char *t = as_token(&as, spec);
@@ -1219,6 +1234,7 @@ Suite *auth_suite(void)
 	tcase_add_unchecked_fixture(tc, auth_setup, auth_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, auth_case, 0, n > 0 ? n : 1);
+	tcase_add_test(tc, machine_token_never_reports_whatever_its_row_says);
 	tcase_add_test(tc, tokens_never_leak);
 	suite_add_tcase(s, tc);
 	TCase *ti = tcase_create("introspection");
