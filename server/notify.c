@@ -91,10 +91,15 @@ void notify_progress(struct mcp_ctx *ctx, double progress, double total, const c
 	notify_emit(ctx, "notifications/progress", p);
 }
 
+bool notify_wants(const struct mcp_ctx *ctx, enum notify_level level)
+{
+	return ctx->log_level >= 0 && (int)level >= ctx->log_level && ctx->req->emit;
+}
+
 void notify_log(struct mcp_ctx *ctx, enum notify_level level, const char *logger,
 		const json_t *data)
 {
-	if (ctx->log_level < 0 || (int)level < ctx->log_level || !ctx->req->emit)
+	if (!notify_wants(ctx, level))
 		return;
 	json_t *p =
 		json_pack("{s:s, s:O}", "level", notify_level_name(level), "data", (json_t *)data);

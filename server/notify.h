@@ -43,6 +43,9 @@ void notify_prepare(struct mcp_ctx *ctx, json_t *params);
  * message NULL are left out. */
 void notify_progress(struct mcp_ctx *ctx, double progress, double total, const char *message);
 
+/* Whether a message at level would be sent for this request (so that one is built only then). */
+bool notify_wants(const struct mcp_ctx *ctx, enum notify_level level);
+
 /* Sends notifications/message at level if the request's threshold admits it. data is borrowed;
  * logger may be NULL. Handlers call it only in servers that declare the logging capability. */
 void notify_log(struct mcp_ctx *ctx, enum notify_level level, const char *logger,

@@ -275,11 +275,14 @@ static void tools_log(struct mcp_ctx *ctx, const char *tool, json_t *args, const
 		      const char *detail)
 {
 	bool fine = strcmp(outcome, "ok") == 0 || strcmp(outcome, "input_required") == 0;
+	enum notify_level level = fine ? NOTIFY_INFO : NOTIFY_WARNING;
+	if (!notify_wants(ctx, level))
+		return; /* the common case: nothing asked, nothing built */
 	json_t *bike = json_object_get(args, "bikeId");
 	json_t *data = json_pack("{s:s, s:s, s:O*, s:s, s:s*}", "event", "tools/call", "tool", tool,
 				 "bikeId", json_is_string(bike) ? bike : NULL, "outcome", outcome,
 				 "detail", detail);
-	notify_log(ctx, fine ? NOTIFY_INFO : NOTIFY_WARNING, "bikaroo.tools", data);
+	notify_log(ctx, level, "bikaroo.tools", data);
 	json_decref(data);
 }
 
