@@ -75,10 +75,11 @@ count_check "$IT_TMP/integration.out"
 
 # against_product NAME URL_VAR PASS_PATTERN FIELD COMMAND...: starts the product on a free port,
 # runs COMMAND with URL_VAR set to its /mcp URL, counts the last "PASS_PATTERN N" and the matching
-# fail line of its output (field FIELD) into the totals, and stops the product (a non-zero exit,
-# e.g. a valgrind error, is a failure).
+# fail and cancelled lines of its output (field FIELD) into the totals (a cancelled test is a
+# failure: it did not run to its end), and stops the product (a non-zero exit, e.g. a valgrind
+# error, is a failure).
 against_product() {
-  local name=$1 url_var=$2 pattern=$3 field=$4 ready=$IT_TMP/$1.port rc p f
+  local name=$1 url_var=$2 pattern=$3 field=$4 ready=$IT_TMP/$1.port rc p f c
   shift 4
   # shellcheck disable=SC2086
   BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready ${BIKAROO_WRAPPER:-} "$BIKAROO_BIN" serve 2>"$IT_TMP/$name-server.log" &
@@ -88,7 +89,8 @@ against_product() {
     env "$url_var=http://127.0.0.1:$(cat "$ready")/mcp" "$@" 2>&1 | tee "$IT_TMP/$name.out"
     p=$(grep -E "^# ${pattern}pass " "$IT_TMP/$name.out" | tail -n 1 | awk -v f="$field" '{print $f}')
     f=$(grep -E "^# ${pattern}fail " "$IT_TMP/$name.out" | tail -n 1 | awk -v f="$field" '{print $f}')
-    if [[ -z "$p" ]]; then fail1 "$name: no summary"; else passed=$((passed + p)); failed=$((failed + ${f:-0})); fi
+    c=$(grep -E "^# ${pattern}cancelled " "$IT_TMP/$name.out" | tail -n 1 | awk -v f="$field" '{print $f}')
+    if [[ -z "$p" ]]; then fail1 "$name: no summary"; else passed=$((passed + p)); failed=$((failed + ${f:-0} + ${c:-0})); fi
   else
     cat "$IT_TMP/$name-server.log"; fail1 "$name: the product did not start"
   fi

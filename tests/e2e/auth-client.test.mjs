@@ -19,13 +19,22 @@ const RESOURCE = 'https://mcp.bikaroo.test/mcp';
 const T = { timeout: 20_000 };
 const REQ = { timeout: 10_000 };
 
-async function waitForFile(file, child, what) {
-  for (let i = 0; i < 300; i++) {
+// Keeps the last few KiB a child wrote on stderr, for the error message if it does not start.
+function stderrTail(child) {
+  let tail = '';
+  child.stderr?.on('data', (chunk) => { tail = (tail + chunk).slice(-4096); });
+  return () => tail;
+}
+
+// Both start in about half a second; a loaded machine may take far longer: wait up to 55 s
+// (inside the 60 s of the hook).
+async function waitForFile(file, child, what, tail) {
+  for (let i = 0; i < 1100; i++) {
     if (fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim()) return fs.readFileSync(file, 'utf8').trim();
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}: ${tail()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`${what} did not start`);
+  throw new Error(`${what} did not start within 55 s: ${tail()}`);
 }
 
 function stop(child) {
@@ -53,16 +62,16 @@ describe('official clients with bearer tokens (BIKAROO_AUTH=jwt)', { timeout: 3 
 
   before(async () => {
     as = spawn(process.execPath, [path.join(here, '../auth/as.mjs'), '--ready', path.join(tmp, 'as.port'), '--resource', RESOURCE],
-      { stdio: ['ignore', 'ignore', 'ignore'] });
-    asPort = await waitForFile(path.join(tmp, 'as.port'), as, 'the authorization server');
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+    asPort = await waitForFile(path.join(tmp, 'as.port'), as, 'the authorization server', stderrTail(as));
     server = spawn(BIN, ['serve'], {
-      stdio: ['ignore', 'ignore', 'ignore'],
+      stdio: ['ignore', 'ignore', 'pipe'],
       env: {
         ...process.env, BIKAROO_AUTH: 'jwt', BIKAROO_AUTH_ISSUER: `http://127.0.0.1:${asPort}`, BIKAROO_RESOURCE_URI: RESOURCE,
         BIKAROO_AUTH_INSECURE_LOOPBACK: '1', BIKAROO_PORT: '0', BIKAROO_LISTEN: '127.0.0.1', BIKAROO_READY_FILE: path.join(tmp, 'srv.port'),
       },
     });
-    url = new URL(`http://127.0.0.1:${await waitForFile(path.join(tmp, 'srv.port'), server, 'the server')}/mcp`);
+    url = new URL(`http://127.0.0.1:${await waitForFile(path.join(tmp, 'srv.port'), server, 'the server', stderrTail(server))}/mcp`);
   }, { timeout: 60_000 });
 
   after(async () => {

@@ -44,13 +44,14 @@ static void auth_sleep_ms(long ms)
 static void as_start(struct as_proc *as, const char *format)
 {
 	static unsigned seq;
-	char ready[256];
+	char ready[256], log[256];
 	snprintf(ready, sizeof ready, "%s/as-%d-%u.port", it_env("IT_TMP"), (int)getpid(), ++seq);
+	snprintf(log, sizeof log, "%s/as-%d-%u.log", it_env("IT_TMP"), (int)getpid(), seq);
 	unlink(ready);
 	memset(as, 0, sizeof *as);
 	as->pid = fork();
 	if (as->pid == 0) {
-		FILE *f = freopen("/dev/null", "w", stderr);
+		FILE *f = freopen(log, "w", stderr);
 		FILE *g = freopen("/dev/null", "w", stdout);
 		(void)f;
 		(void)g;
@@ -58,7 +59,12 @@ static void as_start(struct as_proc *as, const char *format)
 		       AUTH_RESOURCE, "--format", format, (char *)NULL);
 		_exit(127);
 	}
-	for (int waited = 0; waited < 15000; waited += 20) {
+	/* It starts in about half a second; a loaded machine may take far longer, and a minute
+	 * is well inside every test case's timeout. */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bool exited = false;
+	for (t = t0; t.tv_sec - t0.tv_sec < 60 && !exited; clock_gettime(CLOCK_MONOTONIC, &t)) {
 		FILE *f = fopen(ready, "r");
 		if (f) {
 			int ok = fscanf(f, "%u", &as->port) == 1;
@@ -66,10 +72,25 @@ static void as_start(struct as_proc *as, const char *format)
 			if (ok)
 				break;
 		}
+		exited = waitpid(as->pid, NULL, WNOHANG) == as->pid;
 		auth_sleep_ms(20);
 	}
 	unlink(ready);
-	ck_assert_msg(as->port != 0, "the test authorization server did not start");
+	if (as->port == 0) {
+		if (!exited) {
+			kill(as->pid, SIGTERM);
+			waitpid(as->pid, NULL, 0);
+		}
+		char tail[2048] = "";
+		FILE *f = fopen(log, "r");
+		if (f) {
+			size_t n = fread(tail, 1, sizeof tail - 1, f);
+			tail[n] = '\0';
+			fclose(f);
+		}
+		ck_abort_msg("the test authorization server did not start (%s): %s",
+			     exited ? "it exited" : "still not ready after 60 s", tail);
+	}
 	snprintf(as->issuer, sizeof as->issuer, "http://127.0.0.1:%u", as->port);
 }
 
