@@ -43,6 +43,8 @@ const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
 const ec = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const rsaJwk = { ...rsa.privateKey.export({ format: 'jwk' }), kid: 'rsa-1', use: 'sig', alg: 'RS256' };
 const ecJwk = { ...ec.privateKey.export({ format: 'jwk' }), kid: 'ec-1', use: 'sig', alg: 'ES256' };
+// Progress on stderr: a start that hangs shows in the test's failure message where it stopped.
+console.error(`as: keys ready after ${Math.round(process.uptime() * 1000)} ms`);
 
 const publicClients = ['customer-care-assistant', 'ops-assistant', 'developer-ide', 'careful-assistant',
   'unregistered-app'].map((id) => ({
@@ -282,5 +284,6 @@ server.listen(port, '127.0.0.1', () => {
   provider.on('server_error', (_ctx, err) => console.error('as: server_error', err));
   fs.writeFileSync(`${readyFile}.tmp`, `${server.address().port}\n`);
   fs.renameSync(`${readyFile}.tmp`, readyFile);
+  console.error(`as: ready on ${issuer} after ${Math.round(process.uptime() * 1000)} ms`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
