@@ -1294,13 +1294,14 @@ Suite *auth_suite(void)
 	suite_add_tcase(s, tc);
 	TCase *ti = tcase_create("introspection");
 	tcase_add_unchecked_fixture(ti, intro_setup, intro_teardown);
-	tcase_set_timeout(ti, 60);
+	/* Generous: an authorization server may take up to a minute to start (as_start). */
+	tcase_set_timeout(ti, 180);
 	tcase_add_test(ti, introspection_accepts_active_tokens_for_this_server);
 	tcase_add_test(ti, introspection_refuses_other_audiences_and_garbage);
 	tcase_add_test(ti, introspection_issuer_down_is_503_but_cached_answers_stand);
 	suite_add_tcase(s, ti);
 	TCase *tm = tcase_create("modes-and-defense-in-depth");
-	tcase_set_timeout(tm, 60);
+	tcase_set_timeout(tm, 180);
 	tcase_add_test(tm, jwt_issuer_unreachable_is_503_never_accept);
 	tcase_add_test(tm, listen_stream_ends_when_its_token_expires);
 	tcase_add_test(tm, unknown_kid_triggers_one_rate_limited_refresh);
