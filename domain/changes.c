@@ -1,7 +1,8 @@
-/* The resource change feed over LISTEN/NOTIFY (see changes.h). */
+/* The change feed over LISTEN/NOTIFY (see changes.h). */
 #include "changes.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../common/log.h"
 #include "../common/mem.h"
@@ -16,10 +17,10 @@ struct changes *changes_open(void)
 	PGconn *pg = db_open();
 	if (!pg)
 		return NULL;
-	PGresult *r = PQexec(pg, "LISTEN bikaroo_resources");
+	PGresult *r = PQexec(pg, "LISTEN bikaroo_resources; LISTEN bikaroo_rights");
 	bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
 	if (!ok)
-		log_error("cannot LISTEN for resource changes: %s", PQresultErrorMessage(r));
+		log_error("cannot LISTEN for changes: %s", PQresultErrorMessage(r));
 	PQclear(r);
 	if (!ok) {
 		PQfinish(pg);
@@ -35,12 +36,30 @@ int changes_fd(const struct changes *ch)
 	return PQsocket(ch->pg);
 }
 
-int changes_drain(struct changes *ch, void (*fn)(const char *uri, void *arg), void *arg)
+/* A notification as a change; false when it is not one of ours. */
+static bool changes_read(const PGnotify *n, struct change *c)
+{
+	*c = (struct change){0};
+	if (strcmp(n->relname, "bikaroo_resources") == 0)
+		c->uri = n->extra;
+	else if (strcmp(n->relname, "bikaroo_rights") == 0 && strncmp(n->extra, "subject:", 8) == 0)
+		c->subject = n->extra + 8;
+	else if (strcmp(n->relname, "bikaroo_rights") == 0 && strncmp(n->extra, "client:", 7) == 0)
+		c->client = n->extra + 7;
+	return (c->uri || c->subject || c->client) && *n->extra;
+}
+
+int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *arg), void *arg)
 {
 	if (!PQconsumeInput(ch->pg) || PQstatus(ch->pg) != CONNECTION_OK)
 		return -1;
-	for (PGnotify *n; (n = PQnotifies(ch->pg)) != NULL; PQfreemem(n))
-		fn(n->extra, arg);
+	for (PGnotify *n; (n = PQnotifies(ch->pg)) != NULL; PQfreemem(n)) {
+		struct change c;
+		if (changes_read(n, &c))
+			fn(&c, arg);
+		else
+			log_warn("change feed: unreadable notification on %s", n->relname);
+	}
 	return 0;
 }
 

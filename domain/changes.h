@@ -1,18 +1,27 @@
-/* The resource change feed: PostgreSQL's NOTIFY bikaroo_resources (migration 0006) carries the
- * URI of every resource whose content changed, at commit. One listener is one connection of
- * its own, opened only while someone subscribes. */
+/* The change feed: PostgreSQL's NOTIFY bikaroo_resources (migration 0006) carries the URI of
+ * every resource whose content changed, and NOTIFY bikaroo_rights (0007) names every caller
+ * whose rights changed, both at commit. One listener is one connection of its own, opened only
+ * while someone subscribes. */
 #ifndef BIKAROO_CHANGES_H
 #define BIKAROO_CHANGES_H
 
 struct changes;
 
+/* What one notification says; exactly one member is set. */
+struct change {
+	const char *uri;     /* a resource whose content changed */
+	const char *subject; /* a principal whose role, regions or activity changed */
+	const char *client;  /* a client application whose rights changed */
+};
+
 /* Connects and LISTENs; NULL (logged) when the database cannot be reached. */
 struct changes *changes_open(void);
 /* The socket to poll for input. */
 int changes_fd(const struct changes *ch);
-/* Reads what has arrived and calls fn(uri, arg) for each changed URI. Returns 0, or -1 when
- * the connection is lost (close it and open a new one; changes meanwhile are not replayed). */
-int changes_drain(struct changes *ch, void (*fn)(const char *uri, void *arg), void *arg);
+/* Reads what has arrived and calls fn(change, arg) for each notification (one it cannot read
+ * is logged and skipped). Returns 0, or -1 when the connection is lost (close it and open a
+ * new one; changes meanwhile are not replayed). */
+int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *arg), void *arg);
 void changes_close(struct changes *ch);
 
 #endif

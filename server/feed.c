@@ -25,12 +25,12 @@ void feed_set_tick(long seconds)
 	feed_tick_seconds = seconds > 0 ? seconds : 15;
 }
 
-static void feed_tell(const char *uri, void *arg)
+static void feed_tell(const struct change *c, void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&feed_lock);
 	for (struct feed_sink *s = feed_sinks; s; s = s->next)
-		s->changed(uri, s->arg);
+		s->changed(c, s->arg);
 	pthread_mutex_unlock(&feed_lock);
 }
 

@@ -211,7 +211,8 @@ static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
  * A listen request's response is an SSE stream that stays open: the acknowledgement first,
  * then notifications/resources/updated events from the change feed (feed.h), a comment line
  * every BIKAROO_KEEPALIVE_SECONDS as a keep-alive, and the request's result when the server
- * stops or when the caller's token expires (checked on each keep-alive).
+ * stops, when the caller's token expires (checked on each keep-alive) or when the caller's
+ * rights change in PostgreSQL (the client listens again, and what it may hear is checked anew).
  * libmicrohttpd pulls the bytes through http_stream_read; with nothing to send the connection
  * is suspended, and resumed when something arrives. Locks: the registry's, then a stream's;
  * libmicrohttpd is never called with one of ours held by another thread (a suspended connection
@@ -228,7 +229,8 @@ struct http_stream {
 	size_t len, off, cap;
 	bool suspended, ending;
 	long expires_at; /* the caller's token's exp: the stream ends then (0: never) */
-	int refs;        /* the registry's and the response's */
+	char subject[FLEET_ID_MAX], client_id[FLEET_ID_MAX]; /* the caller's */
+	int refs;                                            /* the registry's and the response's */
 	json_t *id;
 	char **uris;
 	size_t n;
@@ -331,28 +333,6 @@ static void http_streams_prune(void)
 	}
 }
 
-/* feed_sink.changed: an update event to each stream that honours uri (NULL: every URI). */
-static void http_streams_changed(const char *uri, void *arg)
-{
-	(void)arg;
-	struct http_resumes rs = {.n = 0};
-	pthread_mutex_lock(&http_streams_lock);
-	http_streams_prune();
-	for (struct http_stream *st = http_streams; st; st = st->next)
-		for (size_t i = 0; i < st->n; i++) {
-			if (uri && strcmp(st->uris[i], uri) != 0)
-				continue;
-			char *ev = http_sse_event(json_pack(
-				"{s:s, s:s, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "method",
-				"notifications/resources/updated", "params", "uri", st->uris[i],
-				"_meta", "io.modelcontextprotocol/subscriptionId", st->id));
-			http_stream_send(st, ev, &rs);
-			free(ev);
-		}
-	pthread_mutex_unlock(&http_streams_lock);
-	http_resume_all(&rs);
-}
-
 /* Ends st gracefully (under http_streams_lock): its request's result, then the end. */
 static void http_stream_finish(struct http_stream *st, struct http_resumes *rs)
 {
@@ -366,6 +346,42 @@ static void http_stream_finish(struct http_stream *st, struct http_resumes *rs)
 	free(ev);
 	if (resume)
 		rs->conn[rs->n++] = resume;
+}
+
+/* Whether a change of rights concerns the caller of st. */
+static bool http_stream_rights_changed(const struct http_stream *st, const struct change *c)
+{
+	return (c->subject && strcmp(c->subject, st->subject) == 0) ||
+	       (c->client && strcmp(c->client, st->client_id) == 0);
+}
+
+/* feed_sink.changed: an update event to each stream that honours the changed URI (c NULL:
+ * every URI); the end of the streams whose caller's rights changed. */
+static void http_streams_changed(const struct change *c, void *arg)
+{
+	(void)arg;
+	struct http_resumes rs = {.n = 0};
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_prune();
+	for (struct http_stream *st = http_streams; st; st = st->next) {
+		if (c && !c->uri) {
+			if (http_stream_rights_changed(st, c))
+				http_stream_finish(st, &rs);
+			continue;
+		}
+		for (size_t i = 0; i < st->n; i++) {
+			if (c && strcmp(st->uris[i], c->uri) != 0)
+				continue;
+			char *ev = http_sse_event(json_pack(
+				"{s:s, s:s, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "method",
+				"notifications/resources/updated", "params", "uri", st->uris[i],
+				"_meta", "io.modelcontextprotocol/subscriptionId", st->id));
+			http_stream_send(st, ev, &rs);
+			free(ev);
+		}
+	}
+	pthread_mutex_unlock(&http_streams_lock);
+	http_resume_all(&rs);
 }
 
 /* feed_sink.tick: an SSE comment keeps each stream (and its proxies) alive and finds out
@@ -425,7 +441,7 @@ static void http_stream_released(void *cls)
 /* What one request's listen (if any) opened. */
 struct http_listen_req {
 	struct MHD_Connection *conn;
-	long expires_at; /* the caller's */
+	const struct fleet_actor *actor; /* the caller */
 	struct http_stream *opened;
 };
 
@@ -444,7 +460,9 @@ static int http_listen_open(void *ctx, const json_t *id, const json_t *ack, cons
 	struct http_stream *st = mem_calloc(1, sizeof *st);
 	pthread_mutex_init(&st->lock, NULL);
 	st->conn = lr->conn;
-	st->expires_at = lr->expires_at;
+	st->expires_at = lr->actor->expires_at;
+	snprintf(st->subject, sizeof st->subject, "%s", lr->actor->subject);
+	snprintf(st->client_id, sizeof st->client_id, "%s", lr->actor->client_id);
 	st->refs = 2;
 	st->id = json_deep_copy(id);
 	st->uris = mem_calloc(n ? n : 1, sizeof *st->uris);
@@ -640,7 +658,7 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.per_principal = s->tokens,
 	};
 	struct sse_buf sse = {0};
-	struct http_listen_req lr = {.conn = c, .expires_at = req.actor->expires_at};
+	struct http_listen_req lr = {.conn = c, .actor = req.actor};
 	struct mcp_listen listen = {http_listen_open, &lr};
 	req.listen = &listen;
 	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {

@@ -7,7 +7,8 @@
  * later line. Resource subscriptions are the connection's too, 2025-era (resources/subscribe)
  * and 2026-07-28 (subscriptions/listen, a request that stays open until cancelled or EOF): the
  * change feed (feed.h), joined with the first one, tells the connection of every committed
- * change, and it writes notifications/resources/updated for the subscribed URIs. */
+ * change, and it writes notifications/resources/updated for the subscribed URIs. They all end
+ * when the identity's token expires or its rights change in PostgreSQL. */
 #include "stdio_transport.h"
 
 #include <errno.h>
@@ -194,24 +195,38 @@ static void stdio_updated_all(struct stdio_conn *c)
 
 static void stdio_listen_end_all(struct stdio_conn *c);
 
-/* feed_sink.tick: once the token the server acts with has expired, its subscriptions end too
- * (listens with their result); requests are already refused by the core. */
-static void stdio_tick(void *arg)
+/* The end of every subscription of this connection: listens with their result (the client
+ * may listen again: what it may hear is checked anew), 2025-era subscriptions dropped. */
+static void stdio_subscriptions_end(struct stdio_conn *c)
 {
-	struct stdio_conn *c = arg;
-	if (!c->actor->expires_at || (long)time(NULL) < c->actor->expires_at)
-		return;
 	stdio_listen_end_all(c);
 	uriset_clear(&c->subs);
 }
 
-/* feed_sink.changed for this connection. */
-static void stdio_changed(const char *uri, void *arg)
+/* feed_sink.tick: once the token the server acts with has expired, its subscriptions end too;
+ * requests are already refused by the core. */
+static void stdio_tick(void *arg)
 {
-	if (uri)
-		stdio_updated(uri, arg);
-	else
-		stdio_updated_all(arg);
+	struct stdio_conn *c = arg;
+	if (c->actor->expires_at && (long)time(NULL) >= c->actor->expires_at)
+		stdio_subscriptions_end(c);
+}
+
+/* feed_sink.changed for this connection: a changed resource, or a change of rights, which
+ * ends the subscriptions when they are those of the identity this server acts as. */
+static void stdio_changed(const struct change *ch, void *arg)
+{
+	struct stdio_conn *c = arg;
+	if (!ch) {
+		stdio_updated_all(c);
+	} else if (ch->uri) {
+		stdio_updated(ch->uri, c);
+	} else if ((ch->subject && strcmp(ch->subject, c->actor->subject) == 0) ||
+		   (ch->client && strcmp(ch->client, c->actor->client_id) == 0)) {
+		log_warn("stdio: the rights of %s changed; its resource subscriptions end",
+			 ch->subject ? "the subject" : "the client application");
+		stdio_subscriptions_end(c);
+	}
 }
 
 /* mcp_subscriptions.change for this connection (2025-era resources/subscribe). */

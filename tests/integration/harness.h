@@ -42,6 +42,17 @@ void it_response_free(struct it_response *r);
 /* Runs sql on the database as the superuser (assertions and setup); returns the first
  * column of the first row as new memory ("" when no row), or NULL on error. */
 char *it_sql(const char *sql);
+/* Two principals of the rights-change tests' own (for it_sql): rights-probe (FR-PAR), the
+ * caller, and rights-bystander (FR-LYO), someone else. */
+#define IT_RIGHTS_TEARDOWN                                                                         \
+	"DELETE FROM fleet.principals WHERE subject IN ('rights-probe', 'rights-bystander')"
+#define IT_RIGHTS_SETUP                                                                            \
+	IT_RIGHTS_TEARDOWN ";"                                                                     \
+			   "INSERT INTO fleet.principals (subject, display_name, role) VALUES "    \
+			   "('rights-probe', 'Rights probe', 'customer_care'), "                   \
+			   "('rights-bystander', 'Rights bystander', 'customer_care');"            \
+			   "INSERT INTO fleet.principal_regions (subject, region) VALUES "         \
+			   "('rights-probe', 'FR-PAR'), ('rights-bystander', 'FR-LYO')"
 /* The same on another database URL. */
 char *it_sql_url(const char *url, const char *sql);
 /* The same as the server's login role (fleet_app), for row-level-security checks. */

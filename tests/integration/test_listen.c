@@ -1,7 +1,7 @@
 /* subscriptions/listen over HTTP (2026-07-28) with the real server and a libcurl client that
  * keeps the stream open: the acknowledgement first, updates from PostgreSQL's change feed
  * tagged with the listen id, only for honoured URIs, and the request's result when the server
- * stops while the client is still listening. */
+ * stops while the client is still listening, or when the caller's rights change. */
 #include <check.h>
 #include <curl/curl.h>
 #include <pthread.h>
@@ -102,6 +102,15 @@ static bool listener_wait(struct listener *l, const char *text)
 	return false;
 }
 
+/* Whether the stream holds text now. */
+static bool listener_has(struct listener *l, const char *text)
+{
+	pthread_mutex_lock(&l->lock);
+	bool found = l->got && strstr(l->got, text);
+	pthread_mutex_unlock(&l->lock);
+	return found;
+}
+
 static void listener_start(struct listener *l, pthread_t *t, unsigned port, const char *stop_at)
 {
 	*l = (struct listener){.port = port, .stop_at = stop_at};
@@ -157,12 +166,49 @@ START_TEST(listen_stream_over_http)
 }
 END_TEST
 
+#define RESULT "\"id\":\"w1\",\"result\":{\"resultType\":\"complete\""
+
+START_TEST(listen_ends_when_the_callers_rights_change)
+{
+	free(it_sql(IT_RIGHTS_SETUP));
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	struct listener l;
+	pthread_t t;
+	listener_start(&l, &t, s.port, NULL);
+	ck_assert_msg(listener_wait(&l, ACK), "no acknowledgement");
+	ck_assert(listener_has(&l, "\"resourceSubscriptions\":[\"" LISTEN_BIKE "\"]"));
+	/* Someone else's rights change: this stream goes on (the update after it still comes). */
+	free(it_sql("INSERT INTO fleet.principal_regions VALUES ('rights-bystander', 'BE-BRU')"));
+	free(it_sql(LISTEN_TOUCH("VL-2069")));
+	ck_assert_msg(listener_wait(&l, "\"uri\":\"" LISTEN_BIKE "\""), "no update");
+	ck_assert(!listener_has(&l, RESULT));
+	/* The caller loses FR-PAR: the stream ends with the request's result. */
+	free(it_sql("DELETE FROM fleet.principal_regions WHERE subject = 'rights-probe'"));
+	pthread_join(t, NULL);
+	ck_assert_int_eq(l.rc, CURLE_OK);
+	ck_assert_int_eq(l.status, 200);
+	ck_assert_msg(strstr(l.got, RESULT) != NULL, "no result: %s", l.got);
+	listener_free(&l);
+	/* Listening again, the bike is no longer honoured: it is outside the new perimeter. */
+	listener_start(&l, &t, s.port, NULL);
+	ck_assert(listener_wait(&l, ACK));
+	ck_assert(!listener_has(&l, LISTEN_BIKE));
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	pthread_join(t, NULL);
+	listener_free(&l);
+	free(it_sql(IT_RIGHTS_TEARDOWN));
+}
+END_TEST
+
 Suite *listen_suite(void)
 {
 	Suite *s = suite_create("listen");
 	TCase *tc = tcase_create("subscriptions/listen over HTTP");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, listen_stream_over_http);
+	tcase_add_test(tc, listen_ends_when_the_callers_rights_change);
 	suite_add_tcase(s, tc);
 	return s;
 }

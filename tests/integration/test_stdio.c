@@ -504,6 +504,50 @@ START_TEST(listen_streams_follow_database_changes)
 }
 END_TEST
 
+/* The honoured resourceSubscriptions of an acknowledgement line for listen id. */
+static size_t sio_ack_honoured(json_t *j, const char *id)
+{
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "method")),
+			 "notifications/subscriptions/acknowledged");
+	ck_assert_str_eq(sio_sub_id(j), id);
+	return json_array_size(
+		json_object_get(json_object_get(json_object_get(j, "params"), "notifications"),
+				"resourceSubscriptions"));
+}
+
+/* A change of the identity's rights in PostgreSQL ends its listens (with their result): what
+ * it may hear is checked anew when it listens again. Someone else's change ends nothing. */
+START_TEST(listen_ends_when_the_identitys_rights_change)
+{
+	free(it_sql(IT_RIGHTS_SETUP));
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe", NULL};
+	struct sio s;
+	sio_start(&s, env);
+	sio_listen(&s, "L1", "{\"resourceSubscriptions\":[\"" SUB_BIKE "\"]}");
+	json_t *j = sio_next(&s, sio_wait_ms());
+	ck_assert_uint_eq(sio_ack_honoured(j, "L1"), 1);
+	json_decref(j);
+	free(it_sql("INSERT INTO fleet.principal_regions VALUES ('rights-bystander', 'BE-BRU')"));
+	free(it_sql(SUB_TOUCH("VL-2057")));
+	sio_expect_updated(&s, SUB_BIKE);
+	free(it_sql("DELETE FROM fleet.principal_regions WHERE subject = 'rights-probe'"));
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_msg(j != NULL, "the listen did not end");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "L1");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(j, "result"), "resultType")),
+		"complete");
+	json_decref(j);
+	sio_listen(&s, "L2", "{\"resourceSubscriptions\":[\"" SUB_BIKE "\"]}");
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_uint_eq(sio_ack_honoured(j, "L2"), 0);
+	json_decref(j);
+	ck_assert_int_eq(sio_stop(&s), 0);
+	free(it_sql(IT_RIGHTS_TEARDOWN));
+}
+END_TEST
+
 START_TEST(bad_lines_get_errors_and_the_stream_continues)
 {
 	struct sio s;
@@ -670,6 +714,7 @@ Suite *stdio_suite(void)
 	tcase_add_test(tc, legacy_log_level_holds_for_the_connection);
 	tcase_add_test(tc, legacy_subscriptions_follow_database_changes);
 	tcase_add_test(tc, listen_streams_follow_database_changes);
+	tcase_add_test(tc, listen_ends_when_the_identitys_rights_change);
 	tcase_add_test(tc, cancelled_request_gets_no_response);
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
 	tcase_add_test(tc, progress_lines_come_before_the_response);
