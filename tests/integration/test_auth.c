@@ -84,12 +84,12 @@ static void as_start(struct as_proc *as, const char *format)
 		_exit(127);
 	}
 	/* It starts in about half a second; a loaded machine may take far longer. The wait counts
-	 * polls (3000 x 20 ms), not clock readings, so a paused or migrated virtual machine whose
-	 * clock jumps on resume does not end it early. */
+	 * polls (6000 x 20 ms, two minutes at least), not clock readings, so a paused or migrated
+	 * virtual machine whose clock jumps on resume does not end it early. */
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	bool exited = false;
-	for (int poll = 0; poll < 3000 && !exited; poll++) {
+	for (int poll = 0; poll < 6000 && !exited; poll++) {
 		FILE *f = fopen(ready, "r");
 		if (f) {
 			int ok = fscanf(f, "%u", &as->port) == 1;
@@ -1294,7 +1294,7 @@ Suite *auth_suite(void)
 	suite_add_tcase(s, tc);
 	TCase *ti = tcase_create("introspection");
 	tcase_add_unchecked_fixture(ti, intro_setup, intro_teardown);
-	/* Generous: an authorization server may take up to a minute to start (as_start). */
+	/* Generous: an authorization server may take two minutes to start (as_start). */
 	tcase_set_timeout(ti, 180);
 	tcase_add_test(ti, introspection_accepts_active_tokens_for_this_server);
 	tcase_add_test(ti, introspection_refuses_other_audiences_and_garbage);
