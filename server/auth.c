@@ -548,11 +548,6 @@ enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor
 
 /* ---- metadata and challenges ------------------------------------------------------------- */
 
-const char *auth_prm_url(void)
-{
-	return auth.prm_url;
-}
-
 bool auth_prm_path(const char *path)
 {
 	if (auth.mode == AUTH_MODE_LOCAL)

@@ -39,9 +39,8 @@ enum auth_status auth_bearer(const char *const *values, size_t n, const char **t
 enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor *out,
 			       const char **why) __attribute__((warn_unused_result));
 
-/* RFC 9728 protected-resource metadata: its public URL (borrowed), whether a request path is
- * one of the paths we serve it on, and the document (new reference). */
-const char *auth_prm_url(void);
+/* RFC 9728 protected-resource metadata: whether a request path is one of the paths we serve it
+ * on, and the document (new reference). */
 bool auth_prm_path(const char *path);
 json_t *auth_prm_document(void);
 
