@@ -414,9 +414,10 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, struct 
 	if (js != JWT_OK)
 		return AUTH_INVALID_TOKEN;
 	bool ok = auth_actor_from(claims, out);
-	/* jwt_verify made sure exp is an integer: it bounds the cache entry (refusals are never
+	/* jwt_verify made sure exp is a usable time: it bounds the cache entry (refusals are never
 	 * cached: a bad token costs a verification each time, as before). */
-	long exp = (long)json_integer_value(json_object_get(claims, "exp"));
+	long exp = 0;
+	(void)jwt_time(claims, "exp", &exp);
 	json_decref(claims);
 	if (!ok) {
 		*why = "token names no usable subject or client";
@@ -506,9 +507,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	json_t *r = json_loads(body, JSON_REJECT_DUPLICATES, &e);
 	free(body);
 	long now = auth_now(), exp = 0;
-	const json_t *jexp = json_object_get(r, "exp");
-	if (json_is_integer(jexp))
-		exp = (long)json_integer_value(jexp);
+	(void)jwt_time(r, "exp", &exp); /* none, or unusable: stays 0, refused below */
 	*why = NULL;
 	if (!json_is_true(json_object_get(r, "active")))
 		*why = "token is not active";

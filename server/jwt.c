@@ -169,16 +169,15 @@ static bool jwt_typ_ok(const char *typ)
 	       (strcasecmp(typ, "at+jwt") == 0 || strcasecmp(typ, "application/at+jwt") == 0);
 }
 
-/* A NumericDate claim as seconds; false when absent or not a number. */
-static bool jwt_time(const json_t *claims, const char *name, long *out)
+bool jwt_time(const json_t *claims, const char *name, long *out)
 {
 	const json_t *v = json_object_get(claims, name);
-	if (json_is_integer(v))
-		*out = (long)json_integer_value(v);
-	else if (json_is_real(v))
-		*out = (long)json_real_value(v);
-	else
+	if (!json_is_number(v))
 		return false;
+	double t = json_number_value(v);
+	if (!(t >= 0 && t <= 253402300799.0))
+		return false;
+	*out = (long)t;
 	return true;
 }
 

@@ -49,5 +49,9 @@ enum jwt_status jwt_verify(const struct jwt_keyset *ks, const struct jwt_policy 
 
 /* True when aud (string or array) names audience exactly. */
 bool jwt_audience_matches(const json_t *aud, const char *audience);
+/* A NumericDate claim (exp, nbf, iat) as whole seconds; false when absent, not a number, or
+ * outside the years 1970 to 9999. The bound keeps the conversion to long defined and
+ * `exp + skew` from overflowing: a token with such a time is refused, never read as another. */
+bool jwt_time(const json_t *claims, const char *name, long *out);
 
 #endif

@@ -149,6 +149,51 @@ START_TEST(refuses_bad_claims)
 }
 END_TEST
 
+/* NumericDate claims out of any sane range (found by make fuzz: a huge real iat was converted
+ * to long, which is undefined): refused, never wrapped into a valid-looking time. */
+START_TEST(refuses_times_out_of_range)
+{
+	long now = (long)time(NULL);
+	/* NULL: a good value (iat now - 10 s, exp now + 600 s), or no nbf at all. */
+	struct {
+		const char *iat, *nbf, *exp, *reason;
+	} bad[] = {
+		{"1.3e102", NULL, NULL, "token issue time is missing or in the future"},
+		{NULL, NULL, "1e300", "token has no expiry"},
+		{NULL, NULL, "9223372036854775807", "token has no expiry"},
+		{NULL, NULL, "-9223372036854775807", "token has no expiry"},
+		{NULL, "-1e300", NULL, "token not valid yet"},
+		{"-5", NULL, NULL, "token issue time is missing or in the future"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		char iat[32], exp[32];
+		snprintf(iat, sizeof iat, "%ld", now - 10);
+		snprintf(exp, sizeof exp, "%ld", now + 600);
+		char *c = mem_printf("{\"iss\":\"" ISS "\",\"aud\":\"" AUD "\",\"sub\":\"marie\","
+				     "\"client_id\":\"customer-care-assistant\",\"iat\":%s%s%s,"
+				     "\"exp\":%s}",
+				     bad[i].iat ? bad[i].iat : iat, bad[i].nbf ? ",\"nbf\":" : "",
+				     bad[i].nbf ? bad[i].nbf : "", bad[i].exp ? bad[i].exp : exp);
+		char *t = jwt_sign(key, "at+jwt", c);
+		const char *why = NULL;
+		ck_assert_msg(jwt_check(t, &why) != JWT_OK, "accepted: %s", c);
+		ck_assert_msg(why && strcmp(why, bad[i].reason) == 0, "%s: %s", c, why);
+		free(t);
+		free(c);
+	}
+	/* What the token cache and the streams take as the end of authority: a fractional exp is
+	 * its whole second (it used to be read as 0, "never"), an unusable one is none. */
+	json_t *j = json_pack("{s:f, s:I, s:f, s:s}", "a", 1800000000.7, "b",
+			      (json_int_t)9223372036854775807LL, "c", -1.0, "d", "1800000000");
+	long t = 0;
+	ck_assert(jwt_time(j, "a", &t));
+	ck_assert_int_eq(t, 1800000000L);
+	ck_assert(!jwt_time(j, "b", &t) && !jwt_time(j, "c", &t) && !jwt_time(j, "d", &t));
+	ck_assert(!jwt_time(j, "missing", &t));
+	json_decref(j);
+}
+END_TEST
+
 START_TEST(refuses_bad_signatures_and_algorithms)
 {
 	const char *why = NULL;
@@ -273,6 +318,7 @@ Suite *jwt_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, accepts_a_good_token);
 	tcase_add_test(tc, refuses_bad_claims);
+	tcase_add_test(tc, refuses_times_out_of_range);
 	tcase_add_test(tc, refuses_bad_signatures_and_algorithms);
 	tcase_add_test(tc, unknown_kid_is_reported_for_a_refresh);
 	tcase_add_test(tc, algorithm_lists);
