@@ -355,8 +355,10 @@ static bool http_stream_rights_changed(const struct http_stream *st, const struc
 	       (c->client && strcmp(c->client, st->client_id) == 0);
 }
 
-/* feed_sink.changed: an update event to each stream that honours the changed URI (c NULL:
- * every URI); the end of the streams whose caller's rights changed. */
+/* feed_sink.changed: an update event to each stream that honours the changed URI; the end of
+ * the streams whose caller's rights changed. After a gap in the feed (c NULL) anything may
+ * have changed, rights too: every stream is told that each of its URIs was updated, then ends
+ * (the client listens again, checked anew). */
 static void http_streams_changed(const struct change *c, void *arg)
 {
 	(void)arg;
@@ -379,6 +381,8 @@ static void http_streams_changed(const struct change *c, void *arg)
 			http_stream_send(st, ev, &rs);
 			free(ev);
 		}
+		if (!c)
+			http_stream_finish(st, &rs);
 	}
 	pthread_mutex_unlock(&http_streams_lock);
 	http_resume_all(&rs);

@@ -213,12 +213,15 @@ static void stdio_tick(void *arg)
 }
 
 /* feed_sink.changed for this connection: a changed resource, or a change of rights, which
- * ends the subscriptions when they are those of the identity this server acts as. */
+ * ends the subscriptions when they are those of the identity this server acts as. After a gap
+ * in the feed, rights may have changed unseen: every subscription is told its URIs may have
+ * changed, then the listens end (2025-era subscriptions have no end to give: they stay). */
 static void stdio_changed(const struct change *ch, void *arg)
 {
 	struct stdio_conn *c = arg;
 	if (!ch) {
 		stdio_updated_all(c);
+		stdio_listen_end_all(c);
 	} else if (ch->uri) {
 		stdio_updated(ch->uri, c);
 	} else if ((ch->subject && strcmp(ch->subject, c->actor->subject) == 0) ||

@@ -44,6 +44,11 @@ void it_response_free(struct it_response *r);
 char *it_sql(const char *sql);
 /* Two principals of the rights-change tests' own (for it_sql): rights-probe (FR-PAR), the
  * caller, and rights-bystander (FR-LYO), someone else. */
+/* Ends every server's change-feed connection from the database side (as a restart would);
+ * for it_sql, answers how many it ended. */
+#define IT_CUT_FEED                                                                                \
+	"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE "          \
+	"'LISTEN bikaroo%'"
 #define IT_RIGHTS_TEARDOWN                                                                         \
 	"DELETE FROM fleet.principals WHERE subject IN ('rights-probe', 'rights-bystander')"
 #define IT_RIGHTS_SETUP                                                                            \

@@ -168,16 +168,23 @@ END_TEST
 
 #define RESULT "\"id\":\"w1\",\"result\":{\"resultType\":\"complete\""
 
+/* Starts a server (extra env) and a client that listens until the stream ends, acknowledged. */
+static void listen_open(struct it_server *s, const char *const *env, struct listener *l,
+			pthread_t *t)
+{
+	ck_assert_int_eq(it_server_start(s, env), 0);
+	listener_start(l, t, s->port, NULL);
+	ck_assert_msg(listener_wait(l, ACK), "no acknowledgement");
+}
+
 START_TEST(listen_ends_when_the_callers_rights_change)
 {
 	free(it_sql(IT_RIGHTS_SETUP));
 	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe", NULL};
 	struct it_server s;
-	ck_assert_int_eq(it_server_start(&s, env), 0);
 	struct listener l;
 	pthread_t t;
-	listener_start(&l, &t, s.port, NULL);
-	ck_assert_msg(listener_wait(&l, ACK), "no acknowledgement");
+	listen_open(&s, env, &l, &t);
 	ck_assert(listener_has(&l, "\"resourceSubscriptions\":[\"" LISTEN_BIKE "\"]"));
 	/* Someone else's rights change: this stream goes on (the update after it still comes). */
 	free(it_sql("INSERT INTO fleet.principal_regions VALUES ('rights-bystander', 'BE-BRU')"));
@@ -202,6 +209,35 @@ START_TEST(listen_ends_when_the_callers_rights_change)
 }
 END_TEST
 
+/* After a gap in the change feed anything may have changed, rights included: the stream is
+ * told its URI was updated, then ends with the request's result (the client listens again). */
+START_TEST(listen_ends_after_a_gap_in_the_feed)
+{
+	struct it_server s;
+	struct listener l;
+	pthread_t t;
+	listen_open(&s, NULL, &l, &t);
+	char *cut = it_sql(IT_CUT_FEED);
+	ck_assert_str_eq(cut, "1");
+	free(cut);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(l.rc, CURLE_OK);
+	ck_assert_int_eq(l.status, 200);
+	const char *upd = strstr(l.got, "\"uri\":\"" LISTEN_BIKE "\"");
+	const char *end = strstr(l.got, RESULT);
+	ck_assert_msg(upd && end && upd < end, "no update, then result: %s", l.got);
+	listener_free(&l);
+	/* The feed is back: a new listen hears changes again. */
+	listener_start(&l, &t, s.port, "\"uri\":\"" LISTEN_BIKE "\"");
+	ck_assert(listener_wait(&l, ACK));
+	free(it_sql(LISTEN_TOUCH("VL-2069")));
+	pthread_join(t, NULL);
+	ck_assert_msg(strstr(l.got, "\"uri\":\"" LISTEN_BIKE "\"") != NULL, "%s", l.got);
+	listener_free(&l);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 Suite *listen_suite(void)
 {
 	Suite *s = suite_create("listen");
@@ -209,6 +245,7 @@ Suite *listen_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, listen_stream_over_http);
 	tcase_add_test(tc, listen_ends_when_the_callers_rights_change);
+	tcase_add_test(tc, listen_ends_after_a_gap_in_the_feed);
 	suite_add_tcase(s, tc);
 	return s;
 }

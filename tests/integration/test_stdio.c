@@ -516,6 +516,16 @@ static size_t sio_ack_honoured(json_t *j, const char *id)
 				"resourceSubscriptions"));
 }
 
+/* Starts `bikaroo-mcp stdio` (extra env) listening to SUB_BIKE as L1, acknowledged and honoured. */
+static void sio_start_listening(struct sio *s, const char *const *env)
+{
+	sio_start(s, env);
+	sio_listen(s, "L1", "{\"resourceSubscriptions\":[\"" SUB_BIKE "\"]}");
+	json_t *j = sio_next(s, sio_wait_ms());
+	ck_assert_uint_eq(sio_ack_honoured(j, "L1"), 1);
+	json_decref(j);
+}
+
 /* A change of the identity's rights in PostgreSQL ends its listens (with their result): what
  * it may hear is checked anew when it listens again. Someone else's change ends nothing. */
 START_TEST(listen_ends_when_the_identitys_rights_change)
@@ -523,11 +533,8 @@ START_TEST(listen_ends_when_the_identitys_rights_change)
 	free(it_sql(IT_RIGHTS_SETUP));
 	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe", NULL};
 	struct sio s;
-	sio_start(&s, env);
-	sio_listen(&s, "L1", "{\"resourceSubscriptions\":[\"" SUB_BIKE "\"]}");
-	json_t *j = sio_next(&s, sio_wait_ms());
-	ck_assert_uint_eq(sio_ack_honoured(j, "L1"), 1);
-	json_decref(j);
+	sio_start_listening(&s, env);
+	json_t *j;
 	free(it_sql("INSERT INTO fleet.principal_regions VALUES ('rights-bystander', 'BE-BRU')"));
 	free(it_sql(SUB_TOUCH("VL-2057")));
 	sio_expect_updated(&s, SUB_BIKE);
@@ -545,6 +552,26 @@ START_TEST(listen_ends_when_the_identitys_rights_change)
 	json_decref(j);
 	ck_assert_int_eq(sio_stop(&s), 0);
 	free(it_sql(IT_RIGHTS_TEARDOWN));
+}
+END_TEST
+
+/* After a gap in the change feed (its connection ended from the database side), rights may
+ * have changed unseen: each listen is told its URIs may have changed, then ends. */
+START_TEST(listen_ends_after_a_gap_in_the_feed)
+{
+	struct sio s;
+	sio_start_listening(&s, NULL);
+	char *cut = it_sql(IT_CUT_FEED);
+	ck_assert_str_eq(cut, "1");
+	free(cut);
+	json_t *j = sio_updated(&s);
+	ck_assert_str_eq(sio_sub_id(j), "L1");
+	json_decref(j);
+	j = sio_next(&s, sio_wait_ms());
+	ck_assert_msg(j != NULL, "the listen did not end");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "L1");
+	json_decref(j);
+	ck_assert_int_eq(sio_stop(&s), 0);
 }
 END_TEST
 
@@ -715,6 +742,7 @@ Suite *stdio_suite(void)
 	tcase_add_test(tc, legacy_subscriptions_follow_database_changes);
 	tcase_add_test(tc, listen_streams_follow_database_changes);
 	tcase_add_test(tc, listen_ends_when_the_identitys_rights_change);
+	tcase_add_test(tc, listen_ends_after_a_gap_in_the_feed);
 	tcase_add_test(tc, cancelled_request_gets_no_response);
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
 	tcase_add_test(tc, progress_lines_come_before_the_response);
