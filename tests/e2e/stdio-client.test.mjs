@@ -10,14 +10,21 @@ const TEST_TIMEOUT_MS = 30_000;
 const REQ = { timeout: 10_000 };
 
 // Collects the server's stderr, so that a failure shows its log (stdout is the wire).
-function launch() {
-  const transport = new StdioClientTransport(stdioServerParams());
+function launch(Transport = StdioClientTransport) {
+  const transport = new Transport(stdioServerParams());
   const log = [];
   transport.stderr?.on('data', (chunk) => {
     log.push(String(chunk));
     if (log.length > 50) log.shift();
   });
   return { transport, log };
+}
+
+// The 2025-era SDK's client and transport (loaded only by the tests that use them).
+async function launchV1(name) {
+  const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport: StdioV1 } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  return { ...launch(StdioV1), client: new ClientV1({ name, version: '1.0.0' }) };
 }
 
 async function withLog(log, fn) {
@@ -60,13 +67,8 @@ describe('v2 client over stdio', { timeout: 3 * 60_000 }, () => {
 // each tools/call then tells its outcome as a notifications/message at or above that level.
 describe('SDK 1.32.2 over stdio: logging', { timeout: 60_000 }, () => {
   test('setLoggingLevel filters the outcome messages of tools/call', { timeout: TEST_TIMEOUT_MS }, async () => {
-    const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StdioClientTransport: StdioV1 } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    const transport = new StdioV1(stdioServerParams());
-    const log = [];
-    transport.stderr?.on('data', (chunk) => log.push(String(chunk)));
-    const client = new ClientV1({ name: 'bikaroo-e2e-v1-stdio', version: '1.0.0' });
+    const { transport, log, client } = await launchV1('bikaroo-e2e-v1-stdio');
     const messages = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { messages.push(n.params); });
     try {
@@ -108,13 +110,8 @@ describe('SDK 1.32.2 over stdio: logging', { timeout: 60_000 }, () => {
 // bike changed (PostgreSQL's change feed, migration 0006); after unsubscribing it hears nothing.
 describe('SDK 1.32.2 over stdio: resource subscriptions', { timeout: 60_000 }, () => {
   test('subscribeResource, then notifications/resources/updated after a report', { timeout: TEST_TIMEOUT_MS }, async () => {
-    const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
-    const { StdioClientTransport: StdioV1 } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const { ResourceUpdatedNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    const transport = new StdioV1(stdioServerParams());
-    const log = [];
-    transport.stderr?.on('data', (chunk) => log.push(String(chunk)));
-    const client = new ClientV1({ name: 'bikaroo-e2e-v1-subscribe', version: '1.0.0' });
+    const { transport, log, client } = await launchV1('bikaroo-e2e-v1-subscribe');
     const updated = [];
     let wake = () => {};
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updated.push(n.params.uri); wake(); });

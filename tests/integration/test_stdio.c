@@ -152,6 +152,14 @@ static long sio_code(json_t *j)
 	return (long)json_integer_value(json_object_get(json_object_get(j, "error"), "code"));
 }
 
+/* The response with this id must be a JSON-RPC error with this code. */
+static void sio_expect_error(struct sio *s, long id, long code)
+{
+	json_t *j = sio_response(s, id, NULL);
+	ck_assert_int_eq(sio_code(j), code);
+	json_decref(j);
+}
+
 START_TEST(discover_before_initialize_then_legacy_session)
 {
 	struct sio s;
@@ -192,9 +200,7 @@ START_TEST(discover_before_initialize_then_legacy_session)
 	json_decref(j);
 	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{"
 		     "\"uri\":\"bikaroo://fleet/bikes/VL-2047\"}}");
-	j = sio_response(&s, 5, NULL);
-	ck_assert_int_eq(sio_code(j), -32002);
-	json_decref(j);
+	sio_expect_error(&s, 5, -32002);
 	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}");
 	j = sio_response(&s, 6, NULL);
 	ck_assert_int_eq(json_object_size(json_object_get(j, "result")), 0);
@@ -203,9 +209,7 @@ START_TEST(discover_before_initialize_then_legacy_session)
 	/* An enveloped request on the same connection is still served as 2026-07-28. */
 	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{"
 		     "\"uri\":\"bikaroo://fleet/bikes/VL-2047\"," META "}}");
-	j = sio_response(&s, 7, NULL);
-	ck_assert_int_eq(sio_code(j), -32602);
-	json_decref(j);
+	sio_expect_error(&s, 7, -32602);
 	ck_assert_int_eq(sio_stop(&s), 0);
 }
 END_TEST
@@ -275,9 +279,7 @@ START_TEST(legacy_log_level_holds_for_the_connection)
 
 	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"logging/setLevel\",\"params\":"
 		     "{\"level\":\"loud\"}}");
-	j = sio_response(&s, 5, NULL);
-	ck_assert_int_eq(sio_code(j), -32602);
-	json_decref(j);
+	sio_expect_error(&s, 5, -32602);
 	sio_tool_call(&s, 9, "VL-2048"); /* still info */
 	json_decref(sio_response_logs(&s, 9, msgs));
 	ck_assert_uint_eq(json_array_size(msgs), 1);
@@ -364,9 +366,7 @@ START_TEST(legacy_subscriptions_follow_database_changes)
 	json_decref(j);
 
 	sio_request(&s, 2, "resources/subscribe", "bikaroo://fleet/bikes/VL-2047"); /* FR-LYO */
-	j = sio_response(&s, 2, NULL);
-	ck_assert_int_eq(sio_code(j), -32002);
-	json_decref(j);
+	sio_expect_error(&s, 2, -32002);
 	sio_request(&s, 3, "resources/subscribe", SUB_BIKE);
 	j = sio_response(&s, 3, NULL);
 	ck_assert_uint_eq(json_object_size(json_object_get(j, "result")), 0);
