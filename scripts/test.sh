@@ -115,14 +115,15 @@ if [[ $failed != 0 ]]; then
   echo
   echo "== what failed"
   { grep -hE ':[0-9]+:[FE]:|^ *not ok |^conformance .*: FAILED' "$IT_TMP"/{unit,integration,e2e,conformance}.out
+    grep -hA1 '^ *error: ' "$IT_TMP"/{e2e,conformance}.out | grep -v '^--$'
     cat "$IT_TMP/failed.out"; } 2>/dev/null | head -n 40
 fi
-# A helper that needed another try (tests/integration/test_auth.c as_start) is not a failure,
-# but it is said here, where a CI tail shows it.
-if grep -hq 'try [0-9] of 3 failed' "$IT_TMP/integration.out" 2>/dev/null; then
+# A start of the test authorization server that tests/auth/as.mjs had to try again is not a
+# failure, but it is said here, where a CI tail shows it (with what the stalled process waited on).
+if grep -hqs 'as: try [0-9] of 3 stalled' "$IT_TMP"/as-*.log; then
   echo
   echo "== retried"
-  grep -h 'try [0-9] of 3 failed' "$IT_TMP/integration.out" | head -n 5
+  grep -hs 'as: try [0-9] of 3 stalled' "$IT_TMP"/as-*.log | cut -c 1-1500 | head -n 5
 fi
 echo
 echo "$passed passed, $failed failed"
