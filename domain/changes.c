@@ -49,6 +49,12 @@ static bool changes_read(const PGnotify *n, struct change *c)
 	return (c->uri || c->subject || c->client) && *n->extra;
 }
 
+bool change_of_rights_of(const struct change *c, const char *subject, const char *client)
+{
+	return (c->subject && strcmp(c->subject, subject) == 0) ||
+	       (c->client && strcmp(c->client, client) == 0);
+}
+
 int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *arg), void *arg)
 {
 	if (!PQconsumeInput(ch->pg) || PQstatus(ch->pg) != CONNECTION_OK)

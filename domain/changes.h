@@ -5,6 +5,8 @@
 #ifndef BIKAROO_CHANGES_H
 #define BIKAROO_CHANGES_H
 
+#include <stdbool.h>
+
 struct changes;
 
 /* What one notification says; exactly one member is set. */
@@ -13,6 +15,9 @@ struct change {
 	const char *subject; /* a principal whose role, regions or activity changed */
 	const char *client;  /* a client application whose rights changed */
 };
+
+/* Whether c is a change of the rights of this subject or of this client application. */
+bool change_of_rights_of(const struct change *c, const char *subject, const char *client);
 
 /* Connects and LISTENs; NULL (logged) when the database cannot be reached. */
 struct changes *changes_open(void);

@@ -348,13 +348,6 @@ static void http_stream_finish(struct http_stream *st, struct http_resumes *rs)
 		rs->conn[rs->n++] = resume;
 }
 
-/* Whether a change of rights concerns the caller of st. */
-static bool http_stream_rights_changed(const struct http_stream *st, const struct change *c)
-{
-	return (c->subject && strcmp(c->subject, st->subject) == 0) ||
-	       (c->client && strcmp(c->client, st->client_id) == 0);
-}
-
 /* feed_sink.changed: an update event to each stream that honours the changed URI; the end of
  * the streams whose caller's rights changed. After a gap in the feed (c NULL) anything may
  * have changed, rights too: every stream is told that each of its URIs was updated, then ends
@@ -367,7 +360,7 @@ static void http_streams_changed(const struct change *c, void *arg)
 	http_streams_prune();
 	for (struct http_stream *st = http_streams; st; st = st->next) {
 		if (c && !c->uri) {
-			if (http_stream_rights_changed(st, c))
+			if (change_of_rights_of(c, st->subject, st->client_id))
 				http_stream_finish(st, &rs);
 			continue;
 		}

@@ -224,8 +224,7 @@ static void stdio_changed(const struct change *ch, void *arg)
 		stdio_listen_end_all(c);
 	} else if (ch->uri) {
 		stdio_updated(ch->uri, c);
-	} else if ((ch->subject && strcmp(ch->subject, c->actor->subject) == 0) ||
-		   (ch->client && strcmp(ch->client, c->actor->client_id) == 0)) {
+	} else if (change_of_rights_of(ch, c->actor->subject, c->actor->client_id)) {
 		log_warn("stdio: the rights of %s changed; its resource subscriptions end",
 			 ch->subject ? "the subject" : "the client application");
 		stdio_subscriptions_end(c);
