@@ -7,7 +7,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
            -Wformat=2 -Wvla -Wpointer-arith
 OPT     ?= -O2 -g
 SAN     ?=
-override CFLAGS := $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -pthread \
+override CFLAGS := $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. $(WARN) -pthread \
            -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(shell pkg-config --cflags $(PKGS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 override LDFLAGS += $(SAN)
@@ -15,8 +15,9 @@ TEST_LDLIBS := $(shell pkg-config --libs check libcurl 2>/dev/null)
 
 B       ?= build
 COMMON  := $(wildcard common/*.c)
-DOMAIN  := $(wildcard domain/*.c)
-SERVER  := $(filter-out server/main.c,$(wildcard server/*.c))
+DOMAIN  := $(wildcard domain/*.c domain/pg/*.c)
+SERVER  := server/cfg.c $(wildcard server/*/*.c)
+HEADERS := $(wildcard common/*.h domain/*.h domain/pg/*.h server/*.h server/*/*.h tests/*/*.h)
 LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
 LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o)
 UNIT    := $(wildcard tests/unit/*.c)
@@ -31,7 +32,7 @@ all: $(B)/bikaroo-mcp $(B)/conformance-server
 deps:
 	@scripts/deps.sh
 
-$(B)/%.o: %.c $(wildcard */*.h)
+$(B)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -41,13 +42,13 @@ $(B)/libbikaroo.a: $(LIBOBJ)
 $(B)/bikaroo-mcp: $(B)/server/main.o $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Test-only server with the C-side perimeter check compiled out (domain/fleet.c): the tests show
+# Test-only server with the C-side perimeter check compiled out (domain/bikes.c): the tests show
 # that row-level security alone still refuses other regions. Never installed or run by `make run`.
-$(B)/domain/fleet-rls-only.o: domain/fleet.c $(wildcard */*.h)
+$(B)/domain/bikes-rls-only.o: domain/bikes.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DFLEET_TEST_NO_C_PERIMETER -c $< -o $@
 
-$(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/fleet-rls-only.o $(B)/libbikaroo.a
+$(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/bikes-rls-only.o $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Test-only: the same server/ objects plus the conformance suite's fixtures (tests/conformance).
@@ -102,14 +103,14 @@ fuzz:
 
 lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-	  --inline-suppr --std=c11 -I common -I domain -I server common domain server tests
+	  --inline-suppr --std=c11 -I . common domain server tests
 	@scripts/banned.sh
 
 format:
-	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(wildcard */*.h tests/*/*.h)
+	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
 
 format-check:
-	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(wildcard */*.h tests/*/*.h)
+	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
 
 bench: all
 	bench/run.sh $(B)

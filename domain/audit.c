@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-#include "../common/log.h"
-#include "db.h"
+#include "common/log.h"
+#include "domain/pg/db.h"
 
 enum fleet_status audit_record(const struct fleet_actor *actor, const struct audit_entry *e)
 {

@@ -4,7 +4,7 @@
 #ifndef BIKAROO_AUDIT_H
 #define BIKAROO_AUDIT_H
 
-#include "fleet.h"
+#include "types.h"
 
 /* One audit entry. Every pointer is borrowed; target, detail and request_id may be NULL. */
 struct audit_entry {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/mem.h"
-#include "db.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "domain/pg/db.h"
 
 struct changes {
 	PGconn *pg;

@@ -3,19 +3,8 @@
 
 #include <string.h>
 
-#include "db.h"
+#include "domain/pg/db.h"
 
-void rights_read(PGresult *res, struct rights *r)
-{
-	memset(r, 0, sizeof *r);
-	r->known = !PQgetisnull(res, 0, 0);
-	db_copy(r->role, sizeof r->role, PQgetvalue(res, 0, 0));
-	db_copy(r->regions, sizeof r->regions, PQgetvalue(res, 0, 1));
-	r->human = db_true(res, 0, 2);
-	r->client_read = db_true(res, 0, 3);
-	r->client_report = db_true(res, 0, 4);
-	r->confirm = db_true(res, 0, 5);
-}
 
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r)
 {
@@ -28,4 +17,56 @@ bool rights_may_report(const struct fleet_actor *actor, const struct rights *r)
 		strcmp(r->role, "customer_care") == 0 || strcmp(r->role, "fleet_operator") == 0;
 	return (actor->scopes & FLEET_SCOPE_REPORT) && r->known && role_reports && r->human &&
 	       !actor->machine && r->client_report;
+}
+
+bool rights_in_perimeter(const char *regions, const char *region)
+{
+	size_t n = strlen(region);
+	if (n == 0 || strpbrk(region, ",{}\"\\ "))
+		return false; /* not a region code: never a match, whatever the array holds */
+	for (const char *p = strstr(regions, region); p; p = strstr(p + 1, region)) {
+		char before = p == regions ? '{' : p[-1];
+		char after = p[n];
+		if ((before == '{' || before == ',') && (after == '}' || after == ','))
+			return true;
+	}
+	return false;
+}
+
+enum fleet_status rights_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
+{
+	static const char sql[] =
+		"SELECT role, regions, is_human, client_may_read,"
+		" client_may_report, requires_confirmation FROM fleet.act_as($1, $2)";
+	*scopes = 0;
+	const char *params[2] = {actor->subject, actor->client_id};
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("effective_scopes", sql, 2, params, &st);
+	if (!res)
+		return st;
+	if (PQntuples(res) != 1 || PQnfields(res) != 6) {
+		PQclear(res);
+		return FLEET_INTERNAL;
+	}
+	struct rights r;
+	db_read_rights(res, &r);
+	if (rights_may_read(actor, &r))
+		*scopes |= FLEET_SCOPE_READ;
+	if (rights_may_report(actor, &r))
+		*scopes |= FLEET_SCOPE_REPORT;
+	PQclear(res);
+	return FLEET_OK;
+}
+
+enum fleet_status rights_development_db(bool *dev)
+{
+	static const char sql[] = "SELECT value FROM fleet.settings WHERE name = 'environment'";
+	*dev = false;
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("environment", sql, 0, NULL, &st);
+	if (!res)
+		return st;
+	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "development") == 0;
+	PQclear(res);
+	return FLEET_OK;
 }

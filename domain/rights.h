@@ -1,14 +1,10 @@
-/* The caller's rights as the business database states them: the first six columns of every
- * *_as function (role, regions, is_human, client_may_read, client_may_report,
- * requires_confirmation), read and judged in one place. These C checks are the second line
- * behind row-level security; both must agree. Only domain/ includes this header. */
+/* The caller's rights as the business database states them (role, regions, is_human, the client
+ * application's rights, its confirmation policy), and the rules that judge them. These C checks
+ * are the second line behind row-level security; both must agree. */
 #ifndef BIKAROO_RIGHTS_H
 #define BIKAROO_RIGHTS_H
 
-#include <libpq-fe.h>
-#include <stdbool.h>
-
-#include "fleet.h"
+#include "types.h"
 
 struct rights {
 	bool known; /* an active subject through an active client application */
@@ -20,13 +16,26 @@ struct rights {
 	char regions[FLEET_TEXT_MAX]; /* PostgreSQL array text, e.g. {FR-LYO,FR-PAR} */
 };
 
-/* Reads columns 0..5 of row 0 of res. */
-void rights_read(PGresult *res, struct rights *r);
 /* Reading needs the token's fleet:read, a known subject (every role reads) and a client
  * application allowed to read. */
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r);
 /* Reporting needs the token's fleet:report, a known human subject (never a machine client)
  * whose role reports, and a client application allowed to report. */
 bool rights_may_report(const struct fleet_actor *actor, const struct rights *r);
+
+/* True when region is an element of regions, a PostgreSQL text array literal such as
+ * {FR-LYO,FR-PAR} (the perimeter fleet.act_as() returns). Both borrowed. */
+bool rights_in_perimeter(const char *regions, const char *region);
+
+/* What actor may effectively do, as enum fleet_scope bits: the token's scopes ∩ the subject's
+ * role ∩ the client application's rights, and a human subject for fleet:report (a machine
+ * token or a principal with is_human = false never reports). Perimeters still apply per object.
+ * FLEET_UNAVAILABLE when the database cannot say. */
+enum fleet_status rights_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
+	__attribute__((warn_unused_result));
+
+/* True in *dev when the database's owner marked it as a development database
+ * (fleet.settings environment = development). */
+enum fleet_status rights_development_db(bool *dev) __attribute__((warn_unused_result));
 
 #endif

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/mem.h"
+#include "common/log.h"
+#include "common/mem.h"
 
 enum cfg_type { CFG_STR, CFG_LONG };
 

@@ -5,20 +5,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "../common/mem.h"
-#include "../domain/db.h"
-#include "../domain/migrate.h"
-#include "auth.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "domain/pg/db.h"
+#include "domain/pg/migrate.h"
+#include "server/auth/auth.h"
 #include "cfg.h"
-#include "http.h"
-#include "identity.h"
-#include "reqstate.h"
-#include "prompts.h"
-#include "resources.h"
-#include "stdio_transport.h"
-#include "tool_report.h"
-#include "tools.h"
+#include "server/transport/http.h"
+#include "server/auth/identity.h"
+#include "server/protocol/reqstate.h"
+#include "server/protocol/prompts.h"
+#include "server/protocol/resources.h"
+#include "server/transport/stdio.h"
+#include "server/capabilities/damage_report.h"
+#include "server/protocol/tools.h"
 
 static volatile sig_atomic_t main_stop;
 

@@ -7,9 +7,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "../../server/mcp.h"
-#include "../../server/methods.h"
-#include "../../server/tools.h"
+#include "server/protocol/mcp.h"
+#include "server/protocol/methods.h"
+#include "server/protocol/tools.h"
 
 /* The fixture tools (static rows for tools_set_extra). */
 const struct tool_desc *conf_tools(size_t *n);

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/mem.h"
-#include "../../server/mrtr.h"
+#include "common/mem.h"
+#include "server/protocol/mrtr.h"
 #include "fixtures.h"
 
 #define CONF_PNG                                                                                   \

@@ -3,10 +3,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../server/mrtr.h"
-#include "../../server/notify.h"
-#include "../../server/resources.h"
-#include "../../server/uriset.h"
+#include "server/protocol/mrtr.h"
+#include "server/protocol/notify.h"
+#include "server/protocol/resources.h"
+#include "server/transport/uriset.h"
 #include "fixtures.h"
 
 /* A 1x1 PNG and a WAV file with an empty data chunk: the smallest valid media. */

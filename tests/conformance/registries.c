@@ -2,8 +2,8 @@
  * resources/prompts registries through their extension hooks. */
 #include <string.h>
 
-#include "../../server/prompts.h"
-#include "../../server/resources.h"
+#include "server/protocol/prompts.h"
+#include "server/protocol/resources.h"
 #include "fixtures.h"
 #include "registries.h"
 

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/log.h"
-#include "../../common/mem.h"
-#include "../../domain/db.h"
-#include "../../server/mcp.h"
-#include "../../server/prompts.h"
-#include "../../server/reqstate.h"
-#include "../../server/resources.h"
-#include "../../server/tools.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "domain/pg/db.h"
+#include "server/protocol/mcp.h"
+#include "server/protocol/prompts.h"
+#include "server/protocol/reqstate.h"
+#include "server/protocol/resources.h"
+#include "server/protocol/tools.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

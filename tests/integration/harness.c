@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 
 extern char **environ;
 

@@ -3,7 +3,7 @@
 #include <curl/curl.h>
 #include <stdlib.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 #include "suites.h"
 
 int main(void)

@@ -16,12 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/mem.h"
-#include "../../domain/db.h"
-#include "../../server/auth.h"
-#include "../../server/cfg.h"
-#include "../../server/identity.h"
-#include "../../server/tools.h"
+#include "common/mem.h"
+#include "domain/pg/db.h"
+#include "server/auth/auth.h"
+#include "server/cfg.h"
+#include "server/auth/identity.h"
+#include "server/protocol/tools.h"
 #include "harness.h"
 #include "suites.h"
 

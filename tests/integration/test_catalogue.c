@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 #include "harness.h"
 #include "suites.h"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 #include "harness.h"
 #include "suites.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 #include "harness.h"
 #include "suites.h"
 

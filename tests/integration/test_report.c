@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/mem.h"
-#include "../../domain/db.h"
-#include "../../domain/report.h"
-#include "../../server/case_resource.h"
+#include "common/mem.h"
+#include "domain/pg/db.h"
+#include "domain/damage_reports.h"
+#include "server/capabilities/cases.h"
 #include "harness.h"
 #include "suites.h"
 
@@ -972,8 +972,8 @@ START_TEST(case_read_follows_perimeter_and_role)
 	struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
 	struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
 	struct fleet_actor noscope = {"olivia", "ops-assistant", FLEET_SCOPE_REPORT, false, 0};
-	struct report_case c;
-	ck_assert_int_eq(report_get_case(&olivia, case_id, &c), FLEET_OK);
+	struct case_file c;
+	ck_assert_int_eq(cases_read(&olivia, case_id, &c), FLEET_OK);
 	ck_assert_str_eq(c.bike_id, "VL-2144");
 	ck_assert_str_eq(c.state, "open");
 	ck_assert_str_eq(c.opened_by, "olivia");
@@ -1000,13 +1000,13 @@ START_TEST(case_read_follows_perimeter_and_role)
 	ck_assert_uint_eq(json_array_size(json_object_get(body, "events")), 2);
 	json_decref(body);
 	json_decref(contents);
-	report_case_free(&c);
+	cases_free(&c);
 	/* Not visible: marie (customer care, not involved), paul (other region), no fleet:read,
 	 * and an unknown case: all the same not found. */
-	ck_assert_int_eq(report_get_case(&marie, case_id, &c), FLEET_NOT_FOUND);
-	ck_assert_int_eq(report_get_case(&paul, case_id, &c), FLEET_NOT_FOUND);
-	ck_assert_int_eq(report_get_case(&noscope, case_id, &c), FLEET_FORBIDDEN);
-	ck_assert_int_eq(report_get_case(&olivia, "IC-99999999", &c), FLEET_NOT_FOUND);
+	ck_assert_int_eq(cases_read(&marie, case_id, &c), FLEET_NOT_FOUND);
+	ck_assert_int_eq(cases_read(&paul, case_id, &c), FLEET_NOT_FOUND);
+	ck_assert_int_eq(cases_read(&noscope, case_id, &c), FLEET_FORBIDDEN);
+	ck_assert_int_eq(cases_read(&olivia, "IC-99999999", &c), FLEET_NOT_FOUND);
 	ctx.req = &(struct mcp_request){.actor = &paul};
 	ck_assert_int_eq(case_resource_read(&ctx, case_id, &contents, &err), -1);
 	ck_assert_int_eq(err.code, MCP_INVALID_PARAMS);
@@ -1021,9 +1021,9 @@ START_TEST(case_read_follows_perimeter_and_role)
 	it_response_free(&r);
 	json_decref(args);
 	ck_assert_int_eq(it_server_stop(&m), 0);
-	ck_assert_int_eq(report_get_case(&marie, case_id, &c), FLEET_OK);
+	ck_assert_int_eq(cases_read(&marie, case_id, &c), FLEET_OK);
 	ck_assert_uint_eq(c.nitems, 5);
-	report_case_free(&c);
+	cases_free(&c);
 	db_shutdown();
 	free(case_id);
 	free(report);

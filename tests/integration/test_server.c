@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 #include "harness.h"
 #include "suites.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 #include "harness.h"
 #include "suites.h"
 

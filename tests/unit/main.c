@@ -2,7 +2,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "../../common/mem.h"
+#include "common/mem.h"
 #include "suites.h"
 
 int main(void)

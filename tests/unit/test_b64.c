@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/b64.h"
+#include "common/b64.h"
 #include "suites.h"
 
 START_TEST(round_trip)

@@ -6,11 +6,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/b64.h"
-#include "../../common/mem.h"
-#include "../../server/auth.h"
-#include "../../server/fetch.h"
-#include "../../server/jwt.h"
+#include "common/b64.h"
+#include "common/mem.h"
+#include "server/auth/auth.h"
+#include "server/auth/fetch.h"
+#include "server/auth/jwt.h"
 #include "suites.h"
 
 #define ISS "https://issuer.bikaroo.test"

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../server/mcp.h"
-#include "../../server/tools.h"
+#include "server/protocol/mcp.h"
+#include "server/protocol/tools.h"
 #include "suites.h"
 
 static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};

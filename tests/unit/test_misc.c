@@ -3,10 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../server/cfg.h"
-#include "../../server/http.h"
-#include "../../server/identity.h"
-#include "../../server/uriset.h"
+#include "server/cfg.h"
+#include "server/transport/http.h"
+#include "server/auth/identity.h"
+#include "server/transport/uriset.h"
+#include "domain/rights.h"
 #include "suites.h"
 
 START_TEST(host_allow_list)
@@ -49,15 +50,15 @@ END_TEST
 
 START_TEST(perimeter_membership)
 {
-	ck_assert(fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-PAR"));
-	ck_assert(fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-LYO"));
-	ck_assert(fleet_in_perimeter("{FR-PAR}", "FR-PAR"));
-	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-PA"));
-	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", "R-PAR"));
-	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", "FR-LYO,FR-PAR"));
-	ck_assert(!fleet_in_perimeter("{FR-LYO,FR-PAR}", ""));
-	ck_assert(!fleet_in_perimeter("{}", "FR-PAR"));
-	ck_assert(!fleet_in_perimeter("", "FR-PAR"));
+	ck_assert(rights_in_perimeter("{FR-LYO,FR-PAR}", "FR-PAR"));
+	ck_assert(rights_in_perimeter("{FR-LYO,FR-PAR}", "FR-LYO"));
+	ck_assert(rights_in_perimeter("{FR-PAR}", "FR-PAR"));
+	ck_assert(!rights_in_perimeter("{FR-LYO,FR-PAR}", "FR-PA"));
+	ck_assert(!rights_in_perimeter("{FR-LYO,FR-PAR}", "R-PAR"));
+	ck_assert(!rights_in_perimeter("{FR-LYO,FR-PAR}", "FR-LYO,FR-PAR"));
+	ck_assert(!rights_in_perimeter("{FR-LYO,FR-PAR}", ""));
+	ck_assert(!rights_in_perimeter("{}", "FR-PAR"));
+	ck_assert(!rights_in_perimeter("", "FR-PAR"));
 }
 END_TEST
 

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/mem.h"
-#include "../../server/methods.h"
-#include "../../server/mrtr.h"
-#include "../../server/notify.h"
-#include "../../server/reqstate.h"
-#include "../../server/sse.h"
-#include "../../server/tools.h"
+#include "common/mem.h"
+#include "server/protocol/methods.h"
+#include "server/protocol/mrtr.h"
+#include "server/protocol/notify.h"
+#include "server/protocol/reqstate.h"
+#include "server/transport/sse.h"
+#include "server/protocol/tools.h"
 #include "suites.h"
 
 static struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../server/pager.h"
+#include "server/protocol/pager.h"
 #include "suites.h"
 
 START_TEST(cursor_round_trip)

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../server/mcp.h"
-#include "../../server/prompts.h"
-#include "../../server/resources.h"
+#include "server/protocol/mcp.h"
+#include "server/protocol/prompts.h"
+#include "server/protocol/resources.h"
 #include "suites.h"
 
 static char *render(const char *tpl, const char *args_json)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../server/reqstate.h"
+#include "server/protocol/reqstate.h"
 #include "suites.h"
 
 static const struct fleet_actor marie = {"marie", "careful-assistant", FLEET_SCOPE_REPORT, false,

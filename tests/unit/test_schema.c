@@ -2,8 +2,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "../../server/schema.h"
-#include "../../server/tools.h"
+#include "server/protocol/schema.h"
+#include "server/protocol/tools.h"
 #include "suites.h"
 
 static json_t *sch;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../server/tokcache.h"
+#include "server/auth/tokcache.h"
 #include "suites.h"
 
 #define T0 1700000000L

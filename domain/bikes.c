@@ -1,0 +1,143 @@
+/* Bikes: each read runs as the acting identity in one round trip to PostgreSQL, where
+ * fleet.act_as() fixes the perimeter that row-level security then enforces. */
+#include "bikes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "domain/pg/db.h"
+#include "rights.h"
+
+
+bool bikes_id_valid(const char *id)
+{
+	if (strncmp(id, "VL-", 3) != 0)
+		return false;
+	size_t n = 0;
+	for (const char *p = id + 3; *p; p++, n++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return n >= 4 && n <= 6;
+}
+
+
+/* Runs a statement returning bike_status_as's columns and maps its row into out. */
+static enum fleet_status bikes_status_run(const struct fleet_actor *actor, const char *name,
+					       const char *sql, int nparams,
+					       const char *const *params,
+					       struct fleet_bike_status *out)
+{
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared(name, sql, nparams, params, &st);
+	if (!res)
+		return st;
+	if (PQntuples(res) != 1 || PQnfields(res) < 15) {
+		st = FLEET_INTERNAL;
+		goto out;
+	}
+	struct rights rights;
+	db_read_rights(res, &rights);
+	if (!rights_may_read(actor, &rights)) {
+		st = FLEET_FORBIDDEN;
+		goto out;
+	}
+	/* Row-level security already hid other regions; the C check is the second, independent
+	 * line: both must agree before anything is shown. */
+	bool outside = !rights_in_perimeter(rights.regions, PQgetvalue(res, 0, 9));
+#ifdef FLEET_TEST_NO_C_PERIMETER
+	/* Test-only build (bikaroo-mcp-rls-only): the C check is gone, so the tests can show that
+	 * PostgreSQL alone keeps other regions out. Never in the product binary. */
+	outside = false;
+#endif
+	if (PQgetisnull(res, 0, 6) || outside) {
+		st = FLEET_NOT_FOUND;
+		goto out;
+	}
+	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 6));
+	db_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 7));
+	db_copy(out->status_label, sizeof out->status_label, PQgetvalue(res, 0, 8));
+	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 9));
+	db_copy(out->station, sizeof out->station, PQgetvalue(res, 0, 10));
+	out->battery_pct =
+		PQgetisnull(res, 0, 12) ? -1 : (int)strtol(PQgetvalue(res, 0, 12), NULL, 10);
+	db_copy(out->last_seen_at, sizeof out->last_seen_at, PQgetvalue(res, 0, 13));
+	db_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 14));
+	st = FLEET_OK;
+out:
+	PQclear(res);
+	return st;
+}
+
+
+
+enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike_id,
+					struct fleet_bike_status *out)
+{
+	static const char sql[] = "SELECT * FROM fleet.bike_status_as($1, $2, $3)";
+	memset(out, 0, sizeof *out);
+	if (!bikes_id_valid(bike_id))
+		return FLEET_NOT_FOUND;
+	const char *params[3] = {actor->subject, actor->client_id, bike_id};
+	return bikes_status_run(actor, "bike_status_as", sql, 3, params, out);
+}
+
+enum fleet_status bikes_status_audited(const struct fleet_actor *actor,
+						const char *bike_id, const char *args_digest,
+						const char *request_id,
+						struct fleet_bike_status *out)
+{
+	static const char sql[] = "SELECT * FROM fleet.bike_status_audited_as($1, $2, $3, $4, $5)";
+	memset(out, 0, sizeof *out);
+	/* No shape check first: every call, even a malformed id, leaves its audit row. */
+	const char *params[5] = {actor->subject, actor->client_id, bike_id, args_digest,
+				 request_id};
+	return bikes_status_run(actor, "bike_status_audited_as", sql, 5, params, out);
+}
+
+/* May this actor read at all (the rights columns of the *_as function's first row)? */
+static bool bikes_may_read(const struct fleet_actor *actor, PGresult *res)
+{
+	struct rights r;
+	db_read_rights(res, &r);
+	return rights_may_read(actor, &r);
+}
+
+enum fleet_status bikes_complete_ids(const struct fleet_actor *actor, const char *prefix,
+					      char ids[][FLEET_BIKE_ID_MAX], size_t *n, long *total)
+{
+	static const char sql[] = "SELECT * FROM fleet.complete_bike_ids_as($1, $2, $3, $4)";
+	*n = 0;
+	*total = 0;
+	/* No bike id is longer than FLEET_BIKE_ID_MAX - 1: a longer prefix matches nothing, and
+	 * the database is not asked. */
+	if (strlen(prefix) >= FLEET_BIKE_ID_MAX)
+		return FLEET_OK;
+	char limit[16];
+	snprintf(limit, sizeof limit, "%d", BIKES_MAX_COMPLETIONS);
+	const char *params[4] = {actor->subject, actor->client_id, prefix, limit};
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("complete_bike_ids_as", sql, 4, params, &st);
+	if (!res)
+		return st;
+	if (PQntuples(res) < 1 || PQnfields(res) < 8) {
+		st = FLEET_INTERNAL;
+		goto out;
+	}
+	if (!bikes_may_read(actor, res)) {
+		st = FLEET_FORBIDDEN;
+		goto out;
+	}
+	for (int i = 0; i < PQntuples(res) && *n < BIKES_MAX_COMPLETIONS; i++) {
+		if (PQgetisnull(res, i, 6))
+			continue;
+		snprintf(ids[*n], FLEET_BIKE_ID_MAX, "%s", PQgetvalue(res, i, 6));
+		(*n)++;
+		*total = strtol(PQgetvalue(res, i, 7), NULL, 10);
+	}
+	st = FLEET_OK;
+out:
+	PQclear(res);
+	return st;
+}

@@ -1,0 +1,42 @@
+/* Investigation cases: a case with its damage reports and events, read as the acting identity.
+ * No MCP, JSON-RPC or HTTP here. */
+#ifndef BIKAROO_CASES_H
+#define BIKAROO_CASES_H
+
+#include "types.h"
+
+/* One entry of a case: its reports and its events, in time order. */
+struct case_item {
+	bool is_event; /* false: a damage report */
+	char id[FLEET_TEXT_MAX];
+	char at[FLEET_TIME_MAX];
+	char subject[FLEET_ID_MAX];
+	char client_id[FLEET_ID_MAX];
+	char kind[FLEET_TEXT_MAX]; /* report: the issue; event: opened|report_added|closed */
+	char status_before[FLEET_TEXT_MAX]; /* report only */
+	char status_after[FLEET_TEXT_MAX];  /* report only */
+	char report_id[FLEET_TEXT_MAX];     /* event only, "" = none */
+	char *description;                  /* report only; new memory or NULL */
+};
+
+struct case_file {
+	char case_id[FLEET_TEXT_MAX];
+	char bike_id[FLEET_BIKE_ID_MAX];
+	char region[FLEET_TEXT_MAX];
+	char state[FLEET_TEXT_MAX];
+	char opened_at[FLEET_TIME_MAX];
+	char opened_by[FLEET_ID_MAX];
+	char opened_via[FLEET_ID_MAX];
+	char closed_at[FLEET_TIME_MAX]; /* "" = open */
+	struct case_item *items; /* new memory: free with cases_free() */
+	size_t nitems;
+};
+
+/* Reads a case with its reports and events as actor. FLEET_NOT_FOUND for unknown cases and
+ * cases the caller may not see (outside the perimeter; for roles other than fleet_operator,
+ * cases they neither opened nor reported into) alike. */
+enum fleet_status cases_read(const struct fleet_actor *actor, const char *case_id,
+				  struct case_file *out) __attribute__((warn_unused_result));
+void cases_free(struct case_file *c);
+
+#endif

@@ -1,0 +1,243 @@
+/* One PostgreSQL connection per worker thread, prepared statements prepared lazily per connection.
+ * No lock on the hot path: a mutex guards only the list of connections used at shutdown. */
+#include "db.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/mem.h"
+
+#define DB_MAX_PREPARED 64
+
+struct db_conn {
+	PGconn *pg;
+	const char *prepared[DB_MAX_PREPARED]; /* statement names (static strings) */
+	int nprepared;
+	struct db_conn *next;
+};
+
+static char *db_conninfo;
+static pthread_mutex_t db_list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct db_conn *db_all;
+static _Thread_local struct db_conn *db_mine;
+static _Thread_local char db_sqlstate[6]; /* of this thread's last failed statement */
+
+void db_configure(const char *conninfo)
+{
+	free(db_conninfo);
+	db_conninfo = mem_strdup(conninfo ? conninfo : "");
+}
+
+static void db_notice_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	log_debug("postgres: %s", message);
+}
+
+void db_copy(char *dst, size_t cap, const char *src)
+{
+	snprintf(dst, cap, "%s", src ? src : "");
+}
+
+bool db_true(PGresult *res, int row, int col)
+{
+	return strcmp(PQgetvalue(res, row, col), "t") == 0;
+}
+
+PGconn *db_open(void)
+{
+	PGconn *pg = PQconnectdb(db_conninfo ? db_conninfo : "");
+	if (PQstatus(pg) != CONNECTION_OK) {
+		/* The message names host and role, never the password. */
+		log_error("database connection failed: %s", PQerrorMessage(pg));
+		PQfinish(pg);
+		return NULL;
+	}
+	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
+	return pg;
+}
+
+static struct db_conn *db_thread_conn(enum fleet_status *st)
+{
+	if (db_mine && PQstatus(db_mine->pg) == CONNECTION_OK)
+		return db_mine;
+	if (!db_mine) {
+		db_mine = mem_calloc(1, sizeof *db_mine);
+		pthread_mutex_lock(&db_list_lock);
+		db_mine->next = db_all;
+		db_all = db_mine;
+		pthread_mutex_unlock(&db_list_lock);
+	}
+	if (db_mine->pg)
+		PQfinish(db_mine->pg);
+	db_mine->nprepared = 0;
+	db_mine->pg = db_open();
+	if (!db_mine->pg) {
+		*st = FLEET_UNAVAILABLE;
+		return NULL;
+	}
+	return db_mine;
+}
+
+static bool db_is_prepared(const struct db_conn *c, const char *name)
+{
+	for (int i = 0; i < c->nprepared; i++)
+		if (c->prepared[i] == name || strcmp(c->prepared[i], name) == 0)
+			return true;
+	return false;
+}
+
+static enum fleet_status db_status_of(PGresult *res, PGconn *pg)
+{
+	if (PQstatus(pg) != CONNECTION_OK)
+		return FLEET_UNAVAILABLE;
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (state && strncmp(state, "08", 2) == 0)
+		return FLEET_UNAVAILABLE; /* connection exception */
+	if (state && (strcmp(state, "57P01") == 0 || strcmp(state, "57P03") == 0))
+		return FLEET_UNAVAILABLE; /* admin shutdown, cannot connect now */
+	return FLEET_INTERNAL;
+}
+
+/* Prepares (once per connection) and runs the statement. *sent tells whether the statement may
+ * have reached the server: until then a broken connection can be retried without running it
+ * twice. */
+static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, int nparams,
+			const char *const *params, enum fleet_status *st, bool *sent)
+{
+	*sent = false;
+	/* A backend that ended while the connection sat idle (a restart, an administrator's
+	 * terminate) has left its goodbye to read: find out now, before sending anything. The
+	 * goodbye is a FATAL message, which libpq takes as a notice, then the end of the stream,
+	 * which only the next read sees: hence two reads (each returns at once on a live one). */
+	if (!PQconsumeInput(c->pg) || !PQconsumeInput(c->pg) || PQstatus(c->pg) != CONNECTION_OK) {
+		*st = FLEET_UNAVAILABLE;
+		return NULL;
+	}
+	if (!db_is_prepared(c, name)) {
+		PGresult *p = PQprepare(c->pg, name, sql, nparams, NULL);
+		if (PQresultStatus(p) != PGRES_COMMAND_OK) {
+			*st = db_status_of(p, c->pg);
+			log_error("prepare %s failed: %s", name, PQresultErrorMessage(p));
+			PQclear(p);
+			return NULL;
+		}
+		PQclear(p);
+		if (c->nprepared < DB_MAX_PREPARED)
+			c->prepared[c->nprepared++] = name;
+	}
+	*sent = true;
+	PGresult *res = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+	ExecStatusType rs = PQresultStatus(res);
+	if (rs == PGRES_TUPLES_OK || rs == PGRES_COMMAND_OK) {
+		*st = FLEET_OK;
+		return res;
+	}
+	*st = db_status_of(res, c->pg);
+	return res; /* caller inspects SQLSTATE, or clears it */
+}
+
+PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
+			   const char *const *params, enum fleet_status *st)
+{
+	db_sqlstate[0] = '\0';
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct db_conn *c = db_thread_conn(st);
+		if (!c)
+			return NULL;
+		bool sent;
+		PGresult *res = db_try(c, name, sql, nparams, params, st, &sent);
+		if (*st == FLEET_OK)
+			return res;
+		if (*st == FLEET_UNAVAILABLE && PQstatus(c->pg) != CONNECTION_OK) {
+			/* The connection broke (a restarted server, a terminated backend). Before
+			 * the statement was sent, reconnect once and retry. After, it may have
+			 * committed with its answer lost: running it again could write twice, so
+			 * the caller hears "unavailable" and a retry is the client's (idempotency
+			 * keys make it safe). */
+			PQclear(res);
+			PQfinish(c->pg);
+			c->pg = NULL;
+			if (!sent)
+				continue;
+			log_error("statement %s: connection lost while it ran", name);
+			return NULL;
+		}
+		const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+		snprintf(db_sqlstate, sizeof db_sqlstate, "%s", state ? state : "");
+		if (res)
+			log_error("statement %s failed: %s", name, PQresultErrorMessage(res));
+		PQclear(res);
+		return NULL;
+	}
+	return NULL;
+}
+
+const char *db_last_sqlstate(void)
+{
+	return db_sqlstate;
+}
+
+enum fleet_status db_check_login_role(const char **why)
+{
+	static const char sql[] =
+		"SELECT r.rolsuper, r.rolbypassrls,"
+		" (SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
+		"   ON n.oid = c.relnamespace WHERE n.nspname = 'fleet'"
+		"   AND c.relowner = r.oid)"
+		" FROM pg_catalog.pg_roles r WHERE r.rolname = current_user";
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("check_login_role", sql, 0, NULL, &st);
+	if (!res) {
+		*why = "cannot query the database";
+		return st;
+	}
+	if (PQntuples(res) != 1) {
+		*why = "cannot read the login role";
+		st = FLEET_INTERNAL;
+	} else if (strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
+		*why = "the login role is a superuser: row-level security would not apply";
+		st = FLEET_FORBIDDEN;
+	} else if (strcmp(PQgetvalue(res, 0, 1), "t") == 0) {
+		*why = "the login role has BYPASSRLS: row-level security would not apply";
+		st = FLEET_FORBIDDEN;
+	} else if (strcmp(PQgetvalue(res, 0, 2), "0") != 0) {
+		*why = "the login role owns tables of schema fleet: use a separate owner role";
+		st = FLEET_FORBIDDEN;
+	}
+	PQclear(res);
+	return st;
+}
+
+void db_shutdown(void)
+{
+	pthread_mutex_lock(&db_list_lock);
+	struct db_conn *c = db_all;
+	db_all = NULL;
+	pthread_mutex_unlock(&db_list_lock);
+	while (c) {
+		struct db_conn *next = c->next;
+		if (c->pg)
+			PQfinish(c->pg);
+		free(c);
+		c = next;
+	}
+	db_mine = NULL;
+	free(db_conninfo);
+	db_conninfo = NULL;
+}
+
+void db_read_rights(PGresult *res, struct rights *r)
+{
+	memset(r, 0, sizeof *r);
+	r->known = !PQgetisnull(res, 0, 0);
+	db_copy(r->role, sizeof r->role, PQgetvalue(res, 0, 0));
+	db_copy(r->regions, sizeof r->regions, PQgetvalue(res, 0, 1));
+	r->human = db_true(res, 0, 2);
+	r->client_read = db_true(res, 0, 3);
+	r->client_report = db_true(res, 0, 4);
+	r->confirm = db_true(res, 0, 5);
+}

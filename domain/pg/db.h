@@ -1,0 +1,49 @@
+/* PostgreSQL access for the domain: one connection per worker thread, prepared statements,
+ * reconnect on failure. Only domain/ includes this header. */
+#ifndef BIKAROO_DB_H
+#define BIKAROO_DB_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "domain/rights.h"
+#include "domain/types.h"
+
+/* Stores the conninfo (copied). Call once before any worker uses the database. */
+void db_configure(const char *conninfo);
+
+/* Copies a column value (NULL: "") into a fixed field, truncating. */
+void db_copy(char *dst, size_t cap, const char *src);
+/* Whether a boolean column of row, col is true. */
+bool db_true(PGresult *res, int row, int col);
+
+/* Reads the caller's rights from the first six columns of row 0 of res, the columns every
+ * fleet.*_as function starts with (role, regions, is_human, client_may_read,
+ * client_may_report, requires_confirmation). */
+void db_read_rights(PGresult *res, struct rights *r);
+
+/* A new connection of the configured database (notices go to the debug log), or NULL (logged).
+ * For connections of their own, such as a change feed; statements use db_exec_prepared(). */
+PGconn *db_open(void);
+
+/* Opens a connection and checks that the login role is safe to serve with: not superuser,
+ * not BYPASSRLS, owns no table of schema fleet. On refusal *why is set to a static message. */
+enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unused_result));
+
+/* Runs prepared statement `name` (prepared on first use on this thread's connection from sql)
+ * with text parameters. Returns the result (caller PQclear()s) or NULL with *st set.
+ * A connection found broken before the statement was sent is reopened and the statement run
+ * once more, transparently; one that breaks while it runs gives FLEET_UNAVAILABLE (it may have
+ * committed: never run twice). */
+PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
+			   const char *const *params, enum fleet_status *st)
+	__attribute__((warn_unused_result));
+
+/* SQLSTATE of the calling thread's last statement that db_exec_prepared() reported as failed
+ * ("" when none), e.g. to map 23505 or retry 40P01. Borrowed, valid until the next call. */
+const char *db_last_sqlstate(void);
+
+/* Closes every connection opened by any thread. Call at shutdown only. */
+void db_shutdown(void);
+
+#endif

@@ -1,0 +1,590 @@
+/* The resource-server side of OAuth 2.1: bearer parsing, JWT validation against a cached JWKS
+ * (issuer metadata discovered lazily), RFC 7662 introspection, one short cache of validation
+ * results for both (server/tokcache.c), RFC 9728 metadata and WWW-Authenticate challenges.
+ * Tokens are never logged or stored: the cache keys are SHA-256 digests. */
+#include "auth.h"
+
+#include <cjose/cjose.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/mem.h"
+#include "fetch.h"
+#include "identity.h"
+#include "jwt.h"
+#include "tokcache.h"
+
+#define AUTH_JWKS_TTL 3600 /* seconds before a key set is refreshed in the background of use */
+#define AUTH_WAIT_FACTOR 3 /* a thread waits at most this many fetch timeouts for another */
+
+/* A key set shared by the requests that use it; freed when the last one lets go. gen numbers
+ * the sets in the order they were installed: a cached token verified with an older set is
+ * verified again (the key that signed it may be gone). */
+struct auth_keys {
+	struct jwt_keyset *ks;
+	long fetched;
+	int refs;
+	unsigned long gen;
+};
+
+static struct {
+	enum auth_mode mode;
+	char *issuer, *resource, *prm_url, *prm_local;
+	char *client_id, *client_secret; /* introspection: the server's own client */
+	struct jwt_policy policy;
+	struct fetch_policy fetch;
+	long refresh_cooldown, cache_ttl;
+	pthread_mutex_t lock; /* guards everything below */
+	pthread_cond_t fetched;
+	bool fetching;
+	long last_attempt;
+	struct auth_keys *keys;
+	char *jwks_uri, *introspection_uri;
+	long intro_down_until; /* introspection failed: answer 503 at once until then */
+	/* Outside the lock: read on every request. */
+	atomic_ulong keys_gen;  /* gen of auth.keys (0: none yet) */
+	struct tokcache *cache; /* validated tokens (JWT) or introspection answers */
+} auth = {.lock = PTHREAD_MUTEX_INITIALIZER, .fetched = PTHREAD_COND_INITIALIZER};
+
+static long auth_now(void)
+{
+	return (long)time(NULL);
+}
+
+enum auth_mode auth_mode(void)
+{
+	return auth.mode;
+}
+
+/* Splits an absolute URL into origin ("https://host:port") and path ("" or "/..."). */
+static bool auth_split_url(const char *url, char **origin, char **path)
+{
+	const char *s = strstr(url, "://");
+	if (!s || s == url)
+		return false;
+	const char *p = strchr(s + 3, '/');
+	size_t olen = p ? (size_t)(p - url) : strlen(url);
+	if (olen == (size_t)(s + 3 - url))
+		return false;
+	*origin = mem_strndup(url, olen);
+	*path = mem_strdup(p && strcmp(p, "/") != 0 ? p : "");
+	return true;
+}
+
+enum auth_status auth_init(const struct cfg *cfg)
+{
+	if (strcmp(cfg->auth, "jwt") == 0)
+		auth.mode = AUTH_MODE_JWT;
+	else if (strcmp(cfg->auth, "introspection") == 0)
+		auth.mode = AUTH_MODE_INTROSPECTION;
+	else {
+		auth.mode = AUTH_MODE_LOCAL;
+		return AUTH_OK;
+	}
+	cjose_set_alloc_funcs(mem_alloc, mem_realloc, free);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	auth.fetch.allow_loopback_http = cfg->auth_insecure_loopback != 0;
+	auth.fetch.timeout_ms = cfg->auth_timeout_ms;
+	auth.refresh_cooldown = cfg->auth_refresh_seconds;
+	auth.cache_ttl = cfg->auth_cache_seconds;
+	char *origin = NULL, *path = NULL;
+	if (!fetch_url_allowed(&auth.fetch, cfg->auth_issuer) || strchr(cfg->auth_issuer, '?')) {
+		log_error(
+			"BIKAROO_AUTH_ISSUER must be the issuer's https URL (http only to loopback "
+			"with BIKAROO_AUTH_INSECURE_LOOPBACK=1)");
+		return AUTH_CONFIG;
+	}
+	if (!fetch_url_allowed(&auth.fetch, cfg->resource_uri) || strchr(cfg->resource_uri, '?') ||
+	    !auth_split_url(cfg->resource_uri, &origin, &path)) {
+		log_error(
+			"BIKAROO_RESOURCE_URI must be this server's canonical https URI (no query, "
+			"no fragment), e.g. https://mcp.example.com/mcp");
+		return AUTH_CONFIG;
+	}
+	auth.policy.algs = jwt_parse_algs(cfg->auth_algs);
+	if (!auth.policy.algs) {
+		free(origin);
+		free(path);
+		log_error("BIKAROO_AUTH_ALGS may only list RS256 and ES256");
+		return AUTH_CONFIG;
+	}
+	if (auth.mode == AUTH_MODE_INTROSPECTION &&
+	    (!*cfg->auth_client_id || !*cfg->auth_client_secret)) {
+		free(origin);
+		free(path);
+		log_error("BIKAROO_AUTH=introspection needs BIKAROO_AUTH_CLIENT_ID and "
+			  "BIKAROO_AUTH_CLIENT_SECRET (the server's own client at the issuer)");
+		return AUTH_CONFIG;
+	}
+	auth.issuer = mem_strdup(cfg->auth_issuer);
+	auth.resource = mem_strdup(cfg->resource_uri);
+	auth.prm_url = mem_printf("%s/.well-known/oauth-protected-resource%s", origin, path);
+	auth.prm_local = mem_printf("/.well-known/oauth-protected-resource%s", path);
+	auth.client_id = fetch_form_encode(cfg->auth_client_id);
+	auth.client_secret = fetch_form_encode(cfg->auth_client_secret);
+	auth.policy.issuer = auth.issuer;
+	auth.policy.audience = auth.resource;
+	auth.policy.skew = cfg->auth_skew;
+	auth.cache = tokcache_new(auth.cache_ttl);
+	free(origin);
+	free(path);
+	return AUTH_OK;
+}
+
+static void auth_keys_release(struct auth_keys *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&auth.lock);
+	bool last = --k->refs == 0;
+	pthread_mutex_unlock(&auth.lock);
+	if (last) {
+		jwt_keyset_free(k->ks);
+		free(k);
+	}
+}
+
+void auth_cleanup(void)
+{
+	if (auth.mode == AUTH_MODE_LOCAL)
+		return;
+	auth_keys_release(auth.keys);
+	auth.keys = NULL;
+	free(auth.issuer);
+	free(auth.resource);
+	free(auth.prm_url);
+	free(auth.prm_local);
+	free(auth.client_id);
+	free(auth.client_secret);
+	free(auth.jwks_uri);
+	free(auth.introspection_uri);
+	tokcache_free(auth.cache);
+	auth.cache = NULL;
+	atomic_store(&auth.keys_gen, 0);
+	auth.issuer = auth.resource = auth.prm_url = auth.prm_local = NULL;
+	auth.client_id = auth.client_secret = auth.jwks_uri = auth.introspection_uri = NULL;
+	auth.mode = AUTH_MODE_LOCAL;
+	curl_global_cleanup();
+}
+
+/* ---- bearer parsing ----------------------------------------------------------------- */
+
+enum auth_status auth_bearer(const char *const *values, size_t n, const char **token, size_t *len)
+{
+	*token = NULL;
+	*len = 0;
+	if (n == 0)
+		return AUTH_NO_TOKEN;
+	if (n > 1)
+		return AUTH_BAD_REQUEST;
+	const char *v = values[0];
+	if (strncasecmp(v, "Bearer", 6) != 0 || v[6] != ' ')
+		return AUTH_BAD_REQUEST; /* another scheme, or "Bearer" glued to something */
+	const char *t = v + 6;
+	while (*t == ' ')
+		t++;
+	/* token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" */
+	size_t i = 0;
+	while (t[i] && (strchr("-._~+/", t[i]) || (t[i] >= 'A' && t[i] <= 'Z') ||
+			(t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9')))
+		i++;
+	if (i == 0)
+		return AUTH_BAD_REQUEST;
+	while (t[i] == '=')
+		i++;
+	size_t end = i;
+	while (t[end] == ' ')
+		end++;
+	if (t[end] != '\0' || i > JWT_MAX_TOKEN)
+		return AUTH_BAD_REQUEST;
+	*token = t;
+	*len = i;
+	return AUTH_OK;
+}
+
+/* ---- principal -------------------------------------------------------------------- */
+
+/* Fills the actor from validated claims (JWT payload or introspection answer). */
+static bool auth_actor_from(const json_t *claims, struct fleet_actor *out)
+{
+	memset(out, 0, sizeof *out);
+	const char *sub = json_string_value(json_object_get(claims, "sub"));
+	const char *client = json_string_value(json_object_get(claims, "client_id"));
+	if (!client || !*client)
+		client = json_string_value(json_object_get(claims, "azp"));
+	if (!sub || !*sub || !client || !*client || strlen(sub) >= sizeof out->subject ||
+	    strlen(client) >= sizeof out->client_id)
+		return false;
+	snprintf(out->subject, sizeof out->subject, "%s", sub);
+	snprintf(out->client_id, sizeof out->client_id, "%s", client);
+	out->scopes = identity_parse_scopes(json_string_value(json_object_get(claims, "scope")));
+	/* Client credentials: the client acts on its own authority, never as a person. */
+	out->machine = strcmp(sub, client) == 0;
+	return true;
+}
+
+/* ---- discovery and keys ----------------------------------------------------------------- */
+
+/* Fetches the issuer's metadata (RFC 8414, then OpenID Connect discovery) and sets
+ * *jwks_uri and *introspection (new strings, may stay NULL). Runs without the lock. */
+static enum auth_status auth_discover(char **jwks_uri, char **introspection)
+{
+	char *origin = NULL, *path = NULL;
+	if (!auth_split_url(auth.issuer, &origin, &path))
+		return AUTH_UNAVAILABLE;
+	char *urls[3] = {
+		mem_printf("%s/.well-known/oauth-authorization-server%s", origin, path),
+		mem_printf("%s/.well-known/openid-configuration%s", origin, path),
+		*path ? mem_printf("%s%s/.well-known/openid-configuration", origin, path) : NULL,
+	};
+	enum auth_status st = AUTH_UNAVAILABLE;
+	for (size_t i = 0; i < 3 && urls[i] && st != AUTH_OK; i++) {
+		char *body = NULL;
+		long code = 0;
+		enum fetch_status fs =
+			fetch_http(&auth.fetch, urls[i], NULL, NULL, NULL, &body, &code);
+		if (fs != FETCH_OK) {
+			log_warn("issuer metadata %s: %s", urls[i],
+				 fs == FETCH_HTTP_ERROR ? "not found" : "unavailable");
+			continue;
+		}
+		json_error_t e;
+		json_t *m = json_loads(body, JSON_REJECT_DUPLICATES, &e);
+		free(body);
+		const char *iss = json_string_value(json_object_get(m, "issuer"));
+		const char *ju = json_string_value(json_object_get(m, "jwks_uri"));
+		const char *iu = json_string_value(json_object_get(m, "introspection_endpoint"));
+		if (!iss || strcmp(iss, auth.issuer) != 0) {
+			/* RFC 8414 3.3: metadata for another issuer must not be used. */
+			log_error("issuer metadata at %s names another issuer", urls[i]);
+		} else {
+			*jwks_uri =
+				ju && fetch_url_allowed(&auth.fetch, ju) ? mem_strdup(ju) : NULL;
+			*introspection =
+				iu && fetch_url_allowed(&auth.fetch, iu) ? mem_strdup(iu) : NULL;
+			st = AUTH_OK;
+		}
+		json_decref(m);
+	}
+	for (size_t i = 0; i < 3; i++)
+		free(urls[i]);
+	free(origin);
+	free(path);
+	return st;
+}
+
+/* Fetches metadata (first time) and the key set; runs without the lock. */
+static struct jwt_keyset *auth_fetch_keys(void)
+{
+	pthread_mutex_lock(&auth.lock);
+	char *uri = auth.jwks_uri ? mem_strdup(auth.jwks_uri) : NULL;
+	pthread_mutex_unlock(&auth.lock);
+	if (!uri) {
+		char *intro = NULL;
+		if (auth_discover(&uri, &intro) != AUTH_OK || !uri) {
+			free(intro);
+			free(uri);
+			log_error("cannot discover the issuer's jwks_uri");
+			return NULL;
+		}
+		pthread_mutex_lock(&auth.lock);
+		if (!auth.jwks_uri)
+			auth.jwks_uri = mem_strdup(uri);
+		pthread_mutex_unlock(&auth.lock);
+		free(intro);
+	}
+	char *body = NULL;
+	long code = 0;
+	struct jwt_keyset *ks = NULL;
+	enum fetch_status fs = fetch_http(&auth.fetch, uri, NULL, NULL, NULL, &body, &code);
+	if (fs != FETCH_OK || jwt_keyset_parse(body, strlen(body), &ks) != JWT_OK ||
+	    !jwt_keyset_size(ks)) {
+		log_error("cannot fetch a usable key set from the issuer's jwks_uri");
+		jwt_keyset_free(ks);
+		ks = NULL;
+	} else {
+		log_info("issuer key set loaded (%zu keys)", jwt_keyset_size(ks));
+	}
+	free(body);
+	free(uri);
+	return ks;
+}
+
+/* A referenced key set to verify with (release with auth_keys_release). refresh: the current
+ * set lacks a key the token names; refetch unless the cool-down forbids it. */
+static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
+{
+	*out = NULL;
+	pthread_mutex_lock(&auth.lock);
+	for (;;) {
+		long now = auth_now();
+		struct auth_keys *k = auth.keys;
+		bool want = !k || refresh || now - k->fetched > AUTH_JWKS_TTL;
+		bool may =
+			auth.last_attempt == 0 || now - auth.last_attempt >= auth.refresh_cooldown;
+		if (want && may && !auth.fetching)
+			break; /* this thread fetches */
+		if (want && !k && auth.fetching) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += AUTH_WAIT_FACTOR * (auth.fetch.timeout_ms / 1000 + 1);
+			if (pthread_cond_timedwait(&auth.fetched, &auth.lock, &until) != 0)
+				break; /* took too long: answer from what we have */
+			refresh = false;
+			continue;
+		}
+		if (k) {
+			k->refs++;
+			*out = k;
+		}
+		pthread_mutex_unlock(&auth.lock);
+		return k ? AUTH_OK : AUTH_UNAVAILABLE;
+	}
+	if (auth.fetching) {
+		pthread_mutex_unlock(&auth.lock);
+		return AUTH_UNAVAILABLE;
+	}
+	auth.fetching = true;
+	auth.last_attempt = auth_now();
+	pthread_mutex_unlock(&auth.lock);
+
+	struct jwt_keyset *ks = auth_fetch_keys(); /* no lock held */
+
+	struct auth_keys *old = NULL;
+	pthread_mutex_lock(&auth.lock);
+	auth.fetching = false;
+	if (ks) {
+		struct auth_keys *k = mem_calloc(1, sizeof *k);
+		k->ks = ks;
+		k->fetched = auth_now();
+		k->refs = 1; /* the cache's own reference */
+		k->gen = (old = auth.keys) ? old->gen + 1 : 1;
+		auth.keys = k;
+		atomic_store(&auth.keys_gen, k->gen);
+	}
+	pthread_cond_broadcast(&auth.fetched);
+	if (auth.keys) {
+		auth.keys->refs++;
+		*out = auth.keys;
+	}
+	pthread_mutex_unlock(&auth.lock);
+	auth_keys_release(old);
+	return *out ? AUTH_OK : AUTH_UNAVAILABLE;
+}
+
+static enum auth_status auth_validate_jwt(const char *token, size_t len, struct fleet_actor *out,
+					  const char **why)
+{
+	unsigned char d[TOKCACHE_DIGEST];
+	tokcache_digest(token, len, d);
+	bool active = false;
+	if (tokcache_get(auth.cache, d, atomic_load(&auth.keys_gen), auth_now(), out, &active) &&
+	    active) {
+		*why = NULL;
+		return AUTH_OK;
+	}
+	struct auth_keys *k = NULL;
+	enum auth_status st = auth_keys_get(false, &k);
+	if (st != AUTH_OK) {
+		*why = "the authorization server is unavailable";
+		return st;
+	}
+	json_t *claims = NULL;
+	unsigned long gen = k->gen; /* of the set that verified the token */
+	enum jwt_status js = jwt_verify(k->ks, &auth.policy, token, len, auth_now(), &claims, why);
+	if (js == JWT_UNKNOWN_KEY) {
+		/* Perhaps the issuer rotated its keys: one refresh, rate-limited. The old set stays
+		 * referenced meanwhile, so a new set can never reuse its address. */
+		struct auth_keys *fresh = NULL;
+		if (auth_keys_get(true, &fresh) == AUTH_OK && fresh != k) {
+			gen = fresh->gen;
+			js = jwt_verify(fresh->ks, &auth.policy, token, len, auth_now(), &claims,
+					why);
+		}
+		auth_keys_release(fresh);
+	}
+	auth_keys_release(k);
+	if (js != JWT_OK)
+		return AUTH_INVALID_TOKEN;
+	bool ok = auth_actor_from(claims, out);
+	/* jwt_verify made sure exp is a usable time: it bounds the cache entry (refusals are never
+	 * cached: a bad token costs a verification each time, as before). */
+	long exp = 0;
+	(void)jwt_time(claims, "exp", &exp);
+	json_decref(claims);
+	if (!ok) {
+		*why = "token names no usable subject or client";
+		return AUTH_INVALID_TOKEN;
+	}
+	out->expires_at = exp;
+	log_debug("bearer token verified (signature and claims)");
+	tokcache_put(auth.cache, d, gen, auth_now(), exp, true, out);
+	return AUTH_OK;
+}
+
+/* ---- introspection ---------------------------------------------------------------------- */
+
+/* Remembers that the introspection endpoint failed, for one cool-down. */
+static void auth_introspection_down(void)
+{
+	pthread_mutex_lock(&auth.lock);
+	auth.intro_down_until = auth_now() + auth.refresh_cooldown;
+	pthread_mutex_unlock(&auth.lock);
+}
+
+static enum auth_status auth_validate_introspection(const char *token, size_t len,
+						    struct fleet_actor *out, const char **why)
+{
+	unsigned char d[TOKCACHE_DIGEST];
+	tokcache_digest(token, len, d);
+	bool active = false;
+	if (tokcache_get(auth.cache, d, 0, auth_now(), out, &active)) {
+		*why = active ? NULL : "token is not active for this server";
+		return active ? AUTH_OK : AUTH_INVALID_TOKEN;
+	}
+	pthread_mutex_lock(&auth.lock);
+	char *uri = auth.introspection_uri ? mem_strdup(auth.introspection_uri) : NULL;
+	bool down = auth_now() < auth.intro_down_until;
+	pthread_mutex_unlock(&auth.lock);
+	if (down) {
+		/* The issuer failed moments ago: do not tie a worker up for another timeout. */
+		free(uri);
+		*why = "the authorization server is unavailable";
+		return AUTH_UNAVAILABLE;
+	}
+	if (!uri) {
+		char *jwks = NULL;
+		enum auth_status ds = auth_discover(&jwks, &uri);
+		free(jwks);
+		if (ds != AUTH_OK || !uri) {
+			free(uri);
+			auth_introspection_down();
+			*why = "the authorization server is unavailable";
+			return AUTH_UNAVAILABLE;
+		}
+		pthread_mutex_lock(&auth.lock);
+		if (!auth.introspection_uri)
+			auth.introspection_uri = mem_strdup(uri);
+		pthread_mutex_unlock(&auth.lock);
+	}
+	char *tok = mem_strndup(token, len);
+	char *enc = fetch_form_encode(tok);
+	char *form = mem_printf("token=%s&token_type_hint=access_token", enc);
+	char *body = NULL;
+	long code = 0;
+	enum fetch_status fs = fetch_http(&auth.fetch, uri, form, auth.client_id,
+					  auth.client_secret, &body, &code);
+	memset(tok, 0, len);
+	memset(form, 0, strlen(form));
+	free(tok);
+	free(enc);
+	free(form);
+	free(uri);
+	if (fs == FETCH_HTTP_ERROR && code == 400) {
+		/* The issuer cannot make sense of this token (e.g. oidc-provider will not
+		 * introspect a JWT): it is not an active token of this issuer. */
+		*why = "token is not active";
+		long now = auth_now();
+		tokcache_put(auth.cache, d, 0, now, now + auth.cache_ttl, false, NULL);
+		return AUTH_INVALID_TOKEN;
+	}
+	if (fs != FETCH_OK) {
+		/* 401/403 mean our own client credentials are refused: not the caller's fault. */
+		log_error("token introspection failed (%s)",
+			  fs == FETCH_HTTP_ERROR ? "refused" : "unavailable");
+		auth_introspection_down();
+		*why = "the authorization server is unavailable";
+		return AUTH_UNAVAILABLE;
+	}
+	json_error_t e;
+	json_t *r = json_loads(body, JSON_REJECT_DUPLICATES, &e);
+	free(body);
+	long now = auth_now(), exp = 0;
+	(void)jwt_time(r, "exp", &exp); /* none, or unusable: stays 0, refused below */
+	*why = NULL;
+	if (!json_is_true(json_object_get(r, "active")))
+		*why = "token is not active";
+	else if (!json_is_string(json_object_get(r, "iss")) ||
+		 strcmp(json_string_value(json_object_get(r, "iss")), auth.issuer) != 0)
+		*why = "token issuer is not trusted";
+	else if (!jwt_audience_matches(json_object_get(r, "aud"), auth.resource))
+		*why = "token audience is not this server";
+	else if (!exp || now >= exp + auth.policy.skew)
+		*why = "token expired";
+	else if (!auth_actor_from(r, out))
+		*why = "token names no usable subject or client";
+	else
+		out->expires_at = exp;
+	json_decref(r);
+	/* Answers, refusals included, stand for the cache's max age; an active one not past exp. */
+	tokcache_put(auth.cache, d, 0, now, *why ? now + auth.cache_ttl : exp, *why == NULL,
+		     *why ? NULL : out);
+	return *why ? AUTH_INVALID_TOKEN : AUTH_OK;
+}
+
+enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor *out,
+			       const char **why)
+{
+	memset(out, 0, sizeof *out);
+	*why = "malformed token";
+	if (!token || len == 0 || len > JWT_MAX_TOKEN)
+		return AUTH_INVALID_TOKEN;
+	switch (auth.mode) {
+	case AUTH_MODE_JWT: return auth_validate_jwt(token, len, out, why);
+	case AUTH_MODE_INTROSPECTION: return auth_validate_introspection(token, len, out, why);
+	case AUTH_MODE_LOCAL: break;
+	}
+	*why = "token validation is not configured";
+	return AUTH_INVALID_TOKEN;
+}
+
+/* ---- metadata and challenges ------------------------------------------------------------- */
+
+bool auth_prm_path(const char *path)
+{
+	if (auth.mode == AUTH_MODE_LOCAL)
+		return false;
+	return strcmp(path, auth.prm_local) == 0 ||
+	       strcmp(path, "/.well-known/oauth-protected-resource") == 0 ||
+	       strcmp(path, "/.well-known/oauth-protected-resource/mcp") == 0;
+}
+
+json_t *auth_prm_document(void)
+{
+	return json_pack("{s:s, s:[s], s:[s,s], s:[s], s:s}", "resource", auth.resource,
+			 "authorization_servers", auth.issuer, "scopes_supported", "fleet:read",
+			 "fleet:report", "bearer_methods_supported", "header", "resource_name",
+			 "Bikaroo Fleet MCP server");
+}
+
+char *auth_challenge(enum auth_status st, const char *missing_scope, const char *why)
+{
+	const char *url = auth.prm_url ? auth.prm_url : "";
+	switch (st) {
+	case AUTH_NO_TOKEN: return mem_printf("Bearer resource_metadata=\"%s\"", url);
+	case AUTH_BAD_REQUEST:
+		return mem_printf("Bearer error=\"invalid_request\", resource_metadata=\"%s\"",
+				  url);
+	case AUTH_INVALID_TOKEN:
+		if (why)
+			return mem_printf(
+				"Bearer error=\"invalid_token\", error_description=\"%s\", "
+				"resource_metadata=\"%s\"",
+				why, url);
+		return mem_printf("Bearer error=\"invalid_token\", resource_metadata=\"%s\"", url);
+	default: break;
+	}
+	if (auth.mode == AUTH_MODE_LOCAL)
+		return mem_printf("Bearer error=\"insufficient_scope\", scope=\"%s\"",
+				  missing_scope ? missing_scope : "");
+	return mem_printf(
+		"Bearer error=\"insufficient_scope\", scope=\"%s\", resource_metadata=\"%s\"",
+		missing_scope ? missing_scope : "", url);
+}

@@ -1,0 +1,52 @@
+/* Authorization for the HTTP transport (and tokens given to stdio): the server is an OAuth 2.1
+ * resource server. Bearer tokens are validated locally as RFC 9068 JWTs against the issuer's
+ * JWKS, or by RFC 7662 introspection; the principal comes only from a validated token.
+ * Thread-safe: caches are locked, and no lock is held during a network fetch. */
+#ifndef BIKAROO_AUTH_H
+#define BIKAROO_AUTH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "domain/types.h"
+#include "server/cfg.h"
+
+enum auth_mode { AUTH_MODE_LOCAL = 0, AUTH_MODE_JWT, AUTH_MODE_INTROSPECTION };
+
+enum auth_status {
+	AUTH_OK = 0,
+	AUTH_NO_TOKEN,      /* no credentials: 401 challenge without an error code */
+	AUTH_BAD_REQUEST,   /* malformed or repeated Authorization header: 400 invalid_request */
+	AUTH_INVALID_TOKEN, /* 401 invalid_token */
+	AUTH_UNAVAILABLE,   /* issuer unreachable and nothing usable cached: 503 + Retry-After */
+	AUTH_CONFIG,        /* the configuration cannot work (start-up only) */
+};
+
+/* Reads the authorization settings of cfg (copied). AUTH_CONFIG, logged, when they are
+ * incomplete or unsafe. Call once, before any worker thread runs. */
+enum auth_status auth_init(const struct cfg *cfg) __attribute__((warn_unused_result));
+void auth_cleanup(void);
+enum auth_mode auth_mode(void);
+
+/* Picks the bearer token out of the Authorization header values of one request (n of them,
+ * borrowed). *token points into values[0]; nothing is copied. */
+enum auth_status auth_bearer(const char *const *values, size_t n, const char **token, size_t *len)
+	__attribute__((warn_unused_result));
+
+/* Validates a bearer token (len bytes, borrowed) and fills *out with the principal it names.
+ * *why (static text, never token content) explains a refusal. */
+enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor *out,
+			       const char **why) __attribute__((warn_unused_result));
+
+/* RFC 9728 protected-resource metadata: whether a request path is one of the paths we serve it
+ * on, and the document (new reference). */
+bool auth_prm_path(const char *path);
+json_t *auth_prm_document(void);
+
+/* The WWW-Authenticate value for a refusal (new string, caller frees): st is AUTH_NO_TOKEN,
+ * AUTH_BAD_REQUEST or AUTH_INVALID_TOKEN, or AUTH_OK with missing_scope for 403
+ * insufficient_scope. why (static, may be NULL) becomes error_description. */
+char *auth_challenge(enum auth_status st, const char *missing_scope, const char *why);
+
+#endif

@@ -1,0 +1,126 @@
+/* The resource change feed's follower (see feed.h). */
+#include "change_feed.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "domain/changes.h"
+
+static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct feed_sink *feed_sinks;
+static struct changes *feed_changes; /* opened by the first feed_add, then the thread's */
+static bool feed_running;
+static pthread_t feed_thread;
+static int feed_wake[2];
+static long feed_tick_seconds = 15;
+
+void feed_set_tick(long seconds)
+{
+	feed_tick_seconds = seconds > 0 ? seconds : 15;
+}
+
+static void feed_tell(const struct change *c, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&feed_lock);
+	for (struct feed_sink *s = feed_sinks; s; s = s->next)
+		s->changed(c, s->arg);
+	pthread_mutex_unlock(&feed_lock);
+}
+
+static void feed_tick(void)
+{
+	pthread_mutex_lock(&feed_lock);
+	for (struct feed_sink *s = feed_sinks; s; s = s->next)
+		if (s->tick)
+			s->tick(s->arg);
+	pthread_mutex_unlock(&feed_lock);
+}
+
+static void *feed_run(void *arg)
+{
+	(void)arg;
+	struct changes *ch = feed_changes;
+	bool gap = !ch;
+	time_t last_tick = time(NULL);
+	for (;;) {
+		if (!ch && (ch = changes_open()) != NULL && gap) {
+			log_info("change feed back: subscribers are told to read again");
+			feed_tell(NULL, NULL);
+		}
+		struct pollfd p[2] = {{.fd = feed_wake[0], .events = POLLIN},
+				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
+		/* Without a feed, try again every second. */
+		if (poll(p, 2, ch ? (int)(1000 * feed_tick_seconds) : 1000) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			break;
+		if (ch && p[1].revents && changes_drain(ch, feed_tell, NULL) != 0) {
+			log_warn("change feed lost; reconnecting");
+			changes_close(ch);
+			ch = NULL;
+			gap = true;
+		}
+		if (time(NULL) - last_tick >= feed_tick_seconds) {
+			last_tick = time(NULL);
+			feed_tick();
+		}
+	}
+	changes_close(ch);
+	return NULL;
+}
+
+void feed_add(struct feed_sink *s)
+{
+	pthread_mutex_lock(&feed_lock);
+	bool known = false;
+	for (struct feed_sink *k = feed_sinks; k && !known; k = k->next)
+		known = k == s;
+	if (!known) {
+		s->next = feed_sinks;
+		feed_sinks = s;
+	}
+	/* Created from a worker, the thread inherits its blocked SIGINT/SIGTERM. */
+	if (!feed_running && pipe(feed_wake) == 0) {
+		feed_changes = changes_open();
+		feed_running = pthread_create(&feed_thread, NULL, feed_run, NULL) == 0;
+		if (!feed_running) {
+			changes_close(feed_changes);
+			close(feed_wake[0]);
+			close(feed_wake[1]);
+		}
+	}
+	pthread_mutex_unlock(&feed_lock);
+}
+
+void feed_remove(struct feed_sink *s)
+{
+	pthread_mutex_lock(&feed_lock);
+	for (struct feed_sink **p = &feed_sinks; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	pthread_mutex_unlock(&feed_lock);
+}
+
+void feed_stop(void)
+{
+	pthread_mutex_lock(&feed_lock);
+	bool running = feed_running;
+	feed_running = false;
+	pthread_mutex_unlock(&feed_lock);
+	if (!running)
+		return;
+	if (write(feed_wake[1], "x", 1) != 1)
+		log_warn("cannot stop the change feed: %s", strerror(errno));
+	pthread_join(feed_thread, NULL);
+	close(feed_wake[0]);
+	close(feed_wake[1]);
+}

@@ -1,0 +1,161 @@
+/* Sealed requestState: base64url(payload JSON) "." base64url(HMAC-SHA256(key, prefix+payload)). */
+#include "reqstate.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/b64.h"
+#include "common/log.h"
+#include "common/mem.h"
+
+#define REQSTATE_DOMAIN "bikaroo-requestState-v1."
+
+static unsigned char reqstate_key[32];
+static bool reqstate_ready;
+
+int reqstate_init(const char *secret)
+{
+	if (secret && *secret) {
+		if (strlen(secret) < 32) {
+			log_error("BIKAROO_STATE_SECRET must be at least 32 characters");
+			return -1;
+		}
+		/* Derive a fixed-size key so that any secret text works. */
+		SHA256((const unsigned char *)secret, strlen(secret), reqstate_key);
+	} else {
+		if (RAND_bytes(reqstate_key, sizeof reqstate_key) != 1)
+			return -1;
+		log_warn("BIKAROO_STATE_SECRET is not set: requestState tokens are valid on this "
+			 "process only (set one shared secret for several instances)");
+	}
+	reqstate_ready = true;
+	return 0;
+}
+
+static void reqstate_hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[in[i] >> 4];
+		out[2 * i + 1] = hex[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void reqstate_digest(const json_t *v, char out[65])
+{
+	char *canon = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	SHA256((const unsigned char *)(canon ? canon : ""), canon ? strlen(canon) : 0, md);
+	reqstate_hex(md, sizeof md, out);
+	free(canon);
+}
+
+static void reqstate_mac(const char *body, size_t n, unsigned char mac[32])
+{
+	unsigned int len = 32;
+	size_t dn = strlen(REQSTATE_DOMAIN);
+	unsigned char *msg = mem_alloc(dn + n);
+	memcpy(msg, REQSTATE_DOMAIN, dn);
+	memcpy(msg + dn, body, n);
+	HMAC(EVP_sha256(), reqstate_key, sizeof reqstate_key, msg, dn + n, mac, &len);
+	free(msg);
+}
+
+char *reqstate_seal(const struct fleet_actor *actor, const char *method, const char *digest,
+		    const json_t *payload, long ttl_s, char nonce_out[REQSTATE_NONCE_HEX + 1])
+{
+	unsigned char raw[REQSTATE_NONCE_HEX / 2];
+	char nonce[REQSTATE_NONCE_HEX + 1];
+	if (!reqstate_ready || RAND_bytes(raw, sizeof raw) != 1)
+		abort(); /* our bug (init not called) or no entropy: never hand out weak state */
+	reqstate_hex(raw, sizeof raw, nonce);
+	json_t *body = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:s, s:O}", "v", 1, "sub",
+				 actor->subject, "cid", actor->client_id, "m", method, "d", digest,
+				 "exp", (json_int_t)(time(NULL) + ttl_s), "n", nonce, "p", payload);
+	char *text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	char *b = b64_encode((const unsigned char *)text, strlen(text), true);
+	free(text);
+	unsigned char mac[32];
+	reqstate_mac(b, strlen(b), mac);
+	char *m = b64_encode(mac, sizeof mac, true);
+	char *state = mem_printf("%s.%s", b, m);
+	free(b);
+	free(m);
+	if (nonce_out)
+		memcpy(nonce_out, nonce, sizeof nonce);
+	return state;
+}
+
+enum reqstate_status reqstate_open(const char *state, const struct fleet_actor *actor,
+				   const char *method, const char *digest, json_t **payload,
+				   char nonce_out[REQSTATE_NONCE_HEX + 1])
+{
+	enum reqstate_status st = REQSTATE_MALFORMED;
+	unsigned char *mac = NULL, *text = NULL;
+	json_t *body = NULL;
+	*payload = NULL;
+	size_t len = state ? strlen(state) : 0;
+	const char *dot = state ? strchr(state, '.') : NULL;
+	if (!reqstate_ready || !dot || len > REQSTATE_MAX_LEN)
+		goto out;
+	size_t blen = (size_t)(dot - state), mlen = 0, tlen = 0;
+	mac = b64_decode(dot + 1, len - blen - 1, true, &mlen);
+	unsigned char want[32];
+	reqstate_mac(state, blen, want);
+	/* Constant-time comparison before anything else is looked at. */
+	if (!mac || mlen != sizeof want || CRYPTO_memcmp(mac, want, sizeof want) != 0)
+		goto out;
+	text = b64_decode(state, blen, true, &tlen);
+	json_error_t e;
+	body = text ? json_loadb((const char *)text, tlen, JSON_REJECT_DUPLICATES, &e) : NULL;
+	const char *sub = json_string_value(json_object_get(body, "sub"));
+	const char *cid = json_string_value(json_object_get(body, "cid"));
+	const char *m = json_string_value(json_object_get(body, "m"));
+	const char *d = json_string_value(json_object_get(body, "d"));
+	const char *n = json_string_value(json_object_get(body, "n"));
+	json_t *exp = json_object_get(body, "exp");
+	if (json_integer_value(json_object_get(body, "v")) != 1 || !sub || !cid || !m || !d || !n ||
+	    strlen(n) != REQSTATE_NONCE_HEX || !json_is_integer(exp) || !json_object_get(body, "p"))
+		goto out;
+	if (strcmp(sub, actor->subject) != 0 || strcmp(cid, actor->client_id) != 0) {
+		st = REQSTATE_WRONG_CALLER;
+		goto out;
+	}
+	if (strcmp(m, method) != 0 || strcmp(d, digest) != 0) {
+		st = REQSTATE_WRONG_REQUEST;
+		goto out;
+	}
+	if (json_integer_value(exp) < (json_int_t)time(NULL)) {
+		st = REQSTATE_EXPIRED;
+		goto out;
+	}
+	*payload = json_incref(json_object_get(body, "p"));
+	if (nonce_out)
+		snprintf(nonce_out, REQSTATE_NONCE_HEX + 1, "%s", n);
+	st = REQSTATE_OK;
+out:
+	json_decref(body);
+	free(text);
+	free(mac);
+	return st;
+}
+
+const char *reqstate_status_text(enum reqstate_status st)
+{
+	switch (st) {
+	case REQSTATE_OK: return "ok";
+	case REQSTATE_MALFORMED: return "requestState is not valid";
+	case REQSTATE_EXPIRED: return "requestState has expired";
+	case REQSTATE_WRONG_CALLER: return "requestState was issued to another caller";
+	case REQSTATE_WRONG_REQUEST: return "requestState was issued for another request";
+	}
+	return "requestState is not valid";
+}

@@ -1,0 +1,873 @@
+/* The HTTP adapter: per-request state is created on the first callback and freed in the
+ * completion callback; libmicrohttpd types never leave this file. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/mem.h"
+#include "server/auth/auth.h"
+#include "server/capabilities/change_feed.h"
+#include "server/protocol/mcp.h"
+#include "sse.h"
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct fleet_actor actor;
+	bool tokens; /* every request carries a bearer token (auth.c); actor is unused */
+	size_t max_body;
+	char *allowed_hosts;
+	char *allowed_origins;
+};
+
+struct http_req {
+	char *body;
+	size_t len, cap;
+	bool refused;     /* a response was already queued (e.g. 413) */
+	bool too_large;   /* a streamed body passed the limit: discard the rest, then 413 */
+	size_t discarded; /* bytes thrown away since */
+	char reqid[24];
+};
+
+static atomic_ulong http_counter;
+
+/* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
+#define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
+
+/* ---- allow-lists -------------------------------------------------------------------- */
+
+static bool http_name_in(const char *name, size_t n, const char *list)
+{
+	static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+	for (size_t i = 0; i < 3; i++)
+		if (strlen(loopback[i]) == n && strncasecmp(name, loopback[i], n) == 0)
+			return true;
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		while (len && *p == ' ')
+			p++, len--;
+		while (len && p[len - 1] == ' ')
+			len--;
+		if (len == n && n && strncasecmp(p, name, n) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* Length of the host part of "host[:port]" ("[v6]" keeps its brackets); 0 if malformed. */
+static size_t http_host_part(const char *hp)
+{
+	if (hp[0] == '[') {
+		const char *close = strchr(hp, ']');
+		if (!close || (close[1] && close[1] != ':'))
+			return 0;
+		return (size_t)(close - hp + 1);
+	}
+	size_t n = strcspn(hp, ":");
+	if (hp[n] == ':')
+		for (const char *p = hp + n + 1; *p; p++)
+			if (*p < '0' || *p > '9')
+				return 0;
+	return n;
+}
+
+bool http_host_allowed(const char *host_port, const char *extra)
+{
+	if (!host_port || !*host_port || strlen(host_port) > 255)
+		return false;
+	size_t n = http_host_part(host_port);
+	return n && http_name_in(host_port, n, extra);
+}
+
+bool http_origin_allowed(const char *origin, const char *extra)
+{
+	const char *p;
+	if (strncasecmp(origin, "http://", 7) == 0)
+		p = origin + 7;
+	else if (strncasecmp(origin, "https://", 8) == 0)
+		p = origin + 8;
+	else
+		return false; /* includes the literal "null" */
+	if (strchr(p, '/') || strlen(p) > 255)
+		return false;
+	size_t n = http_host_part(p);
+	return n && http_name_in(p, n, extra);
+}
+
+/* ---- responses ---------------------------------------------------------------------- */
+
+/* Sends body (new, may be NULL) with status and extra headers: NULL-terminated name/value pairs. */
+static enum MHD_Result http_send_headers(struct MHD_Connection *c, unsigned status, char *body,
+					 const char *const *headers)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		body ? strlen(body) : 0, body ? body : (void *)"",
+		body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	if (body)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	for (const char *const *h = headers; h && h[0]; h += 2)
+		MHD_add_response_header(r, h[0], h[1]);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A JSON-RPC error without id, for refusals before the body is read. */
+static enum MHD_Result http_refuse(struct MHD_Connection *c, unsigned status, int code,
+				   const char *message, const char *allow)
+{
+	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
+				code, "message", message);
+	char *body = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	const char *h[] = {MHD_HTTP_HEADER_ALLOW, allow, NULL};
+	return http_send_headers(c, status, body, allow ? h : NULL);
+}
+
+/* ---- request checks ------------------------------------------------------------------ */
+
+static const char *http_header(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+static bool http_media_is(const char *value, const char *type)
+{
+	size_t n = strlen(type);
+	while (*value == ' ')
+		value++;
+	return strncasecmp(value, type, n) == 0 &&
+	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == ',');
+}
+
+/* True when an Accept header names type ("application/json") or a wildcard covering it. */
+static bool http_accepts(const char *accept, const char *type)
+{
+	char family[32]; /* the family wildcard of type (text/event-stream: text, slash, star) */
+	snprintf(family, sizeof family, "%.*s/*", (int)strcspn(type, "/"), type);
+	for (const char *p = accept; p;) {
+		if (http_media_is(p, type) || http_media_is(p, family) || http_media_is(p, "*/*"))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* True when an Accept header admits application/json (absent Accept admits everything). */
+static bool http_accepts_json(const char *accept)
+{
+	return !accept || http_accepts(accept, "application/json");
+}
+
+/* True when an Accept header admits text/event-stream: only then may a response become an SSE
+ * stream. */
+static bool http_accepts_sse(const char *accept)
+{
+	return http_accepts(accept, "text/event-stream");
+}
+
+/* Queues r (consumed) as a 200 SSE stream. */
+static enum MHD_Result http_queue_sse(struct MHD_Connection *c, struct MHD_Response *r)
+{
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A 200 whose body is SSE events (server/sse.h); body is stolen. */
+static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	return http_queue_sse(c, r);
+}
+
+/* ---- subscriptions/listen streams (2026-07-28) -------------------------------------------
+ * A listen request's response is an SSE stream that stays open: the acknowledgement first,
+ * then notifications/resources/updated events from the change feed (feed.h), a comment line
+ * every BIKAROO_KEEPALIVE_SECONDS as a keep-alive, and the request's result when the server
+ * stops, when the caller's token expires (checked on each keep-alive) or when the caller's
+ * rights change in PostgreSQL (the client listens again, and what it may hear is checked anew).
+ * libmicrohttpd pulls the bytes through http_stream_read; with nothing to send the connection
+ * is suspended, and resumed when something arrives. Locks: the registry's, then a stream's;
+ * libmicrohttpd is never called with one of ours held by another thread (a suspended connection
+ * cannot go away, so the one who flips `suspended` may resume it after unlocking). */
+
+#define HTTP_MAX_STREAMS 256
+/* Bytes a stream may hold unsent; a client that reads slower than this is cut off. */
+#define HTTP_STREAM_MAX_BYTES ((size_t)256 * 1024)
+
+struct http_stream {
+	pthread_mutex_t lock;        /* guards what follows, but for next */
+	struct MHD_Connection *conn; /* NULL once libmicrohttpd released the response */
+	char *buf;
+	size_t len, off, cap;
+	bool suspended, ending;
+	long expires_at; /* the caller's token's exp: the stream ends then (0: never) */
+	char subject[FLEET_ID_MAX], client_id[FLEET_ID_MAX]; /* the caller's */
+	int refs;                                            /* the registry's and the response's */
+	json_t *id;
+	char **uris;
+	size_t n;
+	struct http_stream *next; /* under http_streams_lock */
+};
+
+static pthread_mutex_t http_streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct http_stream *http_streams;
+static size_t http_nstreams;
+static bool http_streams_closed; /* the server is stopping: no new streams */
+
+static void http_stream_unref(struct http_stream *st)
+{
+	pthread_mutex_lock(&st->lock);
+	bool last = --st->refs == 0;
+	pthread_mutex_unlock(&st->lock);
+	if (!last)
+		return;
+	for (size_t i = 0; i < st->n; i++)
+		free(st->uris[i]);
+	free(st->uris);
+	json_decref(st->id);
+	free(st->buf);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+/* Appends one SSE chunk (under st->lock); returns the connection to resume, or NULL. */
+static struct MHD_Connection *http_stream_append(struct http_stream *st, const char *text)
+{
+	size_t n = strlen(text);
+	if (!st->conn || st->ending)
+		return NULL;
+	if (st->len - st->off + n > HTTP_STREAM_MAX_BYTES) {
+		log_warn("listen stream: the client reads too slowly; closing it");
+		st->ending = true; /* the reader ends the stream once the buffer is drained */
+	} else {
+		if (st->off && st->off == st->len)
+			st->off = st->len = 0;
+		if (st->len + n > st->cap) {
+			st->cap = (st->len + n) * 2;
+			st->buf = mem_realloc(st->buf, st->cap);
+		}
+		memcpy(st->buf + st->len, text, n);
+		st->len += n;
+	}
+	if (!st->suspended)
+		return NULL;
+	st->suspended = false;
+	return st->conn;
+}
+
+/* Connections to resume once the registry is unlocked (each was suspended, so it cannot go
+ * away before it is resumed). */
+struct http_resumes {
+	struct MHD_Connection *conn[HTTP_MAX_STREAMS];
+	size_t n;
+};
+
+/* Appends text to st; a connection that waited is noted in rs. */
+static void http_stream_send(struct http_stream *st, const char *text, struct http_resumes *rs)
+{
+	pthread_mutex_lock(&st->lock);
+	struct MHD_Connection *resume = http_stream_append(st, text);
+	pthread_mutex_unlock(&st->lock);
+	if (resume)
+		rs->conn[rs->n++] = resume; /* at most one per stream */
+}
+
+static void http_resume_all(const struct http_resumes *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		MHD_resume_connection(rs->conn[i]);
+}
+
+static char *http_sse_event(json_t *msg)
+{
+	char *json = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	char *ev = mem_printf("event: message\ndata: %s\n\n", json);
+	free(json);
+	return ev;
+}
+
+/* Drops the streams libmicrohttpd released (under http_streams_lock). */
+static void http_streams_prune(void)
+{
+	for (struct http_stream **p = &http_streams; *p;) {
+		struct http_stream *st = *p;
+		pthread_mutex_lock(&st->lock);
+		bool gone = st->conn == NULL;
+		pthread_mutex_unlock(&st->lock);
+		if (gone) {
+			*p = st->next;
+			http_nstreams--;
+			http_stream_unref(st);
+		} else {
+			p = &st->next;
+		}
+	}
+}
+
+/* Ends st gracefully (under http_streams_lock): its request's result, then the end. */
+static void http_stream_finish(struct http_stream *st, struct http_resumes *rs)
+{
+	char *ev = http_sse_event(json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id",
+					    st->id, "result", "resultType", "complete", "_meta",
+					    "io.modelcontextprotocol/subscriptionId", st->id));
+	pthread_mutex_lock(&st->lock);
+	struct MHD_Connection *resume = http_stream_append(st, ev);
+	st->ending = true;
+	pthread_mutex_unlock(&st->lock);
+	free(ev);
+	if (resume)
+		rs->conn[rs->n++] = resume;
+}
+
+/* feed_sink.changed: an update event to each stream that honours the changed URI; the end of
+ * the streams whose caller's rights changed. After a gap in the feed (c NULL) anything may
+ * have changed, rights too: every stream is told that each of its URIs was updated, then ends
+ * (the client listens again, checked anew). */
+static void http_streams_changed(const struct change *c, void *arg)
+{
+	(void)arg;
+	struct http_resumes rs = {.n = 0};
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_prune();
+	for (struct http_stream *st = http_streams; st; st = st->next) {
+		if (c && !c->uri) {
+			if (change_of_rights_of(c, st->subject, st->client_id))
+				http_stream_finish(st, &rs);
+			continue;
+		}
+		for (size_t i = 0; i < st->n; i++) {
+			if (c && strcmp(st->uris[i], c->uri) != 0)
+				continue;
+			char *ev = http_sse_event(json_pack(
+				"{s:s, s:s, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "method",
+				"notifications/resources/updated", "params", "uri", st->uris[i],
+				"_meta", "io.modelcontextprotocol/subscriptionId", st->id));
+			http_stream_send(st, ev, &rs);
+			free(ev);
+		}
+		if (!c)
+			http_stream_finish(st, &rs);
+	}
+	pthread_mutex_unlock(&http_streams_lock);
+	http_resume_all(&rs);
+}
+
+/* feed_sink.tick: an SSE comment keeps each stream (and its proxies) alive and finds out
+ * whether its client is still there; a stream whose token expired ends (the client listens
+ * again with a fresh one). */
+static void http_streams_tick(void *arg)
+{
+	(void)arg;
+	struct http_resumes rs = {.n = 0};
+	long now = (long)time(NULL);
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_prune();
+	for (struct http_stream *st = http_streams; st; st = st->next) {
+		if (st->expires_at && now >= st->expires_at)
+			http_stream_finish(st, &rs);
+		else
+			http_stream_send(st, ": keep-alive\n\n", &rs);
+	}
+	pthread_mutex_unlock(&http_streams_lock);
+	http_resume_all(&rs);
+}
+
+static struct feed_sink http_streams_sink = {.changed = http_streams_changed,
+					     .tick = http_streams_tick};
+
+static ssize_t http_stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	(void)pos;
+	struct http_stream *st = cls;
+	ssize_t n = 0;
+	pthread_mutex_lock(&st->lock);
+	if (st->off < st->len) {
+		size_t k = st->len - st->off < max ? st->len - st->off : max;
+		memcpy(out, st->buf + st->off, k);
+		st->off += k;
+		n = (ssize_t)k;
+	} else if (st->ending) {
+		n = MHD_CONTENT_READER_END_OF_STREAM;
+	} else {
+		st->suspended = true;
+		MHD_suspend_connection(st->conn);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return n;
+}
+
+/* libmicrohttpd is done with the response (the client left, or the stream ended). */
+static void http_stream_released(void *cls)
+{
+	struct http_stream *st = cls;
+	pthread_mutex_lock(&st->lock);
+	st->conn = NULL;
+	pthread_mutex_unlock(&st->lock);
+	http_stream_unref(st);
+}
+
+/* What one request's listen (if any) opened. */
+struct http_listen_req {
+	struct MHD_Connection *conn;
+	const struct fleet_actor *actor; /* the caller */
+	struct http_stream *opened;
+};
+
+/* mcp_listen.open for one HTTP request. */
+static int http_listen_open(void *ctx, const json_t *id, const json_t *ack, const char *const *uris,
+			    size_t n)
+{
+	struct http_listen_req *lr = ctx;
+	feed_add(&http_streams_sink); /* LISTEN (and keep-alive ticks) before the ack is sent */
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_prune();
+	if (http_streams_closed || http_nstreams >= HTTP_MAX_STREAMS) {
+		pthread_mutex_unlock(&http_streams_lock);
+		return -1;
+	}
+	struct http_stream *st = mem_calloc(1, sizeof *st);
+	pthread_mutex_init(&st->lock, NULL);
+	st->conn = lr->conn;
+	st->expires_at = lr->actor->expires_at;
+	snprintf(st->subject, sizeof st->subject, "%s", lr->actor->subject);
+	snprintf(st->client_id, sizeof st->client_id, "%s", lr->actor->client_id);
+	st->refs = 2;
+	st->id = json_deep_copy(id);
+	st->uris = mem_calloc(n ? n : 1, sizeof *st->uris);
+	for (size_t i = 0; i < n; i++)
+		st->uris[st->n++] = mem_strdup(uris[i]);
+	char *ev = http_sse_event(json_incref((json_t *)ack));
+	(void)http_stream_append(st, ev); /* first; not yet suspended */
+	free(ev);
+	st->next = http_streams;
+	http_streams = st;
+	http_nstreams++;
+	pthread_mutex_unlock(&http_streams_lock);
+	lr->opened = st;
+	return 0;
+}
+
+/* The response of a listen request: its stream, open until the client leaves. */
+static enum MHD_Result http_send_stream(struct MHD_Connection *c, struct http_stream *st)
+{
+	struct MHD_Response *r = MHD_create_response_from_callback(
+		MHD_SIZE_UNKNOWN, 4096, http_stream_read, st, http_stream_released);
+	if (!r) {
+		http_stream_released(st);
+		return MHD_NO;
+	}
+	return http_queue_sse(c, r);
+}
+
+/* Server shutdown: every stream gets its request's result, then ends (graceful end). */
+static void http_streams_end(void)
+{
+	struct http_resumes rs = {.n = 0};
+	pthread_mutex_lock(&http_streams_lock);
+	http_streams_closed = true;
+	http_streams_prune();
+	for (struct http_stream *st = http_streams; st; st = st->next)
+		http_stream_finish(st, &rs);
+	pthread_mutex_unlock(&http_streams_lock);
+	http_resume_all(&rs);
+}
+
+/* Waits (at most about two seconds) until libmicrohttpd has sent every ended stream to its
+ * end, so that stopping the daemon does not cut a final result short. */
+static void http_streams_drain(void)
+{
+	for (int i = 0; i < 200; i++) {
+		pthread_mutex_lock(&http_streams_lock);
+		http_streams_prune();
+		size_t open = http_nstreams;
+		pthread_mutex_unlock(&http_streams_lock);
+		if (open == 0)
+			return;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* After the daemon stopped: the registry's references. */
+static void http_streams_free(void)
+{
+	pthread_mutex_lock(&http_streams_lock);
+	while (http_streams) {
+		struct http_stream *st = http_streams;
+		http_streams = st->next;
+		http_stream_unref(st);
+	}
+	http_nstreams = 0;
+	pthread_mutex_unlock(&http_streams_lock);
+}
+
+/* ---- authorization (server/auth.c decides; this file only speaks HTTP) ----------------- */
+
+/* RFC 9728 metadata: public, cacheable by anyone, readable cross-origin. */
+static enum MHD_Result http_prm(struct MHD_Connection *c, const char *method)
+{
+	if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0) {
+		/* CORS preflight from a browser-based client on another origin. */
+		const char *h[] = {MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN,
+				   "*",
+				   "Access-Control-Allow-Methods",
+				   "GET, HEAD, OPTIONS",
+				   "Access-Control-Allow-Headers",
+				   "MCP-Protocol-Version",
+				   "Access-Control-Max-Age",
+				   "86400",
+				   NULL};
+		return http_send_headers(c, 204, NULL, h);
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD, OPTIONS", NULL};
+		return http_send_headers(c, 405, NULL, h);
+	}
+	json_t *doc = auth_prm_document();
+	char *body = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	const char *h[] = {MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, "*", NULL};
+	return http_send_headers(c, 200, body, h);
+}
+
+struct http_authz {
+	const char *values[2];
+	size_t n;
+};
+
+static enum MHD_Result http_collect_authz(void *cls, enum MHD_ValueKind kind, const char *key,
+					  const char *value)
+{
+	(void)kind;
+	struct http_authz *a = cls;
+	if (key && strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
+		if (a->n < 2)
+			a->values[a->n] = value ? value : "";
+		a->n++;
+	}
+	return MHD_YES;
+}
+
+/* Steps 4-5 of the order of checks: the bearer token names the actor, or the request is
+ * refused here (401/400/503) with a challenge. Returns true when *actor is set. */
+static bool http_authenticate(struct MHD_Connection *c, struct http_req *st,
+			      struct fleet_actor *actor, enum MHD_Result *ret)
+{
+	struct http_authz a = {{NULL, NULL}, 0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, http_collect_authz, &a);
+	const char *token = NULL, *why = NULL;
+	size_t len = 0;
+	enum auth_status as = auth_bearer(a.values, a.n < 2 ? a.n : 2, &token, &len);
+	if (as == AUTH_OK)
+		as = auth_validate(token, len, actor, &why);
+	if (as == AUTH_OK)
+		return true;
+	unsigned status;
+	const char *error, *text;
+	switch (as) {
+	case AUTH_NO_TOKEN:
+		status = 401, error = "unauthorized";
+		text = "An access token is required: Authorization: Bearer <token>";
+		break;
+	case AUTH_BAD_REQUEST:
+		status = 400, error = "invalid_request";
+		text = "Send exactly one Authorization header of the form: Bearer <token>";
+		break;
+	case AUTH_UNAVAILABLE:
+		status = 503, error = "temporarily_unavailable";
+		text = "The authorization server cannot be reached; retry later";
+		break;
+	default:
+		status = 401, error = "invalid_token";
+		text = why ? why : "The access token is not valid for this server";
+		break;
+	}
+	log_msg(LOG_WARN, st->reqid, "refused: %s (%s)", error, why ? why : "-");
+	json_t *msg = json_pack("{s:s, s:s}", "error", error, "error_description", text);
+	char *body = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	char retry[16];
+	snprintf(retry, sizeof retry, "%d", MCP_RETRY_AFTER);
+	char *challenge = status == 503 ? NULL : auth_challenge(as, NULL, why);
+	const char *h[] = {status == 503 ? MHD_HTTP_HEADER_RETRY_AFTER
+					 : MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			   status == 503 ? retry : challenge, NULL};
+	*ret = http_send_headers(c, status, body, h);
+	free(challenge);
+	return false;
+}
+
+static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connection *c,
+				       struct http_req *st)
+{
+	struct fleet_actor token_actor;
+	if (s->tokens) {
+		enum MHD_Result refused;
+		if (!http_authenticate(c, st, &token_actor, &refused))
+			return refused;
+	}
+	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || !http_media_is(ct, "application/json"))
+		return http_refuse(c, 415, MCP_INVALID_REQUEST,
+				   "Unsupported Media Type: Content-Type must be application/json",
+				   NULL);
+	if (!http_accepts_json(http_header(c, MHD_HTTP_HEADER_ACCEPT)))
+		return http_refuse(c, 406, MCP_INVALID_REQUEST,
+				   "Not Acceptable: Accept must admit application/json", NULL);
+	struct mcp_request req = {
+		.transport = MCP_TRANSPORT_HTTP,
+		.body = st->body ? st->body : "",
+		.body_len = st->len,
+		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
+		.h_method = http_header(c, "Mcp-Method"),
+		.h_name = http_header(c, "Mcp-Name"),
+		.actor = s->tokens ? &token_actor : &s->actor,
+		.reqid = st->reqid,
+		.per_principal = s->tokens,
+	};
+	struct sse_buf sse = {0};
+	struct http_listen_req lr = {.conn = c, .actor = req.actor};
+	struct mcp_listen listen = {http_listen_open, &lr};
+	req.listen = &listen;
+	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
+		req.emit = sse_emit;
+		req.emit_ctx = &sse;
+	}
+	struct mcp_response resp;
+	mcp_handle(&req, &resp);
+	if (lr.opened) {
+		sse_free(&sse);
+		mcp_response_free(&resp);
+		return http_send_stream(c, lr.opened);
+	}
+	char *ch = resp.missing_scope ? auth_challenge(AUTH_OK, resp.missing_scope, NULL) : NULL;
+	char *body = resp.body;
+	resp.body = NULL;
+	/* Notifications went out before the result: answer as an SSE stream (a refusal keeps its
+	 * status and plain JSON body; the notifications are then dropped). */
+	if (sse.events && body && resp.http_status == 200) {
+		char *stream = sse_finish(&sse, body);
+		free(body);
+		free(ch);
+		return http_send_sse(c, stream);
+	}
+	sse_free(&sse);
+	char retry[16];
+	snprintf(retry, sizeof retry, "%d", MCP_RETRY_AFTER);
+	const char *h[] = {ch ? MHD_HTTP_HEADER_WWW_AUTHENTICATE : MHD_HTTP_HEADER_RETRY_AFTER,
+			   ch ? ch : retry, NULL};
+	enum MHD_Result ret = http_send_headers(c, (unsigned)resp.http_status, body,
+						ch || resp.unavailable ? h : NULL);
+	free(ch);
+	return ret;
+}
+
+static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
+				   const char *method, const char *version, const char *upload,
+				   size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct http_server *s = cls;
+	struct http_req *st = *con_cls;
+	if (!st) {
+		st = mem_calloc(1, sizeof *st);
+		snprintf(st->reqid, sizeof st->reqid, "r%lu",
+			 atomic_fetch_add(&http_counter, 1) + 1);
+		*con_cls = st;
+		/* 1: Host and Origin against DNS rebinding. */
+		const char *host = http_header(c, MHD_HTTP_HEADER_HOST);
+		const char *origin = http_header(c, MHD_HTTP_HEADER_ORIGIN);
+		if (!http_host_allowed(host, s->allowed_hosts) ||
+		    (origin && !http_origin_allowed(origin, s->allowed_origins))) {
+			log_msg(LOG_WARN, st->reqid, "refused: Host or Origin not allowed");
+			st->refused = true;
+			return http_refuse(c, 403, MCP_INVALID_REQUEST,
+					   "Forbidden: Host or Origin not allowed", NULL);
+		}
+		if (auth_prm_path(url)) {
+			st->refused = true;
+			return http_prm(c, method);
+		}
+		if (strcmp(url, "/mcp") != 0) {
+			st->refused = true;
+			return http_refuse(c, 404, MCP_INVALID_REQUEST,
+					   "Not Found: the endpoint is /mcp", NULL);
+		}
+		/* 2: POST only. */
+		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+			st->refused = true;
+			return http_refuse(c, 405, MCP_INVALID_REQUEST,
+					   "Method Not Allowed: this endpoint accepts POST only",
+					   "POST");
+		}
+		/* 3: the declared size, before reading anything. */
+		const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > s->max_body) {
+			st->refused = true;
+			return http_refuse(c, 413, MCP_INVALID_REQUEST, "Payload Too Large", NULL);
+		}
+		return MHD_YES;
+	}
+	if (st->refused) {
+		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		/* 3 again: streamed bodies (chunked) are counted as they arrive. libmicrohttpd
+		 * cannot answer in the middle of a body, so the rest is discarded (not stored)
+		 * and the 413 goes out at its end; a sender that never stops is cut off. */
+		if (st->too_large || st->len + *upload_size > s->max_body) {
+			st->too_large = true;
+			st->discarded += *upload_size;
+			*upload_size = 0;
+			free(st->body);
+			st->body = NULL;
+			st->len = st->cap = 0;
+			return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
+		if (st->len + *upload_size + 1 > st->cap) {
+			st->cap = (st->len + *upload_size + 1) * 2;
+			if (st->cap > s->max_body + 1)
+				st->cap = s->max_body + 1;
+			st->body = mem_realloc(st->body, st->cap);
+		}
+		memcpy(st->body + st->len, upload, *upload_size);
+		st->len += *upload_size;
+		st->body[st->len] = '\0';
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (st->too_large) {
+		st->refused = true;
+		return http_refuse(c, 413, MCP_INVALID_REQUEST, "Payload Too Large", NULL);
+	}
+	return http_handle_mcp(s, c, st);
+}
+
+static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			   enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)c;
+	(void)toe;
+	struct http_req *st = *con_cls;
+	if (st) {
+		free(st->body);
+		free(st);
+	}
+	*con_cls = NULL;
+}
+
+/* libmicrohttpd's own messages: fmt is its format string. */
+__attribute__((format(printf, 2, 0))) static void http_mhd_log(void *cls, const char *fmt,
+							       va_list ap)
+{
+	(void)cls;
+	char line[512];
+	vsnprintf(line, sizeof line, fmt, ap);
+	log_warn("http: %s", line);
+}
+
+/* Writes the bound port to path (when set) once the socket accepts connections, atomically
+ * (write then rename), for the harnesses and scripts that start the server on port 0. */
+static int http_write_ready(const char *path, unsigned port)
+{
+	if (!*path)
+		return 0;
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%u\n", port);
+	if (fclose(f) != 0)
+		return -1;
+	return rename(tmp, path);
+}
+
+enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *actor,
+			    struct http_server **out, unsigned *bound_port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
+	if (inet_pton(AF_INET, cfg->listen, &sa.sin_addr) != 1) {
+		log_error("BIKAROO_LISTEN must be an IPv4 address, got %s", cfg->listen);
+		return HTTP_START_FAILED;
+	}
+	struct http_server *s = mem_calloc(1, sizeof *s);
+	s->tokens = actor == NULL;
+	if (actor)
+		s->actor = *actor;
+	s->max_body = (size_t)cfg->max_body;
+	feed_set_tick(cfg->keepalive_seconds);
+	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
+	s->allowed_origins = mem_strdup(cfg->allowed_origins);
+	s->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			MHD_ALLOW_SUSPEND_RESUME,
+		0, NULL, NULL, http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
+		(unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)0,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
+	if (!s->daemon) {
+		log_error("cannot listen on %s:%ld", cfg->listen, cfg->port);
+		http_stop(s);
+		return HTTP_START_FAILED;
+	}
+	const union MHD_DaemonInfo *info =
+		MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	*bound_port = info ? info->port : (unsigned)cfg->port;
+	if (http_write_ready(cfg->ready_file, *bound_port) != 0)
+		log_warn("cannot write the ready file %s", cfg->ready_file);
+	*out = s;
+	return HTTP_OK;
+}
+
+void http_stop(struct http_server *s)
+{
+	if (!s)
+		return;
+	if (s->daemon) {
+		/* Listen streams end with their result; libmicrohttpd may stop only when no
+		 * connection is suspended, which ending them ensures. */
+		http_streams_end();
+		http_streams_drain();
+		MHD_stop_daemon(s->daemon);
+	}
+	feed_remove(&http_streams_sink);
+	feed_stop();
+	http_streams_free();
+	free(s->allowed_hosts);
+	free(s->allowed_origins);
+	free(s);
+}
