@@ -21,6 +21,9 @@ HEADERS := $(wildcard common/*.h domain/*.h domain/pg/*.h server/*.h server/*/*.
 LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
 LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o)
 UNIT    := $(wildcard tests/unit/*.c)
+CORE    := $(wildcard tests/core/*.c)
+# The protocol core alone (no capability, no domain code, no libpq), for its own unit tests.
+COREOBJ := $(patsubst %.c,$(B)/%.o,$(COMMON) $(wildcard server/protocol/*.c) server/transport/sse.c)
 INTEG   := $(wildcard tests/integration/*.c)
 CONF    := $(wildcard tests/conformance/*.c)
 FUZZ    := $(wildcard tests/fuzz/*.c)
@@ -55,8 +58,13 @@ $(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/bikes-rls-only.o $(B)/
 $(B)/conformance-server: $(CONF:%.c=$(B)/%.o) $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/unit-tests: $(UNIT:%.c=$(B)/%.o) $(B)/libbikaroo.a
+$(B)/unit-tests: $(UNIT:%.c=$(B)/%.o) $(B)/tests/conformance/uriset.o $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
+
+# Linked without libbikaroo.a and without libpq: the core stands on its own.
+$(B)/core-tests: $(CORE:%.c=$(B)/%.o) $(COREOBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcrypto) -pthread \
+	  $(TEST_LDLIBS)
 
 $(B)/integration-tests: $(INTEG:%.c=$(B)/%.o) $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
@@ -70,10 +78,11 @@ run: deps all
 
 # Everything, against a throwaway PostgreSQL that the harness creates and removes.
 test: deps
-	$(MAKE) --no-print-directory all $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
+	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
 	scripts/test.sh $(B)
 
-unit: all $(B)/unit-tests
+unit: all $(B)/core-tests $(B)/unit-tests
+	$(B)/core-tests
 	$(B)/unit-tests
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
@@ -81,13 +90,14 @@ unit: all $(B)/unit-tests
 asan: deps
 	$(MAKE) --no-print-directory B=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  all build/asan/unit-tests build/asan/integration-tests build/asan/bikaroo-mcp-rls-only
+	  all build/asan/core-tests build/asan/unit-tests build/asan/integration-tests \
+	  build/asan/bikaroo-mcp-rls-only
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  scripts/test.sh build/asan
 
 # The suite with every server process and the unit tests under valgrind memcheck.
 valgrind: deps
-	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g" all build/vg/unit-tests build/vg/integration-tests \
+	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g" all build/vg/core-tests build/vg/unit-tests build/vg/integration-tests \
 	  build/vg/bikaroo-mcp-rls-only
 	BIKAROO_VALGRIND=1 scripts/test.sh build/vg
 
@@ -105,12 +115,13 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --std=c11 -I . common domain server tests
 	@scripts/banned.sh
+	@python3 scripts/arrows.py
 
 format:
-	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
+	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
 
 format-check:
-	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
+	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
 
 bench: all
 	bench/run.sh $(B)

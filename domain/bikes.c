@@ -10,7 +10,6 @@
 #include "domain/pg/db.h"
 #include "rights.h"
 
-
 bool bikes_id_valid(const char *id)
 {
 	if (strncmp(id, "VL-", 3) != 0)
@@ -22,12 +21,10 @@ bool bikes_id_valid(const char *id)
 	return n >= 4 && n <= 6;
 }
 
-
 /* Runs a statement returning bike_status_as's columns and maps its row into out. */
 static enum fleet_status bikes_status_run(const struct fleet_actor *actor, const char *name,
-					       const char *sql, int nparams,
-					       const char *const *params,
-					       struct fleet_bike_status *out)
+					  const char *sql, int nparams, const char *const *params,
+					  struct fleet_bike_status *out)
 {
 	enum fleet_status st;
 	PGresult *res = db_exec_prepared(name, sql, nparams, params, &st);
@@ -70,10 +67,8 @@ out:
 	return st;
 }
 
-
-
 enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike_id,
-					struct fleet_bike_status *out)
+			       struct fleet_bike_status *out)
 {
 	static const char sql[] = "SELECT * FROM fleet.bike_status_as($1, $2, $3)";
 	memset(out, 0, sizeof *out);
@@ -83,10 +78,9 @@ enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike
 	return bikes_status_run(actor, "bike_status_as", sql, 3, params, out);
 }
 
-enum fleet_status bikes_status_audited(const struct fleet_actor *actor,
-						const char *bike_id, const char *args_digest,
-						const char *request_id,
-						struct fleet_bike_status *out)
+enum fleet_status bikes_status_audited(const struct fleet_actor *actor, const char *bike_id,
+				       const char *args_digest, const char *request_id,
+				       struct fleet_bike_status *out)
 {
 	static const char sql[] = "SELECT * FROM fleet.bike_status_audited_as($1, $2, $3, $4, $5)";
 	memset(out, 0, sizeof *out);
@@ -105,7 +99,7 @@ static bool bikes_may_read(const struct fleet_actor *actor, PGresult *res)
 }
 
 enum fleet_status bikes_complete_ids(const struct fleet_actor *actor, const char *prefix,
-					      char ids[][FLEET_BIKE_ID_MAX], size_t *n, long *total)
+				     char ids[][FLEET_BIKE_ID_MAX], size_t *n, long *total)
 {
 	static const char sql[] = "SELECT * FROM fleet.complete_bike_ids_as($1, $2, $3, $4)";
 	*n = 0;

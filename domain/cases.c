@@ -54,7 +54,7 @@ static void cases_read_item(PGresult *res, int row, struct case_item *it)
 }
 
 enum fleet_status cases_read(const struct fleet_actor *actor, const char *case_id,
-				  struct case_file *out)
+			     struct case_file *out)
 {
 	static const char sql[] = "SELECT * FROM fleet.case_as($1, $2, $3)";
 	memset(out, 0, sizeof *out);

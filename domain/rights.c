@@ -5,7 +5,6 @@
 
 #include "domain/pg/db.h"
 
-
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r)
 {
 	return (actor->scopes & FLEET_SCOPE_READ) && r->known && r->client_read;

@@ -9,7 +9,6 @@
 #include "domain/pg/db.h"
 #include "rights.h"
 
-
 /* May this actor read at all (the rights columns of the *_as function's first row)? */
 static bool status_codes_may_read(const struct fleet_actor *actor, PGresult *res)
 {
@@ -18,8 +17,8 @@ static bool status_codes_may_read(const struct fleet_actor *actor, PGresult *res
 	return rights_may_read(actor, &r);
 }
 
-enum fleet_status status_codes_read(const struct fleet_actor *actor,
-					 struct fleet_status_code *out, size_t cap, size_t *n)
+enum fleet_status status_codes_read(const struct fleet_actor *actor, struct fleet_status_code *out,
+				    size_t cap, size_t *n)
 {
 	static const char sql[] = "SELECT * FROM fleet.status_codes_as($1, $2)";
 	const char *params[2] = {actor->subject, actor->client_id};
@@ -50,4 +49,3 @@ out:
 	PQclear(res);
 	return st;
 }
-

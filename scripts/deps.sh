@@ -9,7 +9,7 @@ packages=(
   libmicrohttpd-dev libjansson-dev libpq-dev libcurl4-openssl-dev
   check libsubunit-dev libssl-dev libcjose-dev
   postgresql-15 postgresql-client-15
-  valgrind cppcheck clang-format
+  valgrind cppcheck clang-format python3
   curl ca-certificates
 )
 

@@ -60,14 +60,26 @@ psql -X "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-dat
 export BIKAROO_AUTH=local
 tests/e2e/install.sh || { echo "cannot install the pinned npm packages (tests/package.json)"; exit 1; }
 
-echo "== unit tests (Check)"
-if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
-  CK_FORK=no $BIKAROO_WRAPPER "$B/unit-tests" 2>&1 | tee "$IT_TMP/unit.out"
-  [[ ${PIPESTATUS[0]} == 99 ]] && fail1 "unit tests: valgrind reported errors"
-else
-  "$B/unit-tests" 2>&1 | tee "$IT_TMP/unit.out"
-fi
-count_check "$IT_TMP/unit.out"
+for suite in core unit; do
+  echo "== $suite tests (Check)"
+  if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
+    CK_FORK=no $BIKAROO_WRAPPER "$B/$suite-tests" 2>&1 | tee "$IT_TMP/$suite.out"
+    [[ ${PIPESTATUS[0]} == 99 ]] && fail1 "$suite tests: valgrind reported errors"
+  else
+    "$B/$suite-tests" 2>&1 | tee "$IT_TMP/$suite.out"
+  fi
+  count_check "$IT_TMP/$suite.out"
+done
+
+# Capability contracts (tests/contracts/run.sh: snapshot, README table, the checker's self-tests;
+# no database). A check of data, not of memory: always built in build/ with the default flags.
+echo "== contract tests (tests/contracts)"
+tests/contracts/run.sh build 2>&1 | tee "$IT_TMP/contracts.out"
+c_ok=$(grep -c '^ok - ' "$IT_TMP/contracts.out")
+c_bad=$(grep -c '^not ok - ' "$IT_TMP/contracts.out")
+passed=$((passed + c_ok)); failed=$((failed + c_bad))
+grep '^not ok - ' "$IT_TMP/contracts.out" >>"$IT_TMP/failed.out"
+grep -q '^# contracts fail ' "$IT_TMP/contracts.out" || fail1 "contracts: no summary (crashed?)"
 
 echo "== integration tests (Check, real binary, real PostgreSQL)"
 "$B/integration-tests" 2>&1 | tee "$IT_TMP/integration.out"
@@ -114,7 +126,7 @@ against_product conformance PRODUCT_URL "conformance " 4 tests/conformance/run.s
 if [[ $failed != 0 ]]; then
   echo
   echo "== what failed"
-  { grep -hE ':[0-9]+:[FE]:|^ *not ok |^conformance .*: FAILED' "$IT_TMP"/{unit,integration,e2e,conformance}.out
+  { grep -hE ':[0-9]+:[FE]:|^ *not ok |^conformance .*: FAILED' "$IT_TMP"/{core,unit,integration,e2e,conformance}.out
     grep -hA1 '^ *error: ' "$IT_TMP"/{e2e,conformance}.out | grep -v '^--$'
     cat "$IT_TMP/failed.out"; } 2>/dev/null | head -n 40
 fi

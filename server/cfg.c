@@ -9,6 +9,8 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "server/auth/auth.h"
+#include "server/transport/http.h"
 
 enum cfg_type { CFG_STR, CFG_LONG };
 
@@ -201,4 +203,34 @@ void cfg_free(struct cfg *c)
 		if (cfg_keys[i].type == CFG_STR)
 			free(*(char **)((char *)c + cfg_keys[i].offset));
 	memset(c, 0, sizeof *c);
+}
+
+struct auth_settings cfg_auth_settings(const struct cfg *c)
+{
+	return (struct auth_settings){
+		.mode = c->auth,
+		.issuer = c->auth_issuer,
+		.resource_uri = c->resource_uri,
+		.algs = c->auth_algs,
+		.client_id = c->auth_client_id,
+		.client_secret = c->auth_client_secret,
+		.skew = c->auth_skew,
+		.timeout_ms = c->auth_timeout_ms,
+		.refresh_seconds = c->auth_refresh_seconds,
+		.cache_seconds = c->auth_cache_seconds,
+		.insecure_loopback = c->auth_insecure_loopback != 0,
+	};
+}
+
+struct http_settings cfg_http_settings(const struct cfg *c)
+{
+	return (struct http_settings){
+		.listen = c->listen,
+		.port = c->port,
+		.threads = c->threads,
+		.max_body = (size_t)c->max_body,
+		.allowed_hosts = c->allowed_hosts,
+		.allowed_origins = c->allowed_origins,
+		.ready_file = c->ready_file,
+	};
 }

@@ -42,6 +42,13 @@ struct cfg {
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };
 
+struct auth_settings;
+struct http_settings;
+
+/* The settings each layer is handed, from c (strings borrowed from c). */
+struct auth_settings cfg_auth_settings(const struct cfg *c);
+struct http_settings cfg_http_settings(const struct cfg *c);
+
 /* Fills c from defaults, then the environment, then argv flags of the form --name=value
  * (argv[0] is not read). On failure, writes the reason to stderr. */
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv) __attribute__((warn_unused_result));

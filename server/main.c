@@ -1,4 +1,6 @@
-/* bikaroo-mcp: the Bikaroo fleet MCP server. Subcommands: serve (HTTP), migrate, help. */
+/* bikaroo-mcp: the Bikaroo fleet MCP server, and its composition root: configuration, the
+ * authorization module, the database, the server description (the catalogue), the transport.
+ * Subcommands: serve (HTTP), stdio, migrate, help. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,16 +11,16 @@
 #include "common/mem.h"
 #include "domain/pg/db.h"
 #include "domain/pg/migrate.h"
+#include "domain/rights.h"
 #include "server/auth/auth.h"
-#include "cfg.h"
-#include "server/transport/http.h"
 #include "server/auth/identity.h"
+#include "server/capabilities/catalog.h"
+#include "server/capabilities/change_feed.h"
+#include "server/cfg.h"
+#include "server/protocol/dispatch.h"
 #include "server/protocol/reqstate.h"
-#include "server/protocol/prompts.h"
-#include "server/protocol/resources.h"
+#include "server/transport/http.h"
 #include "server/transport/stdio.h"
-#include "server/capabilities/damage_report.h"
-#include "server/protocol/tools.h"
 
 static volatile sig_atomic_t main_stop;
 
@@ -57,24 +59,59 @@ static bool main_is_loopback(const char *addr)
 	return strncmp(addr, "127.", 4) == 0;
 }
 
-/* Loads the documents and prompt templates the resources and prompts serve. */
-static int main_catalog_init(const struct cfg *cfg)
+/* The principal of a stdio session (identity.h), the database judging whether a local
+ * identity may be used. 0, or -1 (logged). */
+static int main_stdio_identity(const struct cfg *cfg, struct fleet_actor *out)
 {
-	if (resources_init(cfg->resources_dir) != 0 || prompts_init(cfg->prompts_dir) != 0)
+	struct auth_settings set = cfg_auth_settings(cfg);
+	if (auth_init(&set) != AUTH_OK)
 		return -1;
+	struct identity_env env = {.token = cfg->token,
+				   .local_subject = cfg->local_subject,
+				   .local_client = cfg->local_client,
+				   .local_scopes = cfg->local_scopes,
+				   .development_db = rights_development_db};
+	const char *why = NULL;
+	if (identity_from_environment(&env, out, &why) == IDENTITY_OK)
+		return 0;
+	log_error("stdio: no usable identity: %s", why ? why : "refused");
+	return -1;
+}
+
+/* Bikaroo's server description, loaded (documents, templates, schemas), with the requestState
+ * key; 0, or -1 (logged, naming the setting). */
+static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
+			    struct adapter_settings *app)
+{
+	app->confirm_ttl_s = cfg->confirm_ttl;
+	catalog_describe(server, app);
+	change_feed_set_tick(cfg->keepalive_seconds);
+	if (reqstate_init(cfg->state_secret) != 0) {
+		log_error("BIKAROO_STATE_SECRET must be at least 32 characters");
+		return -1;
+	}
+	if (mcp_server_load(server, cfg->resources_dir, cfg->prompts_dir) != 0) {
+		log_error(
+			"cannot load the documents and prompt templates (BIKAROO_RESOURCES_DIR=%s, "
+			"BIKAROO_PROMPTS_DIR=%s)",
+			cfg->resources_dir, cfg->prompts_dir);
+		return -1;
+	}
 	return 0;
 }
 
-static void main_catalog_cleanup(void)
+static void main_server_close(struct mcp_server *server)
 {
-	prompts_cleanup();
-	resources_cleanup();
+	change_feed_stop();
+	mcp_server_unload(server);
 }
 
-/* stdio: the same registries and database checks as serve, the identity from the environment. */
+/* stdio: the same description and database checks as serve, the identity from the environment. */
 static int main_stdio(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
+	struct mcp_server server;
+	struct adapter_settings app;
 	db_configure(cfg->database_url);
 	const char *why = NULL;
 	enum fleet_status st = db_check_login_role(&why);
@@ -83,19 +120,16 @@ static int main_stdio(const struct cfg *cfg)
 		log_error("refusing to serve: %s", why ? why : fleet_status_name(st));
 		goto out;
 	}
-	if (stdio_identity(cfg, &actor) != 0)
+	if (main_stdio_identity(cfg, &actor) != 0)
 		goto out;
-	tool_report_configure(cfg->confirm_ttl);
-	tools_set_audit(true);
-	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
-	    main_catalog_init(cfg) != 0)
-		goto out;
+	if (main_server_open(cfg, &server, &app) != 0)
+		goto close;
 	log_info("serving MCP over stdio acting as subject %s via client %s", actor.subject,
 		 actor.client_id);
-	rc = stdio_serve(cfg, &actor);
+	rc = stdio_serve(&server, &actor, (size_t)cfg->max_body);
+close:
+	main_server_close(&server);
 out:
-	main_catalog_cleanup();
-	tools_cleanup();
 	db_shutdown();
 	auth_cleanup();
 	return rc;
@@ -104,7 +138,8 @@ out:
 static int main_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
-	if (auth_init(cfg) != AUTH_OK)
+	struct auth_settings aset = cfg_auth_settings(cfg);
+	if (auth_init(&aset) != AUTH_OK)
 		return 1;
 	bool local = auth_mode() == AUTH_MODE_LOCAL;
 	if (local && !main_is_loopback(cfg->listen)) {
@@ -113,7 +148,8 @@ static int main_serve(const struct cfg *cfg)
 			  cfg->listen);
 		return 1;
 	}
-	if (local && identity_local(cfg, &actor) != 0)
+	if (local &&
+	    identity_local(cfg->local_subject, cfg->local_client, cfg->local_scopes, &actor) != 0)
 		return 1;
 	db_configure(cfg->database_url);
 	const char *why = NULL;
@@ -123,15 +159,16 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
-	tool_report_configure(cfg->confirm_ttl);
-	tools_set_audit(true);
-	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
-	    main_catalog_init(cfg) != 0) {
-		main_catalog_cleanup();
-		tools_cleanup();
+	struct mcp_server server;
+	struct adapter_settings app;
+	if (main_server_open(cfg, &server, &app) != 0) {
+		main_server_close(&server);
 		db_shutdown();
 		return 1;
 	}
+	if (!*cfg->state_secret)
+		log_warn("BIKAROO_STATE_SECRET is not set: requestState tokens are valid on this "
+			 "process only (set one shared secret for several instances)");
 	/* Block the stop signals before the HTTP threads exist: they inherit the mask, so a
 	 * signal can only be taken here, by sigsuspend(), never lost in a worker. */
 	sigset_t block, old;
@@ -141,10 +178,10 @@ static int main_serve(const struct cfg *cfg)
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	struct http_server *srv = NULL;
 	unsigned port = 0;
-	if (http_start(cfg, local ? &actor : NULL, &srv, &port) != HTTP_OK) {
+	struct http_settings hset = cfg_http_settings(cfg);
+	if (http_start(&hset, &server, local ? &actor : NULL, &srv, &port) != HTTP_OK) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		main_catalog_cleanup();
-		tools_cleanup();
+		main_server_close(&server);
 		db_shutdown();
 		auth_cleanup();
 		return 1;
@@ -162,8 +199,7 @@ static int main_serve(const struct cfg *cfg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	log_info("stopping");
 	http_stop(srv);
-	main_catalog_cleanup();
-	tools_cleanup();
+	main_server_close(&server);
 	db_shutdown();
 	auth_cleanup();
 	return 0;

@@ -17,8 +17,8 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "fetch.h"
-#include "identity.h"
 #include "jwt.h"
+#include "scopes.h"
 #include "tokcache.h"
 
 #define AUTH_JWKS_TTL 3600 /* seconds before a key set is refreshed in the background of use */
@@ -78,11 +78,11 @@ static bool auth_split_url(const char *url, char **origin, char **path)
 	return true;
 }
 
-enum auth_status auth_init(const struct cfg *cfg)
+enum auth_status auth_init(const struct auth_settings *set)
 {
-	if (strcmp(cfg->auth, "jwt") == 0)
+	if (strcmp(set->mode, "jwt") == 0)
 		auth.mode = AUTH_MODE_JWT;
-	else if (strcmp(cfg->auth, "introspection") == 0)
+	else if (strcmp(set->mode, "introspection") == 0)
 		auth.mode = AUTH_MODE_INTROSPECTION;
 	else {
 		auth.mode = AUTH_MODE_LOCAL;
@@ -90,48 +90,47 @@ enum auth_status auth_init(const struct cfg *cfg)
 	}
 	cjose_set_alloc_funcs(mem_alloc, mem_realloc, free);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	auth.fetch.allow_loopback_http = cfg->auth_insecure_loopback != 0;
-	auth.fetch.timeout_ms = cfg->auth_timeout_ms;
-	auth.refresh_cooldown = cfg->auth_refresh_seconds;
-	auth.cache_ttl = cfg->auth_cache_seconds;
+	auth.fetch.allow_loopback_http = set->insecure_loopback;
+	auth.fetch.timeout_ms = set->timeout_ms;
+	auth.refresh_cooldown = set->refresh_seconds;
+	auth.cache_ttl = set->cache_seconds;
 	char *origin = NULL, *path = NULL;
-	if (!fetch_url_allowed(&auth.fetch, cfg->auth_issuer) || strchr(cfg->auth_issuer, '?')) {
+	if (!fetch_url_allowed(&auth.fetch, set->issuer) || strchr(set->issuer, '?')) {
 		log_error(
 			"BIKAROO_AUTH_ISSUER must be the issuer's https URL (http only to loopback "
 			"with BIKAROO_AUTH_INSECURE_LOOPBACK=1)");
 		return AUTH_CONFIG;
 	}
-	if (!fetch_url_allowed(&auth.fetch, cfg->resource_uri) || strchr(cfg->resource_uri, '?') ||
-	    !auth_split_url(cfg->resource_uri, &origin, &path)) {
+	if (!fetch_url_allowed(&auth.fetch, set->resource_uri) || strchr(set->resource_uri, '?') ||
+	    !auth_split_url(set->resource_uri, &origin, &path)) {
 		log_error(
 			"BIKAROO_RESOURCE_URI must be this server's canonical https URI (no query, "
 			"no fragment), e.g. https://mcp.example.com/mcp");
 		return AUTH_CONFIG;
 	}
-	auth.policy.algs = jwt_parse_algs(cfg->auth_algs);
+	auth.policy.algs = jwt_parse_algs(set->algs);
 	if (!auth.policy.algs) {
 		free(origin);
 		free(path);
 		log_error("BIKAROO_AUTH_ALGS may only list RS256 and ES256");
 		return AUTH_CONFIG;
 	}
-	if (auth.mode == AUTH_MODE_INTROSPECTION &&
-	    (!*cfg->auth_client_id || !*cfg->auth_client_secret)) {
+	if (auth.mode == AUTH_MODE_INTROSPECTION && (!*set->client_id || !*set->client_secret)) {
 		free(origin);
 		free(path);
 		log_error("BIKAROO_AUTH=introspection needs BIKAROO_AUTH_CLIENT_ID and "
 			  "BIKAROO_AUTH_CLIENT_SECRET (the server's own client at the issuer)");
 		return AUTH_CONFIG;
 	}
-	auth.issuer = mem_strdup(cfg->auth_issuer);
-	auth.resource = mem_strdup(cfg->resource_uri);
+	auth.issuer = mem_strdup(set->issuer);
+	auth.resource = mem_strdup(set->resource_uri);
 	auth.prm_url = mem_printf("%s/.well-known/oauth-protected-resource%s", origin, path);
 	auth.prm_local = mem_printf("/.well-known/oauth-protected-resource%s", path);
-	auth.client_id = fetch_form_encode(cfg->auth_client_id);
-	auth.client_secret = fetch_form_encode(cfg->auth_client_secret);
+	auth.client_id = fetch_form_encode(set->client_id);
+	auth.client_secret = fetch_form_encode(set->client_secret);
 	auth.policy.issuer = auth.issuer;
 	auth.policy.audience = auth.resource;
-	auth.policy.skew = cfg->auth_skew;
+	auth.policy.skew = set->skew;
 	auth.cache = tokcache_new(auth.cache_ttl);
 	free(origin);
 	free(path);
@@ -224,7 +223,7 @@ static bool auth_actor_from(const json_t *claims, struct fleet_actor *out)
 		return false;
 	snprintf(out->subject, sizeof out->subject, "%s", sub);
 	snprintf(out->client_id, sizeof out->client_id, "%s", client);
-	out->scopes = identity_parse_scopes(json_string_value(json_object_get(claims, "scope")));
+	out->scopes = scopes_parse(json_string_value(json_object_get(claims, "scope")));
 	/* Client credentials: the client acts on its own authority, never as a person. */
 	out->machine = strcmp(sub, client) == 0;
 	return true;

@@ -10,7 +10,6 @@
 #include <stddef.h>
 
 #include "domain/types.h"
-#include "server/cfg.h"
 
 enum auth_mode { AUTH_MODE_LOCAL = 0, AUTH_MODE_JWT, AUTH_MODE_INTROSPECTION };
 
@@ -23,9 +22,24 @@ enum auth_status {
 	AUTH_CONFIG,        /* the configuration cannot work (start-up only) */
 };
 
-/* Reads the authorization settings of cfg (copied). AUTH_CONFIG, logged, when they are
- * incomplete or unsafe. Call once, before any worker thread runs. */
-enum auth_status auth_init(const struct cfg *cfg) __attribute__((warn_unused_result));
+/* The authorization settings (BIKAROO_AUTH_* and BIKAROO_RESOURCE_URI; strings borrowed). */
+struct auth_settings {
+	const char *mode;          /* "jwt", "introspection" or "local" */
+	const char *issuer;        /* the issuer's URL */
+	const char *resource_uri;  /* this server's canonical URI, the tokens' audience */
+	const char *algs;          /* accepted signature algorithms, comma-separated */
+	const char *client_id;     /* introspection: the server's own client */
+	const char *client_secret; /* introspection: its secret */
+	long skew;                 /* seconds of clock skew tolerated */
+	long timeout_ms;           /* outbound calls to the issuer */
+	long refresh_seconds;      /* key refresh cool-down */
+	long cache_seconds;        /* validated-token cache */
+	bool insecure_loopback;    /* http to a loopback issuer (tests only) */
+};
+
+/* Reads the settings (copied). AUTH_CONFIG, logged, when they are incomplete or unsafe. Call
+ * once, before any worker thread runs. */
+enum auth_status auth_init(const struct auth_settings *set) __attribute__((warn_unused_result));
 void auth_cleanup(void);
 enum auth_mode auth_mode(void);
 

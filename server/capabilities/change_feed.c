@@ -13,31 +13,39 @@
 #include "domain/changes.h"
 
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct feed_sink *feed_sinks;
+static struct mcp_change_sink *feed_sinks;
 static struct changes *feed_changes; /* opened by the first feed_add, then the thread's */
 static bool feed_running;
 static pthread_t feed_thread;
 static int feed_wake[2];
 static long feed_tick_seconds = 15;
 
-void feed_set_tick(long seconds)
+void change_feed_set_tick(long seconds)
 {
 	feed_tick_seconds = seconds > 0 ? seconds : 15;
 }
 
+/* Tells every sink of one change (NULL: a gap), as the protocol sees it. */
+static void feed_tell_all(const struct mcp_change *c)
+{
+	pthread_mutex_lock(&feed_lock);
+	for (struct mcp_change_sink *s = feed_sinks; s; s = s->next)
+		s->changed(c, s->arg);
+	pthread_mutex_unlock(&feed_lock);
+}
+
+/* A domain change as the protocol sees it: an entity's resource URI, or whose rights. */
 static void feed_tell(const struct change *c, void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&feed_lock);
-	for (struct feed_sink *s = feed_sinks; s; s = s->next)
-		s->changed(c, s->arg);
-	pthread_mutex_unlock(&feed_lock);
+	struct mcp_change mc = {.uri = c->uri, .subject = c->subject, .client = c->client};
+	feed_tell_all(&mc);
 }
 
 static void feed_tick(void)
 {
 	pthread_mutex_lock(&feed_lock);
-	for (struct feed_sink *s = feed_sinks; s; s = s->next)
+	for (struct mcp_change_sink *s = feed_sinks; s; s = s->next)
 		if (s->tick)
 			s->tick(s->arg);
 	pthread_mutex_unlock(&feed_lock);
@@ -52,7 +60,7 @@ static void *feed_run(void *arg)
 	for (;;) {
 		if (!ch && (ch = changes_open()) != NULL && gap) {
 			log_info("change feed back: subscribers are told to read again");
-			feed_tell(NULL, NULL);
+			feed_tell_all(NULL);
 		}
 		struct pollfd p[2] = {{.fd = feed_wake[0], .events = POLLIN},
 				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
@@ -76,11 +84,11 @@ static void *feed_run(void *arg)
 	return NULL;
 }
 
-void feed_add(struct feed_sink *s)
+static void feed_add(struct mcp_change_sink *s)
 {
 	pthread_mutex_lock(&feed_lock);
 	bool known = false;
-	for (struct feed_sink *k = feed_sinks; k && !known; k = k->next)
+	for (struct mcp_change_sink *k = feed_sinks; k && !known; k = k->next)
 		known = k == s;
 	if (!known) {
 		s->next = feed_sinks;
@@ -99,10 +107,10 @@ void feed_add(struct feed_sink *s)
 	pthread_mutex_unlock(&feed_lock);
 }
 
-void feed_remove(struct feed_sink *s)
+static void feed_remove(struct mcp_change_sink *s)
 {
 	pthread_mutex_lock(&feed_lock);
-	for (struct feed_sink **p = &feed_sinks; *p; p = &(*p)->next)
+	for (struct mcp_change_sink **p = &feed_sinks; *p; p = &(*p)->next)
 		if (*p == s) {
 			*p = s->next;
 			break;
@@ -110,7 +118,7 @@ void feed_remove(struct feed_sink *s)
 	pthread_mutex_unlock(&feed_lock);
 }
 
-void feed_stop(void)
+void change_feed_stop(void)
 {
 	pthread_mutex_lock(&feed_lock);
 	bool running = feed_running;
@@ -124,3 +132,5 @@ void feed_stop(void)
 	close(feed_wake[0]);
 	close(feed_wake[1]);
 }
+
+const struct mcp_change_feed change_feed = {.add = feed_add, .remove = feed_remove};

@@ -1,33 +1,21 @@
-/* The process's follower of the change feed (domain/changes.h): one thread, started by the
- * first sink, that tells every registered sink each changed resource and each caller whose
- * rights changed. Transports register
- * a sink while they hold subscriptions (stdio: per connection; HTTP: per server). */
-#ifndef BIKAROO_FEED_H
-#define BIKAROO_FEED_H
+/* The change feed: one thread per process follows the domain's changes (domain/changes.h:
+ * entities whose content changed, callers whose rights changed), maps each entity to the
+ * resource URIs that show it, and tells every registered sink (the transports' listen hubs).
+ * It opens its database connection with the first sink and keeps trying while the database is
+ * away (reporting a gap once it is back). */
+#ifndef BIKAROO_CHANGE_FEED_H
+#define BIKAROO_CHANGE_FEED_H
 
-#include "domain/changes.h"
+#include "server/protocol/mcp.h"
+
+/* The feed, for the server description (struct mcp_server.changes). */
+extern const struct mcp_change_feed change_feed;
 
 /* Seconds between ticks (HTTP sends its SSE keep-alives on them), default 15. Call before the
- * first feed_add. */
-void feed_set_tick(long seconds);
+ * first sink is added. */
+void change_feed_set_tick(long seconds);
 
-struct feed_sink {
-	/* A committed change (a resource's content, or a caller's rights); c NULL after a gap in
-	 * the feed (the database went away): any resource may have changed. Called on the feed's
-	 * thread, under its lock: a sink must not call feed_add or feed_remove from here. */
-	void (*changed)(const struct change *c, void *arg);
-	/* On every tick, or NULL. */
-	void (*tick)(void *arg);
-	void *arg;
-	struct feed_sink *next; /* the feed's */
-};
-
-/* Registers s (borrowed until feed_remove). The feed LISTENs before this returns, so that no
- * change committed after the caller acknowledges a subscription is missed; without a database
- * it keeps trying (and reports a gap once it is back). Adding a registered sink is a no-op. */
-void feed_add(struct feed_sink *s);
-void feed_remove(struct feed_sink *s);
 /* Stops the thread (at shutdown, after every sink is removed). */
-void feed_stop(void);
+void change_feed_stop(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "domain/audit.h"
@@ -18,7 +19,7 @@
 #define TOOL_NAME "report_damaged_bike"
 #define TOOL_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
 
-const char tool_report_description[] =
+const char damage_report_description[] =
 	"Report a damaged bike. In one transaction this files a damage report (reportId, e.g. "
 	"DR-8492), makes the bike unavailable unless it is already out of service (in_repair, "
 	"lost, "
@@ -31,7 +32,7 @@ const char tool_report_description[] =
 	"the bike's open case you already know (a fleet operator may name any open case of their "
 	"regions; others a case they opened or reported into).";
 
-const char tool_report_in[] =
+const char damage_report_in[] =
 	"{\"type\":\"object\","
 	"\"properties\":{"
 	"\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
@@ -49,7 +50,7 @@ const char tool_report_in[] =
 	"same key with the same arguments returns the first result.\"}},"
 	"\"required\":[\"bikeId\",\"issue\"],\"additionalProperties\":false}";
 
-const char tool_report_out[] =
+const char damage_report_out[] =
 	"{\"type\":\"object\","
 	"\"properties\":{"
 	"\"bikeId\":{\"type\":\"string\"},"
@@ -59,20 +60,6 @@ const char tool_report_out[] =
 	"\"recordedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},"
 	"\"required\":[\"bikeId\",\"status\",\"reportId\",\"caseId\",\"recordedAt\"],"
 	"\"additionalProperties\":false}";
-
-static long tool_confirm_ttl = 300;
-
-void tool_report_configure(long confirm_ttl_s)
-{
-	tool_confirm_ttl = confirm_ttl_s;
-}
-
-void tool_request_id(const struct mcp_ctx *ctx, char *buf, size_t cap)
-{
-	char *text = ctx->id ? json_dumps(ctx->id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-	snprintf(buf, cap, "%s", text ? text : "");
-	free(text);
-}
 
 /* One call being handled: its arguments and what the audit rows need. */
 struct tool_call {
@@ -204,8 +191,8 @@ static json_t *tool_ask_confirmation(const struct tool_call *c, const struct rep
 		r->open_case_id, actor->subject, actor->client_id);
 	tool_call_digest(c->args, call_digest);
 	json_t *payload = json_pack("{s:s, s:s}", "tool", TOOL_NAME, "bike", r->bike_id);
-	char *state =
-		reqstate_seal(actor, "tools/call", call_digest, payload, tool_confirm_ttl, NULL);
+	char *state = reqstate_seal(actor, "tools/call", call_digest, payload,
+				    adapter_settings(c->ctx)->confirm_ttl_s, NULL);
 	json_decref(payload);
 	json_t *schema = json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object",
 				   "properties", TOOL_CONFIRM_KEY, "type", "boolean", "title",
@@ -291,13 +278,12 @@ static int tool_confirmation_retry(struct tool_call *c, json_t **result, struct 
 	return 1;
 }
 
-int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
-			     struct mcp_error *err)
+int damage_report_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)
 {
 	struct tool_call c = {.ctx = ctx, .args = args};
 	c.bike_id = json_string_value(json_object_get(args, "bikeId"));
 	reqstate_digest(args, c.digest);
-	tool_request_id(ctx, c.reqid, sizeof c.reqid);
+	mcp_request_id(ctx, c.reqid, sizeof c.reqid);
 	struct report_request req = {
 		.bike_id = c.bike_id,
 		.issue = json_string_value(json_object_get(args, "issue")),
@@ -345,7 +331,7 @@ int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
 		else if (st == FLEET_INVALID && r.problem == REPORT_PROBLEM_NONE)
 			tool_audit(&c, "invalid", "refused before the database");
 		if (st == FLEET_UNAVAILABLE) {
-			mcp_unavailable(ctx, err);
+			adapter_unavailable(err);
 			err->message =
 				"The fleet database is unavailable right now, and the report "
 				"may not have been filed. Try again in a minute; with the "
@@ -355,11 +341,8 @@ int tool_report_damaged_bike(struct mcp_ctx *ctx, json_t *args, json_t **result,
 		*result = tool_report_error(st, &r, req.bike_id, req.case_id ? req.case_id : "");
 		return 0;
 	}
-	json_t *sc = json_pack("{s:s, s:s, s:s, s:s, s:s}", "bikeId", r.bike_id, "status", r.status,
-			       "reportId", r.report_id, "caseId", r.case_id, "recordedAt",
-			       r.recorded_at);
-	char *text = json_dumps(sc, JSON_COMPACT);
-	*result = tools_result(text, sc, false);
-	free(text);
+	*result = adapter_structured(json_pack("{s:s, s:s, s:s, s:s, s:s}", "bikeId", r.bike_id,
+					       "status", r.status, "reportId", r.report_id,
+					       "caseId", r.case_id, "recordedAt", r.recorded_at));
 	return 0;
 }

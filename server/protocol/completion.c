@@ -4,40 +4,20 @@
 
 #include <string.h>
 
-#include "domain/status_codes.h"
 #include "prompts.h"
 #include "resources.h"
 
 #define COMPLETION_MAX_VALUES 100
 
-int completion_bike_ids(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
-			struct mcp_error *err)
-{
-	char ids[BIKES_MAX_COMPLETIONS][FLEET_BIKE_ID_MAX];
-	size_t n = 0;
-	enum fleet_status st = bikes_complete_ids(ctx->req->actor, prefix, ids, &n, total);
-	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
-		return mcp_domain_error(ctx, st, err);
-	/* A caller who may not read gets no suggestions, like a caller whose prefix matches
-	 * nothing: completion never reveals what the caller could not read. */
-	*values = json_array();
-	if (st != FLEET_OK) {
-		*total = 0;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(*values, json_string(ids[i]));
-	return 0;
-}
-
 /* Finds the completer for ref + argument name; -1 with err for an unknown ref or argument. */
-static int completion_find(json_t *ref, const char *arg, completion_fn *fn, struct mcp_error *err)
+static int completion_find(const struct mcp_server *s, json_t *ref, const char *arg,
+			   completion_fn *fn, struct mcp_error *err)
 {
 	const char *type = json_string_value(json_object_get(ref, "type"));
 	*fn = NULL;
 	if (type && strcmp(type, "ref/prompt") == 0) {
 		const char *name = json_string_value(json_object_get(ref, "name"));
-		const struct prompt_desc *p = name ? prompts_find(name) : NULL;
+		const struct prompt_desc *p = name ? prompts_find(s, name) : NULL;
 		if (!p)
 			return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown prompt",
 					json_pack("{s:s}", "name", name ? name : ""));
@@ -51,7 +31,8 @@ static int completion_find(json_t *ref, const char *arg, completion_fn *fn, stru
 	}
 	if (type && strcmp(type, "ref/resource") == 0) {
 		const char *uri = json_string_value(json_object_get(ref, "uri"));
-		const struct resource_template_desc *t = uri ? resources_template_find(uri) : NULL;
+		const struct resource_template_desc *t =
+			uri ? resources_template_find(s, uri) : NULL;
 		if (!t)
 			return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown resource template",
 					json_pack("{s:s}", "uri", uri ? uri : ""));
@@ -80,7 +61,7 @@ int completion_complete(struct mcp_ctx *ctx, json_t *params, json_t **result, st
 		return mcp_fail(err, MCP_INVALID_PARAMS, "argument.value is too long",
 				json_pack("{s:i}", "maxLength", COMPLETION_VALUE_MAX));
 	completion_fn fn;
-	if (completion_find(ref, json_string_value(jname), &fn, err) != 0)
+	if (completion_find(ctx->server, ref, json_string_value(jname), &fn, err) != 0)
 		return -1;
 	json_t *values = NULL;
 	long total = 0;

@@ -1,5 +1,6 @@
-/* The method table, and the lifecycle methods: server/discover, initialize, ping
- * (logging/setLevel is in notify.c). */
+/* The standard method table, and the lifecycle methods: server/discover, initialize, ping
+ * (logging/setLevel is in notify.c). Names, instructions and tables come from the server
+ * description. */
 #include "methods.h"
 
 #include <string.h>
@@ -9,15 +10,6 @@
 #include "prompts.h"
 #include "resources.h"
 #include "tools.h"
-
-static const char methods_instructions[] =
-	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
-	"6 digits). You only see bikes in the caller's regions; a bike outside them reads as not "
-	"found, exactly like an unknown bike. For a damage report, follow the prompt "
-	"investigate-damaged-bike and the resource bikaroo://procedures/damaged-bike; "
-	"bikaroo://fleet/status-codes explains every status code. Use report_damaged_bike once "
-	"per real damage report (it makes the bike unavailable and opens or extends its "
-	"investigation case); send an idempotencyKey so that a retry cannot file the report twice.";
 
 /* The server's capabilities object (new reference): the same in both eras, but for
  * resources.subscribe, offered where the connection can keep subscriptions (stdio). */
@@ -37,9 +29,10 @@ static int methods_discover(struct mcp_ctx *ctx, json_t *params, json_t **result
 	(void)ctx;
 	(void)params;
 	(void)err;
-	json_t *r = json_pack("{s:[s], s:o, s:s}", "supportedVersions", MCP_VERSION_MODERN,
-			      "capabilities", methods_capabilities(ctx), "instructions",
-			      methods_instructions);
+	json_t *r = json_pack("{s:[s], s:o}", "supportedVersions", MCP_VERSION_MODERN,
+			      "capabilities", methods_capabilities(ctx));
+	if (ctx->server->instructions)
+		json_object_set_new(r, "instructions", json_string(ctx->server->instructions));
 	mcp_cacheable(r, 3600000, false);
 	*result = r;
 	return 0;
@@ -56,13 +49,14 @@ static int methods_initialize(struct mcp_ctx *ctx, json_t *params, json_t **resu
 	for (size_t i = 0; asked && mcp_legacy_version(i); i++)
 		if (strcmp(asked, mcp_legacy_version(i)) == 0)
 			v = mcp_legacy_version(i);
-	json_t *info =
-		json_pack("{s:s, s:s}", "name", MCP_SERVER_NAME, "version", MCP_SERVER_VERSION);
-	if (strcmp(v, "2025-06-18") >= 0)
-		json_object_set_new(info, "title", json_string("Bikaroo Fleet"));
-	*result = json_pack("{s:s, s:o, s:o, s:s}", "protocolVersion", v, "capabilities",
-			    methods_capabilities(ctx), "serverInfo", info, "instructions",
-			    methods_instructions);
+	const struct mcp_server *s = ctx->server;
+	json_t *info = json_pack("{s:s, s:s}", "name", s->name, "version", s->version);
+	if (s->title && strcmp(v, "2025-06-18") >= 0)
+		json_object_set_new(info, "title", json_string(s->title));
+	*result = json_pack("{s:s, s:o, s:o}", "protocolVersion", v, "capabilities",
+			    methods_capabilities(ctx), "serverInfo", info);
+	if (s->instructions)
+		json_object_set_new(*result, "instructions", json_string(s->instructions));
 	return 0;
 }
 
@@ -75,16 +69,16 @@ static int methods_ping(struct mcp_ctx *ctx, json_t *params, json_t **result, st
 	return 0;
 }
 
-#define BOTH (METHODS_MODERN | METHODS_LEGACY)
+#define BOTH (MCP_ERA_MODERN | MCP_ERA_LEGACY)
 
 static const struct mcp_method methods_table[] = {
-	{"server/discover", METHODS_MODERN, NULL, methods_discover},
-	{"initialize", METHODS_LEGACY, NULL, methods_initialize},
-	{"ping", METHODS_LEGACY, NULL, methods_ping},
-	{"logging/setLevel", METHODS_LEGACY, NULL, notify_set_level},
-	{"resources/subscribe", METHODS_LEGACY, NULL, resources_subscribe},
-	{"resources/unsubscribe", METHODS_LEGACY, NULL, resources_unsubscribe},
-	{"subscriptions/listen", METHODS_MODERN, NULL, resources_listen},
+	{"server/discover", MCP_ERA_MODERN, NULL, methods_discover},
+	{"initialize", MCP_ERA_LEGACY, NULL, methods_initialize},
+	{"ping", MCP_ERA_LEGACY, NULL, methods_ping},
+	{"logging/setLevel", MCP_ERA_LEGACY, NULL, notify_set_level},
+	{"resources/subscribe", MCP_ERA_LEGACY, NULL, resources_subscribe},
+	{"resources/unsubscribe", MCP_ERA_LEGACY, NULL, resources_unsubscribe},
+	{"subscriptions/listen", MCP_ERA_MODERN, NULL, resources_listen},
 	{"tools/list", BOTH, NULL, tools_list},
 	{"tools/call", BOTH, "name", tools_call},
 	{"resources/list", BOTH, NULL, resources_list},
@@ -95,22 +89,14 @@ static const struct mcp_method methods_table[] = {
 	{"completion/complete", BOTH, NULL, completion_complete},
 };
 
-static const struct mcp_method *methods_extra;
-static size_t methods_nextra;
-
-void methods_set_extra(const struct mcp_method *extra, size_t n)
-{
-	methods_extra = extra;
-	methods_nextra = n;
-}
-
-const struct mcp_method *methods_find(const char *name, enum methods_era era)
+const struct mcp_method *methods_find(const struct mcp_server *s, const char *name,
+				      enum mcp_era era)
 {
 	for (size_t i = 0; i < sizeof methods_table / sizeof methods_table[0]; i++)
 		if ((methods_table[i].eras & era) && strcmp(methods_table[i].name, name) == 0)
 			return &methods_table[i];
-	for (size_t i = 0; i < methods_nextra; i++)
-		if ((methods_extra[i].eras & era) && strcmp(methods_extra[i].name, name) == 0)
-			return &methods_extra[i];
+	for (size_t i = 0; i < s->nmethods; i++)
+		if ((s->methods[i].eras & era) && strcmp(s->methods[i].name, name) == 0)
+			return &s->methods[i];
 	return NULL;
 }

@@ -40,8 +40,8 @@ static void mrtr_params_digest(const char *method, json_t *params, char out[65])
 
 int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 {
-	ctx->input_responses = NULL;
-	ctx->request_state = NULL;
+	ctx->mrtr->input_responses = NULL;
+	ctx->mrtr->request_state = NULL;
 	if (!ctx->modern || !mrtr_method_allowed(ctx->method))
 		return 0;
 	json_t *responses = json_object_get(params, "inputResponses");
@@ -58,7 +58,7 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 						"object of its "
 						"input request",
 						json_pack("{s:s}", "key", key));
-		ctx->input_responses = responses;
+		ctx->mrtr->input_responses = responses;
 	}
 	json_t *state = json_object_get(params, "requestState");
 	if (state) {
@@ -77,16 +77,16 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 			return mcp_fail(err, MCP_INVALID_PARAMS, reqstate_status_text(st),
 					json_pack("{s:s}", "reason", reqstate_status_text(st)));
 		}
-		ctx->request_state = payload;
+		ctx->mrtr->request_state = payload;
 	}
 	return 0;
 }
 
 void mrtr_finish(struct mcp_ctx *ctx)
 {
-	json_decref(ctx->request_state);
-	ctx->request_state = NULL;
-	ctx->input_responses = NULL;
+	json_decref(ctx->mrtr->request_state);
+	ctx->mrtr->request_state = NULL;
+	ctx->mrtr->input_responses = NULL;
 }
 
 int mrtr_check_result(const struct mcp_ctx *ctx, json_t *result, struct mcp_error *err)
@@ -144,7 +144,12 @@ bool mrtr_can_ask(const struct mcp_ctx *ctx, const char *method)
 
 json_t *mrtr_response(const struct mcp_ctx *ctx, const char *key)
 {
-	return json_object_get(ctx->input_responses, key);
+	return ctx->mrtr ? json_object_get(ctx->mrtr->input_responses, key) : NULL;
+}
+
+json_t *mrtr_state(const struct mcp_ctx *ctx)
+{
+	return ctx->mrtr ? ctx->mrtr->request_state : NULL;
 }
 
 int mrtr_missing(struct mcp_error *err, const char *capability)

@@ -14,10 +14,16 @@
 /* How long a requestState stays valid. */
 #define MRTR_STATE_TTL_S 600
 
+/* The MRTR state of one request, owned by the core for the request's life. */
+struct mrtr_state {
+	json_t *input_responses; /* borrowed: the retry's inputResponses object, or NULL */
+	json_t *request_state;   /* new reference: the verified requestState payload, or NULL */
+};
+
 /* True for the methods that may answer input_required. */
 bool mrtr_method_allowed(const char *method);
 
-/* Core, before the handler: fills ctx->input_responses and ctx->request_state from params
+/* Core, before the handler: fills ctx->mrtr (input_responses, request_state) from params
  * (borrowed) for the MRTR methods of a modern request. Returns 0, or -1 with *err set (-32602). */
 int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 	__attribute__((warn_unused_result));
@@ -36,6 +42,8 @@ const char *mrtr_capability_for(const char *method);
 bool mrtr_can_ask(const struct mcp_ctx *ctx, const char *method);
 /* The response the retry carries for key (borrowed), or NULL. */
 json_t *mrtr_response(const struct mcp_ctx *ctx, const char *key);
+/* The verified requestState payload of this retry (borrowed), or NULL. */
+json_t *mrtr_state(const struct mcp_ctx *ctx);
 /* Fails with -32021 MissingRequiredClientCapability naming capability (e.g. "sampling"). */
 int mrtr_missing(struct mcp_error *err, const char *capability);
 

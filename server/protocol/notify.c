@@ -22,27 +22,21 @@ const char *notify_level_name(enum notify_level level)
 	return (size_t)level < NOTIFY_NLEVELS ? notify_names[level] : "info";
 }
 
-static int notify_legacy_default = -1;
-
-void notify_set_legacy_default(int level)
-{
-	notify_legacy_default = level;
-}
-
 void notify_prepare(struct mcp_ctx *ctx, json_t *params)
 {
 	json_t *meta = json_object_get(params, "_meta");
 	json_t *pt = json_object_get(meta, "progressToken");
-	ctx->progress_token = (json_is_string(pt) || json_is_integer(pt)) ? pt : NULL;
-	ctx->progress_sent = 0;
-	ctx->progress_last = 0;
+	struct notify_state *n = ctx->notify;
+	n->progress_token = (json_is_string(pt) || json_is_integer(pt)) ? pt : NULL;
+	n->progress_sent = 0;
+	n->progress_last = 0;
 	if (ctx->modern)
-		ctx->log_level = notify_parse_level(json_string_value(
+		n->log_level = notify_parse_level(json_string_value(
 			json_object_get(meta, "io.modelcontextprotocol/logLevel")));
 	else if (ctx->req->session_log_level)
-		ctx->log_level = *ctx->req->session_log_level;
+		n->log_level = *ctx->req->session_log_level;
 	else
-		ctx->log_level = notify_legacy_default;
+		n->log_level = notify_parse_level(ctx->server->legacy_log_level);
 }
 
 int notify_set_level(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
@@ -73,27 +67,29 @@ static json_t *notify_number(double v)
 
 void notify_progress(struct mcp_ctx *ctx, double progress, double total, const char *message)
 {
-	if (!ctx->progress_token || !ctx->req->emit)
+	struct notify_state *n = ctx->notify;
+	if (!n || !n->progress_token || !ctx->req->emit)
 		return;
-	if (ctx->progress_sent > 0 && !(progress > ctx->progress_last)) {
+	if (n->progress_sent > 0 && !(progress > n->progress_last)) {
 		log_msg(LOG_WARN, ctx->req->reqid, "progress %g does not increase: not sent",
 			progress);
 		return;
 	}
-	json_t *p = json_pack("{s:O, s:o}", "progressToken", ctx->progress_token, "progress",
+	json_t *p = json_pack("{s:O, s:o}", "progressToken", n->progress_token, "progress",
 			      notify_number(progress));
 	if (total > 0)
 		json_object_set_new(p, "total", notify_number(total));
 	if (message)
 		json_object_set_new(p, "message", json_string(message));
-	ctx->progress_last = progress;
-	ctx->progress_sent++;
+	n->progress_last = progress;
+	n->progress_sent++;
 	notify_emit(ctx, "notifications/progress", p);
 }
 
 bool notify_wants(const struct mcp_ctx *ctx, enum notify_level level)
 {
-	return ctx->log_level >= 0 && (int)level >= ctx->log_level && ctx->req->emit;
+	const struct notify_state *n = ctx->notify;
+	return n && n->log_level >= 0 && (int)level >= n->log_level && ctx->req->emit;
 }
 
 void notify_log(struct mcp_ctx *ctx, enum notify_level level, const char *logger,

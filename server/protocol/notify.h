@@ -19,12 +19,13 @@ enum notify_level {
 	NOTIFY_EMERGENCY,
 };
 
-/* Legacy (2025-era) requests carry no per-request level. On stdio the connection's last
- * logging/setLevel applies. Until one is sent, and always over HTTP (no sessions: every
- * request is its own session, as in the official SDKs' stateless mode, so a level set by one
- * request ends with it), the server chooses, as the 2025 revisions allow: messages at level
- * and above, or none when level is -1 (the default). Call before serving. */
-void notify_set_legacy_default(int level);
+/* The notification state of one request, owned by the core for the request's life. */
+struct notify_state {
+	json_t *progress_token; /* borrowed: _meta.progressToken, or NULL */
+	int log_level;          /* threshold for notifications/message, or -1: none */
+	double progress_last;   /* the last progress sent (progress must increase) */
+	int progress_sent;      /* how many progress notifications went out */
+};
 
 /* logging/setLevel (2025-era only): checks params.level and answers {}. The stdio transport
  * keeps the level for its connection (struct mcp_request.session_log_level). */
@@ -35,7 +36,10 @@ int notify_parse_level(const char *s);
 const char *notify_level_name(enum notify_level level);
 
 /* Called by the core before a handler runs: reads progressToken and logLevel from params._meta
- * (borrowed) into ctx. */
+ * (borrowed) into ctx->notify. Legacy (2025-era) requests carry no per-request level: on stdio
+ * the connection's last logging/setLevel applies; until one is sent, and always over HTTP (no
+ * sessions: every request is its own session, as in the official SDKs' stateless mode), the
+ * server description's legacy_log_level does, as the 2025 revisions allow. */
 void notify_prepare(struct mcp_ctx *ctx, json_t *params);
 
 /* Sends notifications/progress for this request if it asked for progress. progress must

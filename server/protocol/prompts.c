@@ -1,69 +1,21 @@
-/* Prompts: the descriptor table, the template loader and renderer, prompts/list and prompts/get.
+/* Prompts: the generic registry over a server description's prompt table: the template loader
+ * and renderer, prompts/list and prompts/get.
  * A template is split into messages by header lines "=== user ===", "=== assistant ===" or
  * "=== user embed URI ===" (the message is the fixed resource URI, embedded). Text before the
  * first header is a comment for maintainers. */
 #include "prompts.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/mem.h"
 #include "pager.h"
-#include "tools.h"
 #include "resources.h"
 
 #define PROMPTS_LIST_TTL_MS 3600000L
 #define PROMPTS_MAX_MESSAGES 16
-#define PROMPTS_MAX_ROWS 32
-
-static bool prompts_bike_id_ok(const char *s)
-{
-	return bikes_id_valid(s);
-}
-
-static const struct prompt_desc prompts_builtin[] = {
-	{
-		.name = "investigate-damaged-bike",
-		.title = "Investigate a damaged bike",
-		.description =
-			"Guides you through the damaged-bike procedure for one bike: check its "
-			"status, make it safe, report the damage and follow the case.",
-		.file = "investigate-damaged-bike.md",
-		.nargs = 2,
-		.args =
-			{
-				{
-					.name = "bikeId",
-					.title = "Bike id",
-					.description =
-						"The bike's id as printed on its frame, e.g. "
-						"VL-2048.",
-					.required = true,
-					.max_len = 16,
-					.valid = prompts_bike_id_ok,
-					.invalid_message =
-						"Invalid argument bikeId: expected VL- "
-						"followed by 4 to 6 digits, e.g. VL-2048",
-					.complete = completion_bike_ids,
-				},
-				{
-					.name = "symptom",
-					.title = "Symptom",
-					.description =
-						"What the rider or agent observed, in their own "
-						"words (optional, at most 1000 characters).",
-					.required = false,
-					.max_len = 1000,
-				},
-			},
-	},
-};
-
-#define PROMPTS_NBUILTIN (sizeof prompts_builtin / sizeof prompts_builtin[0])
-
-static const struct prompt_desc *prompts_extra;
-static size_t prompts_nextra;
 
 struct prompts_msg {
 	char role[16];
@@ -71,34 +23,22 @@ struct prompts_msg {
 	char *text;      /* template text */
 };
 
-/* Parsed templates, parallel to the rows. */
-static struct prompts_tpl {
+/* A parsed template. */
+struct prompts_tpl {
 	struct prompts_msg msgs[PROMPTS_MAX_MESSAGES];
 	size_t n;
-} prompts_tpls[PROMPTS_MAX_ROWS];
+};
 
-void prompts_set_extra(const struct prompt_desc *extra, size_t n)
-{
-	prompts_extra = extra;
-	prompts_nextra = n;
-}
+/* Parsed templates, parallel to the server's prompt rows. */
+struct prompts_loaded {
+	struct prompts_tpl *tpls;
+};
 
-static size_t prompts_count(void)
+const struct prompt_desc *prompts_find(const struct mcp_server *s, const char *name)
 {
-	size_t n = PROMPTS_NBUILTIN + prompts_nextra;
-	return n < PROMPTS_MAX_ROWS ? n : PROMPTS_MAX_ROWS;
-}
-
-static const struct prompt_desc *prompts_row(size_t i)
-{
-	return i < PROMPTS_NBUILTIN ? &prompts_builtin[i] : &prompts_extra[i - PROMPTS_NBUILTIN];
-}
-
-const struct prompt_desc *prompts_find(const char *name)
-{
-	for (size_t i = 0; i < prompts_count(); i++)
-		if (strcmp(prompts_row(i)->name, name) == 0)
-			return prompts_row(i);
+	for (size_t i = 0; i < s->nprompts; i++)
+		if (strcmp(s->prompts[i].name, name) == 0)
+			return &s->prompts[i];
 	return NULL;
 }
 
@@ -237,7 +177,8 @@ static char *prompts_trim(char *s)
 	return s;
 }
 
-static int prompts_parse(const struct prompt_desc *p, char *text, struct prompts_tpl *t)
+static int prompts_parse(const struct mcp_server *s, const struct prompt_desc *p, char *text,
+			 struct prompts_tpl *t)
 {
 	struct prompts_msg *cur = NULL;
 	char *body = NULL;
@@ -261,7 +202,7 @@ static int prompts_parse(const struct prompt_desc *p, char *text, struct prompts
 			if (strcmp(cur->role, "user") != 0 && strcmp(cur->role, "assistant") != 0)
 				return -1;
 			if (*uri) {
-				if (!resources_document(uri, NULL)) {
+				if (!resources_document(s, uri, NULL)) {
 					log_error("prompt %s embeds %s, which is not a loaded "
 						  "document",
 						  p->name, uri);
@@ -288,11 +229,13 @@ static int prompts_parse(const struct prompt_desc *p, char *text, struct prompts
 	return 0;
 }
 
-int prompts_init(const char *dir)
+int prompts_load(struct mcp_server *s, const char *dir)
 {
-	for (size_t i = 0; i < prompts_count(); i++) {
-		const struct prompt_desc *p = prompts_row(i);
-		prompts_free_tpl(&prompts_tpls[i]);
+	struct prompts_loaded *l = mem_calloc(1, sizeof *l);
+	s->loaded->prompts = l;
+	l->tpls = mem_calloc(s->nprompts + 1, sizeof *l->tpls);
+	for (size_t i = 0; i < s->nprompts; i++) {
+		const struct prompt_desc *p = &s->prompts[i];
 		if (!p->file)
 			continue;
 		char path[4096];
@@ -300,7 +243,7 @@ int prompts_init(const char *dir)
 			return -1;
 		FILE *f = fopen(path, "rb");
 		if (!f) {
-			log_error("prompts: cannot open %s", path);
+			log_error("prompts: cannot open %s: %s", path, strerror(errno));
 			return -1;
 		}
 		char *buf = mem_alloc(PROMPTS_FILE_MAX + 1);
@@ -310,7 +253,7 @@ int prompts_init(const char *dir)
 		json_t *utf8 = json_string(buf);
 		int rc = (n == 0 || n > PROMPTS_FILE_MAX || strlen(buf) != n || !utf8)
 				 ? -1
-				 : prompts_parse(p, buf, &prompts_tpls[i]);
+				 : prompts_parse(s, p, buf, &l->tpls[i]);
 		json_decref(utf8);
 		free(buf);
 		if (rc != 0) {
@@ -319,17 +262,22 @@ int prompts_init(const char *dir)
 				"bytes, '=== user|assistant ===' headers, placeholders naming the "
 				"prompt's arguments)",
 				path, PROMPTS_FILE_MAX);
-			prompts_free_tpl(&prompts_tpls[i]);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-void prompts_cleanup(void)
+void prompts_unload(struct mcp_server *s)
 {
-	for (size_t i = 0; i < PROMPTS_MAX_ROWS; i++)
-		prompts_free_tpl(&prompts_tpls[i]);
+	struct prompts_loaded *l = s->loaded->prompts;
+	if (!l)
+		return;
+	for (size_t i = 0; i < s->nprompts; i++)
+		prompts_free_tpl(&l->tpls[i]);
+	free(l->tpls);
+	free(l);
+	s->loaded->prompts = NULL;
 }
 
 /* ---- methods --------------------------------------------------------------------------- */
@@ -337,12 +285,15 @@ void prompts_cleanup(void)
 int prompts_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
 	bool titles = mcp_version_at_least(ctx, "2025-06-18");
-	unsigned may = 0; /* prompts guide reads: listed only for callers who may read */
-	if (tools_caller_scopes(ctx, &may, err) != 0)
+	unsigned may = 0;
+	if (mcp_caller_scopes(ctx, &may, err) != 0)
 		return -1;
+	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
-	for (size_t i = 0; (may & FLEET_SCOPE_READ) && i < prompts_count(); i++) {
-		const struct prompt_desc *p = prompts_row(i);
+	for (size_t i = 0; i < s->nprompts; i++) {
+		const struct prompt_desc *p = &s->prompts[i];
+		if (p->scope && !(p->scope & may))
+			continue;
 		json_t *o = json_pack("{s:s, s:s}", "name", p->name, "description", p->description);
 		if (titles && p->title)
 			json_object_set_new(o, "title", json_string(p->title));
@@ -356,6 +307,7 @@ int prompts_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mc
 			json_array_append_new(args, ao);
 		}
 		json_object_set_new(o, "arguments", args);
+		mcp_describe_governance(ctx, o, p->governance);
 		json_array_append_new(all, o);
 	}
 	return pager_page(ctx, params, all, "prompts", PROMPTS_LIST_TTL_MS, ctx->req->per_principal,
@@ -412,13 +364,9 @@ int prompts_get(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp
 	const char *name = json_string_value(json_object_get(params, "name"));
 	if (!name)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "prompts/get needs a string 'name'", NULL);
-	const struct prompt_desc *p = NULL;
-	size_t row;
-	for (row = 0; row < prompts_count(); row++)
-		if (strcmp(prompts_row(row)->name, name) == 0) {
-			p = prompts_row(row);
-			break;
-		}
+	const struct mcp_server *s = ctx->server;
+	const struct prompt_desc *p = prompts_find(s, name);
+	size_t row = p ? (size_t)(p - s->prompts) : 0;
 	if (!p)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown prompt",
 				json_pack("{s:s}", "name", name));
@@ -435,13 +383,14 @@ int prompts_get(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp
 	if (rc == 0 && p->render) {
 		rc = p->render(ctx, p, args, result, err);
 	} else if (rc == 0) {
-		const struct prompts_tpl *t = &prompts_tpls[row];
+		const struct prompts_tpl *t = &s->loaded->prompts->tpls[row];
 		json_t *msgs = json_array();
 		for (size_t i = 0; i < t->n && rc == 0; i++) {
 			json_t *content;
 			if (t->msgs[i].embed_uri) {
 				const char *mime = NULL;
-				const char *doc = resources_document(t->msgs[i].embed_uri, &mime);
+				const char *doc =
+					resources_document(s, t->msgs[i].embed_uri, &mime);
 				content = json_pack("{s:s, s:{s:s, s:s, s:s}}", "type", "resource",
 						    "resource", "uri", t->msgs[i].embed_uri,
 						    "mimeType", mime, "text", doc ? doc : "");

@@ -14,7 +14,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 
-#define REQSTATE_DOMAIN "bikaroo-requestState-v1."
+#define REQSTATE_DOMAIN "mcp-requestState-v1."
 
 static unsigned char reqstate_key[32];
 static bool reqstate_ready;
@@ -22,17 +22,13 @@ static bool reqstate_ready;
 int reqstate_init(const char *secret)
 {
 	if (secret && *secret) {
-		if (strlen(secret) < 32) {
-			log_error("BIKAROO_STATE_SECRET must be at least 32 characters");
-			return -1;
-		}
+		if (strlen(secret) < 32)
+			return -1; /* the caller names its setting */
 		/* Derive a fixed-size key so that any secret text works. */
 		SHA256((const unsigned char *)secret, strlen(secret), reqstate_key);
 	} else {
 		if (RAND_bytes(reqstate_key, sizeof reqstate_key) != 1)
 			return -1;
-		log_warn("BIKAROO_STATE_SECRET is not set: requestState tokens are valid on this "
-			 "process only (set one shared secret for several instances)");
 	}
 	reqstate_ready = true;
 	return 0;

@@ -1,217 +1,33 @@
-/* Resources: the descriptor tables, listing, URI matching and the adapters to the domain.
- * No file-system path is ever derived from a URI: documents are loaded at start from the file
- * names written in the table, and a URI only selects a row. */
+/* Resources: the generic registry over a server description's resource and template tables:
+ * listing, URI matching, documents, reading, and subscriptions of both eras. No file-system
+ * path is ever derived from a URI: documents are loaded at start from the file names written in
+ * the table, and a URI only selects a row. */
 #include "resources.h"
 
-#include "server/capabilities/cases.h"
-
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/mem.h"
-#include "domain/status_codes.h"
 #include "pager.h"
-#include "tools.h"
-#include "server/transport/uriset.h"
 
 #define RESOURCES_LIST_TTL_MS 3600000L
-#define RESOURCES_DOC_TTL_MS 3600000L
-#define RESOURCES_CODES_TTL_MS 300000L
-#define RESOURCES_BIKE_TTL_MS 10000L
 
-/* ---- adapters to the domain ------------------------------------------------------------ */
-
-/* Maps a failed domain read: no scope -> 403 insufficient_scope on HTTP (like tools/call);
- * no right or not visible -> not found (no existence oracle); the rest -> mcp_domain_error. */
-static enum resource_status resources_domain_failure(struct mcp_ctx *ctx, enum fleet_status st,
-						     struct mcp_error *err)
-{
-	if (st == FLEET_NOT_FOUND)
-		return RESOURCE_NOT_FOUND;
-	if (st == FLEET_FORBIDDEN && !(ctx->req->actor->scopes & FLEET_SCOPE_READ)) {
-		ctx->missing_scope = "fleet:read";
-		mcp_fail(err, MCP_INVALID_PARAMS, "Insufficient scope",
-			 json_pack("{s:s}", "requiredScope", "fleet:read"));
-		return RESOURCE_FAILED;
-	}
-	if (st == FLEET_FORBIDDEN)
-		return RESOURCE_NOT_FOUND;
-	mcp_domain_error(ctx, st, err);
-	return RESOURCE_FAILED;
-}
-
-static enum resource_status resources_read_status_codes(struct mcp_ctx *ctx, const char *uri,
-							const char *value, json_t **result,
-							struct mcp_error *err)
-{
-	(void)value;
-	struct fleet_status_code codes[STATUS_CODES_MAX];
-	size_t n = 0;
-	enum fleet_status st =
-		status_codes_read(ctx->req->actor, codes, STATUS_CODES_MAX, &n);
-	if (st != FLEET_OK)
-		return resources_domain_failure(ctx, st, err);
-	json_t *list = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s, s:b}", "code", codes[i].code,
-						      "label", codes[i].label, "description",
-						      codes[i].description, "rentable",
-						      codes[i].rentable));
-	json_t *doc = json_pack("{s:o}", "statusCodes", list);
-	char *text = json_dumps(doc, JSON_COMPACT);
-	json_decref(doc);
-	/* Reference data, the same for every caller who may read it. */
-	*result =
-		resources_text_result(uri, "application/json", text, RESOURCES_CODES_TTL_MS, false);
-	free(text);
-	return RESOURCE_OK;
-}
-
-/* bikaroo://fleet/bikes/{bikeId}: the same read and the same rules as get_bike_status. */
-static enum resource_status resources_read_bike(struct mcp_ctx *ctx, const char *uri,
-						const char *value, json_t **result,
-						struct mcp_error *err)
-{
-	struct fleet_bike_status b;
-	enum fleet_status st = bikes_status(ctx->req->actor, value, &b);
-	if (st != FLEET_OK)
-		return resources_domain_failure(ctx, st, err);
-	json_t *doc = tools_bike_status_json(&b);
-	char *text = json_dumps(doc, JSON_COMPACT);
-	json_decref(doc);
-	/* Per-user: what this caller may see. */
-	*result = resources_text_result(uri, "application/json", text, RESOURCES_BIKE_TTL_MS, true);
-	free(text);
-	return RESOURCE_OK;
-}
-
-/* bikaroo://cases/{caseId}: a case with its reports and events (server/case_resource.c). */
-static enum resource_status resources_read_case(struct mcp_ctx *ctx, const char *uri,
-						const char *value, json_t **result,
-						struct mcp_error *err)
-{
-	(void)uri;
-	json_t *contents = NULL;
-	if (case_resource_read(ctx, value, &contents, err) != 0) {
-		if (err->code == MCP_INTERNAL_ERROR)
-			return RESOURCE_FAILED;
-		json_decref(err->data); /* the registry answers "Resource not found" itself */
-		err->data = NULL;
-		return RESOURCE_NOT_FOUND;
-	}
-	json_t *r = json_pack("{s:o}", "contents", contents);
-	mcp_cacheable(r, RESOURCES_BIKE_TTL_MS, true); /* per user */
-	*result = r;
-	return RESOURCE_OK;
-}
-
-/* ---- the registry ---------------------------------------------------------------------- */
-
-static const struct resource_desc resources_builtin[] = {
-	{
-		.uri = "bikaroo://fleet/status-codes",
-		.name = "status-codes",
-		.title = "Bike status codes",
-		.description =
-			"Every bike status code with its label, its meaning and whether a bike "
-			"in that status can be rented (JSON).",
-		.mime_type = "application/json",
-		.read = resources_read_status_codes,
-	},
-	{
-		.uri = "bikaroo://procedures/damaged-bike",
-		.name = "damaged-bike-procedure",
-		.title = "Procedure: damaged bike",
-		.description = "What staff do when a bike is reported damaged: safety first, check "
-			       "the bike, report it, follow the case (Markdown).",
-		.mime_type = "text/markdown",
-		.file = "damaged-bike.md",
-		.ttl_ms = RESOURCES_DOC_TTL_MS,
-	},
+/* Documents loaded at start, parallel to the server's resource rows (NULL: not a file row). */
+struct resources_loaded {
+	char **docs;
 };
-
-static const struct resource_template_desc resources_builtin_tpl[] = {
-	{
-		.uri_template = "bikaroo://fleet/bikes/{bikeId}",
-		.name = "bike",
-		.title = "Bike status",
-		.description =
-			"The current status of one bike in your regions (the same data as the "
-			"get_bike_status tool), as JSON.",
-		.mime_type = "application/json",
-		.prefix = "bikaroo://fleet/bikes/",
-		.var = "bikeId",
-		.suffix = "",
-		.read = resources_read_bike,
-		.complete = completion_bike_ids,
-	},
-	{
-		.uri_template = CASE_RESOURCE_TEMPLATE,
-		.name = CASE_RESOURCE_NAME,
-		.title = CASE_RESOURCE_TITLE,
-		.description = CASE_RESOURCE_DESCRIPTION,
-		.mime_type = "application/json",
-		.prefix = CASE_RESOURCE_PREFIX,
-		.var = "caseId",
-		.suffix = "",
-		.read = resources_read_case,
-	},
-};
-
-#define RESOURCES_NBUILTIN (sizeof resources_builtin / sizeof resources_builtin[0])
-#define RESOURCES_NBUILTIN_TPL (sizeof resources_builtin_tpl / sizeof resources_builtin_tpl[0])
-
-static const struct resource_desc *resources_extra;
-static size_t resources_nextra;
-static const struct resource_template_desc *resources_extra_tpl;
-static size_t resources_nextra_tpl;
-
-/* Loaded documents, parallel to the rows (built-in first, then extra). */
-#define RESOURCES_MAX_ROWS 64
-static char *resources_docs[RESOURCES_MAX_ROWS];
-
-void resources_set_extra(const struct resource_desc *res, size_t nres,
-			 const struct resource_template_desc *tpl, size_t ntpl)
-{
-	resources_extra = res;
-	resources_nextra = nres;
-	resources_extra_tpl = tpl;
-	resources_nextra_tpl = ntpl;
-}
-
-static size_t resources_count(void)
-{
-	size_t n = RESOURCES_NBUILTIN + resources_nextra;
-	return n < RESOURCES_MAX_ROWS ? n : RESOURCES_MAX_ROWS;
-}
-
-static const struct resource_desc *resources_row(size_t i)
-{
-	return i < RESOURCES_NBUILTIN ? &resources_builtin[i]
-				      : &resources_extra[i - RESOURCES_NBUILTIN];
-}
-
-static size_t resources_tpl_count(void)
-{
-	return RESOURCES_NBUILTIN_TPL + resources_nextra_tpl;
-}
-
-static const struct resource_template_desc *resources_tpl_row(size_t i)
-{
-	return i < RESOURCES_NBUILTIN_TPL ? &resources_builtin_tpl[i]
-					  : &resources_extra_tpl[i - RESOURCES_NBUILTIN_TPL];
-}
 
 /* Reads dir/name whole, at most RESOURCES_FILE_MAX bytes, as UTF-8 text (new, or NULL). */
-static char *resources_load(const char *dir, const char *name)
+static char *resources_load_file(const char *dir, const char *name)
 {
 	char path[4096];
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
 		return NULL;
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		log_error("resources: cannot open %s", path);
+		log_error("resources: cannot open %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	char *buf = mem_alloc(RESOURCES_FILE_MAX + 1);
@@ -235,46 +51,54 @@ static char *resources_load(const char *dir, const char *name)
 	return buf;
 }
 
-int resources_init(const char *dir)
+int resources_load(struct mcp_server *s, const char *dir)
 {
-	for (size_t i = 0; i < resources_count(); i++) {
-		const struct resource_desc *r = resources_row(i);
+	struct resources_loaded *l = mem_calloc(1, sizeof *l);
+	s->loaded->resources = l;
+	l->docs = mem_calloc(s->nresources + 1, sizeof *l->docs);
+	for (size_t i = 0; i < s->nresources; i++) {
+		const struct resource_desc *r = &s->resources[i];
 		if (!r->file)
 			continue;
-		free(resources_docs[i]);
-		resources_docs[i] = resources_load(dir, r->file);
-		if (!resources_docs[i])
+		l->docs[i] = resources_load_file(dir, r->file);
+		if (!l->docs[i])
 			return -1;
 	}
 	return 0;
 }
 
-void resources_cleanup(void)
+void resources_unload(struct mcp_server *s)
 {
-	for (size_t i = 0; i < RESOURCES_MAX_ROWS; i++) {
-		free(resources_docs[i]);
-		resources_docs[i] = NULL;
-	}
+	struct resources_loaded *l = s->loaded->resources;
+	if (!l)
+		return;
+	for (size_t i = 0; i < s->nresources; i++)
+		free(l->docs[i]);
+	free(l->docs);
+	free(l);
+	s->loaded->resources = NULL;
 }
 
-const char *resources_document(const char *uri, const char **mime_type)
+const char *resources_document(const struct mcp_server *s, const char *uri, const char **mime_type)
 {
-	for (size_t i = 0; i < resources_count(); i++) {
-		const struct resource_desc *r = resources_row(i);
-		if (r->file && resources_docs[i] && strcmp(r->uri, uri) == 0) {
+	for (size_t i = 0; i < s->nresources; i++) {
+		const struct resource_desc *r = &s->resources[i];
+		const char *doc = s->loaded->resources->docs[i];
+		if (r->file && doc && strcmp(r->uri, uri) == 0) {
 			if (mime_type)
 				*mime_type = r->mime_type;
-			return resources_docs[i];
+			return doc;
 		}
 	}
 	return NULL;
 }
 
-const struct resource_template_desc *resources_template_find(const char *uri_template)
+const struct resource_template_desc *resources_template_find(const struct mcp_server *s,
+							     const char *uri_template)
 {
-	for (size_t i = 0; i < resources_tpl_count(); i++)
-		if (strcmp(resources_tpl_row(i)->uri_template, uri_template) == 0)
-			return resources_tpl_row(i);
+	for (size_t i = 0; i < s->ntemplates; i++)
+		if (strcmp(s->templates[i].uri_template, uri_template) == 0)
+			return &s->templates[i];
 	return NULL;
 }
 
@@ -304,14 +128,18 @@ static void resources_describe(const struct mcp_ctx *ctx, json_t *o, const char 
 
 int resources_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
-	unsigned may = 0; /* every resource is a read: listed only for callers who may read */
-	if (tools_caller_scopes(ctx, &may, err) != 0)
+	unsigned may = 0;
+	if (mcp_caller_scopes(ctx, &may, err) != 0)
 		return -1;
+	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
-	for (size_t i = 0; (may & FLEET_SCOPE_READ) && i < resources_count(); i++) {
-		const struct resource_desc *r = resources_row(i);
+	for (size_t i = 0; i < s->nresources; i++) {
+		const struct resource_desc *r = &s->resources[i];
+		if (r->scope && !(r->scope & may))
+			continue;
 		json_t *o = json_pack("{s:s}", "uri", r->uri);
 		resources_describe(ctx, o, r->name, r->title, r->description, r->mime_type);
+		mcp_describe_governance(ctx, o, r->governance);
 		json_array_append_new(all, o);
 	}
 	/* With tokens the list depends on the caller: private. */
@@ -323,13 +151,17 @@ int resources_templates_list(struct mcp_ctx *ctx, json_t *params, json_t **resul
 			     struct mcp_error *err)
 {
 	unsigned may = 0;
-	if (tools_caller_scopes(ctx, &may, err) != 0)
+	if (mcp_caller_scopes(ctx, &may, err) != 0)
 		return -1;
+	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
-	for (size_t i = 0; (may & FLEET_SCOPE_READ) && i < resources_tpl_count(); i++) {
-		const struct resource_template_desc *t = resources_tpl_row(i);
+	for (size_t i = 0; i < s->ntemplates; i++) {
+		const struct resource_template_desc *t = &s->templates[i];
+		if (t->scope && !(t->scope & may))
+			continue;
 		json_t *o = json_pack("{s:s}", "uriTemplate", t->uri_template);
 		resources_describe(ctx, o, t->name, t->title, t->description, t->mime_type);
+		mcp_describe_governance(ctx, o, t->governance);
 		json_array_append_new(all, o);
 	}
 	return pager_page(ctx, params, all, "resourceTemplates", RESOURCES_LIST_TTL_MS,
@@ -387,23 +219,25 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 	const char *uri = json_string_value(ju);
 	if (json_string_length(ju) > RESOURCES_URI_MAX)
 		return resources_not_found(ctx, uri, err);
+	const struct mcp_server *s = ctx->server;
 	enum resource_status st = RESOURCE_NOT_FOUND;
-	for (size_t i = 0; i < resources_count(); i++) {
-		const struct resource_desc *r = resources_row(i);
+	for (size_t i = 0; i < s->nresources; i++) {
+		const struct resource_desc *r = &s->resources[i];
+		const char *doc = s->loaded->resources->docs[i];
 		if (strcmp(r->uri, uri) != 0)
 			continue;
 		if (r->read) {
 			st = r->read(ctx, uri, NULL, result, err);
-		} else if (resources_docs[i]) {
-			*result = resources_text_result(uri, r->mime_type, resources_docs[i],
-							r->ttl_ms, r->private_scope);
+		} else if (doc) {
+			*result = resources_text_result(uri, r->mime_type, doc, r->ttl_ms,
+							r->private_scope);
 			st = RESOURCE_OK;
 		}
 		goto done;
 	}
 	char value[RESOURCES_VALUE_MAX + 1];
-	for (size_t i = 0; i < resources_tpl_count(); i++) {
-		const struct resource_template_desc *t = resources_tpl_row(i);
+	for (size_t i = 0; i < s->ntemplates; i++) {
+		const struct resource_template_desc *t = &s->templates[i];
 		if (resources_match(t, uri, value, sizeof value)) {
 			st = t->read(ctx, uri, value, result, err);
 			goto done;
@@ -417,16 +251,10 @@ done:
 
 /* ---- subscriptions (2025-era) ------------------------------------------------------------ */
 
-static const struct mcp_subscriptions *resources_default_subs;
-
-void resources_set_default_subscriptions(const struct mcp_subscriptions *subs)
-{
-	resources_default_subs = subs;
-}
-
 static const struct mcp_subscriptions *resources_subs(const struct mcp_ctx *ctx)
 {
-	return ctx->req->subscriptions ? ctx->req->subscriptions : resources_default_subs;
+	return ctx->req->subscriptions ? ctx->req->subscriptions
+				       : ctx->server->default_subscriptions;
 }
 
 bool resources_subscribe_offered(const struct mcp_ctx *ctx)
@@ -449,7 +277,8 @@ int resources_subscribe(struct mcp_ctx *ctx, json_t *params, json_t **result, st
 	if (resources_read(ctx, params, &read, err) != 0)
 		return -1;
 	json_decref(read);
-	if (subs->change(subs->ctx, json_string_value(json_object_get(params, "uri")), true) != 0)
+	if (subs->change(subs->ctx, ctx->req->actor,
+			 json_string_value(json_object_get(params, "uri")), true) != 0)
 		return mcp_fail(err, MCP_INVALID_PARAMS,
 				"Too many subscriptions on this connection", NULL);
 	*result = json_object();
@@ -466,7 +295,7 @@ int resources_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 	if (!uri)
 		return mcp_fail(err, MCP_INVALID_PARAMS,
 				"resources/unsubscribe needs a string 'uri'", NULL);
-	subs->change(subs->ctx, uri, false); /* not subscribed: the same empty result */
+	subs->change(subs->ctx, ctx->req->actor, uri, false); /* not subscribed: the same {} */
 	*result = json_object();
 	return 0;
 }
@@ -477,7 +306,7 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 	const struct mcp_listen *listen = ctx->req->listen;
 	if (listen && ctx->req->transport == MCP_TRANSPORT_HTTP && !ctx->req->emit) {
 		/* No emitter: the request's Accept refuses text/event-stream, the only answer. */
-		ctx->http_status = 406;
+		err->http_status = 406;
 		return mcp_fail(
 			err, MCP_INVALID_REQUEST,
 			"Not Acceptable: subscriptions/listen answers with an SSE stream; Accept "
@@ -492,10 +321,10 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 		return mcp_fail(err, MCP_INVALID_PARAMS,
 				"notifications must be an object, resourceSubscriptions an array",
 				NULL);
-	if (json_array_size(wanted) > URISET_MAX)
+	if (json_array_size(wanted) > RESOURCES_MAX_SUBSCRIPTIONS)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Too many resourceSubscriptions",
-				json_pack("{s:i}", "max", URISET_MAX));
-	const char *uris[URISET_MAX];
+				json_pack("{s:i}", "max", RESOURCES_MAX_SUBSCRIPTIONS));
+	const char *uris[RESOURCES_MAX_SUBSCRIPTIONS];
 	size_t n = 0;
 	json_t *honoured = json_array();
 	size_t i;
@@ -509,9 +338,9 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 		json_decref(probe);
 		json_decref(read);
 		json_decref(ignored.data);
-		if (ctx->unavailable) {
+		if (ignored.unavailable) {
 			json_decref(honoured);
-			return mcp_unavailable(ctx, err);
+			return mcp_unavailable(err, ignored.message);
 		}
 		bool seen = false;
 		for (size_t k = 0; k < n && !seen; k++)
@@ -528,10 +357,9 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 	if (n == 0)
 		json_object_del(json_object_get(json_object_get(ack, "params"), "notifications"),
 				"resourceSubscriptions");
-	int rc = listen->open(listen->ctx, ctx->id, ack, uris, n);
+	int rc = listen->open(listen->ctx, ctx->req->actor, ctx->id, ack, uris, n);
 	json_decref(ack);
 	if (rc != 0)
 		return mcp_fail(err, MCP_INTERNAL_ERROR, "Subscription limit reached", NULL);
-	ctx->deferred = true;
-	return 0;
+	return MCP_DEFERRED;
 }

@@ -15,18 +15,20 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "listen.h"
 #include "server/auth/auth.h"
-#include "server/capabilities/change_feed.h"
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
 #include "sse.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
+	const struct mcp_server *mcp;
 	struct fleet_actor actor;
 	bool tokens; /* every request carries a bearer token (auth.c); actor is unused */
 	size_t max_body;
 	char *allowed_hosts;
 	char *allowed_origins;
+	struct listen_hub *hub; /* the listen streams */
 };
 
 struct http_req {
@@ -208,57 +210,45 @@ static enum MHD_Result http_send_sse(struct MHD_Connection *c, char *body)
 }
 
 /* ---- subscriptions/listen streams (2026-07-28) -------------------------------------------
- * A listen request's response is an SSE stream that stays open: the acknowledgement first,
- * then notifications/resources/updated events from the change feed (feed.h), a comment line
- * every BIKAROO_KEEPALIVE_SECONDS as a keep-alive, and the request's result when the server
- * stops, when the caller's token expires (checked on each keep-alive) or when the caller's
- * rights change in PostgreSQL (the client listens again, and what it may hear is checked anew).
- * libmicrohttpd pulls the bytes through http_stream_read; with nothing to send the connection
- * is suspended, and resumed when something arrives. Locks: the registry's, then a stream's;
- * libmicrohttpd is never called with one of ours held by another thread (a suspended connection
- * cannot go away, so the one who flips `suspended` may resume it after unlocking). */
+ * A listen request's response is an SSE stream that stays open, fed by the server's listen hub
+ * (listen.h): the acknowledgement first, then notifications/resources/updated events, a comment
+ * line on every tick of the change feed as a keep-alive, and the request's result when the
+ * stream ends. libmicrohttpd pulls the bytes through http_stream_read; with nothing to send the
+ * connection is suspended, and resumed when something arrives. libmicrohttpd is never called
+ * with one of our locks held by another thread (a suspended connection cannot go away, so the
+ * one who flips `suspended` may resume it after unlocking). */
 
+/* Listen streams one server holds at once. */
 #define HTTP_MAX_STREAMS 256
 /* Bytes a stream may hold unsent; a client that reads slower than this is cut off. */
 #define HTTP_STREAM_MAX_BYTES ((size_t)256 * 1024)
 
 struct http_stream {
-	pthread_mutex_t lock;        /* guards what follows, but for next */
+	pthread_mutex_t lock;        /* guards what follows */
 	struct MHD_Connection *conn; /* NULL once libmicrohttpd released the response */
 	char *buf;
 	size_t len, off, cap;
 	bool suspended, ending;
-	long expires_at; /* the caller's token's exp: the stream ends then (0: never) */
-	char subject[FLEET_ID_MAX], client_id[FLEET_ID_MAX]; /* the caller's */
-	int refs;                                            /* the registry's and the response's */
-	json_t *id;
-	char **uris;
-	size_t n;
-	struct http_stream *next; /* under http_streams_lock */
+	int refs; /* the hub's and the response's */
 };
 
-static pthread_mutex_t http_streams_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct http_stream *http_streams;
-static size_t http_nstreams;
-static bool http_streams_closed; /* the server is stopping: no new streams */
+/* Streams whose response libmicrohttpd still holds (for the drain at shutdown). */
+static atomic_int http_live_streams;
 
-static void http_stream_unref(struct http_stream *st)
+static void http_stream_unref(void *out)
 {
+	struct http_stream *st = out;
 	pthread_mutex_lock(&st->lock);
 	bool last = --st->refs == 0;
 	pthread_mutex_unlock(&st->lock);
 	if (!last)
 		return;
-	for (size_t i = 0; i < st->n; i++)
-		free(st->uris[i]);
-	free(st->uris);
-	json_decref(st->id);
 	free(st->buf);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
 
-/* Appends one SSE chunk (under st->lock); returns the connection to resume, or NULL. */
+/* Appends text (under st->lock); returns the connection to resume, or NULL. */
 static struct MHD_Connection *http_stream_append(struct http_stream *st, const char *text)
 {
 	size_t n = strlen(text);
@@ -283,126 +273,64 @@ static struct MHD_Connection *http_stream_append(struct http_stream *st, const c
 	return st->conn;
 }
 
-/* Connections to resume once the registry is unlocked (each was suspended, so it cannot go
- * away before it is resumed). */
-struct http_resumes {
-	struct MHD_Connection *conn[HTTP_MAX_STREAMS];
-	size_t n;
-};
-
-/* Appends text to st; a connection that waited is noted in rs. */
-static void http_stream_send(struct http_stream *st, const char *text, struct http_resumes *rs)
+static void *http_stream_text(struct http_stream *st, const char *text, bool end)
 {
 	pthread_mutex_lock(&st->lock);
-	struct MHD_Connection *resume = http_stream_append(st, text);
+	struct MHD_Connection *resume = text ? http_stream_append(st, text) : NULL;
+	if (end) {
+		st->ending = true;
+		if (st->suspended && st->conn) {
+			st->suspended = false;
+			resume = st->conn;
+		}
+	}
 	pthread_mutex_unlock(&st->lock);
-	if (resume)
-		rs->conn[rs->n++] = resume; /* at most one per stream */
+	return resume;
 }
 
-static void http_resume_all(const struct http_resumes *rs)
-{
-	for (size_t i = 0; i < rs->n; i++)
-		MHD_resume_connection(rs->conn[i]);
-}
-
-static char *http_sse_event(json_t *msg)
+/* listen_out_ops for an HTTP stream: one SSE event per message. */
+static void *http_stream_write(void *out, const json_t *msg)
 {
 	char *json = json_dumps(msg, JSON_COMPACT);
-	json_decref(msg);
 	char *ev = mem_printf("event: message\ndata: %s\n\n", json);
 	free(json);
-	return ev;
-}
-
-/* Drops the streams libmicrohttpd released (under http_streams_lock). */
-static void http_streams_prune(void)
-{
-	for (struct http_stream **p = &http_streams; *p;) {
-		struct http_stream *st = *p;
-		pthread_mutex_lock(&st->lock);
-		bool gone = st->conn == NULL;
-		pthread_mutex_unlock(&st->lock);
-		if (gone) {
-			*p = st->next;
-			http_nstreams--;
-			http_stream_unref(st);
-		} else {
-			p = &st->next;
-		}
-	}
-}
-
-/* Ends st gracefully (under http_streams_lock): its request's result, then the end. */
-static void http_stream_finish(struct http_stream *st, struct http_resumes *rs)
-{
-	char *ev = http_sse_event(json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id",
-					    st->id, "result", "resultType", "complete", "_meta",
-					    "io.modelcontextprotocol/subscriptionId", st->id));
-	pthread_mutex_lock(&st->lock);
-	struct MHD_Connection *resume = http_stream_append(st, ev);
-	st->ending = true;
-	pthread_mutex_unlock(&st->lock);
+	void *resume = http_stream_text(out, ev, false);
 	free(ev);
-	if (resume)
-		rs->conn[rs->n++] = resume;
+	return resume;
 }
 
-/* feed_sink.changed: an update event to each stream that honours the changed URI; the end of
- * the streams whose caller's rights changed. After a gap in the feed (c NULL) anything may
- * have changed, rights too: every stream is told that each of its URIs was updated, then ends
- * (the client listens again, checked anew). */
-static void http_streams_changed(const struct change *c, void *arg)
+static void *http_stream_ping(void *out)
 {
-	(void)arg;
-	struct http_resumes rs = {.n = 0};
-	pthread_mutex_lock(&http_streams_lock);
-	http_streams_prune();
-	for (struct http_stream *st = http_streams; st; st = st->next) {
-		if (c && !c->uri) {
-			if (change_of_rights_of(c, st->subject, st->client_id))
-				http_stream_finish(st, &rs);
-			continue;
-		}
-		for (size_t i = 0; i < st->n; i++) {
-			if (c && strcmp(st->uris[i], c->uri) != 0)
-				continue;
-			char *ev = http_sse_event(json_pack(
-				"{s:s, s:s, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "method",
-				"notifications/resources/updated", "params", "uri", st->uris[i],
-				"_meta", "io.modelcontextprotocol/subscriptionId", st->id));
-			http_stream_send(st, ev, &rs);
-			free(ev);
-		}
-		if (!c)
-			http_stream_finish(st, &rs);
-	}
-	pthread_mutex_unlock(&http_streams_lock);
-	http_resume_all(&rs);
+	return http_stream_text(out, ": keep-alive\n\n", false);
 }
 
-/* feed_sink.tick: an SSE comment keeps each stream (and its proxies) alive and finds out
- * whether its client is still there; a stream whose token expired ends (the client listens
- * again with a fresh one). */
-static void http_streams_tick(void *arg)
+static void *http_stream_end(void *out)
 {
-	(void)arg;
-	struct http_resumes rs = {.n = 0};
-	long now = (long)time(NULL);
-	pthread_mutex_lock(&http_streams_lock);
-	http_streams_prune();
-	for (struct http_stream *st = http_streams; st; st = st->next) {
-		if (st->expires_at && now >= st->expires_at)
-			http_stream_finish(st, &rs);
-		else
-			http_stream_send(st, ": keep-alive\n\n", &rs);
-	}
-	pthread_mutex_unlock(&http_streams_lock);
-	http_resume_all(&rs);
+	return http_stream_text(out, NULL, true);
 }
 
-static struct feed_sink http_streams_sink = {.changed = http_streams_changed,
-					     .tick = http_streams_tick};
+static void http_stream_kick(void *token)
+{
+	MHD_resume_connection(token);
+}
+
+static bool http_stream_gone(void *out)
+{
+	struct http_stream *st = out;
+	pthread_mutex_lock(&st->lock);
+	bool gone = st->conn == NULL;
+	pthread_mutex_unlock(&st->lock);
+	return gone;
+}
+
+static const struct listen_out_ops http_stream_ops = {
+	.write = http_stream_write,
+	.ping = http_stream_ping,
+	.end = http_stream_end,
+	.kick = http_stream_kick,
+	.gone = http_stream_gone,
+	.release = http_stream_unref,
+};
 
 static ssize_t http_stream_read(void *cls, uint64_t pos, char *out, size_t max)
 {
@@ -432,46 +360,32 @@ static void http_stream_released(void *cls)
 	pthread_mutex_lock(&st->lock);
 	st->conn = NULL;
 	pthread_mutex_unlock(&st->lock);
+	atomic_fetch_sub(&http_live_streams, 1);
 	http_stream_unref(st);
 }
 
 /* What one request's listen (if any) opened. */
 struct http_listen_req {
+	struct http_server *srv;
 	struct MHD_Connection *conn;
-	const struct fleet_actor *actor; /* the caller */
 	struct http_stream *opened;
 };
 
 /* mcp_listen.open for one HTTP request. */
-static int http_listen_open(void *ctx, const json_t *id, const json_t *ack, const char *const *uris,
-			    size_t n)
+static int http_listen_open(void *ctx, const struct fleet_actor *actor, const json_t *id,
+			    const json_t *ack, const char *const *uris, size_t n)
 {
 	struct http_listen_req *lr = ctx;
-	feed_add(&http_streams_sink); /* LISTEN (and keep-alive ticks) before the ack is sent */
-	pthread_mutex_lock(&http_streams_lock);
-	http_streams_prune();
-	if (http_streams_closed || http_nstreams >= HTTP_MAX_STREAMS) {
-		pthread_mutex_unlock(&http_streams_lock);
-		return -1;
-	}
 	struct http_stream *st = mem_calloc(1, sizeof *st);
 	pthread_mutex_init(&st->lock, NULL);
 	st->conn = lr->conn;
-	st->expires_at = lr->actor->expires_at;
-	snprintf(st->subject, sizeof st->subject, "%s", lr->actor->subject);
-	snprintf(st->client_id, sizeof st->client_id, "%s", lr->actor->client_id);
 	st->refs = 2;
-	st->id = json_deep_copy(id);
-	st->uris = mem_calloc(n ? n : 1, sizeof *st->uris);
-	for (size_t i = 0; i < n; i++)
-		st->uris[st->n++] = mem_strdup(uris[i]);
-	char *ev = http_sse_event(json_incref((json_t *)ack));
-	(void)http_stream_append(st, ev); /* first; not yet suspended */
-	free(ev);
-	st->next = http_streams;
-	http_streams = st;
-	http_nstreams++;
-	pthread_mutex_unlock(&http_streams_lock);
+	atomic_fetch_add(&http_live_streams, 1);
+	if (listen_hub_open(lr->srv->hub, actor, id, ack, uris, n, &http_stream_ops, st) != 0) {
+		http_stream_released(st); /* the response's reference */
+		http_stream_unref(st);    /* the hub's */
+		return -1;
+	}
 	lr->opened = st;
 	return 0;
 }
@@ -488,46 +402,14 @@ static enum MHD_Result http_send_stream(struct MHD_Connection *c, struct http_st
 	return http_queue_sse(c, r);
 }
 
-/* Server shutdown: every stream gets its request's result, then ends (graceful end). */
-static void http_streams_end(void)
-{
-	struct http_resumes rs = {.n = 0};
-	pthread_mutex_lock(&http_streams_lock);
-	http_streams_closed = true;
-	http_streams_prune();
-	for (struct http_stream *st = http_streams; st; st = st->next)
-		http_stream_finish(st, &rs);
-	pthread_mutex_unlock(&http_streams_lock);
-	http_resume_all(&rs);
-}
-
 /* Waits (at most about two seconds) until libmicrohttpd has sent every ended stream to its
  * end, so that stopping the daemon does not cut a final result short. */
 static void http_streams_drain(void)
 {
-	for (int i = 0; i < 200; i++) {
-		pthread_mutex_lock(&http_streams_lock);
-		http_streams_prune();
-		size_t open = http_nstreams;
-		pthread_mutex_unlock(&http_streams_lock);
-		if (open == 0)
-			return;
+	for (int i = 0; i < 200 && atomic_load(&http_live_streams) > 0; i++) {
 		struct timespec ts = {0, 10 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-}
-
-/* After the daemon stopped: the registry's references. */
-static void http_streams_free(void)
-{
-	pthread_mutex_lock(&http_streams_lock);
-	while (http_streams) {
-		struct http_stream *st = http_streams;
-		http_streams = st->next;
-		http_stream_unref(st);
-	}
-	http_nstreams = 0;
-	pthread_mutex_unlock(&http_streams_lock);
 }
 
 /* ---- authorization (server/auth.c decides; this file only speaks HTTP) ----------------- */
@@ -655,7 +537,7 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.per_principal = s->tokens,
 	};
 	struct sse_buf sse = {0};
-	struct http_listen_req lr = {.conn = c, .actor = req.actor};
+	struct http_listen_req lr = {.srv = s, .conn = c};
 	struct mcp_listen listen = {http_listen_open, &lr};
 	req.listen = &listen;
 	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
@@ -663,7 +545,7 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		req.emit_ctx = &sse;
 	}
 	struct mcp_response resp;
-	mcp_handle(&req, &resp);
+	mcp_handle(s->mcp, &req, &resp);
 	if (lr.opened) {
 		sse_free(&sse);
 		mcp_response_free(&resp);
@@ -814,41 +696,43 @@ static int http_write_ready(const char *path, unsigned port)
 	return rename(tmp, path);
 }
 
-enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *actor,
-			    struct http_server **out, unsigned *bound_port)
+enum http_status http_start(const struct http_settings *set, const struct mcp_server *mcp,
+			    const struct fleet_actor *actor, struct http_server **out,
+			    unsigned *bound_port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
-	if (inet_pton(AF_INET, cfg->listen, &sa.sin_addr) != 1) {
-		log_error("BIKAROO_LISTEN must be an IPv4 address, got %s", cfg->listen);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)set->port)};
+	if (inet_pton(AF_INET, set->listen, &sa.sin_addr) != 1) {
+		log_error("BIKAROO_LISTEN must be an IPv4 address, got %s", set->listen);
 		return HTTP_START_FAILED;
 	}
 	struct http_server *s = mem_calloc(1, sizeof *s);
+	s->mcp = mcp;
 	s->tokens = actor == NULL;
 	if (actor)
 		s->actor = *actor;
-	s->max_body = (size_t)cfg->max_body;
-	feed_set_tick(cfg->keepalive_seconds);
-	s->allowed_hosts = mem_strdup(cfg->allowed_hosts);
-	s->allowed_origins = mem_strdup(cfg->allowed_origins);
+	s->max_body = set->max_body;
+	s->allowed_hosts = mem_strdup(set->allowed_hosts);
+	s->allowed_origins = mem_strdup(set->allowed_origins);
+	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS);
 	s->daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 			MHD_ALLOW_SUSPEND_RESUME,
 		0, NULL, NULL, http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-		(unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL,
+		(unsigned)set->threads, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)0,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
 	if (!s->daemon) {
-		log_error("cannot listen on %s:%ld", cfg->listen, cfg->port);
+		log_error("cannot listen on %s:%ld", set->listen, set->port);
 		http_stop(s);
 		return HTTP_START_FAILED;
 	}
 	const union MHD_DaemonInfo *info =
 		MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	*bound_port = info ? info->port : (unsigned)cfg->port;
-	if (http_write_ready(cfg->ready_file, *bound_port) != 0)
-		log_warn("cannot write the ready file %s", cfg->ready_file);
+	*bound_port = info ? info->port : (unsigned)set->port;
+	if (http_write_ready(set->ready_file, *bound_port) != 0)
+		log_warn("cannot write the ready file %s", set->ready_file);
 	*out = s;
 	return HTTP_OK;
 }
@@ -860,13 +744,11 @@ void http_stop(struct http_server *s)
 	if (s->daemon) {
 		/* Listen streams end with their result; libmicrohttpd may stop only when no
 		 * connection is suspended, which ending them ensures. */
-		http_streams_end();
+		listen_hub_end_all(s->hub, true);
 		http_streams_drain();
 		MHD_stop_daemon(s->daemon);
 	}
-	feed_remove(&http_streams_sink);
-	feed_stop();
-	http_streams_free();
+	listen_hub_free(s->hub);
 	free(s->allowed_hosts);
 	free(s->allowed_origins);
 	free(s);

@@ -1,21 +1,36 @@
-/* Streamable HTTP transport (libmicrohttpd). Moves bytes and headers; semantics live in mcp.c. */
+/* Streamable HTTP transport (libmicrohttpd). Moves bytes and headers; semantics live in the
+ * protocol core (protocol/dispatch.h), listen streams in listen.h. */
 #ifndef BIKAROO_HTTP_H
 #define BIKAROO_HTTP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "domain/types.h"
-#include "server/cfg.h"
+#include "server/protocol/mcp.h"
 
 struct http_server;
 
 enum http_status { HTTP_OK = 0, HTTP_START_FAILED };
 
-/* Starts serving POST /mcp on cfg->listen:cfg->port, acting as actor (copied), or, when actor
- * is NULL, as the principal of each request's bearer token (auth.c, initialised before).
- * *out is new (free with http_stop). *bound_port receives the port actually bound, also
- * written to cfg->ready_file when that is set. */
-enum http_status http_start(const struct cfg *cfg, const struct fleet_actor *actor,
-			    struct http_server **out, unsigned *bound_port)
-	__attribute__((warn_unused_result));
+/* The HTTP settings (strings borrowed for the call). */
+struct http_settings {
+	const char *listen;          /* IPv4 address to bind (BIKAROO_LISTEN) */
+	long port;                   /* 0: any free port */
+	long threads;                /* worker threads */
+	size_t max_body;             /* bytes */
+	const char *allowed_hosts;   /* extra Host names, comma-separated */
+	const char *allowed_origins; /* extra Origin hosts, comma-separated */
+	const char *ready_file;      /* "" or where to write the bound port */
+};
+
+/* Starts serving POST /mcp for mcp (borrowed until http_stop) on set's address, acting as actor
+ * (copied), or, when actor is NULL, as the principal of each request's bearer token (auth.c,
+ * initialised before). *out is new (free with http_stop). *bound_port receives the port
+ * actually bound, also written to set->ready_file when that is set. */
+enum http_status http_start(const struct http_settings *set, const struct mcp_server *mcp,
+			    const struct fleet_actor *actor, struct http_server **out,
+			    unsigned *bound_port) __attribute__((warn_unused_result));
 void http_stop(struct http_server *s);
 
 /* Host/Origin allow-list checks (exposed for unit tests). host_port is the Host header

@@ -5,10 +5,8 @@
  * response for it. The requests that change the connection's legacy session (`initialize`,
  * `logging/setLevel`) are answered by the reader itself, so what they set holds for every
  * later line. Resource subscriptions are the connection's too, 2025-era (resources/subscribe)
- * and 2026-07-28 (subscriptions/listen, a request that stays open until cancelled or EOF): the
- * change feed (feed.h), joined with the first one, tells the connection of every committed
- * change, and it writes notifications/resources/updated for the subscribed URIs. They all end
- * when the identity's token expires or its rights change in PostgreSQL. */
+ * and 2026-07-28 (subscriptions/listen, a request that stays open until cancelled or EOF), held
+ * by the connection's listen hub (listen.h), which writes their notifications as lines. */
 #include "stdio.h"
 
 #include <errno.h>
@@ -21,12 +19,10 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "listen.h"
 #include "server/auth/auth.h"
-#include "server/capabilities/change_feed.h"
-#include "server/auth/identity.h"
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
 #include "server/protocol/notify.h"
-#include "uriset.h"
 
 /* What a legacy session set, as a request sees it (copied into each job when it is queued). */
 struct stdio_session {
@@ -44,14 +40,6 @@ struct stdio_job {
 	struct stdio_job *next;
 };
 
-/* One open subscriptions/listen request and the URIs it honours. */
-struct stdio_listen {
-	json_t *id;
-	char **uris;
-	size_t n;
-	struct stdio_listen *next;
-};
-
 struct stdio_conn {
 	const struct fleet_actor *actor;
 	pthread_mutex_t lock;
@@ -64,29 +52,12 @@ struct stdio_conn {
 	bool out_broken;
 	struct stdio_session session; /* written by the reader only */
 	unsigned long seq;
-	/* Resource subscriptions, told by the change feed through sink (feed.h). */
-	struct uriset subs;
+	const struct mcp_server *server;
+	/* Resource subscriptions of both eras (listen.h). */
+	struct listen_hub *hub;
 	struct mcp_subscriptions subscriptions;
-	struct stdio_listen *listens; /* under listen_lock, which also orders their lines */
-	size_t nlistens;
-	pthread_mutex_t listen_lock;
 	struct mcp_listen listen;
-	struct feed_sink sink;
 };
-
-int stdio_identity(const struct cfg *cfg, struct fleet_actor *out)
-{
-	/* From the environment, never from the client: BIKAROO_TOKEN validated like a bearer
-	 * token, or the local identity against a development database only (identity.h). */
-	if (auth_init(cfg) != AUTH_OK)
-		return -1;
-	const char *why = NULL;
-	if (identity_from_environment(cfg, out, &why) != IDENTITY_OK) {
-		log_error("stdio: no usable identity: %s", why ? why : "refused");
-		return -1;
-	}
-	return 0;
-}
 
 /* Writes one message line; a broken stdout ends the connection. */
 static void stdio_write(struct stdio_conn *c, const char *body)
@@ -127,189 +98,31 @@ static void stdio_emit_line(void *emit_ctx, const json_t *msg)
 
 /* ---- resource subscriptions ------------------------------------------------------------ */
 
-/* notifications/resources/updated for uri, if this connection subscribed to it. */
-/* Writes msg (stolen) as one line. */
-static void stdio_write_json(struct stdio_conn *c, json_t *msg)
+/* listen_out_ops.write for this connection: one line per message (under the hub's lock, which
+ * orders a subscription's lines). */
+static void *stdio_sub_write(void *out, const json_t *msg)
 {
 	char *line = json_dumps(msg, JSON_COMPACT);
-	json_decref(msg);
-	stdio_write(c, line);
+	stdio_write(out, line);
 	free(line);
+	return NULL;
 }
 
-static bool stdio_listen_has(const struct stdio_listen *l, const char *uri)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->uris[i], uri) == 0)
-			return true;
-	return false;
-}
-
-/* notifications/resources/updated for uri: once for the 2025-era subscription, once per open
- * listen that honours it (tagged with its subscription id). */
-static void stdio_updated(const char *uri, void *arg)
-{
-	struct stdio_conn *c = arg;
-	if (uriset_has(&c->subs, uri))
-		stdio_write_json(c, json_pack("{s:s, s:s, s:{s:s}}", "jsonrpc", "2.0", "method",
-					      "notifications/resources/updated", "params", "uri",
-					      uri));
-	pthread_mutex_lock(&c->listen_lock);
-	for (struct stdio_listen *l = c->listens; l; l = l->next)
-		if (stdio_listen_has(l, uri))
-			stdio_write_json(
-				c, json_pack("{s:s, s:s, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0",
-					     "method", "notifications/resources/updated", "params",
-					     "uri", uri, "_meta",
-					     "io.modelcontextprotocol/subscriptionId", l->id));
-	pthread_mutex_unlock(&c->listen_lock);
-}
-
-/* After a gap in the feed (the database went away), every subscribed resource may have
- * changed: say so, and let the client read them again. */
-static void stdio_updated_all(struct stdio_conn *c)
-{
-	struct uriset *all = mem_calloc(1, sizeof *all);
-	pthread_mutex_init(&all->lock, NULL);
-	char *uris[URISET_MAX];
-	size_t n = uriset_copy(&c->subs, uris, URISET_MAX);
-	for (size_t i = 0; i < n; i++) {
-		(void)uriset_change(all, uris[i], true);
-		free(uris[i]);
-	}
-	pthread_mutex_lock(&c->listen_lock);
-	for (struct stdio_listen *l = c->listens; l; l = l->next)
-		for (size_t i = 0; i < l->n; i++)
-			(void)uriset_change(all, l->uris[i],
-					    true); /* a full set: some are not told */
-	pthread_mutex_unlock(&c->listen_lock);
-	n = uriset_copy(all, uris, URISET_MAX);
-	for (size_t i = 0; i < n; i++) {
-		stdio_updated(uris[i], c);
-		free(uris[i]);
-	}
-	uriset_clear(all);
-	pthread_mutex_destroy(&all->lock);
-	free(all);
-}
-
-static void stdio_listen_end_all(struct stdio_conn *c);
-
-/* The end of every subscription of this connection: listens with their result (the client
- * may listen again: what it may hear is checked anew), 2025-era subscriptions dropped. */
-static void stdio_subscriptions_end(struct stdio_conn *c)
-{
-	stdio_listen_end_all(c);
-	uriset_clear(&c->subs);
-}
-
-/* feed_sink.tick: once the token the server acts with has expired, its subscriptions end too;
- * requests are already refused by the core. */
-static void stdio_tick(void *arg)
-{
-	struct stdio_conn *c = arg;
-	if (c->actor->expires_at && (long)time(NULL) >= c->actor->expires_at)
-		stdio_subscriptions_end(c);
-}
-
-/* feed_sink.changed for this connection: a changed resource, or a change of rights, which
- * ends the subscriptions when they are those of the identity this server acts as. After a gap
- * in the feed, rights may have changed unseen: every subscription is told its URIs may have
- * changed, then the listens end (2025-era subscriptions have no end to give: they stay). */
-static void stdio_changed(const struct change *ch, void *arg)
-{
-	struct stdio_conn *c = arg;
-	if (!ch) {
-		stdio_updated_all(c);
-		stdio_listen_end_all(c);
-	} else if (ch->uri) {
-		stdio_updated(ch->uri, c);
-	} else if (change_of_rights_of(ch, c->actor->subject, c->actor->client_id)) {
-		log_warn("stdio: the rights of %s changed; its resource subscriptions end",
-			 ch->subject ? "the subject" : "the client application");
-		stdio_subscriptions_end(c);
-	}
-}
+static const struct listen_out_ops stdio_sub_ops = {.write = stdio_sub_write};
 
 /* mcp_subscriptions.change for this connection (2025-era resources/subscribe). */
-static int stdio_sub_change(void *ctx, const char *uri, bool on)
+static int stdio_sub_change(void *ctx, const struct fleet_actor *actor, const char *uri, bool on)
 {
 	struct stdio_conn *c = ctx;
-	if (uriset_change(&c->subs, uri, on) != 0)
-		return -1;
-	if (on)
-		feed_add(&c->sink);
-	return 0;
+	return listen_hub_subscribe(c->hub, actor, uri, on, &stdio_sub_ops, c);
 }
 
 /* mcp_listen.open for this connection (2026-07-28 subscriptions/listen). */
-static int stdio_listen_open(void *ctx, const json_t *id, const json_t *ack,
-			     const char *const *uris, size_t n)
+static int stdio_listen_open(void *ctx, const struct fleet_actor *actor, const json_t *id,
+			     const json_t *ack, const char *const *uris, size_t n)
 {
 	struct stdio_conn *c = ctx;
-	if (n)
-		feed_add(&c->sink);
-	pthread_mutex_lock(&c->listen_lock);
-	if (c->nlistens >= STDIO_MAX_LISTENS) {
-		pthread_mutex_unlock(&c->listen_lock);
-		return -1;
-	}
-	struct stdio_listen *l = mem_calloc(1, sizeof *l);
-	l->id = json_deep_copy(id);
-	l->uris = mem_calloc(n ? n : 1, sizeof *l->uris);
-	for (size_t i = 0; i < n; i++)
-		l->uris[l->n++] = mem_strdup(uris[i]);
-	l->next = c->listens;
-	c->listens = l;
-	c->nlistens++;
-	stdio_write_json(c,
-			 json_incref((json_t *)ack)); /* first, under the lock: nothing precedes */
-	pthread_mutex_unlock(&c->listen_lock);
-	return 0;
-}
-
-static void stdio_listen_free(struct stdio_listen *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->uris[i]);
-	free(l->uris);
-	json_decref(l->id);
-	free(l);
-}
-
-/* Ends the listen requests with this id (a cancellation): no response, as for any cancelled
- * request. */
-static void stdio_listen_cancel(struct stdio_conn *c, const json_t *id)
-{
-	pthread_mutex_lock(&c->listen_lock);
-	for (struct stdio_listen **p = &c->listens; *p;) {
-		struct stdio_listen *l = *p;
-		if (json_equal(l->id, id)) {
-			*p = l->next;
-			c->nlistens--;
-			stdio_listen_free(l);
-		} else {
-			p = &l->next;
-		}
-	}
-	pthread_mutex_unlock(&c->listen_lock);
-}
-
-/* The graceful end of every open listen (end of input): its result, then nothing more. */
-static void stdio_listen_end_all(struct stdio_conn *c)
-{
-	pthread_mutex_lock(&c->listen_lock);
-	while (c->listens) {
-		struct stdio_listen *l = c->listens;
-		c->listens = l->next;
-		stdio_write_json(c,
-				 json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id",
-					   l->id, "result", "resultType", "complete", "_meta",
-					   "io.modelcontextprotocol/subscriptionId", l->id));
-		stdio_listen_free(l);
-	}
-	c->nlistens = 0;
-	pthread_mutex_unlock(&c->listen_lock);
+	return listen_hub_open(c->hub, actor, id, ack, uris, n, &stdio_sub_ops, c);
 }
 
 static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const char *line, size_t len,
@@ -333,7 +146,7 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.emit = stdio_emit_line,
 		.emit_ctx = &emit,
 	};
-	mcp_handle(&req, resp);
+	mcp_handle(c->server, &req, resp);
 }
 
 struct stdio_worker_arg {
@@ -398,7 +211,7 @@ static void stdio_cancel(struct stdio_conn *c, json_t *request_id)
 		if (c->running[i] && json_equal(c->running[i]->id, request_id))
 			c->running[i]->cancelled = true;
 	pthread_mutex_unlock(&c->lock);
-	stdio_listen_cancel(c, request_id);
+	listen_hub_cancel(c->hub, request_id);
 }
 
 /* A legacy session request (un-enveloped `initialize` or `logging/setLevel`): answered here, and
@@ -489,14 +302,11 @@ static void stdio_too_long(struct stdio_conn *c, size_t max)
 	stdio_write(c, body);
 }
 
-int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
+int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor, size_t max)
 {
-	struct stdio_conn c = {.actor = actor, .session = {.log_level = -1}};
-	pthread_mutex_init(&c.subs.lock, NULL);
-	pthread_mutex_init(&c.listen_lock, NULL);
+	struct stdio_conn c = {.actor = actor, .server = server, .session = {.log_level = -1}};
+	c.hub = listen_hub_new(server->changes, STDIO_MAX_LISTENS);
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
-	c.sink = (struct feed_sink){.changed = stdio_changed, .tick = stdio_tick, .arg = &c};
-	feed_set_tick(cfg->keepalive_seconds); /* also when subscriptions end after the token */
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);
 	pthread_cond_init(&c.changed, NULL);
@@ -515,7 +325,6 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
-	size_t max = (size_t)cfg->max_body;
 	char *line = mem_alloc(max + 1);
 	size_t len = 0;
 	bool overflow = false; /* discarding the rest of a too-long line */
@@ -572,12 +381,8 @@ int stdio_serve(const struct cfg *cfg, const struct fleet_actor *actor)
 	pthread_mutex_unlock(&c.lock);
 	for (size_t i = 0; i < STDIO_WORKERS; i++)
 		pthread_join(workers[i], NULL);
-	feed_remove(&c.sink); /* nothing more is told after this */
-	feed_stop();
-	stdio_listen_end_all(&c);
-	uriset_clear(&c.subs);
-	pthread_mutex_destroy(&c.subs.lock);
-	pthread_mutex_destroy(&c.listen_lock);
+	listen_hub_end_all(c.hub, true);
+	listen_hub_free(c.hub); /* nothing more is told after this */
 	pthread_mutex_destroy(&c.lock);
 	pthread_cond_destroy(&c.changed);
 	pthread_mutex_destroy(&c.out_lock);

@@ -8,10 +8,9 @@
 #include <stddef.h>
 
 #include "server/protocol/mcp.h"
-#include "server/protocol/methods.h"
 #include "server/protocol/tools.h"
 
-/* The fixture tools (static rows for tools_set_extra). */
+/* The fixture tools (static rows, after the product's in the description). */
 const struct tool_desc *conf_tools(size_t *n);
 
 /* Where 2025-era HTTP requests keep their resource subscriptions (per process), and their

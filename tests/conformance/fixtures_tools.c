@@ -6,7 +6,7 @@
 #include "server/protocol/mrtr.h"
 #include "server/protocol/notify.h"
 #include "server/protocol/resources.h"
-#include "server/transport/uriset.h"
+#include "uriset.h"
 #include "fixtures.h"
 
 /* A 1x1 PNG and a WAV file with an empty data chunk: the smallest valid media. */
@@ -177,7 +177,7 @@ static const char *conf_accepted(struct mcp_ctx *ctx, const char *key, const cha
 /* True when the verified requestState payload names this step. */
 static bool conf_state_is(struct mcp_ctx *ctx, const char *step)
 {
-	const char *s = json_string_value(json_object_get(ctx->request_state, "step"));
+	const char *s = json_string_value(json_object_get(mrtr_state(ctx), "step"));
 	return s && strcmp(s, step) == 0;
 }
 
@@ -294,7 +294,7 @@ static int conf_ir_multi_round(struct mcp_ctx *ctx, json_t *args, json_t **resul
 	const char *name = conf_accepted(ctx, "step1", "name");
 	if (conf_state_is(ctx, "round2") && mrtr_response(ctx, "step2")) {
 		const char *color = conf_accepted(ctx, "step2", "color");
-		const char *who = json_string_value(json_object_get(ctx->request_state, "name"));
+		const char *who = json_string_value(json_object_get(mrtr_state(ctx), "name"));
 		char text[300];
 		snprintf(text, sizeof text, "%s likes %s.", who ? who : "Someone",
 			 color ? color : "no colour in particular");
@@ -449,9 +449,9 @@ const struct tool_desc *conf_tools(size_t *n)
 
 static struct uriset conf_subs = URISET_INIT;
 
-static int conf_sub_change(void *ctx, const char *uri, bool on)
+static int conf_sub_change(void *ctx, const struct fleet_actor *actor, const char *uri, bool on)
 {
-	(void)ctx;
+	(void)ctx, (void)actor;
 	return uriset_change(&conf_subs, uri, on);
 }
 

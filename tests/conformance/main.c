@@ -1,10 +1,10 @@
 /* conformance-server: a test-only MCP server built from the same server/ objects as bikaroo-mcp,
- * with the fixture tools the official conformance suite calls by name registered next to the
- * product's. It needs no database: the fixtures never reach domain/. When DATABASE_URL is set,
- * the product's own rows listed next to the fixtures can be used too (the suite's caching
- * scenario reads the first resource listed). Configured like bikaroo-mcp (server/cfg.c;
- * BIKAROO_AUTH=local, loopback only). Subcommands: serve (HTTP), stdio (newline-delimited
- * JSON-RPC on stdin/stdout, as `bikaroo-mcp stdio`). */
+ * its description the product's with the fixtures the official conformance suite calls by name
+ * after the product's rows. It needs no database: the fixtures never reach domain/. When
+ * DATABASE_URL is set, the product's own rows listed next to the fixtures can be used too (the
+ * suite's caching scenario reads the first resource listed). Configured like bikaroo-mcp
+ * (server/cfg.c; BIKAROO_AUTH=local, loopback only). Subcommands: serve (HTTP), stdio
+ * (newline-delimited JSON-RPC on stdin/stdout, as `bikaroo-mcp stdio`). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,18 +13,16 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "domain/pg/db.h"
-#include "server/cfg.h"
-#include "server/transport/http.h"
-#include "server/auth/identity.h"
-#include "server/protocol/methods.h"
-#include "server/protocol/notify.h"
-#include "server/protocol/reqstate.h"
-#include "server/protocol/tools.h"
-#include "server/protocol/prompts.h"
-#include "server/protocol/resources.h"
-#include "server/transport/stdio.h"
 #include "fixtures.h"
 #include "registries.h"
+#include "server/auth/identity.h"
+#include "server/capabilities/catalog.h"
+#include "server/capabilities/change_feed.h"
+#include "server/cfg.h"
+#include "server/protocol/dispatch.h"
+#include "server/protocol/reqstate.h"
+#include "server/transport/http.h"
+#include "server/transport/stdio.h"
 
 static volatile sig_atomic_t conf_stop;
 
@@ -34,32 +32,45 @@ static void conf_on_signal(int sig)
 	conf_stop = 1;
 }
 
-/* Registers every fixture with the server's registries; returns the number of fixture tools. */
-static size_t conf_register(void)
+/* The conformance server's description, loaded; 0, or -1 (logged). */
+static int conf_open(const struct cfg *cfg, struct mcp_server *server, struct fleet_actor *actor)
 {
-	size_t nt;
-	const struct tool_desc *tools = conf_tools(&nt);
-	tools_set_extra(tools, nt);
-	resources_set_default_subscriptions(&conf_subscriptions);
-	/* The suite's 2025-era logging scenarios expect the fixtures' info messages unasked. */
-	notify_set_legacy_default(NOTIFY_INFO);
-	conf_register_catalog();
-	return nt;
+	static struct adapter_settings app;
+	static struct mcp_server product;
+	if (identity_local(cfg->local_subject, cfg->local_client, cfg->local_scopes, actor) != 0)
+		return -1;
+	if (*cfg->database_url)
+		db_configure(cfg->database_url);
+	app.confirm_ttl_s = cfg->confirm_ttl;
+	catalog_describe(&product, &app);
+	conf_describe(server, &product, *cfg->database_url != '\0');
+	change_feed_set_tick(cfg->keepalive_seconds);
+	if (reqstate_init(cfg->state_secret) != 0 ||
+	    mcp_server_load(server, cfg->resources_dir, cfg->prompts_dir) != 0) {
+		log_error("cannot load the conformance server's description");
+		return -1;
+	}
+	return 0;
+}
+
+static void conf_close(const struct cfg *cfg, struct mcp_server *server)
+{
+	change_feed_stop();
+	mcp_server_unload(server);
+	conf_subscriptions_cleanup();
+	if (*cfg->database_url)
+		db_shutdown();
 }
 
 static int conf_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
+	struct mcp_server server = {0};
 	if (strncmp(cfg->listen, "127.", 4) != 0) {
 		log_error("the conformance server binds to loopback addresses only, not %s",
 			  cfg->listen);
 		return 1;
 	}
-	if (identity_local(cfg, &actor) != 0)
-		return 1;
-	if (*cfg->database_url)
-		db_configure(cfg->database_url);
-	size_t nt = conf_register();
 	/* SIGINT/SIGTERM blocked before the HTTP threads start, so that they inherit the mask and
 	 * only the main thread's sigsuspend() below receives the signal (otherwise it can land in
 	 * a worker thread, as it does under valgrind, and the server never stops). */
@@ -70,28 +81,19 @@ static int conf_serve(const struct cfg *cfg)
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	struct http_server *srv = NULL;
 	unsigned port = 0;
-	if (reqstate_init(cfg->state_secret) != 0 || tools_init() != 0 ||
-	    resources_init(cfg->resources_dir) != 0 || prompts_init(cfg->prompts_dir) != 0 ||
-	    http_start(cfg, &actor, &srv, &port) != HTTP_OK) {
-		prompts_cleanup();
-		resources_cleanup();
-		tools_cleanup();
-		if (*cfg->database_url)
-			db_shutdown();
+	struct http_settings hset = cfg_http_settings(cfg);
+	if (conf_open(cfg, &server, &actor) != 0 ||
+	    http_start(&hset, &server, &actor, &srv, &port) != HTTP_OK) {
+		conf_close(cfg, &server);
 		return 1;
 	}
-	log_info("conformance server at http://%s:%u/mcp (%zu fixture tools)", cfg->listen, port,
-		 nt);
+	log_info("conformance server at http://%s:%u/mcp (%zu tools)", cfg->listen, port,
+		 server.ntools);
 	while (!conf_stop)
 		sigsuspend(&old);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_stop(srv);
-	prompts_cleanup();
-	resources_cleanup();
-	tools_cleanup();
-	conf_subscriptions_cleanup();
-	if (*cfg->database_url)
-		db_shutdown();
+	conf_close(cfg, &server);
 	return 0;
 }
 
@@ -99,21 +101,11 @@ static int conf_serve(const struct cfg *cfg)
 static int conf_stdio(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
-	if (identity_local(cfg, &actor) != 0)
-		return 1;
-	if (*cfg->database_url)
-		db_configure(cfg->database_url);
-	conf_register();
+	struct mcp_server server = {0};
 	int rc = 1;
-	if (reqstate_init(cfg->state_secret) == 0 && tools_init() == 0 &&
-	    resources_init(cfg->resources_dir) == 0 && prompts_init(cfg->prompts_dir) == 0)
-		rc = stdio_serve(cfg, &actor);
-	prompts_cleanup();
-	resources_cleanup();
-	tools_cleanup();
-	conf_subscriptions_cleanup();
-	if (*cfg->database_url)
-		db_shutdown();
+	if (conf_open(cfg, &server, &actor) == 0)
+		rc = stdio_serve(&server, &actor, (size_t)cfg->max_body);
+	conf_close(cfg, &server);
 	return rc;
 }
 

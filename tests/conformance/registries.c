@@ -1,5 +1,5 @@
-/* Connects the staged resource, template, prompt and completion fixtures (fixtures.h) to the
- * resources/prompts registries through their extension hooks. */
+/* The conformance server's description: the product's rows, then the fixtures (fixtures.h) the
+ * official suite calls by name. */
 #include <string.h>
 
 #include "server/protocol/prompts.h"
@@ -8,10 +8,12 @@
 #include "registries.h"
 
 #define CONF_MAX 8
+#define CONF_ROWS 32
 
-static struct resource_desc conf_res[CONF_MAX];
-static struct resource_template_desc conf_tpl[CONF_MAX];
-static struct prompt_desc conf_pr[CONF_MAX];
+static struct tool_desc conf_all_tools[CONF_ROWS * 2];
+static struct resource_desc conf_res[CONF_ROWS];
+static struct resource_template_desc conf_tpl[CONF_ROWS];
+static struct prompt_desc conf_pr[CONF_ROWS];
 
 static enum resource_status conf_read_fixed(struct mcp_ctx *ctx, const char *uri, const char *value,
 					    json_t **result, struct mcp_error *err)
@@ -83,49 +85,79 @@ static int conf_complete_arg2(struct mcp_ctx *ctx, const char *prefix, json_t **
 	return conf_complete_arg("arg2", prefix, values, total);
 }
 
-void conf_register_catalog(void)
+/* Copies n rows of size sz from src after *count rows of dst (at most cap in all). */
+static void conf_append(void *dst, size_t *count, size_t cap, const void *src, size_t n, size_t sz)
 {
+	for (size_t i = 0; i < n && *count < cap; i++, (*count)++)
+		memcpy((char *)dst + *count * sz, (const char *)src + i * sz, sz);
+}
+
+void conf_describe(struct mcp_server *out, const struct mcp_server *product, bool feed)
+{
+	*out = *product;
+	out->audit = NULL; /* no business database behind the fixtures */
+	out->changes = feed ? product->changes : NULL;
+	out->default_subscriptions = &conf_subscriptions;
+	/* The suite's 2025-era logging scenarios expect the fixtures' info messages unasked. */
+	out->legacy_log_level = "info";
+	size_t ntools = 0, nres = 0, ntpl = 0, npr = 0, nf;
+	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, product->tools, product->ntools,
+		    sizeof *conf_all_tools);
+	const struct tool_desc *ft = conf_tools(&nf);
+	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, ft, nf, sizeof *conf_all_tools);
+	conf_append(conf_res, &nres, CONF_ROWS, product->resources, product->nresources,
+		    sizeof *conf_res);
+	conf_append(conf_tpl, &ntpl, CONF_ROWS, product->templates, product->ntemplates,
+		    sizeof *conf_tpl);
+	conf_append(conf_pr, &npr, CONF_ROWS, product->prompts, product->nprompts, sizeof *conf_pr);
 	size_t n;
 	const struct conf_resource *r = conf_resources(&n);
 	for (size_t i = 0; i < n && i < CONF_MAX; i++)
-		conf_res[i] = (struct resource_desc){.uri = r[i].uri,
-						     .name = r[i].name,
-						     .title = r[i].title,
-						     .description = r[i].description,
-						     .mime_type = r[i].mime_type,
-						     .read = conf_read_fixed,
-						     .ttl_ms = 60000};
+		conf_res[nres++] = (struct resource_desc){.uri = r[i].uri,
+							  .name = r[i].name,
+							  .title = r[i].title,
+							  .description = r[i].description,
+							  .mime_type = r[i].mime_type,
+							  .read = conf_read_fixed,
+							  .ttl_ms = 60000};
 	size_t nt;
 	const struct conf_template *t = conf_templates(&nt);
 	for (size_t i = 0; i < nt && i < CONF_MAX; i++)
-		conf_tpl[i] = (struct resource_template_desc){.uri_template = t[i].uri_template,
-							      .name = t[i].name,
-							      .title = t[i].title,
-							      .description = t[i].description,
-							      .mime_type = t[i].mime_type,
-							      .prefix = "test://template/",
-							      .var = "id",
-							      .suffix = "/data",
-							      .read = conf_read_tpl};
-	resources_set_extra(conf_res, n, conf_tpl, nt);
+		conf_tpl[ntpl++] =
+			(struct resource_template_desc){.uri_template = t[i].uri_template,
+							.name = t[i].name,
+							.title = t[i].title,
+							.description = t[i].description,
+							.mime_type = t[i].mime_type,
+							.prefix = "test://template/",
+							.var = "id",
+							.suffix = "/data",
+							.read = conf_read_tpl};
 	size_t np;
 	const struct conf_prompt *p = conf_prompts(&np);
-	for (size_t i = 0; i < np && i < CONF_MAX; i++) {
-		conf_pr[i] = (struct prompt_desc){.name = p[i].name,
-						  .title = p[i].title,
-						  .description = p[i].description,
-						  .render = conf_render,
-						  .nargs = p[i].nargs};
+	for (size_t i = 0; i < np && i < CONF_MAX; i++, npr++) {
+		conf_pr[npr] = (struct prompt_desc){.name = p[i].name,
+						    .title = p[i].title,
+						    .description = p[i].description,
+						    .render = conf_render,
+						    .nargs = p[i].nargs};
 		for (size_t a = 0; a < p[i].nargs && a < PROMPTS_MAX_ARGS; a++) {
-			conf_pr[i].args[a] =
+			conf_pr[npr].args[a] =
 				(struct prompt_arg_desc){.name = p[i].args[a].name,
 							 .description = p[i].args[a].description,
 							 .required = p[i].args[a].required,
 							 .max_len = 256};
 			if (strcmp(p[i].name, "test_prompt_with_arguments") == 0)
-				conf_pr[i].args[a].complete =
+				conf_pr[npr].args[a].complete =
 					a == 0 ? conf_complete_arg1 : conf_complete_arg2;
 		}
 	}
-	prompts_set_extra(conf_pr, np);
+	out->tools = conf_all_tools;
+	out->ntools = ntools;
+	out->resources = conf_res;
+	out->nresources = nres;
+	out->templates = conf_tpl;
+	out->ntemplates = ntpl;
+	out->prompts = conf_pr;
+	out->nprompts = npr;
 }

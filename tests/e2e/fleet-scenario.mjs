@@ -9,6 +9,8 @@ export const OTHER_REGION = 'VL-2047'; // demo bike in FR-LYO: must read like an
 export const STATUS_CODES = ['available', 'in_use', 'reserved', 'unavailable', 'in_repair', 'lost', 'retired'];
 export const STATUS_URI = 'bikaroo://fleet/status-codes';
 export const PROCEDURE_URI = 'bikaroo://procedures/damaged-bike';
+export const CATALOG_URI = 'bikaroo://catalog';
+export const GOVERNANCE = 'com.bikaroo/governance';
 export const BIKE_TEMPLATE = 'bikaroo://fleet/bikes/{bikeId}';
 export const PROMPT = 'investigate-damaged-bike';
 
@@ -61,6 +63,11 @@ export async function catalogueScenario(client, { era, callTool, opts }) {
   assert.ok(tool, `get_bike_status missing from ${tools.map((t) => t.name).join(', ')}`);
   assert.deepEqual(tool.inputSchema.required, ['bikeId']);
   assert.equal(tool.annotations?.readOnlyHint, true);
+  // every descriptor carries its governance (from 2025-06-18 on, where descriptors have _meta)
+  if (titles) {
+    assert.match(tool._meta?.[GOVERNANCE]?.version ?? '', /^\d+\.\d+\.\d+$/);
+    assert.equal(tool._meta[GOVERNANCE].lifecycle, 'stable');
+  } else assert.equal(tool._meta, undefined);
   const call = await callTool({ name: 'get_bike_status', arguments: { bikeId: VISIBLE } });
   assert.notEqual(call.isError, true, `unexpected tool error: ${JSON.stringify(call.content)}`);
   const status = JSON.parse(call.content.find((c) => c.type === 'text').text);
@@ -71,7 +78,13 @@ export async function catalogueScenario(client, { era, callTool, opts }) {
 
   // resources
   const { resources } = await client.listResources(undefined, opts);
-  assert.deepEqual(resources.map((r) => r.uri).sort(), [PROCEDURE_URI, STATUS_URI].sort());
+  assert.deepEqual(resources.map((r) => r.uri).sort(), [CATALOG_URI, PROCEDURE_URI, STATUS_URI].sort());
+  // the catalogue: what this caller may use, each with its governance and contract version
+  const catalog = JSON.parse((await client.readResource({ uri: CATALOG_URI }, opts)).contents[0].text);
+  const entry = catalog.capabilities.find((c) => c.kind === 'tool' && c.name === 'get_bike_status');
+  assert.equal(entry?.version, tool._meta?.[GOVERNANCE]?.version ?? entry?.version);
+  assert.equal(entry.risk, 'low');
+  assert.ok(catalog.capabilities.some((c) => c.kind === 'prompt' && c.name === PROMPT));
   const codesEntry = resources.find((r) => r.uri === STATUS_URI);
   assert.equal(codesEntry.mimeType, 'application/json');
   assert.equal(typeof codesEntry.description, 'string');

@@ -10,17 +10,17 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "domain/pg/db.h"
-#include "server/protocol/mcp.h"
-#include "server/protocol/prompts.h"
+#include "server/capabilities/catalog.h"
+#include "server/protocol/dispatch.h"
 #include "server/protocol/reqstate.h"
-#include "server/protocol/resources.h"
-#include "server/protocol/tools.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct fleet_actor fuzz_actor = {"marie", "customer-care-assistant",
 					      FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0};
+
+static struct mcp_server fuzz_server;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -30,8 +30,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	log_set_level(
 		(enum log_level)(LOG_ERROR + 1)); /* quiet: every refused database call would log */
 	db_configure("host=/nonexistent-bikaroo-fuzz dbname=none connect_timeout=1");
+	catalog_describe(&fuzz_server, NULL);
+	fuzz_server.audit = NULL; /* no database: no audit rows to write */
+	fuzz_server.changes = NULL;
 	if (reqstate_init("a fuzzing secret that is long enough for hmac") != 0 ||
-	    tools_init() != 0 || resources_init("resources") != 0 || prompts_init("prompts") != 0)
+	    mcp_server_load(&fuzz_server, "resources", "prompts") != 0)
 		abort();
 	return 0;
 }
@@ -79,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.emit = (flags & 0x80) ? fuzz_emit : NULL,
 	};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(&fuzz_server, &req, &out);
 	mcp_response_free(&out);
 	return 0;
 }

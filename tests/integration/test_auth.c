@@ -21,9 +21,16 @@
 #include "server/auth/auth.h"
 #include "server/cfg.h"
 #include "server/auth/identity.h"
+#include "domain/rights.h"
+#include "server/capabilities/catalog.h"
 #include "server/protocol/tools.h"
 #include "harness.h"
 #include "suites.h"
+
+/* The identity environment the composition root (server/main.c) hands identity, from a cfg. */
+#define ENV_OF(c)                                                                                  \
+	.token = (c).token, .local_subject = (c).local_subject, .local_client = (c).local_client,  \
+	.local_scopes = (c).local_scopes, .development_db = rights_development_db
 
 #define AUTH_RESOURCE "https://mcp.bikaroo.test/mcp"
 #define AUTH_PRM "https://mcp.bikaroo.test/.well-known/oauth-protected-resource/mcp"
@@ -324,10 +331,10 @@ static void auth_expand_json(json_t *j)
 
 static bool auth_tool_registered(const char *name)
 {
-	size_t n;
-	const struct tool_desc *t = tools_table(&n);
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(t[i].name, name) == 0)
+	struct mcp_server product;
+	catalog_describe(&product, NULL);
+	for (size_t i = 0; i < product.ntools; i++)
+		if (strcmp(product.tools[i].name, name) == 0)
 			return true;
 	return false;
 }
@@ -1056,10 +1063,12 @@ START_TEST(stdio_identity_from_environment)
 	flags[5] = mem_printf("--token=%s", t);
 	struct cfg c;
 	ck_assert_int_eq(cfg_load(&c, 6, flags), CFG_OK);
-	ck_assert_int_eq(auth_init(&c), AUTH_OK);
+	struct auth_settings set = cfg_auth_settings(&c);
+	ck_assert_int_eq(auth_init(&set), AUTH_OK);
 	struct fleet_actor a;
 	const char *why = NULL;
-	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_OK);
+	ck_assert_int_eq(identity_from_environment(&(struct identity_env){ENV_OF(c)}, &a, &why),
+			 IDENTITY_OK);
 	ck_assert_str_eq(a.subject, "paul");
 	ck_assert_str_eq(a.client_id, "customer-care-assistant");
 	ck_assert_uint_eq(a.scopes, FLEET_SCOPE_READ);
@@ -1067,21 +1076,26 @@ START_TEST(stdio_identity_from_environment)
 	/* A token is validated exactly like over HTTP: a forged one is refused. */
 	free(c.token);
 	c.token = mem_strdup("eyJhbGciOiJub25lIn0.eyJzdWIiOiJvbGl2aWEifQ.");
-	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_INVALID);
+	ck_assert_int_eq(identity_from_environment(&(struct identity_env){ENV_OF(c)}, &a, &why),
+			 IDENTITY_INVALID);
 	free(c.token);
 	c.token = mem_strdup("");
-	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_NO_TOKEN);
+	ck_assert_int_eq(identity_from_environment(&(struct identity_env){ENV_OF(c)}, &a, &why),
+			 IDENTITY_NO_TOKEN);
 	auth_cleanup();
 	cfg_free(&c);
 	/* Local identity: only against a database its owner marked as development. */
 	char *lflags[] = {"stdio", "--auth=local", "--local-subject=dev",
 			  "--local-client=developer-ide", NULL};
 	ck_assert_int_eq(cfg_load(&c, 4, lflags), CFG_OK);
-	ck_assert_int_eq(auth_init(&c), AUTH_OK);
-	ck_assert_int_eq(identity_from_environment(&c, &a, &why), IDENTITY_OK);
+	set = cfg_auth_settings(&c);
+	ck_assert_int_eq(auth_init(&set), AUTH_OK);
+	ck_assert_int_eq(identity_from_environment(&(struct identity_env){ENV_OF(c)}, &a, &why),
+			 IDENTITY_OK);
 	ck_assert_str_eq(a.subject, "dev");
 	free(it_sql("UPDATE fleet.settings SET value = 'production' WHERE name = 'environment'"));
-	enum identity_status prod = identity_from_environment(&c, &a, &why);
+	enum identity_status prod =
+		identity_from_environment(&(struct identity_env){ENV_OF(c)}, &a, &why);
 	free(it_sql("UPDATE fleet.settings SET value = 'development' WHERE name = 'environment'"));
 	ck_assert_int_eq(prod, IDENTITY_REFUSED);
 	ck_assert_str_eq(a.subject, "");

@@ -990,7 +990,7 @@ START_TEST(case_read_follows_perimeter_and_role)
 	struct mcp_ctx ctx = {.req = &req, .modern = true};
 	json_t *contents = NULL;
 	struct mcp_error err = {0};
-	ck_assert_int_eq(case_resource_read(&ctx, case_id, &contents, &err), 0);
+	ck_assert_int_eq(cases_resource_read(&ctx, case_id, &contents, &err), 0);
 	json_t *item = json_array_get(contents, 0);
 	ck_assert_str_eq(json_string_value(json_object_get(item, "mimeType")), "application/json");
 	json_error_t je;
@@ -1008,7 +1008,7 @@ START_TEST(case_read_follows_perimeter_and_role)
 	ck_assert_int_eq(cases_read(&noscope, case_id, &c), FLEET_FORBIDDEN);
 	ck_assert_int_eq(cases_read(&olivia, "IC-99999999", &c), FLEET_NOT_FOUND);
 	ctx.req = &(struct mcp_request){.actor = &paul};
-	ck_assert_int_eq(case_resource_read(&ctx, case_id, &contents, &err), -1);
+	ck_assert_int_eq(cases_resource_read(&ctx, case_id, &contents, &err), -1);
 	ck_assert_int_eq(err.code, MCP_INVALID_PARAMS);
 	ck_assert_str_eq(err.message, "Resource not found");
 	json_decref(err.data);

@@ -10,12 +10,8 @@ int main(void)
 	mem_install_jansson();
 	SRunner *sr = srunner_create(b64_suite());
 	srunner_add_suite(sr, schema_suite());
-	srunner_add_suite(sr, pager_suite());
-	srunner_add_suite(sr, mcp_suite());
 	srunner_add_suite(sr, misc_suite());
-	srunner_add_suite(sr, reqstate_suite());
 	srunner_add_suite(sr, prompts_suite());
-	srunner_add_suite(sr, mrtr_suite());
 	srunner_add_suite(sr, jwt_suite());
 	srunner_add_suite(sr, tokcache_suite());
 	srunner_run_all(sr, CK_NORMAL);

@@ -6,12 +6,8 @@
 
 Suite *b64_suite(void);
 Suite *schema_suite(void);
-Suite *pager_suite(void);
-Suite *mcp_suite(void);
 Suite *misc_suite(void);
-Suite *reqstate_suite(void);
 Suite *prompts_suite(void);
-Suite *mrtr_suite(void);
 Suite *jwt_suite(void);
 Suite *tokcache_suite(void);
 

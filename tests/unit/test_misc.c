@@ -5,8 +5,8 @@
 
 #include "server/cfg.h"
 #include "server/transport/http.h"
-#include "server/auth/identity.h"
-#include "server/transport/uriset.h"
+#include "server/auth/scopes.h"
+#include "tests/conformance/uriset.h"
 #include "domain/rights.h"
 #include "suites.h"
 
@@ -40,11 +40,11 @@ END_TEST
 
 START_TEST(scopes)
 {
-	ck_assert_uint_eq(identity_parse_scopes("fleet:read"), FLEET_SCOPE_READ);
-	ck_assert_uint_eq(identity_parse_scopes("fleet:report  fleet:read openid"),
+	ck_assert_uint_eq(scopes_parse("fleet:read"), FLEET_SCOPE_READ);
+	ck_assert_uint_eq(scopes_parse("fleet:report  fleet:read openid"),
 			  FLEET_SCOPE_READ | FLEET_SCOPE_REPORT);
-	ck_assert_uint_eq(identity_parse_scopes("FLEET:READ fleet:readx fleet"), 0);
-	ck_assert_uint_eq(identity_parse_scopes(""), 0);
+	ck_assert_uint_eq(scopes_parse("FLEET:READ fleet:readx fleet"), 0);
+	ck_assert_uint_eq(scopes_parse(""), 0);
 }
 END_TEST
 

@@ -5,10 +5,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/protocol/mcp.h"
+#include "server/capabilities/catalog.h"
+#include "server/protocol/dispatch.h"
 #include "server/protocol/prompts.h"
 #include "server/protocol/resources.h"
 #include "suites.h"
+
+/* The product's description, and one with fixture rows after its own. */
+static struct mcp_server product, extended;
+static const struct mcp_server *serving = &product;
 
 static char *render(const char *tpl, const char *args_json)
 {
@@ -74,7 +79,7 @@ static json_t *call(const char *body, const char *session_version)
 				  .reqid = "unit",
 				  .session_version = session_version};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(serving, &req, &out);
 	json_error_t e;
 	json_t *j = out.body ? json_loads(out.body, 0, &e) : NULL;
 	mcp_response_free(&out);
@@ -83,14 +88,14 @@ static json_t *call(const char *body, const char *session_version)
 
 static void catalogue_setup(void)
 {
-	ck_assert_int_eq(resources_init("resources"), 0);
-	ck_assert_int_eq(prompts_init("prompts"), 0);
+	catalog_describe(&product, NULL);
+	ck_assert_int_eq(mcp_server_load(&product, "resources", "prompts"), 0);
+	serving = &product;
 }
 
 static void catalogue_teardown(void)
 {
-	prompts_cleanup();
-	resources_cleanup();
+	mcp_server_unload(&product);
 }
 
 START_TEST(not_found_code_depends_on_the_era)
@@ -121,7 +126,7 @@ START_TEST(the_procedure_is_served_from_the_loaded_document)
 	json_t *c = json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0);
 	const char *mime = NULL;
 	ck_assert_str_eq(json_string_value(json_object_get(c, "text")),
-			 resources_document("bikaroo://procedures/damaged-bike", &mime));
+			 resources_document(&product, "bikaroo://procedures/damaged-bike", &mime));
 	ck_assert_str_eq(mime, "text/markdown");
 	json_decref(r);
 }
@@ -163,7 +168,7 @@ static enum resource_status fixture_read(struct mcp_ctx *ctx, const char *uri, c
 	return RESOURCE_OK;
 }
 
-static struct resource_desc fixture_res[60];
+static struct resource_desc fixture_res[80];
 static char fixture_uris[60][32];
 static const struct resource_template_desc fixture_tpl[] = {{
 	.uri_template = "test://template/{id}/data",
@@ -178,10 +183,19 @@ START_TEST(extra_rows_are_listed_page_by_page_and_read)
 {
 	for (size_t i = 0; i < 60; i++) {
 		snprintf(fixture_uris[i], sizeof fixture_uris[i], "test://r/%02zu", i);
-		fixture_res[i] = (struct resource_desc){
+		fixture_res[product.nresources + i] = (struct resource_desc){
 			.uri = fixture_uris[i], .name = "r", .read = fixture_read};
 	}
-	resources_set_extra(fixture_res, 60, fixture_tpl, 1);
+	for (size_t i = 0; i < product.nresources; i++)
+		fixture_res[i] = product.resources[i];
+	extended = product;
+	extended.resources = fixture_res;
+	extended.nresources = product.nresources + 60;
+	extended.templates = fixture_tpl;
+	extended.ntemplates = 1;
+	extended.caller_scopes = NULL;
+	ck_assert_int_eq(mcp_server_load(&extended, "resources", "prompts"), 0);
+	serving = &extended;
 	size_t seen = 0, pages = 0;
 	char cursor[64] = "";
 	for (;;) {
@@ -204,7 +218,7 @@ START_TEST(extra_rows_are_listed_page_by_page_and_read)
 		snprintf(cursor, sizeof cursor, "%s", next);
 		json_decref(r);
 	}
-	ck_assert_uint_eq(seen, 62);
+	ck_assert_uint_eq(seen, product.nresources + 60); /* the product's, then the fixtures */
 	ck_assert_uint_eq(pages, 2);
 	json_t *r = call("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{"
 			 "\"uri\":\"test://template/42/data\"," META "}}",
@@ -222,7 +236,8 @@ START_TEST(extra_rows_are_listed_page_by_page_and_read)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
 			 -32602);
 	json_decref(r);
-	resources_set_extra(NULL, 0, NULL, 0);
+	mcp_server_unload(&extended);
+	serving = &product;
 }
 END_TEST
 

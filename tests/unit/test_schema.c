@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "server/protocol/schema.h"
+#include "server/capabilities/catalog.h"
+#include "server/protocol/dispatch.h"
 #include "server/protocol/tools.h"
 #include "suites.h"
 
@@ -80,19 +82,21 @@ END_TEST
 
 START_TEST(registered_schemas_are_supported)
 {
-	ck_assert_int_eq(tools_init(), 0);
-	size_t n;
-	const struct tool_desc *t = tools_table(&n);
+	struct mcp_server product;
+	catalog_describe(&product, NULL);
+	ck_assert_int_eq(mcp_server_load(&product, "resources", "prompts"), 0);
+	size_t n = product.ntools;
+	const struct tool_desc *t = product.tools;
 	ck_assert_uint_gt(n, 0);
 	for (size_t i = 0; i < n; i++) {
-		const json_t *in = tools_input_schema(i);
+		const json_t *in = tools_input_schema(&product, i);
 		ck_assert_msg(schema_supported(in), "%s uses keywords the validator lacks",
 			      t[i].name);
 		ck_assert_str_eq(json_string_value(json_object_get(in, "type")), "object");
-		ck_assert_ptr_nonnull(tools_output_schema(i));
+		ck_assert_ptr_nonnull(tools_output_schema(&product, i));
 		ck_assert(t[i].fn != NULL && t[i].scope != 0 && t[i].scope_name != NULL);
 	}
-	tools_cleanup();
+	mcp_server_unload(&product);
 }
 END_TEST
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/mem.h"
-#include "server/protocol/methods.h"
+#include "fixture.h"
 #include "server/protocol/mrtr.h"
 #include "server/protocol/notify.h"
 #include "server/protocol/reqstate.h"
@@ -22,7 +22,7 @@ static int ask_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct m
 {
 	(void)args;
 	json_t *r = mrtr_response(ctx, "confirm");
-	if (r && ctx->request_state) {
+	if (r && mrtr_state(ctx)) {
 		*result = tools_result("confirmed", NULL, false);
 		return 0;
 	}
@@ -74,22 +74,20 @@ static int bad_method(struct mcp_ctx *ctx, json_t *params, json_t **result, stru
 }
 
 static const struct mcp_method extra_methods[] = {
-	{"test/bad", METHODS_MODERN, NULL, bad_method},
+	{"test/bad", MCP_ERA_MODERN, NULL, bad_method},
 };
+
+static struct mcp_server server;
 
 static void setup(void)
 {
-	methods_set_extra(extra_methods, 1);
 	ck_assert_int_eq(reqstate_init("a unit-test secret long enough for the hmac key"), 0);
-	tools_set_extra(extra, 2);
-	ck_assert_int_eq(tools_init(), 0);
+	core_server(&server, extra, 2, extra_methods, 1);
 }
 
 static void teardown(void)
 {
-	tools_cleanup();
-	tools_set_extra(NULL, 0);
-	methods_set_extra(NULL, 0);
+	mcp_server_unload(&server);
 }
 
 struct sink {
@@ -123,7 +121,7 @@ static json_t *call(const struct fleet_actor *a, const char *name, const char *e
 				  .emit = sink ? sink_emit : NULL,
 				  .emit_ctx = sink};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(&server, &req, &out);
 	*status = out.http_status;
 	json_error_t e;
 	json_t *j = out.body ? json_loads(out.body, 0, &e) : NULL;
@@ -224,7 +222,7 @@ START_TEST(legacy_clients_are_not_asked)
 				  .actor = &marie,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(&server, &req, &out);
 	json_error_t e;
 	json_t *r = json_loads(out.body, 0, &e);
 	json_t *res = json_object_get(r, "result");
@@ -279,7 +277,7 @@ START_TEST(input_required_from_another_method_is_an_internal_error)
 				  .actor = &marie,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(&server, &req, &out);
 	json_error_t e;
 	json_t *r = json_loads(out.body, 0, &e);
 	ck_assert_int_eq(err_code(r), -32603);

@@ -4,8 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/protocol/mcp.h"
-#include "server/protocol/tools.h"
+#include "fixture.h"
 #include "suites.h"
 
 static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
@@ -13,6 +12,8 @@ static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCO
 #define META                                                                                       \
 	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
 	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+static struct mcp_server server;
 
 static json_t *handle(enum mcp_transport t, const char *body, const char *hv, const char *hm,
 		      int *status, const char **scope)
@@ -25,7 +26,7 @@ static json_t *handle(enum mcp_transport t, const char *body, const char *hv, co
 				  .actor = &actor,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(&server, &req, &out);
 	*status = out.http_status;
 	if (scope)
 		*scope = out.missing_scope;
@@ -37,12 +38,12 @@ static json_t *handle(enum mcp_transport t, const char *body, const char *hv, co
 
 static void setup(void)
 {
-	ck_assert_int_eq(tools_init(), 0);
+	core_server(&server, NULL, 0, NULL, 0);
 }
 
 static void teardown(void)
 {
-	tools_cleanup();
+	mcp_server_unload(&server);
 }
 
 START_TEST(discover_shape)
@@ -65,7 +66,7 @@ START_TEST(discover_shape)
 	ck_assert(json_is_object(json_object_get(json_object_get(res, "capabilities"), "tools")));
 	json_t *info = json_object_get(json_object_get(res, "_meta"),
 				       "io.modelcontextprotocol/serverInfo");
-	ck_assert_str_eq(json_string_value(json_object_get(info, "name")), MCP_SERVER_NAME);
+	ck_assert_str_eq(json_string_value(json_object_get(info, "name")), CORE_SERVER_NAME);
 	ck_assert_ptr_null(json_object_get(res, "serverInfo"));
 	json_decref(r);
 }
@@ -81,7 +82,7 @@ START_TEST(stdio_needs_no_headers)
 	json_t *tools = json_object_get(json_object_get(r, "result"), "tools");
 	ck_assert_uint_ge(json_array_size(tools), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(tools, 0), "name")),
-			 "get_bike_status");
+			 CORE_READ_TOOL);
 	json_decref(r);
 	/* Unknown method on stdio: the error, no HTTP status semantics. */
 	r = handle(MCP_TRANSPORT_STDIO,
@@ -123,7 +124,7 @@ START_TEST(legacy_shapes_follow_the_negotiated_version)
 	ck_assert_str_eq(json_string_value(json_object_get(res, "protocolVersion")), "2025-06-18");
 	ck_assert_str_eq(
 		json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")),
-		MCP_SERVER_NAME);
+		CORE_SERVER_NAME);
 	json_decref(r);
 }
 END_TEST
@@ -151,11 +152,11 @@ START_TEST(missing_scope_is_403_on_http_and_in_band_on_stdio)
 				  .body_len = strlen(body),
 				  .h_protocol_version = "2026-07-28",
 				  .h_method = "tools/call",
-				  .h_name = "get_bike_status",
+				  .h_name = CORE_READ_TOOL,
 				  .actor = &actor,
 				  .reqid = "u"};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(&server, &req, &out);
 	ck_assert_int_eq(out.http_status, 403);
 	ck_assert_str_eq(out.missing_scope, "fleet:read");
 	mcp_response_free(&out);
@@ -178,7 +179,7 @@ START_TEST(expired_authority_is_refused)
 				  .actor = &expired,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&req, &out);
+	mcp_handle(&server, &req, &out);
 	json_error_t e;
 	json_t *r = json_loads(out.body, 0, &e);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
@@ -187,7 +188,7 @@ START_TEST(expired_authority_is_refused)
 	json_decref(r);
 	mcp_response_free(&out);
 	expired.expires_at = (long)time(NULL) + 600; /* not yet: served */
-	mcp_handle(&req, &out);
+	mcp_handle(&server, &req, &out);
 	ck_assert_ptr_nonnull(strstr(out.body, "\"result\""));
 	mcp_response_free(&out);
 }

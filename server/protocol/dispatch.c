@@ -1,0 +1,453 @@
+/* The MCP protocol core's entry points: loading a server description, and one path for every
+ * message of every transport and both eras. Order of checks follows the spec's transport
+ * section A.5 (first failure decides). */
+#include "dispatch.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/b64.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "methods.h"
+#include "mrtr.h"
+#include "notify.h"
+#include "prompts.h"
+#include "resources.h"
+#include "tools.h"
+
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_INFO "io.modelcontextprotocol/clientInfo"
+#define MCP_META_LOGLEVEL "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVERINFO "io.modelcontextprotocol/serverInfo"
+
+/* ---- response building ------------------------------------------------------------ */
+
+static char *mcp_dump(json_t *msg)
+{
+	char *s = json_dumps(msg, JSON_COMPACT);
+	json_decref(msg);
+	return s;
+}
+
+static void mcp_error_out(struct mcp_response *out, int status, json_t *id, int code,
+			  const char *message, json_t *data)
+{
+	json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
+	if (data)
+		json_object_set_new(e, "data", data);
+	json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+				"error", e);
+	out->http_status = status;
+	free(out->body);
+	out->body = mcp_dump(msg);
+}
+
+static void mcp_result_out(struct mcp_response *out, json_t *id, json_t *result)
+{
+	json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+	out->http_status = 200;
+	out->body = mcp_dump(msg);
+}
+
+/* Adds what every modern result carries, or strips what legacy clients must not see. */
+static void mcp_shape_result(const struct mcp_ctx *ctx, json_t *result)
+{
+	if (!ctx->modern) {
+		json_object_del(result, "resultType");
+		json_object_del(result, "ttlMs");
+		json_object_del(result, "cacheScope");
+		return;
+	}
+	if (!json_object_get(result, "resultType"))
+		json_object_set_new(result, "resultType", json_string("complete"));
+	json_t *meta = json_object_get(result, "_meta");
+	if (!json_is_object(meta)) {
+		meta = json_object();
+		json_object_set_new(result, "_meta", meta);
+	}
+	json_object_set_new(meta, MCP_META_SERVERINFO,
+			    json_pack("{s:s, s:s}", "name", ctx->server->name, "version",
+				      ctx->server->version));
+}
+
+/* ---- header helpers ----------------------------------------------------------------- */
+
+/* Trims SP/HTAB around a header value into buf; decodes the =?base64?...?= sentinel.
+ * Returns 0, or -1 for an invalid sentinel. */
+static int mcp_header_value(const char *raw, char *buf, size_t cap)
+{
+	while (*raw == ' ' || *raw == '\t')
+		raw++;
+	size_t n = strlen(raw);
+	while (n && (raw[n - 1] == ' ' || raw[n - 1] == '\t'))
+		n--;
+	if (n >= 12 && strncmp(raw, "=?base64?", 9) == 0 && strncmp(raw + n - 2, "?=", 2) == 0) {
+		size_t dlen = 0;
+		unsigned char *d = b64_decode(raw + 9, n - 11, false, &dlen);
+		if (!d || dlen >= cap || memchr(d, '\0', dlen)) {
+			free(d);
+			return -1;
+		}
+		memcpy(buf, d, dlen + 1);
+		free(d);
+		return 0;
+	}
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, raw, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+static bool mcp_is_modern_version(const char *v)
+{
+	return v && strcmp(v, MCP_VERSION_MODERN) >= 0 && strncmp(v, "20", 2) == 0;
+}
+
+static bool mcp_known_log_level(const char *s)
+{
+	static const char *const levels[] = {"debug", "info",     "notice", "warning",
+					     "error", "critical", "alert",  "emergency"};
+	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+		if (strcmp(s, levels[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Validates the 2026-07-28 envelope; returns NULL or the static reason. */
+static const char *mcp_envelope_problem(json_t *meta)
+{
+	if (!json_is_object(meta))
+		return "params._meta must be an object carrying the request envelope";
+	if (!json_is_string(json_object_get(meta, MCP_META_VERSION)))
+		return "_meta io.modelcontextprotocol/protocolVersion must be a string";
+	if (!json_is_object(json_object_get(meta, MCP_META_CAPS)))
+		return "_meta io.modelcontextprotocol/clientCapabilities is required and must be "
+		       "an object";
+	json_t *info = json_object_get(meta, MCP_META_INFO);
+	if (info && !json_is_object(info))
+		return "_meta io.modelcontextprotocol/clientInfo must be an object";
+	json_t *lvl = json_object_get(meta, MCP_META_LOGLEVEL);
+	if (lvl && (!json_is_string(lvl) || !mcp_known_log_level(json_string_value(lvl))))
+		return "_meta io.modelcontextprotocol/logLevel must be an RFC 5424 level name";
+	json_t *pt = json_object_get(meta, "progressToken");
+	if (pt && !json_is_string(pt) && !json_is_integer(pt))
+		return "_meta progressToken must be a string or an integer";
+	return NULL;
+}
+
+static json_t *mcp_supported_versions(void)
+{
+	return json_pack("[s]", MCP_VERSION_MODERN);
+}
+
+static json_t *mcp_mismatch(const char *header, const char *hv, const char *bv)
+{
+	return json_pack("{s:{s:s, s:s, s:s}}", "mismatch", "header", header, "headerValue", hv,
+			 "body", bv);
+}
+
+/* ---- the entry point ---------------------------------------------------------------- */
+
+static bool mcp_valid_id(json_t *id)
+{
+	return json_is_string(id) || json_is_integer(id);
+}
+
+static bool mcp_has_envelope(json_t *msg)
+{
+	json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+	return json_object_get(meta, MCP_META_VERSION) != NULL;
+}
+
+/* Dispatches a classified request to its handler and writes the response. */
+static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t *params,
+			 struct mcp_response *out)
+{
+	json_t *result = NULL;
+	struct mcp_error err = {0};
+	json_t *empty = NULL;
+	if (!params)
+		params = empty = json_object();
+	struct notify_state notify;
+	struct mrtr_state mrtr;
+	ctx->method = m->name;
+	ctx->params = params;
+	ctx->notify = &notify;
+	ctx->mrtr = &mrtr;
+	notify_prepare(ctx, params);
+	int rc = mrtr_prepare(ctx, params, &err);
+	if (rc == 0)
+		rc = m->fn(ctx, params, &result, &err);
+	if (rc == 0 && mrtr_check_result(ctx, result, &err) != 0) {
+		json_decref(result);
+		rc = -1;
+	}
+	bool http = ctx->req->transport == MCP_TRANSPORT_HTTP;
+	if (rc == MCP_DEFERRED) {
+		out->http_status = 200; /* the stream is the answer; its end, the transport's */
+	} else if (rc == 0) {
+		mcp_shape_result(ctx, result);
+		mcp_result_out(out, ctx->id, result);
+	} else {
+		int status = 200;
+		if (err.http_status && http) {
+			status = err.http_status;
+		} else if (err.unavailable && http) {
+			status = 503;
+			out->unavailable = true;
+		} else if (err.missing_scope && http) {
+			status = 403;
+			out->missing_scope = err.missing_scope;
+		} else if (err.code == MCP_MISSING_CAPABILITY && ctx->modern && http) {
+			status = 400; /* the spec's MUST for -32021 */
+		} else if (err.code == MCP_METHOD_NOT_FOUND && ctx->modern && http) {
+			status = 404; /* a method this transport does not offer */
+		}
+		mcp_error_out(out, status, ctx->id, err.code, err.message, err.data);
+	}
+	mrtr_finish(ctx);
+	ctx->notify = NULL;
+	ctx->mrtr = NULL;
+	json_decref(empty);
+}
+
+static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *params,
+			      struct mcp_response *out)
+{
+	const struct mcp_request *req = ctx->req;
+	ctx->modern = true; /* for errors and logs: the body claims the modern era */
+	json_t *meta = json_object_get(params, "_meta");
+	const char *problem = mcp_envelope_problem(meta);
+	if (problem) {
+		mcp_error_out(out, 400, ctx->id, MCP_INVALID_PARAMS, problem, NULL);
+		return;
+	}
+	const char *v = json_string_value(json_object_get(meta, MCP_META_VERSION));
+	bool http = req->transport == MCP_TRANSPORT_HTTP;
+	char hv[512];
+	if (http && req->h_protocol_version) {
+		if (mcp_header_value(req->h_protocol_version, hv, sizeof hv) != 0 ||
+		    strcmp(hv, v) != 0) {
+			mcp_error_out(
+				out, 400, ctx->id, MCP_HEADER_MISMATCH,
+				"Header mismatch: MCP-Protocol-Version does not match the body",
+				mcp_mismatch("MCP-Protocol-Version", hv, v));
+			return;
+		}
+	}
+	if (http && req->h_method) {
+		if (mcp_header_value(req->h_method, hv, sizeof hv) != 0 ||
+		    strcmp(hv, method) != 0) {
+			mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
+				      "Header mismatch: Mcp-Method does not match the body method",
+				      mcp_mismatch("Mcp-Method", hv, method));
+			return;
+		}
+	}
+	if (strcmp(v, MCP_VERSION_MODERN) != 0) {
+		mcp_error_out(out, 400, ctx->id, MCP_UNSUPPORTED_VERSION,
+			      "Unsupported protocol version",
+			      json_pack("{s:o, s:s}", "supported", mcp_supported_versions(),
+					"requested", v));
+		return;
+	}
+	if (http && !req->h_protocol_version) {
+		mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
+			      "Missing required MCP-Protocol-Version header", NULL);
+		return;
+	}
+	if (http && !req->h_method) {
+		mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
+			      "Missing required Mcp-Method header", NULL);
+		return;
+	}
+	const struct mcp_method *m = methods_find(ctx->server, method, MCP_ERA_MODERN);
+	if (!m) {
+		mcp_error_out(out, http ? 404 : 200, ctx->id, MCP_METHOD_NOT_FOUND,
+			      "Method not found", json_pack("{s:s}", "method", method));
+		return;
+	}
+	if (http && m->name_param) {
+		const char *bv = json_string_value(json_object_get(params, m->name_param));
+		if (bv && !req->h_name) {
+			mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
+				      "Missing required Mcp-Name header", NULL);
+			return;
+		}
+		if (req->h_name) {
+			if (mcp_header_value(req->h_name, hv, sizeof hv) != 0) {
+				mcp_error_out(
+					out, 400, ctx->id, MCP_HEADER_MISMATCH,
+					"Header mismatch: Mcp-Name has an invalid base64 value",
+					NULL);
+				return;
+			}
+			if (!bv || strcmp(hv, bv) != 0) {
+				mcp_error_out(out, 400, ctx->id, MCP_HEADER_MISMATCH,
+					      "Header mismatch: Mcp-Name does not match the body",
+					      mcp_mismatch("Mcp-Name", hv, bv ? bv : ""));
+				return;
+			}
+		}
+	}
+	ctx->version = MCP_VERSION_MODERN;
+	ctx->client_caps = json_object_get(meta, MCP_META_CAPS);
+	mcp_dispatch(ctx, m, params, out);
+}
+
+static void mcp_handle_legacy(struct mcp_ctx *ctx, const char *method, json_t *params,
+			      struct mcp_response *out)
+{
+	const struct mcp_request *req = ctx->req;
+	const char *v = req->session_version ? req->session_version : "2025-03-26";
+	char hv[64];
+	if (req->transport == MCP_TRANSPORT_HTTP && req->h_protocol_version &&
+	    strcmp(method, "initialize") != 0) {
+		if (mcp_header_value(req->h_protocol_version, hv, sizeof hv) != 0)
+			hv[0] = '\0';
+		v = NULL;
+		for (size_t i = 0; mcp_legacy_version(i); i++)
+			if (strcmp(hv, mcp_legacy_version(i)) == 0)
+				v = mcp_legacy_version(i);
+		if (!v) {
+			mcp_error_out(out, 400, ctx->id, MCP_INVALID_REQUEST,
+				      "Unsupported MCP-Protocol-Version header",
+				      json_pack("{s:[s,s,s]}", "supported", mcp_legacy_version(0),
+						mcp_legacy_version(1), mcp_legacy_version(2)));
+			return;
+		}
+	}
+	ctx->modern = false;
+	ctx->version = v;
+	json_t *caps = json_object_get(params, "capabilities");
+	ctx->client_caps = json_is_object(caps) ? caps : NULL;
+	const struct mcp_method *m = methods_find(ctx->server, method, MCP_ERA_LEGACY);
+	if (!m) {
+		mcp_error_out(out, 200, ctx->id, MCP_METHOD_NOT_FOUND, "Method not found",
+			      json_pack("{s:s}", "method", method));
+		return;
+	}
+	mcp_dispatch(ctx, m, params, out);
+}
+
+void mcp_handle(const struct mcp_server *server, const struct mcp_request *req,
+		struct mcp_response *out)
+{
+	memset(out, 0, sizeof *out);
+	struct mcp_ctx ctx = {.server = server, .req = req, .version = "2025-03-26"};
+	json_t *empty_caps = json_object();
+	ctx.client_caps = empty_caps;
+	json_t *msg = mcp_parse_strict(req->body, req->body_len);
+	const char *method = "(none)";
+	if (!msg) {
+		mcp_error_out(out, 400, NULL, MCP_PARSE_ERROR,
+			      "Parse error: the body is not valid JSON (UTF-8, no duplicate keys)",
+			      NULL);
+		goto out;
+	}
+	if (json_is_array(msg)) {
+		size_t i;
+		json_t *e;
+		json_array_foreach (msg, i, e)
+			if (mcp_has_envelope(e))
+				break;
+		/* 2025-03-26 batches are not supported (removed in 2025-06-18); see README. */
+		mcp_error_out(out, 400, NULL, MCP_INVALID_REQUEST,
+			      i < json_array_size(msg)
+				      ? "Invalid Request: batches are not allowed in 2026-07-28"
+				      : "Invalid Request: JSON-RPC batches are not supported",
+			      NULL);
+		goto out;
+	}
+	json_t *id = json_object_get(msg, "id");
+	json_t *jm = json_object_get(msg, "method");
+	json_t *params = json_object_get(msg, "params");
+	json_t *good_id = mcp_valid_id(id) ? id : NULL;
+	if (!json_is_object(msg) || !json_is_string(json_object_get(msg, "jsonrpc")) ||
+	    strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0 ||
+	    !json_is_string(jm) || (id && !good_id) || (params && !json_is_object(params))) {
+		mcp_error_out(out, 400, good_id, MCP_INVALID_REQUEST,
+			      "Invalid Request: expected one JSON-RPC 2.0 request object", NULL);
+		goto out;
+	}
+	method = json_string_value(jm);
+	ctx.id = good_id;
+	bool enveloped = mcp_has_envelope(msg);
+	bool header_modern = req->transport == MCP_TRANSPORT_HTTP &&
+			     mcp_is_modern_version(req->h_protocol_version);
+	if (!id) {
+		/* Notifications: never answered. Cancellation is honoured by the stdio transport.
+		 */
+		out->http_status = 202;
+		goto out;
+	}
+	if (req->actor->expires_at && (long)time(NULL) >= req->actor->expires_at) {
+		/* A stdio server started with a token acts as that token only until its exp
+		 * (over HTTP each request's token was checked before it got here). */
+		mcp_error_out(out, 401, ctx.id, MCP_AUTHORITY_EXPIRED,
+			      "The access token this server acts with has expired; start it again "
+			      "with a fresh one",
+			      NULL);
+		goto out;
+	}
+	if (strcmp(method, "initialize") == 0 &&
+	    !(enveloped && mcp_is_modern_version(json_string_value(json_object_get(
+				   json_object_get(params, "_meta"), MCP_META_VERSION))))) {
+		if (header_modern) {
+			mcp_error_out(out, 400, ctx.id, MCP_HEADER_MISMATCH,
+				      "Header mismatch: initialize does not exist in the "
+				      "MCP-Protocol-Version named in the header",
+				      NULL);
+			goto out;
+		}
+		mcp_handle_legacy(&ctx, method, params, out);
+	} else if (enveloped) {
+		mcp_handle_modern(&ctx, method, params, out);
+	} else if (header_modern) {
+		mcp_error_out(
+			out, 400, ctx.id, MCP_INVALID_PARAMS,
+			"Missing required _meta envelope (io.modelcontextprotocol/protocolVersion "
+			"and clientCapabilities)",
+			NULL);
+	} else {
+		mcp_handle_legacy(&ctx, method, params, out);
+	}
+out:
+	log_msg(LOG_INFO, req->reqid, "%s %s -> %d", ctx.modern ? "modern" : "legacy", method,
+		out->http_status);
+	json_decref(msg);
+	json_decref(empty_caps);
+}
+
+void mcp_response_free(struct mcp_response *r)
+{
+	free(r->body);
+	r->body = NULL;
+}
+
+int mcp_server_load(struct mcp_server *s, const char *resources_dir, const char *prompts_dir)
+{
+	s->loaded = mem_calloc(1, sizeof *s->loaded);
+	/* Prompt templates may embed a resource document: documents first. */
+	if (tools_load(s) != 0 || resources_load(s, resources_dir) != 0 ||
+	    prompts_load(s, prompts_dir) != 0) {
+		mcp_server_unload(s);
+		return -1;
+	}
+	return 0;
+}
+
+void mcp_server_unload(struct mcp_server *s)
+{
+	if (!s->loaded)
+		return;
+	prompts_unload(s);
+	resources_unload(s);
+	tools_unload(s);
+	free(s->loaded);
+	s->loaded = NULL;
+}

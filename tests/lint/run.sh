@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Self-test of scripts/arrows.py: a tiny fake tree laid out like the real layers passes, and each
+# kind of finding (forbidden include, module cycle, business word in protocol/...) fails with the
+# file, line or cycle named. Prints `ok - ...` / `not ok - ...`; exits 1 on any failure.
+set -uo pipefail
+arrows="$(cd "$(dirname "$0")/../.." && pwd)/scripts/arrows.py"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+put() { # put PATH LINE...: write a file of the fake tree, one argument per line
+  local path="$tmp/clean/$1"
+  shift
+  mkdir -p "$(dirname "$path")"
+  printf '%s\n' "$@" >"$path"
+}
+
+put common/mem.h '#include <stddef.h>' 'void *mem_alloc(size_t n);'
+put common/mem.c '#include "mem.h"' '#include <stdlib.h>'
+put domain/types.h '/* fleet:read */' 'enum fleet_status { FLEET_OK };' '#define FLEET_BIKE_ID_MAX 16'
+put domain/pg/db.h '#include <libpq-fe.h>' '#include "domain/types.h"'
+put domain/pg/db.c '#include "db.h"' '#include "common/mem.h"'
+put domain/bikes.h '#include "types.h"'
+put domain/bikes.c '#include "bikes.h"' '#include "domain/pg/db.h"' '#include "../common/mem.h"'
+put server/protocol/mcp.h '#ifndef MCP_H' '#define MCP_H' '#include "domain/types.h"' '#endif'
+put server/protocol/mcp.c '#include "mcp.h"' '#include "common/mem.h"' \
+  'static char id[FLEET_BIKE_ID_MAX]; /* a buffer sized by the types header */' \
+  'enum fleet_status mcp_status(void) { return FLEET_OK; }'
+put server/protocol/methods.h '#include "mcp.h"'
+put server/protocol/methods.c '#include "methods.h"' '#include "server/protocol/mcp.h"'
+put server/auth/jwt.h '#include "domain/types.h"'
+put server/auth/jwt.c '#include "jwt.h"' '#include <curl/curl.h>' '#include "common/mem.h"'
+put server/transport/http.h '#include "domain/types.h"'
+put server/transport/http.c '#include "http.h"' '#include <microhttpd.h>' \
+  '#include "server/protocol/methods.h"' '#include "../auth/jwt.h"'
+put server/capabilities/adapter.h '#include "server/protocol/mcp.h"'
+put server/capabilities/adapter.c '#include "adapter.h"' '#include "domain/bikes.h"'
+put server/capabilities/bike_status.h '#include "adapter.h"'
+put server/capabilities/bike_status.c '#include "bike_status.h"' '#include "adapter.h"' '#include "domain/bikes.h"'
+put server/capabilities/cases.h '#include "adapter.h"'
+put server/capabilities/cases.c '#include "cases.h"'
+put server/capabilities/catalog.h '#include "server/protocol/mcp.h"'
+put server/capabilities/catalog.c '#include "catalog.h"' '#include "bike_status.h"' '#include "cases.h"'
+put server/cfg.h '#include <stdbool.h>'
+put server/cfg.c '#include "cfg.h"'
+put server/main.c '#include "cfg.h"' '#include "domain/pg/db.h"' '#include "server/capabilities/catalog.h"' \
+  '#include "server/transport/http.h"' '#include <curl/curl.h>'
+put tests/unit/anything.c '#include "server/capabilities/bike_status.h"' '#include <libpq-fe.h>'
+
+# case_ NAME EXPECTED-EXIT EXPECTED-TEXT [FILE LINE...]: on a copy of the clean tree with the lines
+# appended to FILE (when given), the script must exit as expected and print the text. Cases run
+# in parallel (Python's start-up dominates); their verdicts are printed in order at the end.
+cases=()
+case_() {
+  local dir
+  dir=$(mktemp -d "$tmp/case.XXXXXX")
+  cases+=("$dir")
+  cp -r "$tmp/clean/." "$dir/tree"
+  (($# > 3)) && printf '%s\n' "${@:5}" >>"$dir/tree/$4"
+  (
+    out=$(python3 "$arrows" --root "$dir/tree" 2>&1)
+    rc=$?
+    if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then
+      echo "ok - $1"
+    else
+      echo "not ok - $1 (exit $rc, wanted $2 and: $3)"
+      sed 's/^/#   /' <<<"$out"
+    fi
+  ) >"$dir/verdict" &
+}
+
+case_ "a clean tree passes" 0 \
+  "0 forbidden includes, 0 cycles, 0 business words in protocol/"
+case_ "protocol including a capability fails, naming file and line" 1 \
+  "server/protocol/methods.c:3: forbidden include of server/capabilities/cases.h (layer protocol -> layer capabilities)" \
+  server/protocol/methods.c '#include "server/capabilities/cases.h"'
+case_ "a relative include out of protocol is resolved and refused" 1 \
+  "server/protocol/mcp.c:5: forbidden include of domain/bikes.h (layer protocol -> layer domain)" \
+  server/protocol/mcp.c '#include "../../domain/bikes.h"'
+case_ "a capability including another capability fails" 1 \
+  "server/capabilities/cases.c:2: forbidden include of server/capabilities/bike_status.h" \
+  server/capabilities/cases.c '#include "bike_status.h"'
+case_ "libpq outside domain/ fails" 1 \
+  "server/transport/http.c:5: forbidden include of <libpq-fe.h> (layer transport -> libpq)" \
+  server/transport/http.c '#include <libpq-fe.h>'
+case_ "domain including server/ fails" 1 \
+  "domain/bikes.c:4: forbidden include of server/protocol/mcp.h (layer domain -> layer protocol)" \
+  domain/bikes.c '#include "server/protocol/mcp.h"'
+case_ "an unresolvable quoted include fails" 1 \
+  'common/mem.c:3: unresolved include "nowhere.h"' \
+  common/mem.c '#include "nowhere.h"'
+case_ "a two-module include cycle fails, naming the cycle" 1 \
+  "include cycle: server/protocol/mcp -> server/protocol/methods -> server/protocol/mcp" \
+  server/protocol/mcp.c '#include "methods.h"'
+case_ "a business word in a protocol comment fails" 1 \
+  "server/protocol/mcp.c:5: protocol knows a business word: bikes" \
+  server/protocol/mcp.c '/* lists the bikes */'
+case_ "a scope string in protocol fails" 1 \
+  "server/protocol/methods.c:3: protocol knows a business word: fleet:read" \
+  server/protocol/methods.c 'static const char *scope = "fleet:read";'
+
+wait
+for dir in "${cases[@]}"; do
+  cat "$dir/verdict"
+  grep -q '^not ok' "$dir/verdict" && failures=$((failures + 1))
+done
+exit $((failures > 0))
