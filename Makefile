@@ -128,3 +128,15 @@ bench: all
 
 clean:
 	rm -rf build
+
+# Capability contracts (tests/contracts): the contract of every tool, resource, template and
+# prompt as a client lists it; `make contracts` records it in tests/contracts/snapshot.json after
+# checking each version bump (README: Versioning), then checks the README's capability table.
+.PHONY: contracts
+$(B)/contracts-dump: $(B)/tests/contracts/dump.o $(B)/libbikaroo.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+contracts: $(B)/contracts-dump
+	$(B)/contracts-dump >$(B)/contracts-current.json
+	python3 scripts/contracts.py --update tests/contracts/snapshot.json $(B)/contracts-current.json
+	python3 scripts/contracts.py readme README.md $(B)/contracts-current.json

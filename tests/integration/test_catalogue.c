@@ -191,6 +191,78 @@ START_TEST(callers_without_rights_read_nothing)
 }
 END_TEST
 
+/* The entry of kind and name in bikaroo://catalog's capabilities, or NULL (borrowed). */
+static json_t *cat_entry(json_t *catalog, const char *kind, const char *name)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach (json_object_get(catalog, "capabilities"), i, e)
+		if (strcmp(json_string_value(json_object_get(e, "kind")), kind) == 0 &&
+		    strcmp(json_string_value(json_object_get(e, "name")), name) == 0)
+			return e;
+	return NULL;
+}
+
+/* bikaroo://catalog: every capability the caller may use, each with its governance; the same
+ * governance in the list results' _meta; nothing the caller may not use. */
+START_TEST(the_catalog_lists_what_the_caller_may_use)
+{
+	struct it_response r;
+	json_t *doc = cat_read(cat_srv.port, "bikaroo://catalog", &r);
+	ck_assert_msg(doc != NULL, "%s", r.body);
+	it_response_free(&r);
+	static const char *const all[][2] = {
+		{"tool", "get_bike_status"},
+		{"tool", "report_damaged_bike"},
+		{"resource", "bikaroo://fleet/status-codes"},
+		{"resource", "bikaroo://procedures/damaged-bike"},
+		{"resource", "bikaroo://catalog"},
+		{"resourceTemplate", "bikaroo://fleet/bikes/{bikeId}"},
+		{"resourceTemplate", "bikaroo://cases/{caseId}"},
+		{"prompt", "investigate-damaged-bike"},
+	};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		json_t *e = cat_entry(doc, all[i][0], all[i][1]);
+		ck_assert_msg(e != NULL, "%s %s missing from the catalogue", all[i][0], all[i][1]);
+		static const char *const fields[] = {
+			"version", "owner",   "domain",       "risk",  "data",
+			"roles",   "systems", "confirmation", "audit", "lifecycle"};
+		for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+			ck_assert_msg(json_string_length(json_object_get(e, fields[f])) > 0,
+				      "%s: no %s", all[i][1], fields[f]);
+	}
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "capabilities")),
+			  sizeof all / sizeof all[0]);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 cat_entry(doc, "tool", "report_damaged_bike"), "risk")),
+			 "high");
+	/* tools/list shows the same governance under com.bikaroo/governance. */
+	it_mcp(cat_srv.port, "tools/list", NULL, "", &r);
+	json_t *tool =
+		json_array_get(json_object_get(json_object_get(r.json, "result"), "tools"), 0);
+	json_t *gov = json_object_get(json_object_get(tool, "_meta"), "com.bikaroo/governance");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(gov, "version")),
+		json_string_value(json_object_get(
+			cat_entry(doc, "tool", json_string_value(json_object_get(tool, "name"))),
+			"version")));
+	it_response_free(&r);
+	json_decref(doc);
+
+	/* A caller who may only read does not see the report tool in it. */
+	struct it_server s;
+	const char *env[] = {"BIKAROO_LOCAL_SCOPES=fleet:read", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	doc = cat_read(s.port, "bikaroo://catalog", &r);
+	ck_assert_msg(doc != NULL, "%s", r.body);
+	ck_assert_ptr_nonnull(cat_entry(doc, "tool", "get_bike_status"));
+	ck_assert_ptr_null(cat_entry(doc, "tool", "report_damaged_bike"));
+	json_decref(doc);
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 START_TEST(prompt_arguments_stay_literal)
 {
 	struct it_response r;
@@ -262,6 +334,7 @@ Suite *catalogue_suite(void)
 	tcase_add_test(tc, completion_follows_the_callers_perimeter);
 	tcase_add_test(tc, rls_alone_hides_other_regions_from_completion);
 	tcase_add_test(tc, callers_without_rights_read_nothing);
+	tcase_add_test(tc, the_catalog_lists_what_the_caller_may_use);
 	tcase_add_test(tc, prompt_arguments_stay_literal);
 	tcase_add_test(tc, documents_are_required_at_start);
 	suite_add_tcase(s, tc);

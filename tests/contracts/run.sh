@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Capability contracts (README: Versioning): checks the catalogue's contracts against the committed
+# snapshot and the README's capability table against the catalogue, then tests the checker on
+# mutated copies of the real dump (a checker that accepts everything would pass the first part).
+# Usage: tests/contracts/run.sh [BUILD_DIR]   (default build; (re)builds BUILD_DIR/contracts-dump
+# through make with the default flags, so not with a sanitizer build's BUILD_DIR). No database. Prints one "ok - ..." / "not ok - ..." line
+# per test and "# contracts pass N" / "# contracts fail M"; exits non-zero on any "not ok".
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+B=${1:-build}
+check="python3 scripts/contracts.py"
+snap=tests/contracts/snapshot.json
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+pass=0
+fail=0
+
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+notok() { echo "not ok - $*"; fail=$((fail + 1)); }
+summary() { echo "# contracts pass $pass"; echo "# contracts fail $fail"; [[ $fail == 0 ]]; }
+
+# Always through make, so that a changed catalogue is never checked with a stale binary.
+if ! make -s --no-print-directory "B=$B" "$B/contracts-dump" >"$t/make.log" 2>&1; then
+  cat "$t/make.log"; notok "build $B/contracts-dump"; summary; exit 1
+fi
+if "$B/contracts-dump" >"$t/current.json" 2>"$t/dump.err"; then ok "contracts-dump lists the catalogue"
+else cat "$t/dump.err"; notok "contracts-dump lists the catalogue"; summary; exit 1; fi
+
+# expect NAME PATTERN|"" RC SNAPSHOT CURRENT [check|readme README]: runs the checker; passes when
+# its exit status is RC (0 or non-zero "1") and its output matches PATTERN (grep -E).
+expect() {
+  local name=$1 pat=$2 want=$3 s=$4 c=$5 mode=${6:-check} out rc
+  if [[ $mode == readme ]]; then out=$($check readme "$s" "$c" 2>&1); rc=$?
+  else out=$($check check "$s" "$c" 2>&1); rc=$?; fi
+  if { [[ $want == 0 && $rc == 0 ]] || [[ $want != 0 && $rc != 0 ]]; } &&
+     { [[ -z $pat ]] || grep -qE -- "$pat" <<<"$out"; }; then
+    ok "$name"
+  else
+    notok "$name (exit $rc)"
+    # shellcheck disable=SC2001
+    sed 's/^/#   /' <<<"$out"
+  fi
+}
+
+# mutate OUT PYTHON: a copy of the real dump as d, changed by PYTHON (c = d's capabilities).
+mutate() {
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); c = d["capabilities"]
+def gov(kind, key): return c[kind][key]["governance"]
+def con(kind, key): return c[kind][key]["contract"]
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))' "$t/current.json" "$t/$1" "$2"
+}
+
+# ---- the real catalogue --------------------------------------------------------------------
+expect "the catalogue matches the committed snapshot" "^contracts: [0-9]+ capabilities, 0 changed, 0 failures$" 0 "$snap" "$t/current.json"
+expect "the README's capability table matches the catalogue" ", 0 failures$" 0 README.md "$t/current.json" readme
+
+# ---- self-tests: the checker on mutated copies of the dump ---------------------------------
+bs='con("tool","get_bike_status")'
+mutate a.json "s=${bs}['inputSchema']; s['properties']['depot']={'type':'string'}; s['required'].append('depot')"
+expect "a required input property without a bump fails, naming the tool and the bump" \
+  "get_bike_status: inputSchema changed \(major: property 'depot' added as required\) but version 1\.0\.0 -> 1\.0\.0; bump to 2\.0\.0" 1 "$snap" "$t/a.json"
+
+mutate a2.json "${bs}['outputSchema']['properties']['batteryPct']['type']='string'"
+expect "an output type change without a bump fails" "get_bike_status: outputSchema changed \(major: property 'batteryPct' type changed" 1 "$snap" "$t/a2.json"
+
+mutate a3.json "con('tool','report_damaged_bike')['inputSchema']['properties']['issue']['enum'].remove('other'); gov('tool','report_damaged_bike')['version']='1.1.0'"
+expect "an input enum narrowed with a minor bump fails" "report_damaged_bike: inputSchema changed \(major: property 'issue' enum narrowed .*1\.0\.0 -> 1\.1\.0; bump to 2\.0\.0" 1 "$snap" "$t/a3.json"
+
+mutate a4.json "con('tool','report_damaged_bike')['annotations']['destructiveHint']=True; gov('tool','report_damaged_bike')['version']='1.0.1'"
+expect "a changed destructiveHint is major" "report_damaged_bike: annotations changed \(major: destructiveHint changed from false to true\).*bump to 2\.0\.0" 1 "$snap" "$t/a4.json"
+
+mutate a5.json "con('resourceTemplate','bikaroo://fleet/bikes/{bikeId}')['mimeType']='text/plain'; gov('resourceTemplate','bikaroo://fleet/bikes/{bikeId}')['version']='1.1.0'"
+expect "a changed mimeType is major" "resourceTemplate bikaroo://fleet/bikes/\{bikeId\}: mimeType changed \(major" 1 "$snap" "$t/a5.json"
+
+mutate a6.json "con('tool','report_damaged_bike')['inputSchema']['properties']['description']['maxLength']=1000; gov('tool','report_damaged_bike')['version']='1.1.0'"
+expect "a shorter input maxLength is major" "property 'description' maxLength narrowed \(2000 -> 1000\).*bump to 2\.0\.0" 1 "$snap" "$t/a6.json"
+
+mutate b.json "s=${bs}['inputSchema']; s['properties']['depot']={'type':'string'}; s['required'].append('depot'); gov('tool','get_bike_status')['version']='2.0.0'"
+expect "the same with a major bump but a stale snapshot says to run make contracts" \
+  "get_bike_status: .*1\.0\.0 -> 2\.0\.0 is enough.*run make contracts to record it" 1 "$snap" "$t/b.json"
+cp "$snap" "$t/b-snap.json"
+if $check --update "$t/b-snap.json" "$t/a.json" >"$t/b-update.out" 2>&1 || ! cmp -s "$snap" "$t/b-snap.json"; then
+  notok "make contracts refuses to record a change without its bump"; sed 's/^/#   /' "$t/b-update.out"
+else ok "make contracts refuses to record a change without its bump"; fi
+
+mutate c.json "${bs}['description'] += ' Wording only.'; ${bs}['inputSchema']['properties']['bikeId']['description']='The id on the frame.'; gov('tool','get_bike_status')['version']='1.0.1'"
+cp "$snap" "$t/c-snap.json"
+$check --update "$t/c-snap.json" "$t/c.json" >"$t/c-update.out" 2>&1 || sed 's/^/#   /' "$t/c-update.out"
+expect "a wording change with a patch bump, recorded, passes" "0 changed, 0 failures" 0 "$t/c-snap.json" "$t/c.json"
+mutate c2.json "${bs}['description'] += ' Wording only.'"
+expect "a wording change without a bump fails (patch)" "get_bike_status: description changed \(patch: description reworded\).*bump to 1\.0\.1" 1 "$snap" "$t/c2.json"
+
+mutate m.json "con('tool','report_damaged_bike')['inputSchema']['properties']['priority']={'type':'string'}; gov('tool','report_damaged_bike')['version']='1.0.1'"
+expect "a new optional input property with a patch bump fails (minor)" "report_damaged_bike: inputSchema changed \(minor: optional property 'priority' added\).*bump to 1\.1\.0" 1 "$snap" "$t/m.json"
+mutate m2.json "${bs}['outputSchema']['properties']['model']={'type':'string'}; gov('tool','get_bike_status')['version']='1.1.0'"
+expect "a new output property with a minor bump only needs recording" "get_bike_status: outputSchema changed \(minor: output property 'model' added\), version 1\.0\.0 -> 1\.1\.0 is enough" 1 "$snap" "$t/m2.json"
+
+mutate d.json "g=gov('tool','get_bike_status'); g['lifecycle']='deprecated'; g['replacement']='bikaroo://fleet/bikes/{bikeId}'; g['version']='1.1.0'"
+expect "a deprecated capability without a sunset fails" "get_bike_status: deprecated without a sunset date" 1 "$snap" "$t/d.json"
+mutate d2.json "g=gov('tool','get_bike_status'); g['lifecycle']='deprecated'; g['sunset']='2030-01-31'; g['version']='1.1.0'"
+expect "a deprecated capability without a replacement fails" "get_bike_status: deprecated without a replacement" 1 "$snap" "$t/d2.json"
+mutate d3.json "g=gov('tool','get_bike_status'); g['lifecycle']='deprecated'; g['sunset']='2030-01-31'; g['replacement']='bikaroo://fleet/bikes/{bikeId}'"
+expect "deprecating without a minor bump fails" "get_bike_status: lifecycle changed \(minor: lifecycle stable -> deprecated\).*bump to 1\.1\.0" 1 "$snap" "$t/d3.json"
+
+mutate e.json "del c['tool']['get_bike_status']"
+expect "a stable capability removed fails" "get_bike_status: removed or renamed \(major\).*deprecated capabilities keep working until their sunset" 1 "$snap" "$t/e.json"
+# A snapshot that recorded it deprecated with a sunset: removable after the sunset, not before.
+mutate e-dep.json "g=gov('tool','get_bike_status'); g['lifecycle']='deprecated'; g['sunset']='2030-01-31'; g['replacement']='bikaroo://fleet/bikes/{bikeId}'; g['version']='1.1.0'"
+$check --update "$t/e-snap.json" "$t/e-dep.json" >"$t/e-update.out" 2>&1 || sed 's/^/#   /' "$t/e-update.out"
+CONTRACTS_TODAY=2030-01-15 expect "a deprecated capability removed before its sunset fails" "get_bike_status: removed from the catalogue \(major\) before its sunset 2030-01-31: deprecated capabilities keep working until their sunset" 1 "$t/e-snap.json" "$t/e.json"
+CONTRACTS_TODAY=2030-02-01 expect "a deprecated capability removed after its sunset only needs recording" "get_bike_status: removed after its sunset 2030-01-31: run make contracts" 1 "$t/e-snap.json" "$t/e.json"
+
+# ---- self-tests: the README check ----------------------------------------------------------
+# shellcheck disable=SC2016 # the backticks are the README's, not an expansion
+sed -E '/^\| *`?tool`? *\| *`?get_bike_status`? *\|/ s/\| *1\.0\.0 *\|/| 1.0.1 |/' README.md >"$t/README-version.md"
+expect "a README row with a wrong version fails" "get_bike_status: version '1\.0\.1' in the README, '1\.0\.0' in the catalogue" 1 "$t/README-version.md" "$t/current.json" readme
+# shellcheck disable=SC2016
+grep -vE '^\| *`?prompt`? *\|' README.md >"$t/README-missing.md"
+expect "a README without a capability's row fails" "investigate-damaged-bike .*missing from the capability table" 1 "$t/README-missing.md" "$t/current.json" readme
+mutate e2.json "del c['tool']['report_damaged_bike']"
+expect "a README row of a capability the catalogue no longer has fails" "report_damaged_bike is not in the catalogue" 1 README.md "$t/e2.json" readme
+summary
