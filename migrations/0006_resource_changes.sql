@@ -4,25 +4,11 @@
 -- subscription, and tells only that client, only about URIs it subscribed to after reading
 -- them under its own perimeter.
 
+-- The triggers below need their function to exist: declared here, doing nothing. Its body lives
+-- in migrations/functions/fleet.notify_resource_change.sql, applied right after the numbered
+-- files (migrations/README.md).
 CREATE FUNCTION fleet.notify_resource_change() RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
-AS $$
-BEGIN
-    IF TG_TABLE_NAME = 'bikes' THEN
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://fleet/bikes/' || NEW.bike_id);
-    ELSIF TG_TABLE_NAME = 'cases' THEN
-        -- A case's reports and events are counted on its row; a bike shows its open case.
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://cases/' || NEW.case_id);
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://fleet/bikes/' || NEW.bike_id);
-    ELSIF TG_TABLE_NAME = 'case_events' THEN
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://cases/' || NEW.case_id);
-    ELSE
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://fleet/status-codes');
-    END IF;
-    RETURN NULL;
-END
-$$;
+LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 
 CREATE TRIGGER bikes_resource_change AFTER UPDATE ON fleet.bikes
     FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*)

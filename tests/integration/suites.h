@@ -12,5 +12,6 @@ Suite *sse_suite(void);
 Suite *auth_suite(void);
 Suite *report_suite(void);
 Suite *listen_suite(void);
+Suite *migrate_suite(void);
 
 #endif
