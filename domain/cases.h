@@ -28,7 +28,7 @@ struct case_file {
 	char opened_by[FLEET_ID_MAX];
 	char opened_via[FLEET_ID_MAX];
 	char closed_at[FLEET_TIME_MAX]; /* "" = open */
-	struct case_item *items; /* new memory: free with cases_free() */
+	struct case_item *items;        /* new memory: free with cases_free() */
 	size_t nitems;
 };
 
@@ -36,7 +36,7 @@ struct case_file {
  * cases the caller may not see (outside the perimeter; for roles other than fleet_operator,
  * cases they neither opened nor reported into) alike. */
 enum fleet_status cases_read(const struct fleet_actor *actor, const char *case_id,
-				  struct case_file *out) __attribute__((warn_unused_result));
+			     struct case_file *out) __attribute__((warn_unused_result));
 void cases_free(struct case_file *c);
 
 #endif

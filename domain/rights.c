@@ -5,7 +5,6 @@
 
 #include "domain/pg/db.h"
 
-
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r)
 {
 	return (actor->scopes & FLEET_SCOPE_READ) && r->known && r->client_read;
@@ -44,12 +43,11 @@ enum fleet_status rights_effective_scopes(const struct fleet_actor *actor, unsig
 	PGresult *res = db_exec_prepared("effective_scopes", sql, 2, params, &st);
 	if (!res)
 		return st;
-	if (PQntuples(res) != 1 || PQnfields(res) != 6) {
+	struct rights r;
+	if (PQntuples(res) != 1 || db_read_rights(res, "effective_scopes", "", &r) != FLEET_OK) {
 		PQclear(res);
 		return FLEET_INTERNAL;
 	}
-	struct rights r;
-	db_read_rights(res, &r);
 	if (rights_may_read(actor, &r))
 		*scopes |= FLEET_SCOPE_READ;
 	if (rights_may_report(actor, &r))
@@ -66,7 +64,13 @@ enum fleet_status rights_development_db(bool *dev)
 	PGresult *res = db_exec_prepared("environment", sql, 0, NULL, &st);
 	if (!res)
 		return st;
-	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "development") == 0;
+	static const char *const names[] = {"value"};
+	int col[1];
+	if (db_columns(res, "environment", names, 1, col) != FLEET_OK) {
+		PQclear(res);
+		return FLEET_INTERNAL;
+	}
+	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, col[0]), "development") == 0;
 	PQclear(res);
 	return FLEET_OK;
 }
