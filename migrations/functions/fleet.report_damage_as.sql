@@ -1,7 +1,10 @@
 -- report_damaged_bike in one round trip and one transaction, as the caller under forced RLS.
--- Always returns one row: the caller's rights (columns 0..5, as in bike_status_as), then
+-- Always returns one row: the caller's rights (out_role .. out_requires_confirmation, as in
+-- bike_status_as), then
 -- out_outcome: ok | replayed | forbidden | not_found | key_conflict | case_not_found |
 -- case_closed | case_other_bike | confirmation_required, then what the caller may see.
+-- out_status is the bike's status after the report (ok, replayed) or, with
+-- confirmation_required, the status it would have after it.
 -- Order of locks, the same for every call: the idempotency key (advisory, per subject and
 -- key), then the bike row (FOR UPDATE); concurrent reports on one bike therefore serialize and
 -- see each other's open case, and no two calls can wait on each other in reverse order.
@@ -66,6 +69,11 @@ BEGIN
     out_bike_id := bk.bike_id;
     out_region := bk.region;
     out_status_before := bk.status;
+    -- What a report does to the bike's status, decided here only: a bike in repair, lost or
+    -- retired keeps its status, any other becomes unavailable. Said before the confirmation
+    -- too, so that the question shows the very status the report would leave.
+    v_status := CASE WHEN bk.status IN ('in_repair', 'lost', 'retired') THEN bk.status
+                     ELSE 'unavailable' END;
 
     IF p_key IS NOT NULL THEN
         SELECT * INTO k FROM idempotency_keys ik
@@ -120,6 +128,7 @@ BEGIN
 
     IF a.requires_confirmation AND NOT coalesce(p_confirmed, false) THEN
         out_outcome := 'confirmation_required';
+        out_status := v_status;
         PERFORM audit_record('report_damaged_bike', p_bike, p_digest, 'confirmation_required',
                              NULL, p_request_id, NULL);
         RETURN NEXT;
@@ -127,8 +136,6 @@ BEGIN
     END IF;
 
     v_now := clock_timestamp();
-    v_status := CASE WHEN bk.status IN ('in_repair', 'lost', 'retired') THEN bk.status
-                     ELSE 'unavailable' END;
     v_case := open_c.case_id;
     IF v_case IS NULL THEN
         v_case := 'IC-' || nextval('fleet.case_seq');

@@ -13,5 +13,6 @@ Suite *auth_suite(void);
 Suite *report_suite(void);
 Suite *listen_suite(void);
 Suite *migrate_suite(void);
+Suite *functions_suite(void);
 
 #endif

@@ -109,6 +109,25 @@ static char *mig_dump(const char *db)
 	return text;
 }
 
+/* Functions whose text changed on purpose since d73423a: the upgrade from there changes these
+ * and nothing else. */
+static const char *const mig_changed_since_d73423a[] = {
+	"fleet.report_damage_as", /* the would-be status with confirmation_required */
+};
+
+/* Cuts the definition of function name (schema.name) out of a dump, in place: from its
+ * "CREATE FUNCTION name(" line to the "$$;" line that ends it. */
+static void mig_cut_function(char *dump, const char *name)
+{
+	char *head = mem_printf("\nCREATE FUNCTION %s(", name);
+	char *from = strstr(dump, head);
+	ck_assert_msg(from != NULL, "no function %s in the dump", name);
+	char *to = strstr(from, "\n$$;\n");
+	ck_assert_ptr_nonnull(to);
+	memmove(from, to + 4, strlen(to + 4) + 1);
+	free(head);
+}
+
 /* The record of applied function files, for comparing before and after a run (new string). */
 static char *mig_function_records(const char *db)
 {
@@ -140,7 +159,7 @@ static const char *mig_first_difference(const char *a, const char *b)
 	return msg;
 }
 
-START_TEST(upgrade_from_d73423a_is_a_no_op_and_matches_a_fresh_install)
+START_TEST(upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fresh_install)
 {
 	mig_createdb("it_schema_old");
 	mig_createdb("it_schema_new");
@@ -152,8 +171,16 @@ START_TEST(upgrade_from_d73423a_is_a_no_op_and_matches_a_fresh_install)
 	/* Today's migrate on it: every numbered name is recorded, so only function files run. */
 	ck_assert_int_eq(mig_migrate("it_schema_old", NULL), 0);
 	char *after = mig_dump("it_schema_old");
-	ck_assert_msg(strcmp(before, after) == 0, "upgrade changed the schema at %s",
-		      mig_first_difference(before, after));
+	/* The same schema, but for the functions changed on purpose since. */
+	char *before_cut = mem_strdup(before), *after_cut = mem_strdup(after);
+	for (size_t i = 0; i < sizeof mig_changed_since_d73423a / sizeof(char *); i++) {
+		mig_cut_function(before_cut, mig_changed_since_d73423a[i]);
+		mig_cut_function(after_cut, mig_changed_since_d73423a[i]);
+	}
+	ck_assert_msg(strcmp(before_cut, after_cut) == 0, "upgrade changed the schema at %s",
+		      mig_first_difference(before_cut, after_cut));
+	free(after_cut);
+	free(before_cut);
 	/* A fresh database migrated by today's code: stubs, then the function files. */
 	ck_assert_int_eq(mig_migrate("it_schema_new", NULL), 0);
 	char *fresh = mig_dump("it_schema_new");
@@ -257,7 +284,9 @@ Suite *migrate_suite(void)
 	Suite *s = suite_create("migrate");
 	TCase *tc = tcase_create("numbered-and-function-files");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, upgrade_from_d73423a_is_a_no_op_and_matches_a_fresh_install);
+	tcase_add_test(
+		tc,
+		upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fresh_install);
 	tcase_add_test(tc, function_file_reapplied_only_when_changed);
 	suite_add_tcase(s, tc);
 	return s;
