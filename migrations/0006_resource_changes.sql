@@ -1,8 +1,9 @@
 -- 0006: a change feed for resource subscriptions. Every committed change to what a resource
--- shows sends NOTIFY bikaroo_resources with that resource's URI (delivered at commit, folded
--- when repeated within one transaction). The server LISTENs only while a client holds a
--- subscription, and tells only that client, only about URIs it subscribed to after reading
--- them under its own perimeter.
+-- shows sends a NOTIFY at commit (folded when repeated within one transaction). The server
+-- LISTENs only while a client holds a subscription, and tells only that client, only about
+-- resources it subscribed to after reading them under its own perimeter. (First NOTIFY
+-- bikaroo_resources with MCP URIs; today NOTIFY bikaroo_changes with entity keys such as
+-- bike:VL-2048: see functions/fleet.notify_resource_change.sql.)
 
 -- The triggers below need their function to exist: declared here, doing nothing. Its body lives
 -- in migrations/functions/fleet.notify_resource_change.sql, applied right after the numbered

@@ -112,7 +112,8 @@ static char *mig_dump(const char *db)
 /* Functions whose text changed on purpose since d73423a: the upgrade from there changes these
  * and nothing else. */
 static const char *const mig_changed_since_d73423a[] = {
-	"fleet.report_damage_as", /* the would-be status with confirmation_required */
+	"fleet.report_damage_as",       /* the would-be status with confirmation_required */
+	"fleet.notify_resource_change", /* entity keys on bikaroo_changes, not MCP URIs */
 };
 
 /* Cuts the definition of function name (schema.name) out of a dump, in place: from its
