@@ -21,46 +21,74 @@ bool bikes_id_valid(const char *id)
 	return n >= 4 && n <= 6;
 }
 
+/* bike_status_as's bike columns, looked up by name once per result. */
+enum {
+	BIKE_ID,
+	BIKE_STATUS,
+	BIKE_STATUS_LABEL,
+	BIKE_REGION,
+	BIKE_STATION,
+	BIKE_BATTERY,
+	BIKE_LAST_SEEN,
+	BIKE_OPEN_CASE,
+	BIKE_NCOLS
+};
+static const char *const bikes_columns[BIKE_NCOLS] = {
+	[BIKE_ID] = "bike_id",
+	[BIKE_STATUS] = "status",
+	[BIKE_STATUS_LABEL] = "status_label",
+	[BIKE_REGION] = "region",
+	[BIKE_STATION] = "station_id",
+	[BIKE_BATTERY] = "battery_pct",
+	[BIKE_LAST_SEEN] = "last_seen_at",
+	[BIKE_OPEN_CASE] = "open_case_id",
+};
+
 /* Runs a statement returning bike_status_as's columns and maps its row into out. */
 static enum fleet_status bikes_status_run(const struct fleet_actor *actor, const char *name,
 					  const char *sql, int nparams, const char *const *params,
 					  struct fleet_bike_status *out)
 {
 	enum fleet_status st;
+	int col[BIKE_NCOLS];
 	PGresult *res = db_exec_prepared(name, sql, nparams, params, &st);
 	if (!res)
 		return st;
-	if (PQntuples(res) != 1 || PQnfields(res) < 15) {
+	struct rights rights;
+	if (PQntuples(res) != 1 || rights_read_row(res, name, "", &rights) != FLEET_OK ||
+	    db_columns(res, name, bikes_columns, BIKE_NCOLS, col) != FLEET_OK) {
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	struct rights rights;
-	db_read_rights(res, &rights);
 	if (!rights_may_read(actor, &rights)) {
 		st = FLEET_FORBIDDEN;
 		goto out;
 	}
 	/* Row-level security already hid other regions; the C check is the second, independent
 	 * line: both must agree before anything is shown. */
-	bool outside = !rights_in_perimeter(rights.regions, PQgetvalue(res, 0, 9));
+	bool outside = !rights_in_perimeter(rights.regions, PQgetvalue(res, 0, col[BIKE_REGION]));
 #ifdef FLEET_TEST_NO_C_PERIMETER
 	/* Test-only build (bikaroo-mcp-rls-only): the C check is gone, so the tests can show that
 	 * PostgreSQL alone keeps other regions out. Never in the product binary. */
 	outside = false;
 #endif
-	if (PQgetisnull(res, 0, 6) || outside) {
+	if (PQgetisnull(res, 0, col[BIKE_ID]) || outside) {
 		st = FLEET_NOT_FOUND;
 		goto out;
 	}
-	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 6));
-	db_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 7));
-	db_copy(out->status_label, sizeof out->status_label, PQgetvalue(res, 0, 8));
-	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 9));
-	db_copy(out->station, sizeof out->station, PQgetvalue(res, 0, 10));
-	out->battery_pct =
-		PQgetisnull(res, 0, 12) ? -1 : (int)strtol(PQgetvalue(res, 0, 12), NULL, 10);
-	db_copy(out->last_seen_at, sizeof out->last_seen_at, PQgetvalue(res, 0, 13));
-	db_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 14));
+	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, col[BIKE_ID]));
+	db_copy(out->status, sizeof out->status, PQgetvalue(res, 0, col[BIKE_STATUS]));
+	db_copy(out->status_label, sizeof out->status_label,
+		PQgetvalue(res, 0, col[BIKE_STATUS_LABEL]));
+	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, col[BIKE_REGION]));
+	db_copy(out->station, sizeof out->station, PQgetvalue(res, 0, col[BIKE_STATION]));
+	out->battery_pct = PQgetisnull(res, 0, col[BIKE_BATTERY])
+				   ? -1
+				   : (int)strtol(PQgetvalue(res, 0, col[BIKE_BATTERY]), NULL, 10);
+	db_copy(out->last_seen_at, sizeof out->last_seen_at,
+		PQgetvalue(res, 0, col[BIKE_LAST_SEEN]));
+	db_copy(out->open_case_id, sizeof out->open_case_id,
+		PQgetvalue(res, 0, col[BIKE_OPEN_CASE]));
 	st = FLEET_OK;
 out:
 	PQclear(res);
@@ -90,14 +118,6 @@ enum fleet_status bikes_status_audited(const struct fleet_actor *actor, const ch
 	return bikes_status_run(actor, "bike_status_audited_as", sql, 5, params, out);
 }
 
-/* May this actor read at all (the rights columns of the *_as function's first row)? */
-static bool bikes_may_read(const struct fleet_actor *actor, PGresult *res)
-{
-	struct rights r;
-	db_read_rights(res, &r);
-	return rights_may_read(actor, &r);
-}
-
 enum fleet_status bikes_complete_ids(const struct fleet_actor *actor, const char *prefix,
 				     char ids[][FLEET_BIKE_ID_MAX], size_t *n, long *total)
 {
@@ -115,20 +135,24 @@ enum fleet_status bikes_complete_ids(const struct fleet_actor *actor, const char
 	PGresult *res = db_exec_prepared("complete_bike_ids_as", sql, 4, params, &st);
 	if (!res)
 		return st;
-	if (PQntuples(res) < 1 || PQnfields(res) < 8) {
+	static const char *const names[] = {"bike_id", "total"};
+	int col[2];
+	struct rights rights;
+	if (rights_read_row(res, "complete_bike_ids_as", "", &rights) != FLEET_OK ||
+	    db_columns(res, "complete_bike_ids_as", names, 2, col) != FLEET_OK) {
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	if (!bikes_may_read(actor, res)) {
+	if (!rights_may_read(actor, &rights)) {
 		st = FLEET_FORBIDDEN;
 		goto out;
 	}
 	for (int i = 0; i < PQntuples(res) && *n < BIKES_MAX_COMPLETIONS; i++) {
-		if (PQgetisnull(res, i, 6))
+		if (PQgetisnull(res, i, col[0]))
 			continue;
-		snprintf(ids[*n], FLEET_BIKE_ID_MAX, "%s", PQgetvalue(res, i, 6));
+		snprintf(ids[*n], FLEET_BIKE_ID_MAX, "%s", PQgetvalue(res, i, col[0]));
 		(*n)++;
-		*total = strtol(PQgetvalue(res, i, 7), NULL, 10);
+		*total = strtol(PQgetvalue(res, i, col[1]), NULL, 10);
 	}
 	st = FLEET_OK;
 out:

@@ -17,7 +17,7 @@ struct changes *changes_open(void)
 	PGconn *pg = db_open();
 	if (!pg)
 		return NULL;
-	PGresult *r = PQexec(pg, "LISTEN bikaroo_resources; LISTEN bikaroo_rights");
+	PGresult *r = PQexec(pg, "LISTEN bikaroo_changes; LISTEN bikaroo_rights");
 	bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
 	if (!ok)
 		log_error("cannot LISTEN for changes: %s", PQresultErrorMessage(r));
@@ -40,19 +40,13 @@ int changes_fd(const struct changes *ch)
 static bool changes_read(const PGnotify *n, struct change *c)
 {
 	*c = (struct change){0};
-	if (strcmp(n->relname, "bikaroo_resources") == 0)
-		c->uri = n->extra;
+	if (strcmp(n->relname, "bikaroo_changes") == 0)
+		c->entity = n->extra;
 	else if (strcmp(n->relname, "bikaroo_rights") == 0 && strncmp(n->extra, "subject:", 8) == 0)
 		c->subject = n->extra + 8;
 	else if (strcmp(n->relname, "bikaroo_rights") == 0 && strncmp(n->extra, "client:", 7) == 0)
 		c->client = n->extra + 7;
-	return (c->uri || c->subject || c->client) && *n->extra;
-}
-
-bool change_of_rights_of(const struct change *c, const char *subject, const char *client)
-{
-	return (c->subject && strcmp(c->subject, subject) == 0) ||
-	       (c->client && strcmp(c->client, client) == 0);
+	return (c->entity || c->subject || c->client) && *n->extra;
 }
 
 int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *arg), void *arg)

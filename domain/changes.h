@@ -1,6 +1,7 @@
-/* The change feed: PostgreSQL's NOTIFY bikaroo_resources (migration 0006) carries the URI of
- * every resource whose content changed, and NOTIFY bikaroo_rights (0007) names every caller
- * whose rights changed, both at commit. One listener is one connection of its own, opened only
+/* The change feed: PostgreSQL's NOTIFY bikaroo_changes (triggers of migration 0006) carries the
+ * key of every business entity whose content changed, and NOTIFY bikaroo_rights (0007) names
+ * every caller whose rights changed, both at commit. Entity keys, not MCP URIs: mapping them to
+ * resources is the server's business. One listener is one connection of its own, opened only
  * while someone subscribes. */
 #ifndef BIKAROO_CHANGES_H
 #define BIKAROO_CHANGES_H
@@ -11,13 +12,11 @@ struct changes;
 
 /* What one notification says; exactly one member is set. */
 struct change {
-	const char *uri;     /* a resource whose content changed */
+	const char *entity;  /* an entity whose content changed: "bike:VL-2048", "case:IC-1001",
+				"status_codes" */
 	const char *subject; /* a principal whose role, regions or activity changed */
 	const char *client;  /* a client application whose rights changed */
 };
-
-/* Whether c is a change of the rights of this subject or of this client application. */
-bool change_of_rights_of(const struct change *c, const char *subject, const char *client);
 
 /* Connects and LISTENs; NULL (logged) when the database cannot be reached. */
 struct changes *changes_open(void);

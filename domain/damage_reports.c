@@ -56,6 +56,33 @@ static enum fleet_status report_check_request(const struct report_request *req)
 	return FLEET_OK;
 }
 
+/* report_damage_as's columns after the rights, looked up by name once per result. */
+enum {
+	REPORT_OUTCOME,
+	REPORT_BIKE,
+	REPORT_REGION,
+	REPORT_STATUS_BEFORE,
+	REPORT_STATUS,
+	REPORT_OPEN_CASE,
+	REPORT_ID,
+	REPORT_CASE,
+	REPORT_RECORDED_AT,
+	REPORT_REGIONS, /* the caller's perimeter, in full (rights.regions is bounded) */
+	REPORT_NCOLS
+};
+static const char *const report_columns[REPORT_NCOLS] = {
+	[REPORT_OUTCOME] = "out_outcome",
+	[REPORT_BIKE] = "out_bike_id",
+	[REPORT_REGION] = "out_region",
+	[REPORT_STATUS_BEFORE] = "out_status_before",
+	[REPORT_STATUS] = "out_status",
+	[REPORT_OPEN_CASE] = "out_open_case_id",
+	[REPORT_ID] = "out_report_id",
+	[REPORT_CASE] = "out_case_id",
+	[REPORT_RECORDED_AT] = "out_recorded_at",
+	[REPORT_REGIONS] = "out_regions",
+};
+
 /* Runs the statement, retrying once on a deadlock or serialization failure (the lock order
  * avoids both; the retry is the safety net) and mapping a unique violation to a conflict. */
 static PGresult *report_exec(const char *const *params, enum fleet_status *st)
@@ -95,13 +122,15 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 	PGresult *res = report_exec(params, &st);
 	if (!res)
 		return st;
-	if (PQntuples(res) != 1 || PQnfields(res) < 15) {
+	int col[REPORT_NCOLS];
+	struct rights rights;
+	if (PQntuples(res) != 1 ||
+	    rights_read_row(res, "report_damage_as", "out_", &rights) != FLEET_OK ||
+	    db_columns(res, "report_damage_as", report_columns, REPORT_NCOLS, col) != FLEET_OK) {
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	const char *outcome = PQgetvalue(res, 0, 6);
-	struct rights rights;
-	db_read_rights(res, &rights);
+	const char *outcome = PQgetvalue(res, 0, col[REPORT_OUTCOME]);
 	bool may = rights_may_report(actor, &rights);
 	if (!may || strcmp(outcome, "forbidden") == 0) {
 		if (may || strcmp(outcome, "forbidden") != 0)
@@ -115,19 +144,23 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 		goto out;
 	}
 	/* Second, independent line: the bike must be in the perimeter the database returned. */
-	if (!rights_in_perimeter(PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 8))) {
+	if (!rights_in_perimeter(PQgetvalue(res, 0, col[REPORT_REGIONS]),
+				 PQgetvalue(res, 0, col[REPORT_REGION]))) {
 		log_error("report: the database answered for a bike outside the perimeter");
 		st = FLEET_NOT_FOUND;
 		goto out;
 	}
-	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, 7));
-	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, 8));
-	db_copy(out->status_before, sizeof out->status_before, PQgetvalue(res, 0, 9));
-	db_copy(out->status, sizeof out->status, PQgetvalue(res, 0, 10));
-	db_copy(out->open_case_id, sizeof out->open_case_id, PQgetvalue(res, 0, 11));
-	db_copy(out->report_id, sizeof out->report_id, PQgetvalue(res, 0, 12));
-	db_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, 13));
-	db_copy(out->recorded_at, sizeof out->recorded_at, PQgetvalue(res, 0, 14));
+	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, col[REPORT_BIKE]));
+	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, col[REPORT_REGION]));
+	db_copy(out->status_before, sizeof out->status_before,
+		PQgetvalue(res, 0, col[REPORT_STATUS_BEFORE]));
+	db_copy(out->status, sizeof out->status, PQgetvalue(res, 0, col[REPORT_STATUS]));
+	db_copy(out->open_case_id, sizeof out->open_case_id,
+		PQgetvalue(res, 0, col[REPORT_OPEN_CASE]));
+	db_copy(out->report_id, sizeof out->report_id, PQgetvalue(res, 0, col[REPORT_ID]));
+	db_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, col[REPORT_CASE]));
+	db_copy(out->recorded_at, sizeof out->recorded_at,
+		PQgetvalue(res, 0, col[REPORT_RECORDED_AT]));
 	if (strcmp(outcome, "ok") == 0 || strcmp(outcome, "replayed") == 0) {
 		out->replayed = outcome[0] == 'r';
 		st = *out->report_id && *out->case_id ? FLEET_OK : FLEET_INTERNAL;

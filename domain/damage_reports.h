@@ -39,11 +39,14 @@ struct report_result {
 	char report_id[FLEET_TEXT_MAX];
 	char case_id[FLEET_TEXT_MAX];
 	char bike_id[FLEET_BIKE_ID_MAX];
-	char status[FLEET_TEXT_MAX]; /* the bike's status after the report */
+	/* The bike's status after the report; with needs_confirmation, what it would be (the
+	 * database's rule, fleet.report_damage_as: compare with status_before, never re-derive). */
+	char status[FLEET_TEXT_MAX];
 	char recorded_at[FLEET_TIME_MAX];
 	bool replayed; /* an earlier call with the same key: nothing was written now */
 	/* Set (with FLEET_OK) when the client application requires the user's confirmation and
-	 * req->confirmed was false: nothing was written; the fields below describe the effect. */
+	 * req->confirmed was false: nothing was written; status and the fields below describe
+	 * the effect. */
 	bool needs_confirmation;
 	char region[FLEET_TEXT_MAX];
 	char status_before[FLEET_TEXT_MAX];

@@ -1,6 +1,7 @@
 /* The caller's rights, read from the *_as functions' first columns (see rights.h). */
 #include "rights.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "domain/pg/db.h"
@@ -43,12 +44,11 @@ enum fleet_status rights_effective_scopes(const struct fleet_actor *actor, unsig
 	PGresult *res = db_exec_prepared("effective_scopes", sql, 2, params, &st);
 	if (!res)
 		return st;
-	if (PQntuples(res) != 1 || PQnfields(res) != 6) {
+	struct rights r;
+	if (PQntuples(res) != 1 || rights_read_row(res, "effective_scopes", "", &r) != FLEET_OK) {
 		PQclear(res);
 		return FLEET_INTERNAL;
 	}
-	struct rights r;
-	db_read_rights(res, &r);
 	if (rights_may_read(actor, &r))
 		*scopes |= FLEET_SCOPE_READ;
 	if (rights_may_report(actor, &r))
@@ -65,7 +65,45 @@ enum fleet_status rights_development_db(bool *dev)
 	PGresult *res = db_exec_prepared("environment", sql, 0, NULL, &st);
 	if (!res)
 		return st;
-	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "development") == 0;
+	static const char *const names[] = {"value"};
+	int col[1];
+	if (db_columns(res, "environment", names, 1, col) != FLEET_OK) {
+		PQclear(res);
+		return FLEET_INTERNAL;
+	}
+	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, col[0]), "development") == 0;
 	PQclear(res);
+	return FLEET_OK;
+}
+
+enum fleet_status rights_read_row(const struct pg_result *res, const char *what, const char *prefix,
+				  struct rights *r)
+{
+	enum { R_ROLE, R_REGIONS, R_HUMAN, R_READ, R_REPORT, R_CONFIRM, R_NCOLS };
+	static const char *const names[R_NCOLS] = {
+		[R_ROLE] = "role",
+		[R_REGIONS] = "regions",
+		[R_HUMAN] = "is_human",
+		[R_READ] = "client_may_read",
+		[R_REPORT] = "client_may_report",
+		[R_CONFIRM] = "requires_confirmation",
+	};
+	char buf[R_NCOLS][48];
+	const char *full[R_NCOLS];
+	int col[R_NCOLS];
+	memset(r, 0, sizeof *r);
+	for (int i = 0; i < R_NCOLS; i++) {
+		snprintf(buf[i], sizeof buf[i], "%s%s", prefix, names[i]);
+		full[i] = buf[i];
+	}
+	if (PQntuples(res) < 1 || db_columns(res, what, full, R_NCOLS, col) != FLEET_OK)
+		return FLEET_INTERNAL;
+	r->known = !PQgetisnull(res, 0, col[R_ROLE]);
+	db_copy(r->role, sizeof r->role, PQgetvalue(res, 0, col[R_ROLE]));
+	db_copy(r->regions, sizeof r->regions, PQgetvalue(res, 0, col[R_REGIONS]));
+	r->human = db_true(res, 0, col[R_HUMAN]);
+	r->client_read = db_true(res, 0, col[R_READ]);
+	r->client_report = db_true(res, 0, col[R_REPORT]);
+	r->confirm = db_true(res, 0, col[R_CONFIRM]);
 	return FLEET_OK;
 }

@@ -16,6 +16,14 @@ struct rights {
 	char regions[FLEET_TEXT_MAX]; /* PostgreSQL array text, e.g. {FR-LYO,FR-PAR} */
 };
 
+struct pg_result; /* libpq's PGresult: the domain's statements hand it in, nothing else */
+
+/* Reads the caller's rights from row 0 of res, from the columns every fleet.*_as function
+ * returns: prefix (e.g. "" or "out_") followed by role, regions, is_human, client_may_read,
+ * client_may_report, requires_confirmation. FLEET_INTERNAL (logged) when one is missing. */
+enum fleet_status rights_read_row(const struct pg_result *res, const char *what, const char *prefix,
+				  struct rights *r) __attribute__((warn_unused_result));
+
 /* Reading needs the token's fleet:read, a known subject (every role reads) and a client
  * application allowed to read. */
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r);

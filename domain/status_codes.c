@@ -9,14 +9,6 @@
 #include "domain/pg/db.h"
 #include "rights.h"
 
-/* May this actor read at all (the rights columns of the *_as function's first row)? */
-static bool status_codes_may_read(const struct fleet_actor *actor, PGresult *res)
-{
-	struct rights r;
-	db_read_rights(res, &r);
-	return rights_may_read(actor, &r);
-}
-
 enum fleet_status status_codes_read(const struct fleet_actor *actor, struct fleet_status_code *out,
 				    size_t cap, size_t *n)
 {
@@ -27,22 +19,33 @@ enum fleet_status status_codes_read(const struct fleet_actor *actor, struct flee
 	PGresult *res = db_exec_prepared("status_codes_as", sql, 2, params, &st);
 	if (!res)
 		return st;
-	if (PQntuples(res) < 1 || PQnfields(res) < 10) {
+	enum { SC_CODE, SC_LABEL, SC_DESCRIPTION, SC_RENTABLE, SC_NCOLS };
+	static const char *const names[SC_NCOLS] = {
+		[SC_CODE] = "code",
+		[SC_LABEL] = "label",
+		[SC_DESCRIPTION] = "description",
+		[SC_RENTABLE] = "rentable",
+	};
+	int col[SC_NCOLS];
+	struct rights rights;
+	if (rights_read_row(res, "status_codes_as", "", &rights) != FLEET_OK ||
+	    db_columns(res, "status_codes_as", names, SC_NCOLS, col) != FLEET_OK) {
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	if (!status_codes_may_read(actor, res)) {
+	if (!rights_may_read(actor, &rights)) {
 		st = FLEET_FORBIDDEN;
 		goto out;
 	}
 	for (int i = 0; i < PQntuples(res) && *n < cap; i++) {
-		if (PQgetisnull(res, i, 6))
+		if (PQgetisnull(res, i, col[SC_CODE]))
 			continue;
 		struct fleet_status_code *c = &out[(*n)++];
-		snprintf(c->code, sizeof c->code, "%s", PQgetvalue(res, i, 6));
-		snprintf(c->label, sizeof c->label, "%s", PQgetvalue(res, i, 7));
-		snprintf(c->description, sizeof c->description, "%s", PQgetvalue(res, i, 8));
-		c->rentable = strcmp(PQgetvalue(res, i, 9), "t") == 0;
+		db_copy(c->code, sizeof c->code, PQgetvalue(res, i, col[SC_CODE]));
+		db_copy(c->label, sizeof c->label, PQgetvalue(res, i, col[SC_LABEL]));
+		db_copy(c->description, sizeof c->description,
+			PQgetvalue(res, i, col[SC_DESCRIPTION]));
+		c->rentable = db_true(res, i, col[SC_RENTABLE]);
 	}
 	st = FLEET_OK;
 out:

@@ -1,28 +1,15 @@
 -- 0006: a change feed for resource subscriptions. Every committed change to what a resource
--- shows sends NOTIFY bikaroo_resources with that resource's URI (delivered at commit, folded
--- when repeated within one transaction). The server LISTENs only while a client holds a
--- subscription, and tells only that client, only about URIs it subscribed to after reading
--- them under its own perimeter.
+-- shows sends a NOTIFY at commit (folded when repeated within one transaction). The server
+-- LISTENs only while a client holds a subscription, and tells only that client, only about
+-- resources it subscribed to after reading them under its own perimeter. (First NOTIFY
+-- bikaroo_resources with MCP URIs; today NOTIFY bikaroo_changes with entity keys such as
+-- bike:VL-2048: see functions/fleet.notify_resource_change.sql.)
 
+-- The triggers below need their function to exist: declared here, doing nothing. Its body lives
+-- in migrations/functions/fleet.notify_resource_change.sql, applied right after the numbered
+-- files (migrations/README.md).
 CREATE FUNCTION fleet.notify_resource_change() RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
-AS $$
-BEGIN
-    IF TG_TABLE_NAME = 'bikes' THEN
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://fleet/bikes/' || NEW.bike_id);
-    ELSIF TG_TABLE_NAME = 'cases' THEN
-        -- A case's reports and events are counted on its row; a bike shows its open case.
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://cases/' || NEW.case_id);
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://fleet/bikes/' || NEW.bike_id);
-    ELSIF TG_TABLE_NAME = 'case_events' THEN
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://cases/' || NEW.case_id);
-    ELSE
-        PERFORM pg_notify('bikaroo_resources', 'bikaroo://fleet/status-codes');
-    END IF;
-    RETURN NULL;
-END
-$$;
+LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 
 CREATE TRIGGER bikes_resource_change AFTER UPDATE ON fleet.bikes
     FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*)

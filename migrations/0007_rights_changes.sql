@@ -6,27 +6,11 @@
 -- is taken again, checked anew; 2025-era subscriptions are dropped), so nobody goes on hearing
 -- about resources outside a perimeter they no longer have.
 
--- TG_ARGV: the kind named ('subject' or 'client') and the column that holds it.
+-- The triggers below need their function to exist: declared here, doing nothing. Its body
+-- (TG_ARGV: the kind named, 'subject' or 'client', and the column that holds it) lives in
+-- migrations/functions/fleet.notify_rights_change.sql, applied right after the numbered files.
 CREATE FUNCTION fleet.notify_rights_change() RETURNS trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
-AS $$
-DECLARE
-    whose text[] := ARRAY[]::text[];
-    w text;
-BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        whose := whose || (to_jsonb(OLD) ->> TG_ARGV[1]);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        whose := whose || (to_jsonb(NEW) ->> TG_ARGV[1]);
-    END IF;
-    FOREACH w IN ARRAY whose LOOP
-        PERFORM pg_notify('bikaroo_rights', TG_ARGV[0] || ':' || w);
-    END LOOP;
-    RETURN NULL;
-END
-$$;
+LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
 
 CREATE TRIGGER principals_rights_change AFTER UPDATE OR DELETE ON fleet.principals
     FOR EACH ROW EXECUTE FUNCTION fleet.notify_rights_change('subject', 'subject');

@@ -52,6 +52,10 @@ set +a
 sock_q=${DATABASE_URL#*\?host=}
 export IT_SUPER_URL="postgresql://postgres@/bikaroo?host=$sock_q"
 export IT_MIGRATE_URL_2_RAW="postgresql://fleet_owner@/it_migrate?host=$sock_q"
+# For tests/integration/test_migrate.c: databases of its own on this cluster, and pg_dump.
+export IT_PG_HOST=$sock_q
+export IT_PG_DUMP=${PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump
+[[ -x $IT_PG_DUMP ]] || IT_PG_DUMP=$(command -v pg_dump)
 DATABASE_URL=$BIKAROO_MIGRATE_URL "$BIKAROO_BIN" migrate || exit 1
 psql -X "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-data.sql || exit 1
 

@@ -232,5 +232,6 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.allowed_hosts = c->allowed_hosts,
 		.allowed_origins = c->allowed_origins,
 		.ready_file = c->ready_file,
+		.keepalive_s = c->keepalive_seconds,
 	};
 }

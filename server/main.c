@@ -85,7 +85,6 @@ static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
 {
 	app->confirm_ttl_s = cfg->confirm_ttl;
 	catalog_describe(server, app);
-	change_feed_set_tick(cfg->keepalive_seconds);
 	if (reqstate_init(cfg->state_secret) != 0) {
 		log_error("BIKAROO_STATE_SECRET must be at least 32 characters");
 		return -1;

@@ -42,7 +42,7 @@ void db_copy(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
-bool db_true(PGresult *res, int row, int col)
+bool db_true(const PGresult *res, int row, int col)
 {
 	return strcmp(PQgetvalue(res, row, col), "t") == 0;
 }
@@ -184,27 +184,29 @@ const char *db_last_sqlstate(void)
 enum fleet_status db_check_login_role(const char **why)
 {
 	static const char sql[] =
-		"SELECT r.rolsuper, r.rolbypassrls,"
+		"SELECT r.rolsuper AS superuser, r.rolbypassrls AS bypassrls,"
 		" (SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
 		"   ON n.oid = c.relnamespace WHERE n.nspname = 'fleet'"
-		"   AND c.relowner = r.oid)"
+		"   AND c.relowner = r.oid) AS owned"
 		" FROM pg_catalog.pg_roles r WHERE r.rolname = current_user";
+	static const char *const names[] = {"superuser", "bypassrls", "owned"};
+	int col[3];
 	enum fleet_status st;
 	PGresult *res = db_exec_prepared("check_login_role", sql, 0, NULL, &st);
 	if (!res) {
 		*why = "cannot query the database";
 		return st;
 	}
-	if (PQntuples(res) != 1) {
+	if (PQntuples(res) != 1 || db_columns(res, "check_login_role", names, 3, col) != FLEET_OK) {
 		*why = "cannot read the login role";
 		st = FLEET_INTERNAL;
-	} else if (strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
+	} else if (db_true(res, 0, col[0])) {
 		*why = "the login role is a superuser: row-level security would not apply";
 		st = FLEET_FORBIDDEN;
-	} else if (strcmp(PQgetvalue(res, 0, 1), "t") == 0) {
+	} else if (db_true(res, 0, col[1])) {
 		*why = "the login role has BYPASSRLS: row-level security would not apply";
 		st = FLEET_FORBIDDEN;
-	} else if (strcmp(PQgetvalue(res, 0, 2), "0") != 0) {
+	} else if (strcmp(PQgetvalue(res, 0, col[2]), "0") != 0) {
 		*why = "the login role owns tables of schema fleet: use a separate owner role";
 		st = FLEET_FORBIDDEN;
 	}
@@ -230,14 +232,15 @@ void db_shutdown(void)
 	db_conninfo = NULL;
 }
 
-void db_read_rights(PGresult *res, struct rights *r)
+enum fleet_status db_columns(const PGresult *res, const char *what, const char *const *names,
+			     size_t n, int *cols)
 {
-	memset(r, 0, sizeof *r);
-	r->known = !PQgetisnull(res, 0, 0);
-	db_copy(r->role, sizeof r->role, PQgetvalue(res, 0, 0));
-	db_copy(r->regions, sizeof r->regions, PQgetvalue(res, 0, 1));
-	r->human = db_true(res, 0, 2);
-	r->client_read = db_true(res, 0, 3);
-	r->client_report = db_true(res, 0, 4);
-	r->confirm = db_true(res, 0, 5);
+	for (size_t i = 0; i < n; i++) {
+		cols[i] = PQfnumber(res, names[i]);
+		if (cols[i] < 0) {
+			log_error("%s: the result has no column %s", what, names[i]);
+			return FLEET_INTERNAL;
+		}
+	}
+	return FLEET_OK;
 }

@@ -6,7 +6,6 @@
 #include <libpq-fe.h>
 #include <stdbool.h>
 
-#include "domain/rights.h"
 #include "domain/types.h"
 
 /* Stores the conninfo (copied). Call once before any worker uses the database. */
@@ -15,12 +14,13 @@ void db_configure(const char *conninfo);
 /* Copies a column value (NULL: "") into a fixed field, truncating. */
 void db_copy(char *dst, size_t cap, const char *src);
 /* Whether a boolean column of row, col is true. */
-bool db_true(PGresult *res, int row, int col);
+bool db_true(const PGresult *res, int row, int col);
 
-/* Reads the caller's rights from the first six columns of row 0 of res, the columns every
- * fleet.*_as function starts with (role, regions, is_human, client_may_read,
- * client_may_report, requires_confirmation). */
-void db_read_rights(PGresult *res, struct rights *r);
+/* Looks up the columns names[0..n) of res by name into cols[0..n), once per result (rows are
+ * then read at cols[i]): C never reads a column by position. FLEET_INTERNAL, logged with what
+ * (the statement) and the first missing name, when res lacks one. */
+enum fleet_status db_columns(const PGresult *res, const char *what, const char *const *names,
+			     size_t n, int *cols) __attribute__((warn_unused_result));
 
 /* A new connection of the configured database (notices go to the debug log), or NULL (logged).
  * For connections of their own, such as a change feed; statements use db_exec_prepared(). */

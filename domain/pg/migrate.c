@@ -1,8 +1,11 @@
-/* Migrations: numbered SQL files, recorded in a table, applied under an advisory lock. */
+/* Migrations: numbered SQL files applied once, then one file per SQL function re-applied when its
+ * SHA-256 changes, each recorded in fleet_meta, all under one advisory lock. */
 #include "migrate.h"
 
 #include <dirent.h>
 #include <libpq-fe.h>
+#include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +16,37 @@
 #define MIGRATE_LOCK_KEY "7268431905" /* arbitrary, fixed: "bikaroo migrations" */
 #define MIGRATE_MAX_FILES 512
 #define MIGRATE_MAX_BYTES (4 * 1024 * 1024)
+#define MIGRATE_FUNCTIONS "functions" /* subdirectory of the repeatable function files */
+#define MIGRATE_SHA_HEX 65            /* SHA-256 in hex + NUL */
+
+/* The bookkeeping tables, created before anything else (under the lock): applied numbered files
+ * by name, and function files by name with the checksum of the text last applied. */
+static const char migrate_meta_sql[] =
+	"CREATE SCHEMA IF NOT EXISTS fleet_meta;"
+	"CREATE TABLE IF NOT EXISTS fleet_meta.schema_migrations ("
+	" name text PRIMARY KEY,"
+	" applied_at timestamptz NOT NULL DEFAULT now());"
+	"CREATE TABLE IF NOT EXISTS fleet_meta.schema_functions ("
+	" name text PRIMARY KEY,"
+	" checksum text NOT NULL CHECK (checksum ~ '^[0-9a-f]{64}$'),"
+	" applied_at timestamptz NOT NULL DEFAULT now())";
+
+/* One kind of migration file: how its names look and how an applied one is recorded. */
+struct migrate_kind {
+	const char *what;                 /* for logs: "migration" or "function" */
+	int (*name_ok)(const char *name); /* whether a directory entry is one of these files */
+	const char *record_sql;           /* $1 name, then $2 checksum if record_params is 2 */
+	int record_params;
+};
 
 static int migrate_name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool migrate_word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /* A migration file is NNNN_word.sql: four digits, an underscore, [a-z0-9_], ".sql". */
@@ -29,10 +59,44 @@ static int migrate_name_ok(const char *n)
 		if (n[i] < '0' || n[i] > '9')
 			return 0;
 	for (size_t i = 5; i < len - 4; i++)
-		if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || n[i] == '_'))
+		if (!migrate_word_char(n[i]))
 			return 0;
 	return 1;
 }
+
+/* A function file is schema.function.sql, both words [a-z0-9_]: fleet.act_as.sql. */
+static int migrate_function_name_ok(const char *n)
+{
+	size_t len = strlen(n);
+	if (len < 7 || len > 128 || strcmp(n + len - 4, ".sql") != 0)
+		return 0;
+	int dots = 0;
+	for (size_t i = 0; i < len - 4; i++) {
+		if (n[i] == '.') {
+			if (i == 0 || n[i - 1] == '.' || i == len - 5)
+				return 0;
+			dots++;
+		} else if (!migrate_word_char(n[i])) {
+			return 0;
+		}
+	}
+	return dots == 1;
+}
+
+static const struct migrate_kind migrate_numbered = {
+	"migration",
+	migrate_name_ok,
+	"INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)",
+	1,
+};
+
+static const struct migrate_kind migrate_functions = {
+	"function",
+	migrate_function_name_ok,
+	"INSERT INTO fleet_meta.schema_functions (name, checksum) VALUES ($1, $2)"
+	" ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()",
+	2,
+};
 
 static char *migrate_read_file(const char *path)
 {
@@ -50,38 +114,106 @@ static char *migrate_read_file(const char *path)
 	return buf;
 }
 
+/* SHA-256 of the file's bytes in lower-case hex. */
+static int migrate_sha256(const char *text, char hex[MIGRATE_SHA_HEX])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	if (!EVP_Digest(text, strlen(text), md, &n, EVP_sha256(), NULL) || n != 32)
+		return 0;
+	for (unsigned int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return 1;
+}
+
 static int migrate_exec(PGconn *pg, const char *sql, const char *what)
 {
 	PGresult *r = PQexec(pg, sql);
-	int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+	ExecStatusType rs = PQresultStatus(r);
+	/* A file of comments only is an empty query: nothing to do, and not an error. */
+	int ok = rs == PGRES_COMMAND_OK || rs == PGRES_TUPLES_OK || rs == PGRES_EMPTY_QUERY;
 	if (!ok)
 		log_error("migrate: %s failed: %s", what, PQresultErrorMessage(r));
 	PQclear(r);
 	return ok;
 }
 
-static int migrate_is_applied(PGconn *pg, const char *name, int *applied)
+/* The sorted names of dir's files that kind accepts (new strings, caller frees), or -1 (logged).
+ * A directory that does not exist is an error: a deployment that forgot functions/ would
+ * otherwise keep the numbered files' fail-closed declarations without a word. */
+static int migrate_list(const char *dir, const struct migrate_kind *kind,
+			char *names[MIGRATE_MAX_FILES])
+{
+	int count = 0;
+	DIR *d = opendir(dir);
+	if (!d) {
+		log_error("migrate: cannot open directory %s", dir);
+		return -1;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		if (!kind->name_ok(e->d_name))
+			continue;
+		if (count == MIGRATE_MAX_FILES) {
+			log_error("migrate: more than %d %s files in %s", MIGRATE_MAX_FILES,
+				  kind->what, dir);
+			closedir(d);
+			for (int i = 0; i < count; i++)
+				free(names[i]);
+			return -1;
+		}
+		names[count++] = mem_strdup(e->d_name);
+	}
+	closedir(d);
+	qsort(names, (size_t)count, sizeof names[0], migrate_name_cmp);
+	return count;
+}
+
+/* Whether the file needs applying: a numbered file when its name is not recorded, a function
+ * file when no checksum or another checksum is recorded for it. */
+static int migrate_is_due(PGconn *pg, const struct migrate_kind *kind, const char *name,
+			  const char *sha, bool *due)
 {
 	const char *p[1] = {name};
-	PGresult *r = PQexecParams(pg, "SELECT 1 FROM fleet_meta.schema_migrations WHERE name = $1",
-				   1, NULL, p, NULL, NULL, 0);
+	const char *sql =
+		kind == &migrate_numbered
+			? "SELECT 1 FROM fleet_meta.schema_migrations WHERE name = $1"
+			: "SELECT checksum FROM fleet_meta.schema_functions WHERE name = $1";
+	PGresult *r = PQexecParams(pg, sql, 1, NULL, p, NULL, NULL, 0);
 	int ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-	if (ok)
-		*applied = PQntuples(r) > 0;
+	if (!ok)
+		log_error("migrate: cannot read fleet_meta: %s", PQresultErrorMessage(r));
+	else if (kind == &migrate_numbered)
+		*due = PQntuples(r) == 0;
 	else
-		log_error("migrate: cannot read schema_migrations: %s", PQresultErrorMessage(r));
+		*due = PQntuples(r) == 0 || strcmp(PQgetvalue(r, 0, 0), sha) != 0;
 	PQclear(r);
 	return ok;
 }
 
-static int migrate_apply(PGconn *pg, const char *dir, const char *name)
+/* Applies dir/name if due, in one transaction with its record. *done tells whether it ran. */
+static int migrate_apply(PGconn *pg, const struct migrate_kind *kind, const char *dir,
+			 const char *name, bool *done)
 {
 	char *path = mem_printf("%s/%s", dir, name);
 	char *sql = migrate_read_file(path);
+	char sha[MIGRATE_SHA_HEX];
+	bool due = false;
 	int ok = 0;
+	*done = false;
 	if (!sql) {
 		log_error("migrate: cannot read %s (missing or over %d bytes)", path,
 			  MIGRATE_MAX_BYTES);
+		goto out;
+	}
+	/* The checksum is of the very text applied below: read once. */
+	if (!migrate_sha256(sql, sha)) {
+		log_error("migrate: cannot compute the SHA-256 of %s", path);
+		goto out;
+	}
+	if (!migrate_is_due(pg, kind, name, sha, &due))
+		goto out;
+	if (!due) {
+		ok = 1;
 		goto out;
 	}
 	if (!migrate_exec(pg, "BEGIN", "BEGIN"))
@@ -90,17 +222,19 @@ static int migrate_apply(PGconn *pg, const char *dir, const char *name)
 		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
 		goto out;
 	}
-	const char *p[1] = {name};
+	const char *p[2] = {name, sha};
 	PGresult *r =
-		PQexecParams(pg, "INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)", 1,
-			     NULL, p, NULL, NULL, 0);
+		PQexecParams(pg, kind->record_sql, kind->record_params, NULL, p, NULL, NULL, 0);
 	int recorded = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (!recorded)
+		log_error("migrate: cannot record %s: %s", name, PQresultErrorMessage(r));
 	PQclear(r);
 	if (!recorded || !migrate_exec(pg, "COMMIT", "COMMIT")) {
 		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
 		goto out;
 	}
-	log_info("migrate: applied %s", name);
+	log_info("migrate: applied %s %s", kind->what, name);
+	*done = true;
 	ok = 1;
 out:
 	free(sql);
@@ -108,64 +242,49 @@ out:
 	return ok;
 }
 
+/* Applies every due file of dir of one kind, in name order; counts them into *applied. */
+static int migrate_apply_all(PGconn *pg, const struct migrate_kind *kind, const char *dir,
+			     int *applied)
+{
+	char *names[MIGRATE_MAX_FILES];
+	int count = migrate_list(dir, kind, names);
+	int ok = count >= 0;
+	for (int i = 0; ok && i < count; i++) {
+		bool done;
+		ok = migrate_apply(pg, kind, dir, names[i], &done);
+		if (ok && done)
+			(*applied)++;
+	}
+	for (int i = 0; i < count; i++)
+		free(names[i]);
+	return ok;
+}
+
 enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applied)
 {
 	enum fleet_status st = FLEET_INTERNAL;
-	char *names[MIGRATE_MAX_FILES];
-	int count = 0;
+	char *fdir = mem_printf("%s/%s", dir, MIGRATE_FUNCTIONS);
 	*applied = 0;
 
 	PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
 	if (PQstatus(pg) != CONNECTION_OK) {
 		log_error("migrate: cannot connect: %s", PQerrorMessage(pg));
-		PQfinish(pg);
-		return FLEET_UNAVAILABLE;
-	}
-	DIR *d = opendir(dir);
-	if (!d) {
-		log_error("migrate: cannot open migrations directory %s", dir);
+		st = FLEET_UNAVAILABLE;
 		goto out;
 	}
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		if (!migrate_name_ok(e->d_name))
-			continue;
-		if (count == MIGRATE_MAX_FILES) {
-			log_error("migrate: more than %d migration files", MIGRATE_MAX_FILES);
-			closedir(d);
-			goto out;
-		}
-		names[count++] = mem_strdup(e->d_name);
-	}
-	closedir(d);
-	qsort(names, (size_t)count, sizeof names[0], migrate_name_cmp);
-
 	/* Session lock: a second instance waits here, then finds everything applied. */
 	if (!migrate_exec(pg, "SET client_min_messages = warning", "settings") ||
 	    !migrate_exec(pg, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", "advisory lock"))
 		goto out;
-	if (!migrate_exec(pg,
-			  "CREATE SCHEMA IF NOT EXISTS fleet_meta;"
-			  "CREATE TABLE IF NOT EXISTS fleet_meta.schema_migrations ("
-			  " name text PRIMARY KEY,"
-			  " applied_at timestamptz NOT NULL DEFAULT now())",
-			  "create schema_migrations"))
-		goto unlock;
-	for (int i = 0; i < count; i++) {
-		int done = 0;
-		if (!migrate_is_applied(pg, names[i], &done))
-			goto unlock;
-		if (done)
-			continue;
-		if (!migrate_apply(pg, dir, names[i]))
-			goto unlock;
-		(*applied)++;
-	}
-	st = FLEET_OK;
-unlock:
+	/* Numbered files first (tables, types, policies, triggers, grants), then the functions,
+	 * whose current text replaces the declarations the numbered files needed. */
+	if (migrate_exec(pg, migrate_meta_sql, "create fleet_meta") &&
+	    migrate_apply_all(pg, &migrate_numbered, dir, applied) &&
+	    migrate_apply_all(pg, &migrate_functions, fdir, applied))
+		st = FLEET_OK;
 	migrate_exec(pg, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
 out:
-	for (int i = 0; i < count; i++)
-		free(names[i]);
 	PQfinish(pg);
+	free(fdir);
 	return st;
 }

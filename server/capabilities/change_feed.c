@@ -2,6 +2,7 @@
 #include "change_feed.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -18,12 +19,8 @@ static struct changes *feed_changes; /* opened by the first feed_add, then the t
 static bool feed_running;
 static pthread_t feed_thread;
 static int feed_wake[2];
-static long feed_tick_seconds = 15;
-
-void change_feed_set_tick(long seconds)
-{
-	feed_tick_seconds = seconds > 0 ? seconds : 15;
-}
+/* Sinks are ticked every second: each decides what is due (keep-alives, expiries). */
+#define FEED_TICK_SECONDS 1
 
 /* Tells every sink of one change (NULL: a gap), as the protocol sees it. */
 static void feed_tell_all(const struct mcp_change *c)
@@ -34,11 +31,46 @@ static void feed_tell_all(const struct mcp_change *c)
 	pthread_mutex_unlock(&feed_lock);
 }
 
-/* A domain change as the protocol sees it: an entity's resource URI, or whose rights. */
+/* Which resource shows which entity: a key prefix (with an id after it) or a whole key. */
+static const struct {
+	const char *key;
+	bool prefix;
+	const char *uri;
+} feed_resources[] = {
+	{"bike:", true, "bikaroo://fleet/bikes/"},
+	{"case:", true, "bikaroo://cases/"},
+	{"status_codes", false, "bikaroo://fleet/status-codes"},
+};
+
+/* The URI of the resource that shows entity, into buf; false for an entity no resource shows. */
+static bool feed_uri_of(const char *entity, char *buf, size_t cap)
+{
+	for (size_t i = 0; i < sizeof feed_resources / sizeof feed_resources[0]; i++) {
+		size_t n = strlen(feed_resources[i].key);
+		if (feed_resources[i].prefix
+			    ? strncmp(entity, feed_resources[i].key, n) != 0 || !entity[n]
+			    : strcmp(entity, feed_resources[i].key) != 0)
+			continue;
+		const char *id = feed_resources[i].prefix ? entity + n : "";
+		return (size_t)snprintf(buf, cap, "%s%s", feed_resources[i].uri, id) < cap;
+	}
+	return false;
+}
+
+/* A domain change as the protocol sees it: the URI of the resource showing the entity, or whose
+ * rights changed. */
 static void feed_tell(const struct change *c, void *arg)
 {
 	(void)arg;
-	struct mcp_change mc = {.uri = c->uri, .subject = c->subject, .client = c->client};
+	char uri[512];
+	struct mcp_change mc = {.subject = c->subject, .client = c->client};
+	if (c->entity) {
+		if (!feed_uri_of(c->entity, uri, sizeof uri)) {
+			log_warn("change feed: no resource shows %.64s", c->entity);
+			return;
+		}
+		mc.uri = uri;
+	}
 	feed_tell_all(&mc);
 }
 
@@ -65,7 +97,7 @@ static void *feed_run(void *arg)
 		struct pollfd p[2] = {{.fd = feed_wake[0], .events = POLLIN},
 				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
 		/* Without a feed, try again every second. */
-		if (poll(p, 2, ch ? (int)(1000 * feed_tick_seconds) : 1000) < 0 && errno != EINTR)
+		if (poll(p, 2, ch ? 1000 * FEED_TICK_SECONDS : 1000) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents)
 			break;
@@ -75,7 +107,7 @@ static void *feed_run(void *arg)
 			ch = NULL;
 			gap = true;
 		}
-		if (time(NULL) - last_tick >= feed_tick_seconds) {
+		if (time(NULL) - last_tick >= FEED_TICK_SECONDS) {
 			last_tick = time(NULL);
 			feed_tick();
 		}

@@ -11,10 +11,6 @@
 /* The feed, for the server description (struct mcp_server.changes). */
 extern const struct mcp_change_feed change_feed;
 
-/* Seconds between ticks (HTTP sends its SSE keep-alives on them), default 15. Call before the
- * first sink is added. */
-void change_feed_set_tick(long seconds);
-
 /* Stops the thread (at shutdown, after every sink is removed). */
 void change_feed_stop(void);
 

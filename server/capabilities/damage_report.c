@@ -177,15 +177,14 @@ static json_t *tool_ask_confirmation(const struct tool_call *c, const struct rep
 {
 	const struct fleet_actor *actor = c->ctx->req->actor;
 	char call_digest[65];
-	bool stays = strcmp(r->status_before, "in_repair") == 0 ||
-		     strcmp(r->status_before, "lost") == 0 ||
-		     strcmp(r->status_before, "retired") == 0;
+	/* The database decided the would-be status (report_result.status): compare, never
+	 * re-derive its rule. */
+	bool stays = strcmp(r->status, r->status_before) == 0;
 	char *message = mem_printf(
 		"Confirm %s: report \"%s\" on bike %s (region %s, currently %s). Effect: a damage "
 		"report is filed, %s %s, and %s%s. You act as %s through %s.",
 		TOOL_NAME, req->issue, r->bike_id, r->region, r->status_before,
-		stays ? "the bike stays" : "the bike becomes",
-		stays ? r->status_before : "unavailable",
+		stays ? "the bike stays" : "the bike becomes", r->status,
 		*r->open_case_id ? "the report is added to open investigation case "
 				 : "a new investigation case is opened",
 		r->open_case_id, actor->subject, actor->client_id);

@@ -713,7 +713,7 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->max_body = set->max_body;
 	s->allowed_hosts = mem_strdup(set->allowed_hosts);
 	s->allowed_origins = mem_strdup(set->allowed_origins);
-	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS);
+	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS, set->keepalive_s);
 	s->daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 			MHD_ALLOW_SUSPEND_RESUME,

@@ -22,6 +22,7 @@ struct http_settings {
 	const char *allowed_hosts;   /* extra Host names, comma-separated */
 	const char *allowed_origins; /* extra Origin hosts, comma-separated */
 	const char *ready_file;      /* "" or where to write the bound port */
+	long keepalive_s;            /* seconds between keep-alives on listen streams */
 };
 
 /* Starts serving POST /mcp for mcp (borrowed until http_stop) on set's address, acting as actor

@@ -39,6 +39,7 @@ struct listen_hub {
 	pthread_mutex_t lock; /* guards what follows */
 	struct listen_entry *entries;
 	size_t nlistens, max;
+	long keepalive_s, last_ping;
 	bool closed;
 	const struct mcp_change_feed *feed;
 	struct mcp_change_sink sink;
@@ -173,13 +174,17 @@ static void listen_changed(const struct mcp_change *c, void *arg)
 	listen_kick_all(&ks);
 }
 
-/* mcp_change_sink.tick: a subscription whose token expired ends; the others are kept alive. */
+/* mcp_change_sink.tick: a subscription whose token expired ends; the others are kept alive
+ * every keepalive_s seconds. */
 static void listen_tick(void *arg)
 {
 	struct listen_hub *h = arg;
 	struct listen_kicks ks = {0};
 	long now = (long)time(NULL);
 	pthread_mutex_lock(&h->lock);
+	bool ping = h->keepalive_s > 0 && now - h->last_ping >= h->keepalive_s;
+	if (ping)
+		h->last_ping = now;
 	listen_prune(h);
 	for (struct listen_entry **p = &h->entries; *p;) {
 		struct listen_entry *e = *p;
@@ -187,7 +192,7 @@ static void listen_tick(void *arg)
 			listen_finish(h, p, &ks);
 			continue;
 		}
-		if (e->id && e->ops->ping)
+		if (ping && e->id && e->ops->ping)
 			listen_note(&ks, e, e->ops->ping(e->out));
 		p = &e->next;
 	}
@@ -195,11 +200,13 @@ static void listen_tick(void *arg)
 	listen_kick_all(&ks);
 }
 
-struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max)
+struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max, long keepalive_s)
 {
 	struct listen_hub *h = mem_calloc(1, sizeof *h);
 	pthread_mutex_init(&h->lock, NULL);
 	h->max = max;
+	h->keepalive_s = keepalive_s;
+	h->last_ping = (long)time(NULL);
 	h->feed = feed;
 	h->sink =
 		(struct mcp_change_sink){.changed = listen_changed, .tick = listen_tick, .arg = h};

@@ -39,9 +39,9 @@ struct listen_out_ops {
 
 struct listen_hub;
 
-/* A hub of at most max listen streams, fed by feed (borrowed; NULL: no feed, streams only end).
- * New; free with listen_hub_free(). */
-struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max);
+/* A hub of at most max listen streams, fed by feed (borrowed; NULL: no feed, streams only end),
+ * pinging each stream every keepalive_s seconds (0: never). New; free with listen_hub_free(). */
+struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max, long keepalive_s);
 /* Forgets every subscription without a word (call listen_hub_end_all() first for a graceful
  * end) and leaves the feed. */
 void listen_hub_free(struct listen_hub *h);

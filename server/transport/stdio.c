@@ -305,7 +305,7 @@ static void stdio_too_long(struct stdio_conn *c, size_t max)
 int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor, size_t max)
 {
 	struct stdio_conn c = {.actor = actor, .server = server, .session = {.log_level = -1}};
-	c.hub = listen_hub_new(server->changes, STDIO_MAX_LISTENS);
+	c.hub = listen_hub_new(server->changes, STDIO_MAX_LISTENS, 0);
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);

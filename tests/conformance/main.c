@@ -44,7 +44,6 @@ static int conf_open(const struct cfg *cfg, struct mcp_server *server, struct fl
 	app.confirm_ttl_s = cfg->confirm_ttl;
 	catalog_describe(&product, &app);
 	conf_describe(server, &product, *cfg->database_url != '\0');
-	change_feed_set_tick(cfg->keepalive_seconds);
 	if (reqstate_init(cfg->state_secret) != 0 ||
 	    mcp_server_load(server, cfg->resources_dir, cfg->prompts_dir) != 0) {
 		log_error("cannot load the conformance server's description");

@@ -12,5 +12,7 @@ Suite *sse_suite(void);
 Suite *auth_suite(void);
 Suite *report_suite(void);
 Suite *listen_suite(void);
+Suite *migrate_suite(void);
+Suite *functions_suite(void);
 
 #endif

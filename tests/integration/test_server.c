@@ -451,6 +451,16 @@ START_TEST(migrations_twice_and_concurrently)
 	char *main_db = it_sql(q);
 	ck_assert_ptr_nonnull(here);
 	ck_assert_str_eq(here, main_db);
+	/* Function files too: each recorded once, with the checksum of its text. */
+	const char *qf =
+		"SELECT count(*) || ' ' || md5(string_agg(name || checksum, ',' ORDER BY name))"
+		" FROM fleet_meta.schema_functions";
+	char *fn_here = it_sql_url(it_env("IT_MIGRATE_URL_2_RAW"), qf);
+	char *fn_main = it_sql(qf);
+	ck_assert_ptr_nonnull(fn_here);
+	ck_assert_str_eq(fn_here, fn_main);
+	free(fn_main);
+	free(fn_here);
 	free(here);
 	free(main_db);
 	free(it_sql("DROP DATABASE IF EXISTS it_migrate WITH (FORCE)"));

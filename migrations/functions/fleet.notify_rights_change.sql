@@ -1,0 +1,23 @@
+-- NOTIFY bikaroo_rights naming whose rights changed, 'subject:<subject>' or 'client:<client_id>',
+-- at commit (triggers in 0007: principals, their regions, client applications).
+-- TG_ARGV: the kind named ('subject' or 'client') and the column that holds it.
+CREATE OR REPLACE FUNCTION fleet.notify_rights_change() RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, fleet
+AS $$
+DECLARE
+    whose text[] := ARRAY[]::text[];
+    w text;
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        whose := whose || (to_jsonb(OLD) ->> TG_ARGV[1]);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        whose := whose || (to_jsonb(NEW) ->> TG_ARGV[1]);
+    END IF;
+    FOREACH w IN ARRAY whose LOOP
+        PERFORM pg_notify('bikaroo_rights', TG_ARGV[0] || ':' || w);
+    END LOOP;
+    RETURN NULL;
+END
+$$;

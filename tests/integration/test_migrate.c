@@ -1,0 +1,294 @@
+/* Integration tests of `bikaroo-mcp migrate` (migrations/README.md): numbered files once, function
+ * files again when their checksum changes, and pg_dump proof that a database migrated by the
+ * numbered files of d73423a (tests/integration/migrations-d73423a) and then by today's code
+ * has the schema of a fresh one. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+#include "harness.h"
+#include "suites.h"
+
+#define MIG_OLD_DIR "tests/integration/migrations-d73423a"
+
+/* A libpq URL of database db as role (new string). */
+static char *mig_url(const char *role, const char *db)
+{
+	return mem_printf("postgresql://%s@/%s?host=%s", role, db, it_env("IT_PG_HOST"));
+}
+
+static void mig_createdb(const char *db)
+{
+	char *drop = mem_printf("DROP DATABASE IF EXISTS %s WITH (FORCE)", db);
+	char *create = mem_printf("CREATE DATABASE %s OWNER fleet_owner", db);
+	free(it_sql(drop));
+	char *done = it_sql(create);
+	ck_assert_ptr_nonnull(done);
+	free(done);
+	free(create);
+	free(drop);
+}
+
+static void mig_dropdb(const char *db)
+{
+	char *drop = mem_printf("DROP DATABASE IF EXISTS %s WITH (FORCE)", db);
+	free(it_sql(drop));
+	free(drop);
+}
+
+/* Runs `bikaroo-mcp migrate` on db as the owner, with migrations from dir (NULL: the product's
+ * own migrations/); returns its exit status. */
+static int mig_migrate(const char *db, const char *dir)
+{
+	char *url = mig_url("fleet_owner", db);
+	char *url_env = mem_printf("BIKAROO_MIGRATE_URL=%s", url);
+	char *dir_env = mem_printf("BIKAROO_MIGRATIONS_DIR=%s", dir ? dir : "migrations");
+	const char *env[] = {url_env, dir_env, NULL};
+	int rc = it_run("migrate", env);
+	free(dir_env);
+	free(url_env);
+	free(url);
+	return rc;
+}
+
+/* Drops the lines of text that start with prefix (in place). */
+static void mig_drop_lines(char *text, const char *prefix)
+{
+	char *w = text;
+	for (char *r = text; *r;) {
+		char *nl = strchr(r, '\n');
+		size_t len = nl ? (size_t)(nl - r) + 1 : strlen(r);
+		if (strncmp(r, prefix, strlen(prefix)) != 0) {
+			memmove(w, r, len);
+			w += len;
+		}
+		r += len;
+	}
+	*w = '\0';
+}
+
+/* `pg_dump --schema-only` of db without the bookkeeping schema fleet_meta (new string). The
+ * \restrict lines of recent pg_dump versions carry a random key: left out. */
+static char *mig_dump(const char *db)
+{
+	static unsigned seq;
+	char *url = mig_url("postgres", db);
+	char *file = mem_printf("%s/dump-%d-%u.sql", it_env("IT_TMP"), (int)getpid(), ++seq);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(it_env("IT_PG_DUMP"), "pg_dump", "--schema-only",
+		      "--exclude-schema=fleet_meta", "-f", file, "-d", url, (char *)NULL);
+		_exit(127);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "pg_dump %s failed", db);
+	FILE *f = fopen(file, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t cap = 1 << 16, n = 0;
+	char *text = mem_alloc(cap);
+	for (size_t got; (got = fread(text + n, 1, cap - n - 1, f)) > 0;) {
+		n += got;
+		if (cap - n - 1 == 0)
+			text = mem_realloc(text, cap *= 2);
+	}
+	fclose(f);
+	text[n] = '\0';
+	unlink(file);
+	mig_drop_lines(text, "\\restrict ");
+	mig_drop_lines(text, "\\unrestrict ");
+	free(file);
+	free(url);
+	return text;
+}
+
+/* Functions whose text changed on purpose since d73423a: the upgrade from there changes these
+ * and nothing else. */
+static const char *const mig_changed_since_d73423a[] = {
+	"fleet.report_damage_as",       /* the would-be status with confirmation_required */
+	"fleet.notify_resource_change", /* entity keys on bikaroo_changes, not MCP URIs */
+};
+
+/* Cuts the definition of function name (schema.name) out of a dump, in place: from its
+ * "CREATE FUNCTION name(" line to the "$$;" line that ends it. */
+static void mig_cut_function(char *dump, const char *name)
+{
+	char *head = mem_printf("\nCREATE FUNCTION %s(", name);
+	char *from = strstr(dump, head);
+	ck_assert_msg(from != NULL, "no function %s in the dump", name);
+	char *to = strstr(from, "\n$$;\n");
+	ck_assert_ptr_nonnull(to);
+	memmove(from, to + 4, strlen(to + 4) + 1);
+	free(head);
+}
+
+/* The record of applied function files, for comparing before and after a run (new string). */
+static char *mig_function_records(const char *db)
+{
+	char *url = mig_url("fleet_owner", db);
+	char *rows =
+		it_sql_url(url, "SELECT string_agg(name || ' ' || checksum || ' ' || "
+				"applied_at, ',' ORDER BY name) FROM fleet_meta.schema_functions");
+	ck_assert_ptr_nonnull(rows);
+	free(url);
+	return rows;
+}
+
+/* The first line where a and b differ, for a failure message (static buffer). */
+static const char *mig_first_difference(const char *a, const char *b)
+{
+	static char msg[512];
+	int line = 1;
+	const char *sa = a, *sb = b;
+	for (; *a && *a == *b; a++, b++)
+		if (*a == '\n') {
+			line++;
+			sa = a + 1;
+			sb = b + 1;
+		}
+	snprintf(msg, sizeof msg, "line %d: \"%.200s\" vs \"%.200s\"", line, sa, sb);
+	for (char *p = msg; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	return msg;
+}
+
+START_TEST(upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fresh_install)
+{
+	mig_createdb("it_schema_old");
+	mig_createdb("it_schema_new");
+	/* A database as the previous main left it: the numbered files of d73423a, recorded by
+	 * name, function bodies in them. */
+	ck_assert_int_eq(mig_migrate("it_schema_old", MIG_OLD_DIR), 0);
+	char *before = mig_dump("it_schema_old");
+	ck_assert_ptr_nonnull(strstr(before, "CREATE FUNCTION fleet.report_damage_as("));
+	/* Today's migrate on it: every numbered name is recorded, so only function files run. */
+	ck_assert_int_eq(mig_migrate("it_schema_old", NULL), 0);
+	char *after = mig_dump("it_schema_old");
+	/* The same schema, but for the functions changed on purpose since. */
+	char *before_cut = mem_strdup(before), *after_cut = mem_strdup(after);
+	for (size_t i = 0; i < sizeof mig_changed_since_d73423a / sizeof(char *); i++) {
+		mig_cut_function(before_cut, mig_changed_since_d73423a[i]);
+		mig_cut_function(after_cut, mig_changed_since_d73423a[i]);
+	}
+	ck_assert_msg(strcmp(before_cut, after_cut) == 0, "upgrade changed the schema at %s",
+		      mig_first_difference(before_cut, after_cut));
+	free(after_cut);
+	free(before_cut);
+	/* A fresh database migrated by today's code: stubs, then the function files. */
+	ck_assert_int_eq(mig_migrate("it_schema_new", NULL), 0);
+	char *fresh = mig_dump("it_schema_new");
+	ck_assert_msg(strcmp(after, fresh) == 0, "upgraded and fresh differ at %s",
+		      mig_first_difference(after, fresh));
+	/* Once more: nothing is due, nothing runs. */
+	char *records = mig_function_records("it_schema_new");
+	ck_assert_int_eq(mig_migrate("it_schema_new", NULL), 0);
+	char *records2 = mig_function_records("it_schema_new");
+	char *again = mig_dump("it_schema_new");
+	ck_assert_str_eq(records, records2);
+	ck_assert(strcmp(fresh, again) == 0);
+	free(again);
+	free(records2);
+	free(records);
+	free(fresh);
+	free(after);
+	free(before);
+	mig_dropdb("it_schema_old");
+	mig_dropdb("it_schema_new");
+}
+END_TEST
+
+static void mig_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(function_file_reapplied_only_when_changed)
+{
+	mig_createdb("it_schema_fn");
+	ck_assert_int_eq(mig_migrate("it_schema_fn", NULL), 0);
+	char *url = mig_url("fleet_owner", "it_schema_fn");
+	/* A migrations folder of one function file and no numbered file. */
+	char *dir = mem_printf("%s/mig-fn-%d", it_env("IT_TMP"), (int)getpid());
+	char *fdir = mem_printf("%s/functions", dir);
+	char *file = mem_printf("%s/fleet.it_probe.sql", fdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	/* No functions/ folder at all is an error, not "nothing to do". */
+	ck_assert_int_ne(mig_migrate("it_schema_fn", dir), 0);
+	ck_assert_int_eq(mkdir(fdir, 0700), 0);
+	mig_write(file, "CREATE OR REPLACE FUNCTION fleet.it_probe() RETURNS integer\n"
+			"LANGUAGE sql AS $$ SELECT 1 $$;\n");
+	ck_assert_int_eq(mig_migrate("it_schema_fn", dir), 0);
+	char *one = it_sql_url(url, "SELECT fleet.it_probe()");
+	ck_assert_str_eq(one, "1");
+	char *records = mig_function_records("it_schema_fn");
+	/* Unchanged: not applied again (its record keeps its time). */
+	ck_assert_int_eq(mig_migrate("it_schema_fn", dir), 0);
+	char *records2 = mig_function_records("it_schema_fn");
+	ck_assert_str_eq(records, records2);
+	/* Changed: applied once more, by one of two instances started together. */
+	mig_write(file, "CREATE OR REPLACE FUNCTION fleet.it_probe() RETURNS integer\n"
+			"LANGUAGE sql AS $$ SELECT 2 $$;\n");
+	pid_t pids[2];
+	for (int i = 0; i < 2; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(mig_migrate("it_schema_fn", dir));
+	}
+	for (int i = 0; i < 2; i++) {
+		int status;
+		waitpid(pids[i], &status, 0);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	char *two = it_sql_url(url, "SELECT fleet.it_probe()");
+	ck_assert_str_eq(two, "2");
+	char *records3 = mig_function_records("it_schema_fn");
+	ck_assert_str_ne(records2, records3);
+	/* A broken function file fails the run and leaves the previous definition and record. */
+	mig_write(file, "CREATE OR REPLACE FUNCTION fleet.it_probe() RETURNS integer\n"
+			"LANGUAGE sql AS $$ SELEC 3 $$;\n");
+	ck_assert_int_ne(mig_migrate("it_schema_fn", dir), 0);
+	char *still = it_sql_url(url, "SELECT fleet.it_probe()");
+	ck_assert_str_eq(still, "2");
+	char *records4 = mig_function_records("it_schema_fn");
+	ck_assert_str_eq(records3, records4);
+	free(records4);
+	free(still);
+	free(records3);
+	free(two);
+	free(records2);
+	free(records);
+	free(one);
+	unlink(file);
+	rmdir(fdir);
+	rmdir(dir);
+	free(file);
+	free(fdir);
+	free(dir);
+	free(url);
+	mig_dropdb("it_schema_fn");
+}
+END_TEST
+
+Suite *migrate_suite(void)
+{
+	Suite *s = suite_create("migrate");
+	TCase *tc = tcase_create("numbered-and-function-files");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(
+		tc,
+		upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fresh_install);
+	tcase_add_test(tc, function_file_reapplied_only_when_changed);
+	suite_add_tcase(s, tc);
+	return s;
+}
