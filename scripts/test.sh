@@ -85,6 +85,17 @@ passed=$((passed + c_ok)); failed=$((failed + c_bad))
 grep '^not ok - ' "$IT_TMP/contracts.out" >>"$IT_TMP/failed.out"
 grep -q '^# contracts fail ' "$IT_TMP/contracts.out" || fail1 "contracts: no summary (crashed?)"
 
+# The layer arrows (scripts/arrows.py on the tree, and its self-test; no build, no database).
+echo "== layer arrows (scripts/arrows.py, tests/lint)"
+{
+  if python3 scripts/arrows.py; then echo "ok - the tree keeps its layer arrows, no include cycle"
+  else echo "not ok - the tree breaks its layer arrows (make lint says where)"; fi
+  tests/lint/run.sh
+} 2>&1 | tee "$IT_TMP/lint.out"
+passed=$((passed + $(grep -c '^ok - ' "$IT_TMP/lint.out")))
+failed=$((failed + $(grep -c '^not ok - ' "$IT_TMP/lint.out")))
+grep '^not ok - ' "$IT_TMP/lint.out" >>"$IT_TMP/failed.out"
+
 echo "== integration tests (Check, real binary, real PostgreSQL)"
 "$B/integration-tests" 2>&1 | tee "$IT_TMP/integration.out"
 count_check "$IT_TMP/integration.out"

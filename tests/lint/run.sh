@@ -64,7 +64,7 @@ case_() {
       echo "ok - $1"
     else
       echo "not ok - $1 (exit $rc, wanted $2 and: $3)"
-      sed 's/^/#   /' <<<"$out"
+      printf '#   %s\n' "${out//$'\n'/$'\n'#   }"
     fi
   ) >"$dir/verdict" &
 }
