@@ -58,8 +58,10 @@ void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const ch
 	char digest[65], reqid[128];
 	reqstate_digest(args ? args : json_null(), digest);
 	mcp_request_id(ctx, reqid, sizeof reqid);
+	const char *key = ctx->server->target_arg;
 	struct audit_entry e = {.tool = tool,
-				.target = json_string_value(json_object_get(args, "bikeId")),
+				.target =
+					key ? json_string_value(json_object_get(args, key)) : NULL,
 				.args_digest = digest,
 				.outcome = outcome,
 				.detail = detail,
