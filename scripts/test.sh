@@ -75,30 +75,31 @@ for suite in core unit; do
   count_check "$IT_TMP/$suite.out"
 done
 
-# Capability contracts (tests/contracts/run.sh: snapshot, README table, the checker's self-tests;
-# no database). A check of data, not of memory: always built in build/ with the default flags.
-echo "== contract tests (tests/contracts)"
-tests/contracts/run.sh build 2>&1 | tee "$IT_TMP/contracts.out"
-c_ok=$(grep -c '^ok - ' "$IT_TMP/contracts.out")
-c_bad=$(grep -c '^not ok - ' "$IT_TMP/contracts.out")
-passed=$((passed + c_ok)); failed=$((failed + c_bad))
-grep '^not ok - ' "$IT_TMP/contracts.out" >>"$IT_TMP/failed.out"
-grep -q '^# contracts fail ' "$IT_TMP/contracts.out" || fail1 "contracts: no summary (crashed?)"
-
-# The layer arrows (scripts/arrows.py on the tree, and its self-test; no build, no database).
-echo "== layer arrows (scripts/arrows.py, tests/lint)"
-{
-  if python3 scripts/arrows.py; then echo "ok - the tree keeps its layer arrows, no include cycle"
-  else echo "not ok - the tree breaks its layer arrows (make lint says where)"; fi
-  tests/lint/run.sh
-} 2>&1 | tee "$IT_TMP/lint.out"
-passed=$((passed + $(grep -c '^ok - ' "$IT_TMP/lint.out")))
-failed=$((failed + $(grep -c '^not ok - ' "$IT_TMP/lint.out")))
-grep '^not ok - ' "$IT_TMP/lint.out" >>"$IT_TMP/failed.out"
-
 echo "== integration tests (Check, real binary, real PostgreSQL)"
 "$B/integration-tests" 2>&1 | tee "$IT_TMP/integration.out"
 count_check "$IT_TMP/integration.out"
+
+# Script suites: every tests/*/suite.sh, run from the repository root with the test database's
+# environment (DATABASE_URL, BIKAROO_MIGRATE_URL, PGTMP_SUPER_URL, IT_SUPER_URL, BIKAROO_BIN,
+# IT_TMP) and the build directory as $1. A suite prints one line per test: `ok - WHAT`,
+# `not ok - WHAT`, or `skip - WHAT: WHY` for a test this machine cannot run (counted and shown,
+# never silent), and exits non-zero on any failure. Exiting non-zero without a `not ok` line, or
+# printing no line at all, counts as one failure. Adding a suite needs no change here.
+skipped=0
+for suite in tests/*/suite.sh; do
+  name=$(basename "$(dirname "$suite")")
+  echo "== $name ($suite)"
+  "$suite" "$B" 2>&1 | tee "$IT_TMP/suite-$name.out"
+  rc=${PIPESTATUS[0]}
+  s_ok=$(grep -c '^ok - ' "$IT_TMP/suite-$name.out")
+  s_bad=$(grep -c '^not ok - ' "$IT_TMP/suite-$name.out")
+  s_skip=$(grep -c '^skip - ' "$IT_TMP/suite-$name.out")
+  passed=$((passed + s_ok)); failed=$((failed + s_bad)); skipped=$((skipped + s_skip))
+  grep '^not ok - ' "$IT_TMP/suite-$name.out" | sed "s|^|$name: |" >>"$IT_TMP/failed.out"
+  grep '^skip - ' "$IT_TMP/suite-$name.out" | sed "s|^|$name: |" >>"$IT_TMP/skipped.out"
+  if [[ $rc != 0 && $s_bad == 0 ]]; then fail1 "$name: $suite exited $rc without a failing test line"
+  elif [[ $((s_ok + s_bad + s_skip)) == 0 ]]; then fail1 "$name: $suite reported no test"; fi
+done
 
 # against_product NAME URL_VAR PASS_PATTERN FIELD COMMAND...: starts the product on a free port,
 # runs COMMAND with URL_VAR set to its /mcp URL, counts the last "PASS_PATTERN N" and the matching
@@ -152,6 +153,11 @@ if grep -hqs 'as: try [0-9] of 3 stalled' "$IT_TMP"/as-*.log; then
   echo "== retried"
   grep -hs 'as: try [0-9] of 3 stalled' "$IT_TMP"/as-*.log | cut -c 1-1500 | head -n 5
 fi
+if [[ $skipped != 0 ]]; then
+  echo
+  echo "== skipped (this machine cannot run them)"
+  cat "$IT_TMP/skipped.out"
+fi
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [[ $failed == 0 ]]

@@ -2,12 +2,13 @@
 # Capability contracts (README: Versioning): checks the catalogue's contracts against the committed
 # snapshot and the README's capability table against the catalogue, then tests the checker on
 # mutated copies of the real dump (a checker that accepts everything would pass the first part).
-# Usage: tests/contracts/run.sh [BUILD_DIR]   (default build; (re)builds BUILD_DIR/contracts-dump
-# through make with the default flags, so not with a sanitizer build's BUILD_DIR). No database. Prints one "ok - ..." / "not ok - ..." line
-# per test and "# contracts pass N" / "# contracts fail M"; exits non-zero on any "not ok".
+# Usage: tests/contracts/suite.sh (a suite of scripts/test.sh; its build-directory argument is
+# ignored: a check of data, not of memory, it always (re)builds build/contracts-dump through make
+# with the default flags). No database. Prints one "ok - ..." / "not ok - ..." line per test and
+# "# contracts pass N" / "# contracts fail M"; exits non-zero on any "not ok".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
+B=build
 check="python3 scripts/contracts.py"
 snap=tests/contracts/snapshot.json
 t=$(mktemp -d)
