@@ -28,7 +28,8 @@ INTEG   := $(wildcard tests/integration/*.c)
 CONF    := $(wildcard tests/conformance/*.c)
 FUZZ    := $(wildcard tests/fuzz/*.c)
 
-.PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench clean
+.PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench clean \
+        install deb
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
 
@@ -140,3 +141,27 @@ contracts: $(B)/contracts-dump
 	$(B)/contracts-dump >$(B)/contracts-current.json
 	python3 scripts/contracts.py --update tests/contracts/snapshot.json $(B)/contracts-current.json
 	python3 scripts/contracts.py readme README.md $(B)/contracts-current.json
+
+# Installation (FHS): the binary in $(PREFIX)/bin, its documents, prompts and migrations in
+# $(PREFIX)/share/bikaroo-mcp, the unit and the man page. The installed binary is linked with a
+# cfg.c compiled for $(DATADIR), so it needs no directory settings; build/bikaroo-mcp keeps
+# reading them from the source tree. DESTDIR stages (packaging); `make deb` builds the package.
+PREFIX  ?= /usr/local
+DATADIR := $(PREFIX)/share/bikaroo-mcp
+IB      := $(B)/install$(subst /,_,$(PREFIX))
+INSTALL ?= install
+
+$(IB)/cfg.o: server/cfg.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DBIKAROO_DATADIR='"$(DATADIR)/"' -c $< -o $@
+
+$(IB)/bikaroo-mcp: $(B)/server/main.o $(IB)/cfg.o $(B)/libbikaroo.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+install: $(IB)/bikaroo-mcp
+	scripts/install.sh "$(DESTDIR)" "$(PREFIX)" $(IB)/bikaroo-mcp
+
+# A Debian package of the installed tree (dpkg-deb), then lintian on it (README: Install).
+deb: deps
+	$(MAKE) --no-print-directory PREFIX=/usr $(B)/install_usr/bikaroo-mcp
+	scripts/deb.sh $(B)

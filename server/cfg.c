@@ -34,6 +34,13 @@ struct cfg_key {
 		flag, env, CFG_LONG, offsetof(struct cfg, field), def, min, max, false, help       \
 	}
 
+/* Where the documents, prompts and migrations are found by default: an installed binary is built
+ * with -DBIKAROO_DATADIR='"/usr/share/bikaroo-mcp/"' (Makefile: install, deb); a source-tree
+ * build reads them relative to the working directory (make run, the tests). */
+#ifndef BIKAROO_DATADIR
+#define BIKAROO_DATADIR ""
+#endif
+
 static const struct cfg_key cfg_keys[] = {
 	CFG_S("listen", "BIKAROO_LISTEN", listen, "127.0.0.1", false,
 	      "IPv4 address to bind the HTTP transport to"),
@@ -42,11 +49,11 @@ static const struct cfg_key cfg_keys[] = {
 	      "libpq conninfo of the server's login role (non-owner, no BYPASSRLS)"),
 	CFG_S("migrate-url", "BIKAROO_MIGRATE_URL", migrate_url, "", true,
 	      "libpq conninfo of the owner role, used by `migrate` (default: DATABASE_URL)"),
-	CFG_S("migrations-dir", "BIKAROO_MIGRATIONS_DIR", migrations_dir, "migrations", false,
+	CFG_S("migrations-dir", "BIKAROO_MIGRATIONS_DIR", migrations_dir, BIKAROO_DATADIR "migrations", false,
 	      "directory of NNNN_name.sql migration files"),
-	CFG_S("resources-dir", "BIKAROO_RESOURCES_DIR", resources_dir, "resources", false,
+	CFG_S("resources-dir", "BIKAROO_RESOURCES_DIR", resources_dir, BIKAROO_DATADIR "resources", false,
 	      "directory of documents served as resources"),
-	CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, "prompts", false,
+	CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, BIKAROO_DATADIR "prompts", false,
 	      "directory of prompt templates"),
 	CFG_L("threads", "BIKAROO_THREADS", threads, "4", 1, 64,
 	      "HTTP worker threads (one database connection each)"),

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# install.sh DESTDIR PREFIX BINARY: what `make install` does (FHS layout under DESTDIR):
+#   PREFIX/bin/bikaroo-mcp                       the binary (built for PREFIX/share/bikaroo-mcp)
+#   PREFIX/share/bikaroo-mcp/{resources,prompts,migrations}
+#   PREFIX/share/man/man1/bikaroo-mcp.1.gz       generated from the configuration table
+#   UNITDIR/bikaroo-mcp.service                  default PREFIX/lib/systemd/system
+#   SYSCONFDIR/bikaroo-mcp/bikaroo-mcp.env       default /etc; never overwritten
+# Creates no user and starts nothing (the Debian package's postinst creates the user).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+dest=$1 prefix=$2 bin=$3
+unitdir=${UNITDIR:-$prefix/lib/systemd/system}
+sysconfdir=${SYSCONFDIR:-/etc}
+share=$dest$prefix/share/bikaroo-mcp
+
+install -d "$dest$prefix/bin" "$share" "$dest$prefix/share/man/man1" "$dest$unitdir" \
+  "$dest$sysconfdir/bikaroo-mcp"
+install -m 0755 "$bin" "$dest$prefix/bin/bikaroo-mcp"
+# Documents, prompts, migrations (numbered files, functions/, the demo data): no READMEs.
+rm -rf "$share/resources" "$share/prompts" "$share/migrations"
+for d in resources prompts migrations; do
+  while IFS= read -r f; do
+    install -D -m 0644 "$f" "$share/$f"
+  done < <(find "$d" -type f ! -name README.md | LC_ALL=C sort)
+done
+scripts/manpage.sh "$bin" | gzip -9n >"$dest$prefix/share/man/man1/bikaroo-mcp.1.gz"
+chmod 0644 "$dest$prefix/share/man/man1/bikaroo-mcp.1.gz"
+sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" packaging/bikaroo-mcp.service.in \
+  >"$dest$unitdir/bikaroo-mcp.service"
+chmod 0644 "$dest$unitdir/bikaroo-mcp.service"
+env=$dest$sysconfdir/bikaroo-mcp/bikaroo-mcp.env
+if [[ ! -e $env ]]; then install -m 0640 packaging/bikaroo-mcp.env "$env"; fi
+echo "install.sh: installed under ${dest:-/}$prefix (unit $unitdir, settings $sysconfdir/bikaroo-mcp)" >&2

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# manpage.sh BINARY: prints the man page bikaroo-mcp(1) in roff, its CONFIGURATION section
+# generated from the binary's own configuration table (server/cfg.c), so the page cannot
+# drift from the settings the binary reads.
+set -euo pipefail
+bin=$1
+# Escapes roff's specials in one line of text.
+roff() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/" -e 's/-/\\-/g'; }
+date=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%d)
+cat <<MAN
+.TH BIKAROO-MCP 1 "$date" "bikaroo-mcp" "User Commands"
+.SH NAME
+bikaroo-mcp \- the Bikaroo fleet MCP (Model Context Protocol) server
+.SH SYNOPSIS
+.B bikaroo-mcp
+.RB { serve | stdio | migrate | help }
+.RI [ \-\-flag = value " ...]"
+.SH DESCRIPTION
+.B bikaroo-mcp
+serves Bikaroo's bike-fleet capabilities to MCP hosts, acting as the calling user and client
+application, with the business state in PostgreSQL.
+.TP
+.B serve
+serves MCP over Streamable HTTP at http://LISTEN:PORT/mcp (bearer tokens from the configured
+identity provider unless BIKAROO_AUTH=local).
+.TP
+.B stdio
+serves MCP over standard input and output, for IDEs that launch the server; logs go to
+standard error.
+.TP
+.B migrate
+applies the SQL migrations as the schema owner (BIKAROO_MIGRATE_URL, else DATABASE_URL).
+.TP
+.B help
+prints the subcommands and the configuration table.
+.SH CONFIGURATION
+Every setting is an environment variable, or a
+.BI \-\-flag= value
+argument after the subcommand, which wins. Settings marked secret are never logged.
+MAN
+"$bin" help | awk 'f; /^variable /{f=1}' | roff | sed -e '1i .PP\n.nf' -e '$a .fi'
+cat <<MAN
+.SH FILES
+.TP
+.I /etc/bikaroo-mcp/bikaroo-mcp.env
+the settings of the systemd unit bikaroo-mcp.service (installed packages).
+.TP
+.I share/bikaroo-mcp/
+resources, prompts and migrations, found by default below the installation prefix.
+.SH EXIT STATUS
+0 after a clean stop (SIGTERM, SIGINT, or end of input for stdio); 1 when the server cannot
+start or a migration fails; 2 for an invalid setting or an unknown subcommand.
+.SH SEE ALSO
+.BR systemd.exec (5),
+.BR psql (1)
+MAN
