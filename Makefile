@@ -156,7 +156,7 @@ $(IB)/cfg.o: server/cfg.c $(HEADERS)
 	$(CC) $(CFLAGS) -DBIKAROO_DATADIR='"$(DATADIR)/"' -c $< -o $@
 
 $(IB)/bikaroo-mcp: $(B)/server/main.o $(IB)/cfg.o $(B)/libbikaroo.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -Wl,-z,relro,-z,now -o $@ $^ $(LDLIBS)
 
 install: $(IB)/bikaroo-mcp
 	scripts/install.sh "$(DESTDIR)" "$(PREFIX)" $(IB)/bikaroo-mcp

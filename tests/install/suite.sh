@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# tests/install/suite.sh: `make install` and `make deb` (scripts/install.sh, scripts/deb.sh).
+# Builds the package, extracts it into a temporary root (dpkg-deb -x) and runs the installed
+# binary, with no directory setting, against a fresh database of the test cluster: migrate from
+# the installed migrations, serve, one tools/call. The installed binary looks for its files in
+# /usr/share/bikaroo-mcp: a private mount namespace (unshare -m) lays the package's
+# /usr/share over the machine's for that process only. Also: the unit passes systemd-analyze,
+# the postinst creates the system user (its commands recorded through stand-ins), the man page
+# is well-formed and lists every setting.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+t=$(mktemp -d)
+db=install_it_$$
+pid=
+cleanup() {
+  [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  psql -X -q "$PGTMP_SUPER_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
+  rm -rf "$t"
+}
+trap cleanup EXIT
+fails=0
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; fails=$((fails + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+
+# --- make install with DESTDIR and PREFIX
+if make -s --no-print-directory install DESTDIR="$t/dest" PREFIX=/opt/bikaroo >"$t/install.log" 2>&1; then
+  p=$t/dest/opt/bikaroo
+  check "make install DESTDIR PREFIX: binary, documents, prompts, migrations, man page, unit, settings" \
+    test -x "$p/bin/bikaroo-mcp" -a -f "$p/share/bikaroo-mcp/resources/damaged-bike.md" \
+    -a -f "$p/share/bikaroo-mcp/prompts/investigate-damaged-bike.md" \
+    -a -f "$p/share/bikaroo-mcp/migrations/0001_schema.sql" \
+    -a -d "$p/share/bikaroo-mcp/migrations/functions" -a -f "$p/share/man/man1/bikaroo-mcp.1.gz" \
+    -a -f "$p/lib/systemd/system/bikaroo-mcp.service" -a -f "$t/dest/etc/bikaroo-mcp/bikaroo-mcp.env"
+  check "the installed binary's default directories are PREFIX/share/bikaroo-mcp" \
+    grep -q '/opt/bikaroo/share/bikaroo-mcp/resources' <("$p/bin/bikaroo-mcp" help)
+  check "the source-tree binary still reads the source tree" \
+    grep -qE '^BIKAROO_RESOURCES_DIR +--resources-dir= +resources ' <(build/bikaroo-mcp help)
+  check "the unit's ExecStart names PREFIX/bin" \
+    grep -qx 'ExecStart=/opt/bikaroo/bin/bikaroo-mcp serve' "$p/lib/systemd/system/bikaroo-mcp.service"
+else
+  cat "$t/install.log"; nok "make install DESTDIR PREFIX"
+fi
+
+# --- make deb
+if ! deb=$(make -s --no-print-directory deb 2>"$t/deb.log" | tail -n 1) || [[ ! -f $deb ]]; then
+  cat "$t/deb.log"; nok "make deb builds a package"; exit 1
+fi
+ok "make deb builds $(basename "$deb")"
+check "lintian finds no error and no warning in the package" \
+  test -z "$(grep -E '^[EW]: ' build/deb/lintian.txt)"
+root=$t/root
+dpkg-deb -x "$deb" "$root"
+dpkg-deb -e "$deb" "$root/DEBIAN"
+check "the package holds the binary, the unit, the man page and /usr/share/bikaroo-mcp" \
+  test -x "$root/usr/bin/bikaroo-mcp" -a -f "$root/lib/systemd/system/bikaroo-mcp.service" \
+  -a -f "$root/usr/share/man/man1/bikaroo-mcp.1.gz" -a -f "$root/usr/share/bikaroo-mcp/resources/damaged-bike.md"
+check "the package depends on the shared libraries it links (dpkg-shlibdeps) and adduser" \
+  grep -qE '^Depends: adduser, .*libmicrohttpd12.*libpq5' "$root/DEBIAN/control"
+
+# The unit: systemd-analyze verify prints nothing (it exits 0 on unknown keys, so read stderr);
+# the binary path points into the extracted root, the man reference is not looked up.
+unit=$t/bikaroo-mcp.service
+sed "s|^ExecStart=/usr/bin/|ExecStart=$root/usr/bin/|" "$root/lib/systemd/system/bikaroo-mcp.service" >"$unit"
+if command -v systemd-analyze >/dev/null; then
+  v=$(systemd-analyze verify --man=no "$unit" 2>&1)
+  check "systemd-analyze verify accepts bikaroo-mcp.service${v:+: $v}" test -z "$v"
+  score=$(systemd-analyze security --offline=true "$unit" 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+  check "systemd-analyze security: exposure ${score:-?} (at most 2.0: OK)" \
+    awk -v s="${score:-99}" 'BEGIN { exit !(s <= 2.0) }'
+else
+  echo "skip - systemd-analyze verify: systemd-analyze is not installed"
+fi
+for key in 'User=bikaroo-mcp' 'NoNewPrivileges=yes' 'ProtectSystem=strict' 'ProtectHome=yes' \
+  'PrivateTmp=yes' 'CapabilityBoundingSet=' 'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX' \
+  'EnvironmentFile=/etc/bikaroo-mcp/bikaroo-mcp.env'; do
+  grep -qxF "$key" "$unit" || nok "the unit sets $key"
+done
+ok "the unit runs as bikaroo-mcp with NoNewPrivileges, ProtectSystem=strict, no capability"
+
+# postinst configure, with stand-ins for the commands it runs: it must create the system group
+# and user (no home, no shell) once, and give the settings file to root:bikaroo-mcp 0640.
+shim=$t/shim
+mkdir -p "$shim"
+for c in getent addgroup adduser chown chmod systemctl; do
+  printf '#!/bin/sh\necho "%s $*" >>"%s"\n[ %s != getent ]\n' "$c" "$t/calls" "$c" >"$shim/$c"
+  chmod +x "$shim/$c"
+done
+PATH=$shim:$PATH sh "$root/DEBIAN/postinst" configure >/dev/null 2>&1
+check "postinst creates the system group and user bikaroo-mcp (no home, nologin) and restricts the settings" \
+  grep -qx 'addgroup --system --quiet bikaroo-mcp' "$t/calls" \
+  && grep -qE '^adduser --system .*--ingroup bikaroo-mcp --no-create-home .*--shell /usr/sbin/nologin .*bikaroo-mcp$' "$t/calls" \
+  && grep -qx 'chmod 0640 /etc/bikaroo-mcp/bikaroo-mcp.env' "$t/calls"
+
+# The man page: well-formed for man, and every setting of the table is in it.
+zcat "$root/usr/share/man/man1/bikaroo-mcp.1.gz" >"$t/bikaroo-mcp.1"
+missing=$(build/bikaroo-mcp help | awk 'f { print $1 } /^variable /{ f = 1 }' | while read -r v; do
+  grep -q "^\\(\\.B \\)\\?$v\\b\\|$v" <(sed 's/\\-/-/g; s/\\f[BIR]//g' "$t/bikaroo-mcp.1") || echo "$v"; done)
+check "bikaroo-mcp(1) is well-formed and lists every setting${missing:+ (missing: $missing)}" \
+  test -z "$missing" -a -n "$(MANWIDTH=80 man -l "$t/bikaroo-mcp.1" 2>/dev/null | grep -F 'BIKAROO_STATE_SECRET')"
+
+# --- the installed binary against a fresh database: migrate, serve, one call. No directory
+# setting; started from / so that nothing is found relative to the working directory.
+psql -X -q -v ON_ERROR_STOP=1 "$PGTMP_SUPER_URL" -c "CREATE DATABASE $db OWNER fleet_owner" >/dev/null
+owner_url=$(sed -E "s|@/[^?]*\\?|@/$db?|" <<<"$BIKAROO_MIGRATE_URL")
+app_url=$(sed -E "s|@/[^?]*\\?|@/$db?|" <<<"$DATABASE_URL")
+cat >"$t/run.sh" <<RUN
+set -e
+mount --make-rprivate /
+mount -t overlay overlay -o lowerdir=$root/usr/share:/usr/share /usr/share
+cd /
+env -u BIKAROO_MIGRATIONS_DIR -u BIKAROO_RESOURCES_DIR -u BIKAROO_PROMPTS_DIR \
+  DATABASE_URL='$owner_url' BIKAROO_MIGRATE_URL='$owner_url' $root/usr/bin/bikaroo-mcp migrate
+psql -X -q -v ON_ERROR_STOP=1 '$owner_url' -f /usr/share/bikaroo-mcp/migrations/demo/demo-data.sql
+exec env -u BIKAROO_MIGRATIONS_DIR -u BIKAROO_RESOURCES_DIR -u BIKAROO_PROMPTS_DIR \
+  DATABASE_URL='$app_url' BIKAROO_MIGRATE_URL= BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port \
+  $root/usr/bin/bikaroo-mcp serve
+RUN
+if ! unshare -m true 2>/dev/null; then
+  echo "skip - the installed binary against the test database: no private mount namespace here (unshare -m)"
+else
+  unshare -m bash "$t/run.sh" >"$t/serve.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 100); do [[ -s $t/port ]] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if [[ -s $t/port ]]; then
+    ok "the installed binary migrates a fresh database from /usr/share/bikaroo-mcp and serves"
+    body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+    out=$(curl -s --max-time 10 "http://127.0.0.1:$(cat "$t/port")/mcp" -H 'Content-Type: application/json' \
+      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+      -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' -d "$body")
+    check "the installed binary answers tools/call get_bike_status VL-2048 from the fresh database" \
+      grep -q '"bikeId": *"VL-2048"' <<<"$out"
+    kill -TERM "$pid"; wait "$pid"; rc=$?; pid=
+    check "the installed binary stops with 0 on SIGTERM" test "$rc" = 0
+  else
+    cat "$t/serve.log"; nok "the installed binary migrates a fresh database and serves"
+  fi
+fi
+exit $((fails > 0))
