@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "server/auth/auth.h"
+#include "server/protocol/ratelimit.h"
 #include "server/transport/http.h"
 
 enum cfg_type { CFG_STR, CFG_LONG };
@@ -103,6 +104,19 @@ static const struct cfg_key cfg_keys[] = {
 	      "stdio: the access token whose principal the server acts as"),
 	CFG_L("confirm-ttl", "BIKAROO_CONFIRM_TTL", confirm_ttl, "300", 1, 3600,
 	      "seconds a server-side confirmation (input_required requestState) stays valid"),
+	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "600", 0, 1000000,
+	      "read-only tools/call per minute and subject (0: no limit); past it 429 + "
+	      "Retry-After"),
+	CFG_L("rate-read-burst", "BIKAROO_RATE_READ_BURST", rate_read_burst, "200", 1, 1000000,
+	      "read-only tools/call a subject may make at once before the per-minute rate applies"),
+	CFG_L("rate-writes", "BIKAROO_RATE_WRITES", rate_writes, "120", 0, 1000000,
+	      "state-changing tools/call per minute and subject (0: no limit)"),
+	CFG_L("rate-write-burst", "BIKAROO_RATE_WRITE_BURST", rate_write_burst, "60", 1, 1000000,
+	      "state-changing tools/call a subject may make at once"),
+	CFG_L("rate-client-factor", "BIKAROO_RATE_CLIENT_FACTOR", rate_client_factor, "10", 1,
+	      10000,
+	      "a client application's budgets (all its subjects together) are this many times a "
+	      "subject's"),
 	CFG_L("keepalive-seconds", "BIKAROO_KEEPALIVE_SECONDS", keepalive_seconds, "15", 1, 300,
 	      "seconds between keep-alives on subscriptions/listen streams (HTTP); streams whose "
 	      "token expired end on the next one"),
@@ -240,5 +254,16 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.allowed_origins = c->allowed_origins,
 		.ready_file = c->ready_file,
 		.keepalive_s = c->keepalive_seconds,
+	};
+}
+
+struct ratelimit_settings cfg_ratelimit_settings(const struct cfg *c)
+{
+	return (struct ratelimit_settings){
+		.read_per_minute = c->rate_reads,
+		.read_burst = c->rate_read_burst,
+		.write_per_minute = c->rate_writes,
+		.write_burst = c->rate_write_burst,
+		.client_factor = c->rate_client_factor,
 	};
 }

@@ -38,16 +38,22 @@ struct cfg {
 	char *token;                 /* BIKAROO_TOKEN: stdio's bearer token */
 	long confirm_ttl; /* BIKAROO_CONFIRM_TTL: seconds a confirmation request stays valid */
 	long keepalive_seconds; /* BIKAROO_KEEPALIVE_SECONDS: listen-stream keep-alive (HTTP) */
+	/* Volume limits on tools/call (server/protocol/ratelimit.h). */
+	long rate_reads, rate_read_burst;   /* BIKAROO_RATE_READS, BIKAROO_RATE_READ_BURST */
+	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */
+	long rate_client_factor;            /* BIKAROO_RATE_CLIENT_FACTOR */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };
 
 struct auth_settings;
 struct http_settings;
+struct ratelimit_settings;
 
 /* The settings each layer is handed, from c (strings borrowed from c). */
 struct auth_settings cfg_auth_settings(const struct cfg *c);
 struct http_settings cfg_http_settings(const struct cfg *c);
+struct ratelimit_settings cfg_ratelimit_settings(const struct cfg *c);
 
 /* Fills c from defaults, then the environment, then argv flags of the form --name=value
  * (argv[0] is not read). On failure, writes the reason to stderr. */

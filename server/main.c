@@ -18,6 +18,7 @@
 #include "server/capabilities/change_feed.h"
 #include "server/cfg.h"
 #include "server/protocol/dispatch.h"
+#include "server/protocol/ratelimit.h"
 #include "server/protocol/reqstate.h"
 #include "server/transport/http.h"
 #include "server/transport/stdio.h"
@@ -85,6 +86,8 @@ static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
 {
 	app->confirm_ttl_s = cfg->confirm_ttl;
 	catalog_describe(server, app);
+	struct ratelimit_settings rset = cfg_ratelimit_settings(cfg);
+	server->limits = ratelimit_new(&rset);
 	if (reqstate_init(cfg->state_secret) != 0) {
 		log_error("BIKAROO_STATE_SECRET must be at least 32 characters");
 		return -1;
@@ -103,6 +106,8 @@ static void main_server_close(struct mcp_server *server)
 {
 	change_feed_stop();
 	mcp_server_unload(server);
+	ratelimit_free(server->limits);
+	server->limits = NULL;
 }
 
 /* stdio: the same description and database checks as serve, the identity from the environment. */

@@ -196,6 +196,7 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		int status = 200;
 		if (err.http_status && http) {
 			status = err.http_status;
+			out->retry_after = err.retry_after;
 		} else if (err.unavailable && http) {
 			status = 503;
 			out->unavailable = true;

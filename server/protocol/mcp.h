@@ -30,6 +30,9 @@ enum mcp_code {
 	/* Ours, in the implementation-defined range: the authority this server acts with (the
 	 * token a stdio server was started with) has expired. */
 	MCP_AUTHORITY_EXPIRED = -32001,
+	/* Ours too: the caller's volume limit on tools/call is spent (HTTP 429 + Retry-After;
+	 * data.retryAfterSeconds on every transport). */
+	MCP_RATE_LIMITED = -32029,
 };
 
 /* A handler's answer is in the transport's hands (a listen stream): no response now. */
@@ -133,6 +136,8 @@ struct mcp_response {
 	const char *missing_scope;
 	/* The backend was unavailable (HTTP answers 503 with Retry-After: MCP_RETRY_AFTER). */
 	bool unavailable;
+	/* Seconds for a Retry-After header (a 429), 0: none. */
+	long retry_after;
 };
 
 struct notify_state; /* protocol/notify.h: progress and log level of one request */
@@ -162,6 +167,7 @@ struct mcp_error {
 	int http_status;           /* e.g. 406; 0: the default rules */
 	const char *missing_scope; /* 403 insufficient_scope naming this scope (static) */
 	bool unavailable;          /* 503 + Retry-After */
+	long retry_after;          /* with http_status 429: the Retry-After seconds */
 };
 
 /* Handler contract: return 0 and set *result (new reference, without resultType/_meta), return
@@ -338,6 +344,8 @@ struct mcp_server {
 	/* Legacy requests without a per-connection logging/setLevel: send notifications/message at
 	 * this level and above ("info"...), or none when NULL. */
 	const char *legacy_log_level;
+	/* Volume limits on tools/call (protocol/ratelimit.h), or NULL: none. */
+	struct ratelimit *limits;
 	/* The application's own settings, for its handlers (the core never reads it). */
 	const void *app;
 	struct mcp_loaded *loaded; /* mcp_server_load()'s */
@@ -349,6 +357,9 @@ int mcp_fail(struct mcp_error *err, int code, const char *message, json_t *data)
 /* The answer when the backend is unavailable, whatever the method: -32603 with message,
  * data {retryAfterSeconds}, HTTP 503 + Retry-After; never a result. */
 int mcp_unavailable(struct mcp_error *err, const char *message);
+/* The answer past a volume limit: MCP_RATE_LIMITED, data {retryAfterSeconds}, HTTP 429 +
+ * Retry-After. */
+int mcp_limited(struct mcp_error *err, long retry_after_s);
 /* True when the request speaks at least revision v (legacy dates compare as strings). */
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v);
 /* Adds the caching hints to a cacheable result (removed again for legacy clients). */

@@ -9,6 +9,7 @@
 #include "common/mem.h"
 #include "notify.h"
 #include "pager.h"
+#include "ratelimit.h"
 #include "schema.h"
 
 /* Parsed schemas of every row (out[i] is NULL without outputSchema). */
@@ -143,15 +144,24 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
 	json_t *args = json_object_get(params, "arguments");
+	const struct mcp_server *s = ctx->server;
+	size_t i;
+	for (i = 0; name && i < s->ntools; i++)
+		if (strcmp(s->tools[i].name, name) == 0)
+			break;
+	/* The volume limit comes first: a refused call costs no audit row, no database work. */
+	long wait = 0;
+	const struct fleet_actor *who = ctx->req->actor;
+	bool write = name && i < s->ntools && !s->tools[i].read_only;
+	if (ratelimit_take(s->limits, who->subject, who->client_id, write, &wait) != RATELIMIT_OK) {
+		log_msg(LOG_WARN, ctx->req->reqid, "tools/call refused: %s limit, retry in %lds",
+			write ? "write" : "read", wait);
+		return mcp_limited(err, wait);
+	}
 	if (!name) {
 		tools_audit(ctx, "(none)", args, "invalid", "no tool name");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call needs a string 'name'", NULL);
 	}
-	const struct mcp_server *s = ctx->server;
-	size_t i;
-	for (i = 0; i < s->ntools; i++)
-		if (strcmp(s->tools[i].name, name) == 0)
-			break;
 	if (i == s->ntools) {
 		tools_audit(ctx, name, args, "invalid", "unknown tool");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown tool",

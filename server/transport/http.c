@@ -563,12 +563,13 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		return http_send_sse(c, stream);
 	}
 	sse_free(&sse);
-	char retry[16];
-	snprintf(retry, sizeof retry, "%d", MCP_RETRY_AFTER);
+	char retry[24];
+	snprintf(retry, sizeof retry, "%ld", resp.retry_after ? resp.retry_after : MCP_RETRY_AFTER);
 	const char *h[] = {ch ? MHD_HTTP_HEADER_WWW_AUTHENTICATE : MHD_HTTP_HEADER_RETRY_AFTER,
 			   ch ? ch : retry, NULL};
-	enum MHD_Result ret = http_send_headers(c, (unsigned)resp.http_status, body,
-						ch || resp.unavailable ? h : NULL);
+	enum MHD_Result ret =
+		http_send_headers(c, (unsigned)resp.http_status, body,
+				  ch || resp.unavailable || resp.retry_after ? h : NULL);
 	free(ch);
 	return ret;
 }

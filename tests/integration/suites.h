@@ -14,5 +14,6 @@ Suite *report_suite(void);
 Suite *listen_suite(void);
 Suite *migrate_suite(void);
 Suite *functions_suite(void);
+Suite *abuse_suite(void);
 
 #endif

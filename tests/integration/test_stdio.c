@@ -731,6 +731,41 @@ START_TEST(progress_lines_come_before_the_response)
 }
 END_TEST
 
+/* The volume limit over stdio: past the read budget, a JSON-RPC error whose data says when to
+ * retry (stdio has no status line); nothing of the refused call reaches the audit log. */
+START_TEST(tool_calls_past_the_budget_get_the_retry_delay)
+{
+	struct sio s;
+	const char *env[] = {"BIKAROO_RATE_READS=1", "BIKAROO_RATE_READ_BURST=3", NULL};
+	sio_start(&s, env);
+	char *before = it_sql("SELECT count(*) FROM fleet.audit_log");
+	for (long id = 1; id <= 5; id++)
+		sio_tool_call(&s, id, "VL-2048");
+	int answered = 0, limited = 0;
+	for (int i = 0; i < 5; i++) { /* in any order */
+		json_t *j = sio_next(&s, sio_wait_ms());
+		ck_assert_ptr_nonnull(j);
+		if (json_object_get(j, "result")) {
+			answered++;
+		} else {
+			ck_assert_int_eq(sio_code(j), -32029);
+			json_t *data = json_object_get(json_object_get(j, "error"), "data");
+			ck_assert_int_ge(
+				json_integer_value(json_object_get(data, "retryAfterSeconds")), 1);
+			limited++;
+		}
+		json_decref(j);
+	}
+	ck_assert_int_eq(answered, 3);
+	ck_assert_int_eq(limited, 2);
+	char *after = it_sql("SELECT count(*) FROM fleet.audit_log");
+	ck_assert_int_eq(strtol(after, NULL, 10) - strtol(before, NULL, 10), 3);
+	free(before);
+	free(after);
+	ck_assert_int_eq(sio_stop(&s), 0);
+}
+END_TEST
+
 Suite *stdio_suite(void)
 {
 	Suite *s = suite_create("stdio");
@@ -746,6 +781,7 @@ Suite *stdio_suite(void)
 	tcase_add_test(tc, cancelled_request_gets_no_response);
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
 	tcase_add_test(tc, progress_lines_come_before_the_response);
+	tcase_add_test(tc, tool_calls_past_the_budget_get_the_retry_delay);
 	suite_add_tcase(s, tc);
 	return s;
 }

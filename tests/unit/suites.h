@@ -10,5 +10,6 @@ Suite *misc_suite(void);
 Suite *prompts_suite(void);
 Suite *jwt_suite(void);
 Suite *tokcache_suite(void);
+Suite *ratelimit_suite(void);
 
 #endif
