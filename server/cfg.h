@@ -29,6 +29,7 @@ struct cfg {
 	char *auth_issuer;           /* BIKAROO_AUTH_ISSUER */
 	char *auth_algs;             /* BIKAROO_AUTH_ALGS */
 	long auth_skew;              /* BIKAROO_AUTH_CLOCK_SKEW (seconds) */
+	long auth_max_lifetime;      /* BIKAROO_AUTH_MAX_LIFETIME (seconds) */
 	long auth_timeout_ms;        /* BIKAROO_AUTH_TIMEOUT_MS */
 	long auth_refresh_seconds;   /* BIKAROO_AUTH_REFRESH_SECONDS: key refresh cool-down */
 	long auth_cache_seconds;     /* BIKAROO_AUTH_CACHE_SECONDS: validated-token cache */

@@ -131,6 +131,7 @@ enum auth_status auth_init(const struct auth_settings *set)
 	auth.policy.issuer = auth.issuer;
 	auth.policy.audience = auth.resource;
 	auth.policy.skew = set->skew;
+	auth.policy.max_lifetime = set->max_lifetime;
 	auth.cache = tokcache_new(auth.cache_ttl);
 	free(origin);
 	free(path);
@@ -184,8 +185,12 @@ enum auth_status auth_bearer(const char *const *values, size_t n, const char **t
 	if (n > 1)
 		return AUTH_BAD_REQUEST;
 	const char *v = values[0];
-	if (strncasecmp(v, "Bearer", 6) != 0 || v[6] != ' ')
-		return AUTH_BAD_REQUEST; /* another scheme, or "Bearer" glued to something */
+	size_t scheme = strcspn(v, " ");
+	if (scheme != 6 || strncasecmp(v, "Bearer", 6) != 0)
+		return AUTH_NO_TOKEN; /* another scheme (Basic...): no Bearer credentials (RFC 6750
+					 section 3: 401 with the plain challenge) */
+	if (v[6] != ' ')
+		return AUTH_BAD_REQUEST; /* "Bearer" without credentials */
 	const char *t = v + 6;
 	while (*t == ' ')
 		t++;
@@ -517,6 +522,8 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 		*why = "token audience is not this server";
 	else if (!exp || now >= exp + auth.policy.skew)
 		*why = "token expired";
+	else if (!jwt_lifetime_ok(r, exp, now, auth.policy.max_lifetime))
+		*why = "token lifetime is longer than this server accepts";
 	else if (!auth_actor_from(r, out))
 		*why = "token names no usable subject or client";
 	else

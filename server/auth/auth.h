@@ -31,6 +31,7 @@ struct auth_settings {
 	const char *client_id;     /* introspection: the server's own client */
 	const char *client_secret; /* introspection: its secret */
 	long skew;                 /* seconds of clock skew tolerated */
+	long max_lifetime;         /* longest token lifetime accepted (seconds; 0: any) */
 	long timeout_ms;           /* outbound calls to the issuer */
 	long refresh_seconds;      /* key refresh cool-down */
 	long cache_seconds;        /* validated-token cache */

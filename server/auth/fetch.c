@@ -30,27 +30,56 @@ static size_t fetch_collect(char *data, size_t size, size_t nmemb, void *user)
 	return add;
 }
 
-static bool fetch_loopback_host(const char *hostport)
+static bool fetch_loopback_host(const char *host)
 {
-	static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
-	for (size_t i = 0; i < 3; i++) {
-		size_t n = strlen(names[i]);
-		if (strncasecmp(hostport, names[i], n) == 0 &&
-		    (hostport[n] == '\0' || hostport[n] == ':' || hostport[n] == '/'))
-			return true;
+	return strcmp(host, "127.0.0.1") == 0 || strcasecmp(host, "localhost") == 0 ||
+	       strcmp(host, "[::1]") == 0;
+}
+
+/* The URL as libcurl itself reads it (new handle, or NULL when policy refuses it): the scheme,
+ * host and port are judged on libcurl's own parse, the one the transfer then uses, never on a
+ * prefix of the text (http://localhost:1@127.0.0.2/ is user "localhost" at 127.0.0.2). No
+ * userinfo, no fragment, a host; http only to a loopback host when allowed. */
+static CURLU *fetch_parse(const struct fetch_policy *p, const char *url)
+{
+	const char *auth = url ? strstr(url, "://") : NULL;
+	if (!auth || auth[3] == '/' || strlen(url) > 2048 || strpbrk(url, " \t\r\n"))
+		return NULL; /* libcurl would read https:///x as host x */
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *part = NULL;
+	bool ok = false;
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK || !*host)
+		goto out;
+	static const CURLUPart absent[] = {CURLUPART_USER, CURLUPART_PASSWORD, CURLUPART_OPTIONS,
+					   CURLUPART_FRAGMENT};
+	for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
+		CURLUcode rc = curl_url_get(u, absent[i], &part, 0);
+		curl_free(part);
+		part = NULL;
+		if (rc == CURLUE_OK)
+			goto out; /* present */
 	}
-	return false;
+	if (strcmp(scheme, "https") == 0)
+		ok = true;
+	else if (strcmp(scheme, "http") == 0)
+		ok = p->allow_loopback_http && fetch_loopback_host(host);
+out:
+	curl_free(scheme);
+	curl_free(host);
+	if (!ok) {
+		curl_url_cleanup(u);
+		return NULL;
+	}
+	return u;
 }
 
 bool fetch_url_allowed(const struct fetch_policy *p, const char *url)
 {
-	if (!url || strlen(url) > 2048 || strpbrk(url, " \t\r\n#"))
-		return false;
-	if (strncasecmp(url, "https://", 8) == 0)
-		return url[8] != '\0' && url[8] != '/';
-	if (strncasecmp(url, "http://", 7) == 0)
-		return p->allow_loopback_http && fetch_loopback_host(url + 7);
-	return false;
+	CURLU *u = fetch_parse(p, url);
+	curl_url_cleanup(u);
+	return u != NULL;
 }
 
 char *fetch_form_encode(const char *s)
@@ -77,14 +106,17 @@ enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, cons
 {
 	*body = NULL;
 	*http_code = 0;
-	if (!fetch_url_allowed(p, url))
+	CURLU *u = fetch_parse(p, url);
+	if (!u)
 		return FETCH_REFUSED_URL;
 	CURL *c = curl_easy_init();
-	if (!c)
+	if (!c) {
+		curl_url_cleanup(u);
 		return FETCH_UNAVAILABLE;
+	}
 	struct fetch_buf b = {0};
 	struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
-	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CURLU, u); /* what fetch_parse judged, not the text again */
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, p->allow_loopback_http ? "http,https" : "https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* worker threads: no SIGALRM for timeouts */
@@ -124,5 +156,6 @@ enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, cons
 		free(b.p);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
+	curl_url_cleanup(u);
 	return st;
 }

@@ -211,6 +211,14 @@ static const char *jwt_header_problem(const json_t *h, const struct jwt_policy *
 	return NULL;
 }
 
+bool jwt_lifetime_ok(const json_t *claims, long exp, long now, long max)
+{
+	long iat;
+	if (!max)
+		return true;
+	return exp - (jwt_time(claims, "iat", &iat) ? iat : now) <= max;
+}
+
 static const char *jwt_claims_problem(const json_t *c, const struct jwt_policy *p, long now)
 {
 	long exp, nbf, iat;
@@ -227,6 +235,8 @@ static const char *jwt_claims_problem(const json_t *c, const struct jwt_policy *
 		return "token not valid yet";
 	if (!jwt_time(c, "iat", &iat) || iat > now + p->skew)
 		return "token issue time is missing or in the future";
+	if (!jwt_lifetime_ok(c, exp, now, p->max_lifetime))
+		return "token lifetime is longer than this server accepts";
 	if (!jwt_id_claim_ok(json_object_get(c, "sub")))
 		return "token has no subject";
 	if (!jwt_id_claim_ok(json_object_get(c, "client_id")) &&

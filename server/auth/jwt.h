@@ -23,6 +23,7 @@ struct jwt_policy {
 	const char *audience; /* must be `aud` or one element of it (our canonical resource URI) */
 	unsigned algs;        /* enum jwt_alg bits */
 	long skew;            /* seconds of clock skew tolerated on exp, nbf, iat */
+	long max_lifetime;    /* seconds a token may live at most (exp - iat); 0: no maximum */
 };
 
 #define JWT_MAX_TOKEN 8192
@@ -53,5 +54,9 @@ bool jwt_audience_matches(const json_t *aud, const char *audience);
  * outside the years 1970 to 9999. The bound keeps the conversion to long defined and
  * `exp + skew` from overflowing: a token with such a time is refused, never read as another. */
 bool jwt_time(const json_t *claims, const char *name, long *out);
+
+/* True when a token expiring at exp lives at most max seconds: exp - iat, or exp - now when
+ * claims has no usable iat (max 0: any lifetime). */
+bool jwt_lifetime_ok(const json_t *claims, long exp, long now, long max);
 
 #endif

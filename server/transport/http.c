@@ -149,6 +149,34 @@ static const char *http_header(struct MHD_Connection *c, const char *name)
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
+/* Every occurrence of one header: its first two values and how many there are (a repeated
+ * Host, Origin or Authorization is refused, never read as its first value). */
+struct http_values {
+	const char *name;
+	const char *values[2];
+	size_t n;
+};
+
+static enum MHD_Result http_collect(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	(void)kind;
+	struct http_values *a = cls;
+	if (key && strcasecmp(key, a->name) == 0) {
+		if (a->n < 2)
+			a->values[a->n] = value ? value : "";
+		a->n++;
+	}
+	return MHD_YES;
+}
+
+static struct http_values http_header_all(struct MHD_Connection *c, const char *name)
+{
+	struct http_values v = {.name = name};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, http_collect, &v);
+	return v;
+}
+
 static bool http_media_is(const char *value, const char *type)
 {
 	size_t n = strlen(type);
@@ -441,34 +469,19 @@ static enum MHD_Result http_prm(struct MHD_Connection *c, const char *method)
 	return http_send_headers(c, 200, body, h);
 }
 
-struct http_authz {
-	const char *values[2];
-	size_t n;
-};
-
-static enum MHD_Result http_collect_authz(void *cls, enum MHD_ValueKind kind, const char *key,
-					  const char *value)
-{
-	(void)kind;
-	struct http_authz *a = cls;
-	if (key && strcasecmp(key, MHD_HTTP_HEADER_AUTHORIZATION) == 0) {
-		if (a->n < 2)
-			a->values[a->n] = value ? value : "";
-		a->n++;
-	}
-	return MHD_YES;
-}
-
 /* Steps 4-5 of the order of checks: the bearer token names the actor, or the request is
  * refused here (401/400/503) with a challenge. Returns true when *actor is set. */
 static bool http_authenticate(struct MHD_Connection *c, struct http_req *st,
 			      struct fleet_actor *actor, enum MHD_Result *ret)
 {
-	struct http_authz a = {{NULL, NULL}, 0};
-	MHD_get_connection_values(c, MHD_HEADER_KIND, http_collect_authz, &a);
+	struct http_values a = http_header_all(c, MHD_HTTP_HEADER_AUTHORIZATION);
 	const char *token = NULL, *why = NULL;
 	size_t len = 0;
 	enum auth_status as = auth_bearer(a.values, a.n < 2 ? a.n : 2, &token, &len);
+	/* A token in the query (RFC 6750 section 2.3) is never used. Alone it is no credentials
+	 * (401 above); next to a header it is more than one method: a malformed request. */
+	if (a.n && MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "access_token"))
+		as = AUTH_BAD_REQUEST, why = "a token in the header and in the query";
 	if (as == AUTH_OK)
 		as = auth_validate(token, len, actor, &why);
 	if (as == AUTH_OK)
@@ -586,11 +599,18 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 		snprintf(st->reqid, sizeof st->reqid, "r%lu",
 			 atomic_fetch_add(&http_counter, 1) + 1);
 		*con_cls = st;
-		/* 1: Host and Origin against DNS rebinding. */
-		const char *host = http_header(c, MHD_HTTP_HEADER_HOST);
-		const char *origin = http_header(c, MHD_HTTP_HEADER_ORIGIN);
-		if (!http_host_allowed(host, s->allowed_hosts) ||
-		    (origin && !http_origin_allowed(origin, s->allowed_origins))) {
+		/* 1: Host and Origin against DNS rebinding; exactly one of each (RFC 9112 section
+		 * 3.2: a repeated Host is a 400). */
+		struct http_values host = http_header_all(c, MHD_HTTP_HEADER_HOST);
+		struct http_values origin = http_header_all(c, MHD_HTTP_HEADER_ORIGIN);
+		if (host.n > 1) {
+			log_msg(LOG_WARN, st->reqid, "refused: more than one Host header");
+			st->refused = true;
+			return http_refuse(c, 400, MCP_INVALID_REQUEST,
+					   "Bad Request: more than one Host header", NULL);
+		}
+		if (!http_host_allowed(host.values[0], s->allowed_hosts) || origin.n > 1 ||
+		    (origin.n && !http_origin_allowed(origin.values[0], s->allowed_origins))) {
 			log_msg(LOG_WARN, st->reqid, "refused: Host or Origin not allowed");
 			st->refused = true;
 			return http_refuse(c, 403, MCP_INVALID_REQUEST,

@@ -18,7 +18,7 @@
 
 static cjose_jwk_t *key, *other_key;
 static struct jwt_keyset *ks;
-static const struct jwt_policy policy = {ISS, AUD, JWT_ALG_RS256 | JWT_ALG_ES256, 60};
+static const struct jwt_policy policy = {ISS, AUD, JWT_ALG_RS256 | JWT_ALG_ES256, 60, 0};
 
 static cjose_jwk_t *jwt_new_rsa(const char *kid)
 {
@@ -283,8 +283,13 @@ START_TEST(bearer_header)
 	ck_assert_int_eq(auth_bearer(NULL, 0, &tok, &len), AUTH_NO_TOKEN);
 	const char *two[] = {"Bearer a", "Bearer a"};
 	ck_assert_int_eq(auth_bearer(two, 2, &tok, &len), AUTH_BAD_REQUEST);
-	const char *bad[] = {"Basic abc",  "Bearer",      "Bearer ",    "Bearerabc",   "Bearer a b",
-			     "Bearer a,b", "Bearer =abc", "Bearer a=b", "Bearer \"a\""};
+	/* Another scheme is no Bearer credentials at all (401), not a malformed Bearer (400). */
+	const char *other[] = {"Basic abc", "Bearerabc", "Digest x=1", "Negotiate"};
+	for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+		ck_assert_msg(auth_bearer(&other[i], 1, &tok, &len) == AUTH_NO_TOKEN, "%s",
+			      other[i]);
+	const char *bad[] = {"Bearer",      "Bearer ",    "Bearer a b",  "Bearer a,b",
+			     "Bearer =abc", "Bearer a=b", "Bearer \"a\""};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		ck_assert_msg(auth_bearer(&bad[i], 1, &tok, &len) == AUTH_BAD_REQUEST, "%s",
 			      bad[i]);
@@ -304,6 +309,14 @@ START_TEST(outbound_url_policy)
 	ck_assert(!fetch_url_allowed(&test, "gopher://127.0.0.1/"));
 	ck_assert(!fetch_url_allowed(&strict, "https:///nohost"));
 	ck_assert(!fetch_url_allowed(&strict, "https://issuer.example/#frag"));
+	/* Judged on libcurl's parse, not a prefix: here localhost:1 is userinfo, the host is
+	 * 127.0.0.2. Userinfo is refused anywhere (it would be sent as credentials). */
+	ck_assert(!fetch_url_allowed(&test, "http://localhost:1@127.0.0.2:8080/jwks"));
+	ck_assert(!fetch_url_allowed(&test, "http://127.0.0.1@evil.example/jwks"));
+	ck_assert(!fetch_url_allowed(&strict, "https://user:pw@issuer.example/jwks"));
+	ck_assert(!fetch_url_allowed(&test, "http://localhost.evil.example/"));
+	ck_assert(fetch_url_allowed(&test, "http://[::1]:9/jwks"));
+	ck_assert(fetch_url_allowed(&test, "HTTP://LOCALHOST:9/jwks"));
 	char *e = fetch_form_encode("a b&c=d/é");
 	ck_assert_str_eq(e, "a%20b%26c%3Dd%2F%C3%A9");
 	free(e);
