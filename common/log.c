@@ -2,6 +2,7 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -46,8 +47,28 @@ void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 		va_end(ap);
 	}
 	/* One write per line so that concurrent workers do not interleave. */
-	for (char *p = line; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	fprintf(stderr, "%s\n", line);
+	char safe[4 * sizeof line];
+	log_escape(line, safe, sizeof safe);
+	fprintf(stderr, "%s\n", safe);
+}
+
+void log_escape(const char *in, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
+		/* C0 controls and DEL, and the C1 controls in UTF-8 (C2 80..C2 9F, e.g. CSI). */
+		bool c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+		if (*p >= 0x20 && *p != 0x7f && !c1) {
+			out[o++] = (char)*p;
+			continue;
+		}
+		if (c1)
+			p++;
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = hex[*p >> 4];
+		out[o++] = hex[*p & 15];
+	}
+	out[o] = '\0';
 }

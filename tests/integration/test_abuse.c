@@ -104,12 +104,47 @@ START_TEST(burst_past_the_write_budget_gets_429_and_reaches_no_database)
 }
 END_TEST
 
+/* ---- logs ------------------------------------------------------------------------------------ */
+
+/* A client's control bytes (an ANSI escape in a method name, a forged line break, a C1 CSI) reach
+ * the server's log escaped, never raw. */
+START_TEST(control_bytes_from_a_client_are_escaped_in_the_log)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\\u001b[31mred\\r\\n"
+			   "FAKE error line\\u009b2J\",\"params\":{}}";
+	const char *headers[] = {"Content-Type: application/json", "Accept: application/json",
+				 NULL};
+	struct it_response r;
+	it_http(s.port, "POST", "/mcp", headers, body, strlen(body), &r);
+	ck_assert_int_eq(r.status, 200); /* a 2025-era unknown method: -32601 in-band */
+	it_response_free(&r);
+	FILE *f = fopen(s.log_file, "rb");
+	ck_assert_ptr_nonnull(f);
+	char log[1 << 16];
+	size_t n = fread(log, 1, sizeof log - 1, f);
+	fclose(f);
+	log[n] = '\0';
+	ck_assert_msg(strstr(log, "\\x1b[31mred\\x0d\\x0aFAKE error line\\x9b2J") != NULL, "%s",
+		      log);
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *b = (const unsigned char *)log + i;
+		ck_assert_msg(b[0] == '\n' || (b[0] >= 0x20 && b[0] != 0x7f),
+			      "raw control byte 0x%02x in the log", b[0]);
+		ck_assert_msg(!(b[0] == 0xc2 && b[1] >= 0x80 && b[1] <= 0x9f), "raw C1 control");
+	}
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 Suite *abuse_suite(void)
 {
 	Suite *s = suite_create("abuse");
 	TCase *tc = tcase_create("limits");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, burst_past_the_write_budget_gets_429_and_reaches_no_database);
+	tcase_add_test(tc, control_bytes_from_a_client_are_escaped_in_the_log);
 	suite_add_tcase(s, tc);
 	return s;
 }
