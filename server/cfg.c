@@ -108,6 +108,21 @@ static const struct cfg_key cfg_keys[] = {
 	      "stdio: the access token whose principal the server acts as"),
 	CFG_L("confirm-ttl", "BIKAROO_CONFIRM_TTL", confirm_ttl, "300", 1, 3600,
 	      "seconds a server-side confirmation (input_required requestState) stays valid"),
+	CFG_L("header-timeout-ms", "BIKAROO_HEADER_TIMEOUT_MS", header_timeout_ms, "10000", 100,
+	      600000,
+	      "a request's headers must be complete this long after it began (or after the "
+	      "previous answer on a kept-alive connection), whatever the rate they arrive at"),
+	CFG_L("body-timeout-ms", "BIKAROO_BODY_TIMEOUT_MS", body_timeout_ms, "30000", 100, 600000,
+	      "a request's body must be complete this long after its headers"),
+	CFG_L("max-pending-headers", "BIKAROO_MAX_PENDING_HEADERS", max_pending, "256", 0, 100000,
+	      "connections still sending their headers at most; past it the oldest is closed (0: "
+	      "no cap)"),
+	CFG_L("max-connections", "BIKAROO_MAX_CONNECTIONS", max_connections, "1024", 16, 100000,
+	      "HTTP connections at once (the descriptor limit is raised to fit)"),
+	CFG_L("max-connections-per-ip", "BIKAROO_MAX_CONNECTIONS_PER_IP", max_per_ip, "512", 0,
+	      100000,
+	      "HTTP connections from one address at once (0: no limit; behind a proxy "
+	      "every connection comes from the proxy)"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "read-only tools/call per minute and subject (0: no limit); past it 429 + "
 	      "Retry-After"),
@@ -259,6 +274,11 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.allowed_origins = c->allowed_origins,
 		.ready_file = c->ready_file,
 		.keepalive_s = c->keepalive_seconds,
+		.header_timeout_ms = c->header_timeout_ms,
+		.body_timeout_ms = c->body_timeout_ms,
+		.max_pending = c->max_pending,
+		.max_connections = c->max_connections,
+		.max_per_ip = c->max_per_ip,
 	};
 }
 

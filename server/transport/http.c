@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "guard.h"
 #include "listen.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
@@ -29,6 +31,7 @@ struct http_server {
 	char *allowed_hosts;
 	char *allowed_origins;
 	struct listen_hub *hub; /* the listen streams */
+	struct guard *guard;    /* header and body deadlines, the pending-headers cap */
 };
 
 struct http_req {
@@ -587,6 +590,53 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 	return ret;
 }
 
+/* ---- connections: the slow-client guard (guard.h) sees each one from accept to close ---- */
+
+static struct guard_conn *http_guard_conn(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* libmicrohttpd tells of a connection before its descriptor is closed. */
+static void http_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			    enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = ci ? guard_opened(s->guard, ci->connect_fd) : NULL;
+	} else {
+		guard_closed(s->guard, *socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* Raises the soft limit on open descriptors to what max_conn connections need (plus database
+ * connections, logs, the listen socket); returns the connections the limit allows. */
+static long http_fd_budget(long max_conn)
+{
+	const long spare = 128;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return max_conn;
+	rlim_t need = (rlim_t)(max_conn + spare);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		rl.rlim_cur =
+			rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < need) {
+			long fit =
+				(long)rl.rlim_cur > 2 * spare ? (long)rl.rlim_cur - spare : spare;
+			log_warn("http: the descriptor limit allows %ld connections, not %ld", fit,
+				 max_conn);
+			return fit;
+		}
+	}
+	return max_conn;
+}
+
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
 				   const char *method, const char *version, const char *upload,
 				   size_t *upload_size, void **con_cls)
@@ -595,6 +645,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 	struct http_server *s = cls;
 	struct http_req *st = *con_cls;
 	if (!st) {
+		guard_headers_done(s->guard, http_guard_conn(c));
 		st = mem_calloc(1, sizeof *st);
 		snprintf(st->reqid, sizeof st->reqid, "r%lu",
 			 atomic_fetch_add(&http_counter, 1) + 1);
@@ -640,6 +691,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 		}
 		return MHD_YES;
 	}
+	if (!*upload_size)
+		guard_body_done(s->guard, http_guard_conn(c));
 	if (st->refused) {
 		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
 		return MHD_YES;
@@ -679,9 +732,9 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			   enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
-	(void)c;
 	(void)toe;
+	struct http_server *s = cls;
+	guard_request_done(s->guard, http_guard_conn(c));
 	struct http_req *st = *con_cls;
 	if (st) {
 		free(st->body);
@@ -735,14 +788,20 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->allowed_hosts = mem_strdup(set->allowed_hosts);
 	s->allowed_origins = mem_strdup(set->allowed_origins);
 	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS, set->keepalive_s);
+	struct guard_settings gs = {.header_ms = set->header_timeout_ms,
+				    .body_ms = set->body_timeout_ms,
+				    .max_pending = set->max_pending};
+	s->guard = guard_new(&gs);
+	long max_conn = http_fd_budget(set->max_connections);
 	s->daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 			MHD_ALLOW_SUSPEND_RESUME,
 		0, NULL, NULL, http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-		(unsigned)set->threads, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)0,
+		(unsigned)set->threads, MHD_OPTION_NOTIFY_COMPLETED, http_completed, s,
+		MHD_OPTION_NOTIFY_CONNECTION, http_connection, s, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)set->max_per_ip,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
 	if (!s->daemon) {
 		log_error("cannot listen on %s:%ld", set->listen, set->port);
@@ -769,6 +828,7 @@ void http_stop(struct http_server *s)
 		http_streams_drain();
 		MHD_stop_daemon(s->daemon);
 	}
+	guard_free(s->guard); /* after the daemon: every connection was closed */
 	listen_hub_free(s->hub);
 	free(s->allowed_hosts);
 	free(s->allowed_origins);

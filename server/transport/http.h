@@ -23,6 +23,11 @@ struct http_settings {
 	const char *allowed_origins; /* extra Origin hosts, comma-separated */
 	const char *ready_file;      /* "" or where to write the bound port */
 	long keepalive_s;            /* seconds between keep-alives on listen streams */
+	long header_timeout_ms;      /* a request's headers are complete within this, or closed */
+	long body_timeout_ms;        /* its body within this after its headers */
+	long max_pending;            /* connections without complete headers (0: no cap) */
+	long max_connections;        /* connections at once */
+	long max_per_ip;             /* connections from one address (0: no limit) */
 };
 
 /* Starts serving POST /mcp for mcp (borrowed until http_stop) on set's address, acting as actor

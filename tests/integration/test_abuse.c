@@ -1,11 +1,20 @@
 /* Integration tests of the server under abuse and faults: volume limits on tools/call (a burst
  * past the budget is refused before the database), slow clients that dribble their headers, a
  * stop in the middle of a load, and a database that is down when the server starts. */
+#include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "suites.h"
@@ -17,6 +26,74 @@ static long ab_count(const char *sql)
 	long n = strtol(v, NULL, 10);
 	free(v);
 	return n;
+}
+
+static double ab_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static void ab_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static bool ab_slow_build(void)
+{
+	return *it_env("BIKAROO_WRAPPER") != '\0'; /* valgrind */
+}
+
+/* A non-blocking TCP connection to the server (-1 when the connect fails at once). */
+static int ab_connect(unsigned port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* True once the server closed fd (EOF or reset), within wait_ms. */
+static bool ab_closed_within(int fd, int wait_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (poll(&p, 1, wait_ms) <= 0)
+		return false;
+	char b[256];
+	ssize_t n = recv(fd, b, sizeof b, MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN);
+}
+
+/* Sends a whole raw request on a new connection; returns the status of the answer (0: none
+ * within 5 s). For what libcurl will not send (two Host headers). */
+static int ab_raw_status(unsigned port, const char *request)
+{
+	int fd = ab_connect(port);
+	ck_assert_int_ge(fd, 0);
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	poll(&p, 1, 5000);
+	ck_assert_int_eq(send(fd, request, strlen(request), MSG_NOSIGNAL),
+			 (ssize_t)strlen(request));
+	char buf[512] = {0};
+	size_t n = 0;
+	p.events = POLLIN;
+	while (n < 12 && poll(&p, 1, 5000) > 0) {
+		ssize_t got = recv(fd, buf + n, sizeof buf - 1 - n, 0);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	int status = 0;
+	return sscanf(buf, "HTTP/1.1 %d", &status) == 1 ? status : 0;
 }
 
 /* ---- volume limits --------------------------------------------------------------------------- */
@@ -104,6 +181,32 @@ START_TEST(burst_past_the_write_budget_gets_429_and_reaches_no_database)
 }
 END_TEST
 
+/* ---- transport: one Host -----------------------------------------------------------------------
+ */
+
+/* Two Host headers are a 400 (RFC 9112 section 3.2), whichever comes first, never read as one of
+ * them; a single one is served. Nothing reaches the database. */
+START_TEST(two_host_headers_are_a_bad_request)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+	char req[1024];
+#define AB_REQ                                                                                     \
+	"POST /mcp HTTP/1.1\r\n%sContent-Type: application/json\r\nAccept: application/json\r\n"   \
+	"Content-Length: %zu\r\nConnection: close\r\n\r\n%s"
+	snprintf(req, sizeof req, AB_REQ, "Host: 127.0.0.1\r\nHost: evil.example.com\r\n",
+		 strlen(body), body);
+	ck_assert_int_eq(ab_raw_status(s.port, req), 400);
+	snprintf(req, sizeof req, AB_REQ, "Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n", strlen(body),
+		 body);
+	ck_assert_int_eq(ab_raw_status(s.port, req), 400);
+	snprintf(req, sizeof req, AB_REQ, "Host: 127.0.0.1\r\n", strlen(body), body);
+	ck_assert_int_eq(ab_raw_status(s.port, req), 200);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 /* ---- logs ------------------------------------------------------------------------------------ */
 
 /* A client's control bytes (an ANSI escape in a method name, a forged line break, a C1 CSI) reach
@@ -138,6 +241,172 @@ START_TEST(control_bytes_from_a_client_are_escaped_in_the_log)
 }
 END_TEST
 
+/* ---- slow clients ---------------------------------------------------------------------------- */
+
+#define AB_DRIBBLE                                                                                 \
+	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+
+/* A byte every 100 ms keeps libmicrohttpd's inactivity timeout (30 s) from ever firing: only the
+ * deadlines close these two, the headers one 1 s after it began, the body one 1 s after its
+ * headers; the server serves on. */
+START_TEST(header_and_body_deadlines_close_dribblers_whatever_their_rate)
+{
+	struct it_server s;
+	const char *env[] = {"BIKAROO_HEADER_TIMEOUT_MS=1000", "BIKAROO_BODY_TIMEOUT_MS=1000",
+			     NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	int head = ab_connect(s.port), body = ab_connect(s.port);
+	ck_assert_int_ge(head, 0);
+	ck_assert_int_ge(body, 0);
+	ab_sleep_ms(50);
+	const char *hdr =
+		"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+		"Content-Length: 1000\r\n\r\n";
+	ck_assert_int_eq(send(body, hdr, strlen(hdr), MSG_NOSIGNAL), (ssize_t)strlen(hdr));
+	double t0 = ab_now_ms(), head_closed = 0, body_closed = 0;
+	for (size_t i = 0; ab_now_ms() - t0 < 5000 && (!head_closed || !body_closed); i++) {
+		if (!head_closed) {
+			send(head, AB_DRIBBLE + i % (sizeof AB_DRIBBLE - 1), 1, MSG_NOSIGNAL);
+			if (ab_closed_within(head, 0))
+				head_closed = ab_now_ms() - t0;
+		}
+		if (!body_closed) {
+			send(body, " ", 1, MSG_NOSIGNAL);
+			if (ab_closed_within(body, 0))
+				body_closed = ab_now_ms() - t0;
+		}
+		ab_sleep_ms(100);
+	}
+	fprintf(stderr, "deadlines: headers closed after %.0f ms, body after %.0f ms\n",
+		head_closed, body_closed);
+	double slack = ab_slow_build() ? 10000 : 1000;
+	ck_assert_msg(head_closed >= 900 && head_closed <= 1000 + slack, "%.0f", head_closed);
+	ck_assert_msg(body_closed >= 900 && body_closed <= 1000 + slack, "%.0f", body_closed);
+	close(head);
+	close(body);
+	struct it_response r;
+	it_mcp(s.port, "server/discover", NULL, "", &r);
+	ck_assert_int_eq(r.status, 200);
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+struct ab_dribblers {
+	unsigned port;
+	int n;
+	volatile int stop;
+	int opened, closed_by_server, most_open;
+};
+
+/* n connections from one address, each sending one header byte every 2 s and never finishing;
+ * one the server closes is opened again (at most ~500 a second), for as long as stop is 0. */
+static void *ab_dribble_run(void *p)
+{
+	struct ab_dribblers *d = p;
+	int *fd = calloc((size_t)d->n, sizeof *fd);
+	double *last = calloc((size_t)d->n, sizeof *last);
+	size_t *pos = calloc((size_t)d->n, sizeof *pos);
+	struct pollfd *pf = calloc((size_t)d->n, sizeof *pf);
+	for (int i = 0; i < d->n; i++)
+		fd[i] = -1;
+	while (!d->stop) {
+		double now = ab_now_ms();
+		int budget = 50, open = 0; /* new connections per 100 ms tick */
+		for (int i = 0; i < d->n; i++) {
+			if (fd[i] < 0 && budget > 0) {
+				budget--;
+				fd[i] = ab_connect(d->port);
+				if (fd[i] >= 0)
+					d->opened++;
+				last[i] = 0;
+				pos[i] = 0;
+			}
+			if (fd[i] >= 0 && now - last[i] >= 2000) {
+				send(fd[i], AB_DRIBBLE + pos[i] % (sizeof AB_DRIBBLE - 1), 1,
+				     MSG_NOSIGNAL);
+				pos[i]++;
+				last[i] = now;
+			}
+			pf[i] = (struct pollfd){.fd = fd[i], .events = POLLIN};
+		}
+		poll(pf, (nfds_t)d->n, 0);
+		for (int i = 0; i < d->n; i++) {
+			if (fd[i] >= 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+				close(fd[i]);
+				fd[i] = -1;
+				d->closed_by_server++;
+			}
+			open += fd[i] >= 0;
+		}
+		if (open > d->most_open)
+			d->most_open = open;
+		ab_sleep_ms(100);
+	}
+	for (int i = 0; i < d->n; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	free(fd);
+	free(last);
+	free(pos);
+	free(pf);
+	return NULL;
+}
+
+static int ab_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* 1,000 connections dribbling their headers from the address valid clients use, past the
+ * per-address limit (512) and the pending-headers cap (256): the oldest dribblers are closed
+ * to make room, so a valid request on a new connection is answered within 100 ms throughout. */
+START_TEST(a_thousand_dribblers_leave_valid_requests_answered)
+{
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < 4096 && (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= 4096)) {
+		rl.rlim_cur = 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	struct ab_dribblers d = {.port = s.port, .n = 1000};
+	pthread_t t;
+	pthread_create(&t, NULL, ab_dribble_run, &d);
+	ab_sleep_ms(2500); /* every dribbler has connected and sent a byte */
+	enum { PROBES = 150 };
+	double lat[PROBES];
+	int ok = 0;
+	for (int i = 0; i < PROBES; i++) {
+		struct it_response r;
+		double t0 = ab_now_ms();
+		it_mcp(s.port, "tools/call", "get_bike_status",
+		       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}", &r);
+		lat[i] = ab_now_ms() - t0;
+		ok += r.status == 200 && json_object_get(r.json, "result") != NULL;
+		it_response_free(&r);
+		ab_sleep_ms(50);
+	}
+	d.stop = 1;
+	pthread_join(t, NULL);
+	qsort(lat, PROBES, sizeof lat[0], ab_cmp_double);
+	fprintf(stderr,
+		"dribblers: %d connections opened, %d closed by the server, at most %d open at "
+		"once; %d/%d valid requests answered, latency p50 %.1f ms, p99 %.1f ms, max "
+		"%.1f ms\n",
+		d.opened, d.closed_by_server, d.most_open, ok, PROBES, lat[PROBES / 2],
+		lat[PROBES * 99 / 100], lat[PROBES - 1]);
+	ck_assert_int_ge(d.opened, 1000);
+	ck_assert_int_gt(d.closed_by_server, 0);
+	ck_assert_int_eq(ok, PROBES);
+	ck_assert_msg(lat[PROBES - 1] < (ab_slow_build() ? 2000 : 100), "max %.1f ms",
+		      lat[PROBES - 1]);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 Suite *abuse_suite(void)
 {
 	Suite *s = suite_create("abuse");
@@ -145,6 +414,9 @@ Suite *abuse_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, burst_past_the_write_budget_gets_429_and_reaches_no_database);
 	tcase_add_test(tc, control_bytes_from_a_client_are_escaped_in_the_log);
+	tcase_add_test(tc, two_host_headers_are_a_bad_request);
+	tcase_add_test(tc, header_and_body_deadlines_close_dribblers_whatever_their_rate);
+	tcase_add_test(tc, a_thousand_dribblers_leave_valid_requests_answered);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,219 @@
+/* Deadlines and the pending-headers cap (see guard.h). Two lists, oldest first: connections
+ * waiting for headers and connections waiting for a body; a connection is in at most one. */
+#include "guard.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/mem.h"
+
+/* How often the sweeper looks for connections past their deadline. */
+#define GUARD_TICK_MS 100
+
+enum guard_list { GUARD_NONE = 0, GUARD_PENDING, GUARD_BODY };
+
+struct guard_conn {
+	struct guard_conn *prev, *next;
+	enum guard_list in;
+	int fd;
+	int64_t since_ms; /* when what is due began to be due */
+	bool cut;         /* shut down already */
+};
+
+struct guard_queue {
+	struct guard_conn *head, *tail;
+	unsigned long n;
+};
+
+struct guard {
+	struct guard_settings set;
+	pthread_mutex_t lock; /* guards what follows */
+	pthread_cond_t wake;
+	bool stopping;
+	struct guard_queue q[3]; /* by enum guard_list (q[GUARD_NONE] unused) */
+	struct guard_counts counts;
+	pthread_t sweeper;
+};
+
+static int64_t guard_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Under the lock: takes c out of its list. */
+static void guard_unlink(struct guard *g, struct guard_conn *c)
+{
+	if (c->in == GUARD_NONE)
+		return;
+	struct guard_queue *q = &g->q[c->in];
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		q->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		q->tail = c->prev;
+	c->prev = c->next = NULL;
+	q->n--;
+	c->in = GUARD_NONE;
+}
+
+/* Under the lock: moves c to the end of list `in` (NONE: out of every list), due from now. */
+static void guard_move(struct guard *g, struct guard_conn *c, enum guard_list in)
+{
+	guard_unlink(g, c);
+	c->since_ms = guard_now_ms();
+	if (in == GUARD_NONE || c->cut)
+		return;
+	struct guard_queue *q = &g->q[in];
+	c->in = in;
+	c->prev = q->tail;
+	if (q->tail)
+		q->tail->next = c;
+	else
+		q->head = c;
+	q->tail = c;
+	q->n++;
+}
+
+/* Under the lock: ends c's connection (the event loop closes it on its next turn). */
+static void guard_cut(struct guard *g, struct guard_conn *c, unsigned long *counter)
+{
+	guard_unlink(g, c);
+	c->cut = true;
+	(*counter)++;
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+/* Under the lock: cuts every connection of list `in` older than limit_ms. */
+static void guard_sweep(struct guard *g, enum guard_list in, long limit_ms, int64_t now,
+			unsigned long *counter)
+{
+	while (g->q[in].head && now - g->q[in].head->since_ms >= limit_ms)
+		guard_cut(g, g->q[in].head, counter);
+}
+
+static void *guard_run(void *arg)
+{
+	struct guard *g = arg;
+	pthread_mutex_lock(&g->lock);
+	while (!g->stopping) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += GUARD_TICK_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&g->wake, &g->lock, &ts);
+		int64_t now = guard_now_ms();
+		unsigned long h = g->counts.header_deadline, b = g->counts.body_deadline;
+		guard_sweep(g, GUARD_PENDING, g->set.header_ms, now, &g->counts.header_deadline);
+		guard_sweep(g, GUARD_BODY, g->set.body_ms, now, &g->counts.body_deadline);
+		if (g->counts.header_deadline != h || g->counts.body_deadline != b)
+			log_warn(
+				"http: closed %lu connection(s) past the header deadline, %lu past "
+				"the body deadline",
+				g->counts.header_deadline - h, g->counts.body_deadline - b);
+	}
+	pthread_mutex_unlock(&g->lock);
+	return NULL;
+}
+
+struct guard *guard_new(const struct guard_settings *set)
+{
+	struct guard *g = mem_calloc(1, sizeof *g);
+	g->set = *set;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_create(&g->sweeper, NULL, guard_run, g);
+	return g;
+}
+
+void guard_free(struct guard *g)
+{
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->lock);
+	g->stopping = true;
+	pthread_cond_signal(&g->wake);
+	pthread_mutex_unlock(&g->lock);
+	pthread_join(g->sweeper, NULL);
+	/* Connections still listed belong to a daemon already stopped: they were closed. */
+	for (int in = GUARD_PENDING; in <= GUARD_BODY; in++)
+		while (g->q[in].head) {
+			struct guard_conn *c = g->q[in].head;
+			guard_unlink(g, c);
+			free(c);
+		}
+	pthread_cond_destroy(&g->wake);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+struct guard_conn *guard_opened(struct guard *g, int fd)
+{
+	struct guard_conn *c = mem_calloc(1, sizeof *c);
+	c->fd = fd;
+	pthread_mutex_lock(&g->lock);
+	/* Past the cap, the oldest connection still without headers makes room. */
+	if (g->set.max_pending && g->q[GUARD_PENDING].n >= (unsigned long)g->set.max_pending)
+		guard_cut(g, g->q[GUARD_PENDING].head, &g->counts.evicted);
+	guard_move(g, c, GUARD_PENDING);
+	pthread_mutex_unlock(&g->lock);
+	return c;
+}
+
+static void guard_set(struct guard *g, struct guard_conn *c, enum guard_list in)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&g->lock);
+	guard_move(g, c, in);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void guard_headers_done(struct guard *g, struct guard_conn *c)
+{
+	guard_set(g, c, GUARD_BODY);
+}
+
+void guard_body_done(struct guard *g, struct guard_conn *c)
+{
+	guard_set(g, c, GUARD_NONE);
+}
+
+void guard_request_done(struct guard *g, struct guard_conn *c)
+{
+	guard_set(g, c, GUARD_PENDING);
+}
+
+void guard_closed(struct guard *g, struct guard_conn *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&g->lock);
+	guard_unlink(g, c);
+	pthread_mutex_unlock(&g->lock);
+	free(c);
+}
+
+struct guard_counts guard_counts(struct guard *g)
+{
+	pthread_mutex_lock(&g->lock);
+	struct guard_counts out = g->counts;
+	out.pending = g->q[GUARD_PENDING].n;
+	pthread_mutex_unlock(&g->lock);
+	return out;
+}

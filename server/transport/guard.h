@@ -1,0 +1,44 @@
+/* The slow-client guard of the HTTP transport: a deadline for a request's headers and one for
+ * its body, whatever the rate the bytes dribble in (libmicrohttpd only has an inactivity
+ * timeout), and a cap on connections that have not completed their headers, past which the
+ * oldest such connection is closed (a valid client sends its headers at once; a dribbler is
+ * always the oldest). Knows sockets, not HTTP: the transport tells it what happened on each
+ * connection, it shuts down the sockets whose time is up (shutdown(2), so the event loop sees
+ * the end and closes the connection itself; the descriptor stays valid until then). */
+#ifndef BIKAROO_GUARD_H
+#define BIKAROO_GUARD_H
+
+#include <stdbool.h>
+
+struct guard_settings {
+	long header_ms;   /* a request's headers must be complete this long after it began */
+	long body_ms;     /* its body this long after its headers */
+	long max_pending; /* connections waiting for headers at most; 0: no cap */
+};
+
+struct guard_counts {
+	unsigned long header_deadline, body_deadline, evicted; /* connections closed for each */
+	unsigned long pending;                                 /* waiting for headers now */
+};
+
+struct guard;
+struct guard_conn;
+
+/* New guard with its sweeper thread (free with guard_free, which joins it). */
+struct guard *guard_new(const struct guard_settings *set);
+void guard_free(struct guard *g);
+
+/* A connection was accepted on fd (borrowed: open until guard_closed): its first request's
+ * headers are due. Returns its handle (owned by the guard until guard_closed). */
+struct guard_conn *guard_opened(struct guard *g, int fd);
+/* Its request's headers are complete: the body is due. */
+void guard_headers_done(struct guard *g, struct guard_conn *c);
+/* Its request's body is complete: no deadline while the request is handled and answered. */
+void guard_body_done(struct guard *g, struct guard_conn *c);
+/* Its request was answered: the next request's headers are due (keep-alive). */
+void guard_request_done(struct guard *g, struct guard_conn *c);
+/* The connection is gone (before its descriptor is closed); c is freed. */
+void guard_closed(struct guard *g, struct guard_conn *c);
+struct guard_counts guard_counts(struct guard *g);
+
+#endif
