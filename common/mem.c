@@ -69,3 +69,14 @@ void mem_install_jansson(void)
 {
 	json_set_alloc_funcs(mem_alloc, free);
 }
+
+void mem_buf_put(struct mem_buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = mem_realloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}

@@ -13,6 +13,15 @@ char *mem_strndup(const char *s, size_t n);
 /* printf into a new string (caller frees). */
 char *mem_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A growing text buffer: p is new memory (NUL-terminated once anything was put), freed by the
+ * owner with free(p). Start from {0}. */
+struct mem_buf {
+	char *p;
+	size_t len, cap;
+};
+/* Appends s[0..n) and a NUL. */
+void mem_buf_put(struct mem_buf *b, const char *s, size_t n);
+
 /* Installs mem_alloc/free into jansson so that JSON allocation follows the same policy. */
 void mem_install_jansson(void);
 

@@ -1,20 +1,60 @@
-/* The audit log writer for calls decided outside the database: one round trip of
- * fleet.audit_as, which fixes the identity and appends a row through the narrowly scoped
- * SECURITY DEFINER fleet.audit_record (the login role holds no privilege on the table). */
+/* The audit log writers: fleet.audit_as for a single row (the identity, then a row through the
+ * narrowly scoped SECURITY DEFINER fleet.audit_record, in one round trip), and fleet.audit_batch
+ * for the group commit of reads (the login role holds no privilege on the table). */
 #include "audit.h"
 
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "domain/pg/db.h"
+
+/* A row waiting for its batch: lives on its caller's stack until done. */
+struct audit_waiter {
+	const struct fleet_actor *actor;
+	const struct audit_entry *e;
+	enum fleet_status st;
+	bool done;
+	struct audit_waiter *next;
+};
+
+/* The columns, in fleet.audit_as / fleet.audit_batch parameter order. */
+enum { AUDIT_FROM_ACTOR, AUDIT_FROM_ENTRY };
+static const struct {
+	int from;
+	size_t offset;
+} audit_fields[] = {
+	{AUDIT_FROM_ACTOR, offsetof(struct fleet_actor, subject)},
+	{AUDIT_FROM_ACTOR, offsetof(struct fleet_actor, client_id)},
+	{AUDIT_FROM_ENTRY, offsetof(struct audit_entry, tool)},
+	{AUDIT_FROM_ENTRY, offsetof(struct audit_entry, target)},
+	{AUDIT_FROM_ENTRY, offsetof(struct audit_entry, args_digest)},
+	{AUDIT_FROM_ENTRY, offsetof(struct audit_entry, outcome)},
+	{AUDIT_FROM_ENTRY, offsetof(struct audit_entry, detail)},
+	{AUDIT_FROM_ENTRY, offsetof(struct audit_entry, request_id)},
+};
+#define AUDIT_NFIELDS (sizeof audit_fields / sizeof audit_fields[0])
+
+/* Field i of a row (borrowed, may be NULL). */
+static const char *audit_field(const struct fleet_actor *actor, const struct audit_entry *e,
+			       size_t i)
+{
+	if (audit_fields[i].from == AUDIT_FROM_ACTOR)
+		return (const char *)actor + audit_fields[i].offset; /* char arrays */
+	return *(const char *const *)((const char *)e + audit_fields[i].offset);
+}
 
 enum fleet_status audit_record(const struct fleet_actor *actor, const struct audit_entry *e)
 {
 	static const char sql[] = "SELECT fleet.audit_as($1, $2, $3, $4, $5, $6, $7, $8)";
-	const char *params[8] = {actor->subject, actor->client_id, e->tool,   e->target,
-				 e->args_digest, e->outcome,       e->detail, e->request_id};
+	const char *params[AUDIT_NFIELDS];
+	for (size_t i = 0; i < AUDIT_NFIELDS; i++)
+		params[i] = audit_field(actor, e, i);
 	enum fleet_status st;
-	PGresult *res = db_exec_prepared("audit_as", sql, 8, params, &st);
+	PGresult *res = db_exec_prepared("audit_as", sql, AUDIT_NFIELDS, params, &st);
 	if (!res) {
 		/* Never the arguments themselves: they may carry personal data. */
 		log_error("audit row for %s (%s) not written: %s", e->tool, e->outcome,
@@ -23,4 +63,101 @@ enum fleet_status audit_record(const struct fleet_actor *actor, const struct aud
 	}
 	PQclear(res);
 	return FLEET_OK;
+}
+
+/* Appends a PostgreSQL text array literal of field i of rows[0..n): {"a","b",NULL}, each
+ * element quoted, '"' and '\' escaped. */
+static void audit_array(struct mem_buf *b, struct audit_waiter *const *rows, size_t n, size_t i)
+{
+	mem_buf_put(b, "{", 1);
+	for (size_t r = 0; r < n; r++) {
+		if (r)
+			mem_buf_put(b, ",", 1);
+		const char *v = audit_field(rows[r]->actor, rows[r]->e, i);
+		if (!v) {
+			mem_buf_put(b, "NULL", 4);
+			continue;
+		}
+		mem_buf_put(b, "\"", 1);
+		for (const char *s = v; *s; s++) {
+			size_t run = strcspn(s, "\"\\");
+			mem_buf_put(b, s, run);
+			s += run;
+			if (!*s)
+				break;
+			mem_buf_put(b, "\\", 1);
+			mem_buf_put(b, s, 1);
+		}
+		mem_buf_put(b, "\"", 1);
+	}
+	mem_buf_put(b, "}", 1);
+}
+
+/* Writes rows[0..n) in one statement (its own transaction) on this thread's connection. */
+static enum fleet_status audit_flush(struct audit_waiter *const *rows, size_t n)
+{
+	static const char sql[] = "SELECT fleet.audit_batch($1, $2, $3, $4, $5, $6, $7, $8)";
+	struct mem_buf bufs[AUDIT_NFIELDS];
+	const char *params[AUDIT_NFIELDS];
+	memset(bufs, 0, sizeof bufs);
+	for (size_t i = 0; i < AUDIT_NFIELDS; i++) {
+		audit_array(&bufs[i], rows, n, i);
+		params[i] = bufs[i].p;
+	}
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("audit_batch", sql, AUDIT_NFIELDS, params, &st);
+	if (res) {
+		PQclear(res);
+	} else {
+		log_error("audit batch of %zu read(s) not written: %s: those reads fail", n,
+			  fleet_status_name(st));
+		/* Whatever the cause, the caller may try again: 503, never a read without
+		 * its row. */
+		st = FLEET_UNAVAILABLE;
+	}
+	for (size_t i = 0; i < AUDIT_NFIELDS; i++)
+		free(bufs[i].p);
+	return st;
+}
+
+static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t audit_cond = PTHREAD_COND_INITIALIZER;
+static struct audit_waiter *audit_head; /* rows waiting for a batch, oldest first */
+static struct audit_waiter **audit_tail = &audit_head;
+static bool audit_flushing; /* a batch is being written */
+
+enum fleet_status audit_record_read(const struct fleet_actor *actor, const struct audit_entry *e)
+{
+	struct audit_waiter me = {.actor = actor, .e = e, .st = FLEET_INTERNAL};
+	struct audit_waiter *batch[AUDIT_BATCH_MAX];
+	pthread_mutex_lock(&audit_lock);
+	*audit_tail = &me;
+	audit_tail = &me.next;
+	while (!me.done) {
+		if (audit_flushing) {
+			pthread_cond_wait(&audit_cond, &audit_lock);
+			continue;
+		}
+		/* Lead: take the oldest rows (ours among them unless more than a batch waits
+		 * ahead of it, in which case we lead again after this one). */
+		audit_flushing = true;
+		size_t n = 0;
+		while (audit_head && n < AUDIT_BATCH_MAX) {
+			batch[n++] = audit_head;
+			audit_head = audit_head->next;
+		}
+		if (!audit_head)
+			audit_tail = &audit_head;
+		pthread_mutex_unlock(&audit_lock);
+		enum fleet_status st = audit_flush(batch, n);
+		pthread_mutex_lock(&audit_lock);
+		for (size_t i = 0; i < n; i++) {
+			batch[i]->st = st;
+			batch[i]->done = true;
+		}
+		audit_flushing = false;
+		pthread_cond_broadcast(&audit_cond);
+	}
+	pthread_mutex_unlock(&audit_lock);
+	return me.st;
 }

@@ -1,12 +1,15 @@
 /* The audit log: one row per tools/call, whatever its outcome. Calls decided in the database
- * (report_damage) write their row in their own transaction; this module records the others
- * (invalid arguments, missing scope, refused confirmation, reads, failures). */
+ * (report_damage, a denied read) write their row in their own transaction; this module records
+ * the others (invalid arguments, missing scope, refused confirmation, failures) one by one, and
+ * the rows of allowed reads by group commit (audit_record_read). */
 #ifndef BIKAROO_AUDIT_H
 #define BIKAROO_AUDIT_H
 
 #include "types.h"
 
-/* One audit entry. Every pointer is borrowed; target, detail and request_id may be NULL. */
+/* One audit entry. Every pointer is borrowed; target, detail and request_id may be NULL.
+ * A new column is a new field here, a line in audit.c's audit_fields and a parameter of
+ * fleet.audit_as / fleet.audit_batch. */
 struct audit_entry {
 	const char *tool;
 	const char *target;      /* e.g. the bikeId argument */
@@ -17,9 +20,20 @@ struct audit_entry {
 	const char *request_id;
 };
 
-/* Appends the entry stamped with actor's subject and client application (never a token).
- * Needs no write right of the actor: denials are recorded too. */
+/* Appends the entry stamped with actor's subject and client application (never a token), in a
+ * transaction of its own. Needs no write right of the actor: denials are recorded too. */
 enum fleet_status audit_record(const struct fleet_actor *actor, const struct audit_entry *e)
 	__attribute__((warn_unused_result));
+
+/* The same for a read that has been allowed (outcome ok or not_found), by group commit: the
+ * entry joins the batch being formed; the first caller without a batch in flight writes it
+ * (one fleet.audit_batch INSERT of at most AUDIT_BATCH_MAX rows, no deliberate wait: a row waits
+ * at most for the batch in flight, then its own). Returns once the row's batch has committed
+ * (FLEET_OK) or failed (its status, e.g. FLEET_UNAVAILABLE, for every row of that batch: the
+ * read must then not answer). Thread-safe; actor and e are borrowed until it returns. */
+enum fleet_status audit_record_read(const struct fleet_actor *actor, const struct audit_entry *e)
+	__attribute__((warn_unused_result));
+
+#define AUDIT_BATCH_MAX 64
 
 #endif

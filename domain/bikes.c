@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "common/log.h"
 #include "domain/pg/db.h"
 #include "rights.h"
@@ -44,29 +45,30 @@ static const char *const bikes_columns[BIKE_NCOLS] = {
 	[BIKE_OPEN_CASE] = "open_case_id",
 };
 
-/* Runs a statement returning bike_status_as's columns and maps its row into out. */
+/* Runs a statement returning bike_status_as's columns and maps its row into out; the caller's
+ * rights as the database stated them into *rights. */
 static enum fleet_status bikes_status_run(const struct fleet_actor *actor, const char *name,
 					  const char *sql, int nparams, const char *const *params,
-					  struct fleet_bike_status *out)
+					  struct fleet_bike_status *out, struct rights *rights)
 {
 	enum fleet_status st;
 	int col[BIKE_NCOLS];
+	memset(rights, 0, sizeof *rights);
 	PGresult *res = db_exec_prepared(name, sql, nparams, params, &st);
 	if (!res)
 		return st;
-	struct rights rights;
-	if (PQntuples(res) != 1 || rights_read_row(res, name, "", &rights) != FLEET_OK ||
+	if (PQntuples(res) != 1 || rights_read_row(res, name, "", rights) != FLEET_OK ||
 	    db_columns(res, name, bikes_columns, BIKE_NCOLS, col) != FLEET_OK) {
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	if (!rights_may_read(actor, &rights)) {
+	if (!rights_may_read(actor, rights)) {
 		st = FLEET_FORBIDDEN;
 		goto out;
 	}
 	/* Row-level security already hid other regions; the C check is the second, independent
 	 * line: both must agree before anything is shown. */
-	bool outside = !rights_in_perimeter(rights.regions, PQgetvalue(res, 0, col[BIKE_REGION]));
+	bool outside = !rights_in_perimeter(rights->regions, PQgetvalue(res, 0, col[BIKE_REGION]));
 #ifdef FLEET_TEST_NO_C_PERIMETER
 	/* Test-only build (bikaroo-mcp-rls-only): the C check is gone, so the tests can show that
 	 * PostgreSQL alone keeps other regions out. Never in the product binary. */
@@ -103,19 +105,43 @@ enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike
 	if (!bikes_id_valid(bike_id))
 		return FLEET_NOT_FOUND;
 	const char *params[3] = {actor->subject, actor->client_id, bike_id};
-	return bikes_status_run(actor, "bike_status_as", sql, 3, params, out);
+	struct rights rights;
+	return bikes_status_run(actor, "bike_status_as", sql, 3, params, out, &rights);
 }
 
 enum fleet_status bikes_status_audited(const struct fleet_actor *actor, const char *bike_id,
 				       const char *args_digest, const char *request_id,
 				       struct fleet_bike_status *out)
 {
-	static const char sql[] = "SELECT * FROM fleet.bike_status_audited_as($1, $2, $3, $4, $5)";
+	static const char sql[] = "SELECT * FROM fleet.bike_status_read_as($1, $2, $3, $4, $5)";
 	memset(out, 0, sizeof *out);
 	/* No shape check first: every call, even a malformed id, leaves its audit row. */
 	const char *params[5] = {actor->subject, actor->client_id, bike_id, args_digest,
 				 request_id};
-	return bikes_status_run(actor, "bike_status_audited_as", sql, 5, params, out);
+	struct rights rights;
+	enum fleet_status st =
+		bikes_status_run(actor, "bike_status_read_as", sql, 5, params, out, &rights);
+	if (st != FLEET_OK && st != FLEET_NOT_FOUND && st != FLEET_FORBIDDEN)
+		return st; /* the statement failed: nothing was read, no row to write */
+	struct audit_entry e = {.tool = "get_bike_status",
+				.target = bike_id,
+				.args_digest = args_digest,
+				.outcome = fleet_status_name(st),
+				.request_id = request_id};
+	enum fleet_status ast;
+	if (st == FLEET_FORBIDDEN) {
+		/* The database wrote the row of a denial it decided; one the token decided
+		 * (no fleet:read) is written here, in its own transaction. */
+		if (rights.known && rights.client_read) {
+			e.outcome = "denied";
+			ast = audit_record(actor, &e);
+			return ast == FLEET_OK ? st : ast;
+		}
+		return st;
+	}
+	/* An allowed read: its row by group commit, and no answer before that commits. */
+	ast = audit_record_read(actor, &e);
+	return ast == FLEET_OK ? st : ast;
 }
 
 enum fleet_status bikes_complete_ids(const struct fleet_actor *actor, const char *prefix,

@@ -1,6 +1,6 @@
-/* Bikes: a bike's status read as the acting identity (plain, or audited in the same round
- * trip), and the bike ids a caller may see, for completion. No MCP, JSON-RPC or HTTP here:
- * plain structs in, plain structs and a status out. */
+/* Bikes: a bike's status read as the acting identity (plain, or audited), and the bike ids a
+ * caller may see, for completion. No MCP, JSON-RPC or HTTP here: plain structs in, plain
+ * structs and a status out. */
 #ifndef BIKAROO_BIKES_H
 #define BIKAROO_BIKES_H
 
@@ -27,10 +27,12 @@ bool bikes_id_valid(const char *id);
 enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike_id,
 			       struct fleet_bike_status *out) __attribute__((warn_unused_result));
 
-/* The same read, and in the same round trip the call's audit row (tool get_bike_status, target
- * bike_id, the arguments' digest, outcome ok / not_found / denied, request_id), written through
- * fleet.audit_record. args_digest: SHA-256 hex of the canonical arguments; request_id may be
- * NULL. */
+/* The same read, and the call's audit row (tool get_bike_status, target bike_id, the
+ * arguments' digest, outcome ok / not_found / denied, request_id): a denial's row in the read's
+ * own transaction (fleet.bike_status_read_as, or fleet.audit_as for a token without fleet:read),
+ * an allowed read's by group commit (audit_record_read). Returns only once the row has
+ * committed; when it could not be written, that status (e.g. FLEET_UNAVAILABLE), never the
+ * read. args_digest: SHA-256 hex of the canonical arguments; request_id may be NULL. */
 enum fleet_status bikes_status_audited(const struct fleet_actor *actor, const char *bike_id,
 				       const char *args_digest, const char *request_id,
 				       struct fleet_bike_status *out)

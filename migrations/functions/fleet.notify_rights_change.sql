@@ -1,5 +1,8 @@
--- NOTIFY bikaroo_rights naming whose rights changed, 'subject:<subject>' or 'client:<client_id>',
--- at commit (triggers in 0007: principals, their regions, client applications).
+-- Bumps the rights epoch (0008: fleet.act_as()'s cached rights of every connection are then
+-- resolved again) and NOTIFYs bikaroo_rights naming whose rights changed, 'subject:<subject>'
+-- or 'client:<client_id>', at commit (triggers in 0007 and 0008: principals, their regions,
+-- client applications). A statement-level call (TRUNCATE) only bumps the epoch: a truncated
+-- table leaves nobody with rights to keep listening with, and the epoch ends every cache.
 -- TG_ARGV: the kind named ('subject' or 'client') and the column that holds it.
 CREATE OR REPLACE FUNCTION fleet.notify_rights_change() RETURNS trigger
 LANGUAGE plpgsql
@@ -9,6 +12,10 @@ DECLARE
     whose text[] := ARRAY[]::text[];
     w text;
 BEGIN
+    UPDATE fleet.rights_epoch SET epoch = epoch + 1;
+    IF TG_LEVEL = 'STATEMENT' THEN
+        RETURN NULL;
+    END IF;
     IF TG_OP <> 'INSERT' THEN
         whose := whose || (to_jsonb(OLD) ->> TG_ARGV[1]);
     END IF;

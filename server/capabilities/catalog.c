@@ -137,7 +137,7 @@ static const struct tool_desc catalog_tools[] = {
 		.scope = FLEET_SCOPE_READ,
 		.scope_name = "fleet:read",
 		.fn = bike_status_call,
-		.self_audit = true, /* the read writes its audit row in the same round trip */
+		.self_audit = true, /* the read writes its audit row (bikes_status_audited) */
 		.governance = &gov_bike_status,
 	},
 	{

@@ -52,22 +52,6 @@ static const struct prompt_arg_desc *prompts_arg(const struct prompt_desc *p, co
 
 /* ---- rendering ------------------------------------------------------------------------- */
 
-struct prompts_buf {
-	char *p;
-	size_t n, cap;
-};
-
-static void prompts_put(struct prompts_buf *b, const char *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		b->cap = (b->n + n + 1) * 2;
-		b->p = mem_realloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
 static bool prompts_name_ok(const char *s, size_t n)
 {
 	if (n == 0 || n > 64)
@@ -92,14 +76,14 @@ static const char *prompts_value(json_t *args, const char *name, size_t n)
 /* One pass over tpl; when p is set, every placeholder must name one of p's arguments. */
 static char *prompts_render_checked(const char *tpl, json_t *args, const struct prompt_desc *p)
 {
-	struct prompts_buf b = {0};
+	struct mem_buf b = {0};
 	const char *open = NULL; /* name of the open section */
 	size_t open_n = 0;
-	prompts_put(&b, "", 0);
+	mem_buf_put(&b, "", 0);
 	for (const char *s = tpl; *s;) {
 		if (s[0] != '{' || s[1] != '{') {
 			size_t n = strcspn(s + 1, "{") + 1;
-			prompts_put(&b, s, n);
+			mem_buf_put(&b, s, n);
 			s += n;
 			continue;
 		}
@@ -121,7 +105,7 @@ static char *prompts_render_checked(const char *tpl, json_t *args, const struct 
 		s = end + 2;
 		if (kind == '=') {
 			const char *v = prompts_value(args, name, n);
-			prompts_put(&b, v, strlen(v)); /* literal: never scanned again */
+			mem_buf_put(&b, v, strlen(v)); /* literal: never scanned again */
 		} else if (kind == '#') {
 			if (open)
 				goto bad; /* no nesting */

@@ -21,6 +21,7 @@ int main(void)
 	srunner_add_suite(sr, migrate_suite());
 	srunner_add_suite(sr, functions_suite());
 	srunner_add_suite(sr, abuse_suite());
+	srunner_add_suite(sr, hotpath_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

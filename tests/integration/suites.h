@@ -15,5 +15,6 @@ Suite *listen_suite(void);
 Suite *migrate_suite(void);
 Suite *functions_suite(void);
 Suite *abuse_suite(void);
+Suite *hotpath_suite(void);
 
 #endif

@@ -1,0 +1,407 @@
+/* The hot path's guarantees (issue "Hot path at the database's own pace"): rights cached per
+ * backend connection are validated by the rights epoch, so a committed change (a region
+ * removed, a principal deactivated, a client's may_read revoked) is honoured by the very next
+ * call on every connection and every instance, and a stale or forged cache entry widens
+ * nothing; reads' audit rows by group commit: exactly one row per call under 32 concurrent
+ * callers, no answered read without its row across a kill -9, and a failed batch fails its
+ * reads with 503. */
+#include <check.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+#include "harness.h"
+#include "suites.h"
+
+#define HOT_CLIENT "hot-probe-app"
+#define HOT_SETUP                                                                                  \
+	IT_RIGHTS_SETUP ";"                                                                        \
+			"DELETE FROM fleet.client_apps WHERE client_id = '" HOT_CLIENT "';"        \
+			"INSERT INTO fleet.client_apps (client_id, name) VALUES ('" HOT_CLIENT     \
+			"', 'Hot path probe')"
+#define HOT_TEARDOWN                                                                               \
+	IT_RIGHTS_TEARDOWN "; DELETE FROM fleet.client_apps WHERE client_id = '" HOT_CLIENT "'"
+/* What rights-probe (FR-PAR) reads through HOT_CLIENT: the bike's id when visible, "" when
+ * not, and the rights the function states. */
+#define HOT_READ(bike)                                                                             \
+	"SELECT coalesce(bike_id, '') || '|' || coalesce(role, '') || '|' || regions::text || "    \
+	"'|' "                                                                                     \
+	"|| client_may_read FROM fleet.bike_status_as('rights-probe', '" HOT_CLIENT "', '" bike    \
+	"')"
+#define HOT_PAR "VL-3101" /* FR-PAR */
+#define HOT_LYO "VL-3100" /* FR-LYO */
+#define HOT_CONNS 4
+
+static char *hot_value(PGconn *pg, const char *sql)
+{
+	PGresult *r = PQexec(pg, sql);
+	char *out = NULL;
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+		out = mem_strdup(PQgetvalue(r, 0, 0));
+	else if (PQresultStatus(r) == PGRES_COMMAND_OK)
+		out = mem_strdup("");
+	else
+		fprintf(stderr, "hot_value: %s: %s", sql, PQerrorMessage(pg));
+	PQclear(r);
+	return out;
+}
+
+/* Asserts that every connection's next read of bike says want (a prefix). */
+static void hot_expect_all(PGconn **pg, const char *sql, const char *want, const char *what)
+{
+	for (int i = 0; i < HOT_CONNS; i++) {
+		char *got = hot_value(pg[i], sql);
+		ck_assert_msg(got && strncmp(got, want, strlen(want)) == 0,
+			      "%s: connection %d read '%s', want '%s...'", what, i,
+			      got ? got : "(error)", want);
+		free(got);
+	}
+}
+
+START_TEST(a_rights_change_is_honoured_by_the_next_call_on_every_connection)
+{
+	free(it_sql(HOT_SETUP));
+	PGconn *pg[HOT_CONNS];
+	for (int i = 0; i < HOT_CONNS; i++) {
+		pg[i] = PQconnectdb(it_env("DATABASE_URL"));
+		ck_assert_int_eq(PQstatus(pg[i]), CONNECTION_OK);
+	}
+	/* Every connection has the rights cached (read twice: the second is a cache hit). */
+	hot_expect_all(pg, HOT_READ(HOT_PAR), HOT_PAR "|customer_care|{FR-PAR}|true", "warm");
+	hot_expect_all(pg, HOT_READ(HOT_PAR), HOT_PAR "|customer_care|{FR-PAR}|true", "cached");
+	hot_expect_all(pg, HOT_READ(HOT_LYO), "|customer_care|{FR-PAR}|true", "other region");
+
+	/* A region removed, another granted: the very next call on each connection. */
+	free(it_sql("UPDATE fleet.principal_regions SET region = 'FR-LYO' "
+		    "WHERE subject = 'rights-probe'"));
+	hot_expect_all(pg, HOT_READ(HOT_PAR), "|customer_care|{FR-LYO}|true", "region removed");
+	hot_expect_all(pg, HOT_READ(HOT_LYO), HOT_LYO "|customer_care|{FR-LYO}|true",
+		       "region given");
+
+	/* The principal deactivated: no role, no perimeter, nothing visible. */
+	free(it_sql("UPDATE fleet.principals SET active = false WHERE subject = 'rights-probe'"));
+	hot_expect_all(pg, HOT_READ(HOT_LYO), "||{}|false", "principal deactivated");
+	free(it_sql("UPDATE fleet.principals SET active = true WHERE subject = 'rights-probe'"));
+	hot_expect_all(pg, HOT_READ(HOT_LYO), HOT_LYO "|customer_care|{FR-LYO}|true",
+		       "reactivated");
+
+	/* The client application's may_read revoked. */
+	free(it_sql("UPDATE fleet.client_apps SET may_read = false WHERE client_id = '" HOT_CLIENT
+		    "'"));
+	/* (The function states the right; the C check behind it refuses the read.) */
+	hot_expect_all(pg, HOT_READ(HOT_LYO), HOT_LYO "|customer_care|{FR-LYO}|false",
+		       "may_read revoked");
+
+	/* A principal that did not exist when its "unknown" was cached is known at once. */
+	hot_expect_all(pg,
+		       "SELECT coalesce(role, '-') FROM fleet.act_as('hot-late', '" HOT_CLIENT "')",
+		       "-", "unknown");
+	free(it_sql("INSERT INTO fleet.principals (subject, display_name, role) VALUES "
+		    "('hot-late', 'Late', 'viewer')"));
+	hot_expect_all(pg,
+		       "SELECT coalesce(role, '-') FROM fleet.act_as('hot-late', '" HOT_CLIENT "')",
+		       "viewer", "inserted");
+	free(it_sql("DELETE FROM fleet.principals WHERE subject = 'hot-late'"));
+
+	for (int i = 0; i < HOT_CONNS; i++)
+		PQfinish(pg[i]);
+	free(it_sql(HOT_TEARDOWN));
+}
+END_TEST
+
+/* A cache entry of another epoch than the current one is never used: one planted with a wider
+ * perimeter and the previous epoch (a stale entry), or the next one (a forged entry from the
+ * future), leaves the caller with what the tables say. Without the epoch check both reads
+ * below would see the FR-LYO bike. */
+START_TEST(a_stale_or_forged_epoch_widens_nothing)
+{
+	free(it_sql(HOT_SETUP));
+	PGconn *pg = PQconnectdb(it_env("DATABASE_URL"));
+	ck_assert_int_eq(PQstatus(pg), CONNECTION_OK);
+	char *v = hot_value(pg, HOT_READ(HOT_LYO));
+	ck_assert_str_eq(v, "|customer_care|{FR-PAR}|true");
+	free(v);
+	for (int delta = -1; delta <= 1; delta += 2) {
+		char plant[1024];
+		snprintf(plant, sizeof plant,
+			 "SELECT set_config('bikaroo_rights.s' || (hashtext('rights-probe' || "
+			 "E'\\x1f' || '" HOT_CLIENT "') & 63), concat_ws(E'\\x1f', "
+			 "(SELECT epoch + (%d) FROM fleet.rights_epoch), 'rights-probe', "
+			 "'" HOT_CLIENT "', 'fleet_operator', 't', 't', 't', 'f', "
+			 "'BE-BRU,FR-LYO,FR-PAR'), false)",
+			 delta);
+		free(hot_value(pg, plant));
+		v = hot_value(pg, HOT_READ(HOT_LYO));
+		ck_assert_msg(v && strcmp(v, "|customer_care|{FR-PAR}|true") == 0,
+			      "epoch %+d widened the read: %s", delta, v ? v : "(error)");
+		free(v);
+	}
+	PQfinish(pg);
+	free(it_sql(HOT_TEARDOWN));
+}
+END_TEST
+
+/* One get_bike_status call with JSON-RPC id `id` (a string) as local user rights-probe or the
+ * server's configured one; returns the HTTP status, *ok when it carried a result that is not an
+ * error. */
+static long hot_call(unsigned port, const char *id, const char *bike, bool *ok)
+{
+	const char *headers[] = {
+		"Content-Type: application/json",   "Accept: application/json, text/event-stream",
+		"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+		"Mcp-Name: get_bike_status",        NULL};
+	char body[512];
+	snprintf(body, sizeof body,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"%s\"},\"_meta\":{"
+		 "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		 "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+		 id, bike);
+	struct it_response r;
+	it_http(port, "POST", "/mcp", headers, body, strlen(body), &r);
+	json_t *res = r.json ? json_object_get(r.json, "result") : NULL;
+	*ok = r.status == 200 && res && !json_is_true(json_object_get(res, "isError")) &&
+	      json_object_get(res, "structuredContent");
+	long status = r.status;
+	it_response_free(&r);
+	return status;
+}
+
+/* Every instance honours the change at its next calls, whichever worker (and so database
+ * connection) serves them. */
+START_TEST(a_rights_change_is_honoured_by_every_instance)
+{
+	free(it_sql(HOT_SETUP));
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe",
+			     "BIKAROO_LOCAL_CLIENT=" HOT_CLIENT, NULL};
+	struct it_server s[2];
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(it_server_start(&s[k], env), 0);
+	bool ok;
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 8; i++) {
+			ck_assert_int_eq(hot_call(s[k].port, "warm", HOT_PAR, &ok), 200);
+			ck_assert(ok);
+		}
+	free(it_sql("UPDATE fleet.principal_regions SET region = 'FR-LYO' "
+		    "WHERE subject = 'rights-probe'"));
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 8; i++) {
+			ck_assert_int_eq(hot_call(s[k].port, "after", HOT_PAR, &ok), 200);
+			ck_assert_msg(!ok, "instance %d still read an FR-PAR bike", k);
+			ck_assert_int_eq(hot_call(s[k].port, "after", HOT_LYO, &ok), 200);
+			ck_assert_msg(ok, "instance %d does not read the FR-LYO bike", k);
+		}
+	free(it_sql("UPDATE fleet.client_apps SET may_read = false WHERE client_id = '" HOT_CLIENT
+		    "'"));
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 8; i++) {
+			ck_assert_int_eq(hot_call(s[k].port, "revoked", HOT_LYO, &ok), 200);
+			ck_assert_msg(!ok, "instance %d read through a client without may_read", k);
+		}
+	for (int k = 0; k < 2; k++)
+		ck_assert_int_eq(it_server_stop(&s[k]), 0);
+	free(it_sql(HOT_TEARDOWN));
+}
+END_TEST
+
+/* Concurrent callers, each making calls with ids "<prefix>-<caller>-<n>". */
+struct hot_caller {
+	unsigned port;
+	const char *prefix;
+	int index;
+	int calls;    /* at most this many (0: until the server is gone) */
+	int answered; /* read results received */
+	int failed;   /* anything else */
+	char **ids;   /* the ids of the answered calls (new) */
+};
+
+static void *hot_caller_run(void *arg)
+{
+	struct hot_caller *c = arg;
+	int cap = 0;
+	for (int n = 0; c->calls == 0 || n < c->calls; n++) {
+		char id[64];
+		snprintf(id, sizeof id, "%s-%d-%d", c->prefix, c->index, n);
+		bool ok;
+		long status = hot_call(c->port, id, "VL-2048", &ok);
+		if (ok) {
+			if (c->answered == cap) {
+				cap = cap ? cap * 2 : 64;
+				c->ids = mem_realloc(c->ids, (size_t)cap * sizeof *c->ids);
+			}
+			c->ids[c->answered++] = mem_strdup(id);
+		} else {
+			c->failed++;
+		}
+		if (status <= 0 && c->calls == 0)
+			break; /* the server is gone */
+	}
+	return NULL;
+}
+
+#define HOT_CALLERS 32
+
+static void hot_run_callers(struct hot_caller *c, unsigned port, const char *prefix, int calls,
+			    pid_t kill_pid)
+{
+	pthread_t t[HOT_CALLERS];
+	for (int i = 0; i < HOT_CALLERS; i++) {
+		c[i] = (struct hot_caller){
+			.port = port, .prefix = prefix, .index = i, .calls = calls};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, hot_caller_run, &c[i]), 0);
+	}
+	if (kill_pid > 0) {
+		struct timespec ts = {0, 800 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		kill(kill_pid, SIGKILL);
+		waitpid(kill_pid, NULL, 0);
+	}
+	for (int i = 0; i < HOT_CALLERS; i++)
+		pthread_join(t[i], NULL);
+}
+
+/* How many audit rows name one of the answered ids (each id once), and how many rows carry the
+ * prefix at all. */
+static void hot_count_rows(struct hot_caller *c, const char *prefix, long *of_answered, long *all,
+			   int *answered)
+{
+	size_t cap = 64, len = 0;
+	char *arr = mem_alloc(cap);
+	arr[len++] = '{';
+	*answered = 0;
+	for (int i = 0; i < HOT_CALLERS; i++)
+		for (int k = 0; k < c[i].answered; k++) {
+			size_t n = strlen(c[i].ids[k]);
+			if (len + n + 4 > cap) {
+				cap = (len + n + 4) * 2;
+				arr = mem_realloc(arr, cap);
+			}
+			if (*answered)
+				arr[len++] = ',';
+			memcpy(arr + len, c[i].ids[k], n);
+			len += n;
+			(*answered)++;
+			free(c[i].ids[k]);
+		}
+	arr[len++] = '}';
+	arr[len] = '\0';
+	for (int i = 0; i < HOT_CALLERS; i++)
+		free(c[i].ids);
+	char *sql = mem_printf("SELECT count(*) FROM fleet.audit_log WHERE btrim(request_id, '\"') "
+			       "= ANY ('%s'::text[])",
+			       arr);
+	char *v = it_sql(sql);
+	*of_answered = v ? strtol(v, NULL, 10) : -1;
+	free(v);
+	free(sql);
+	free(arr);
+	sql = mem_printf("SELECT count(*) FROM fleet.audit_log WHERE request_id LIKE '\"%s-%%'",
+			 prefix);
+	v = it_sql(sql);
+	*all = v ? strtol(v, NULL, 10) : -1;
+	free(v);
+	free(sql);
+}
+
+START_TEST(every_call_of_32_concurrent_callers_has_exactly_one_audit_row)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	char prefix[32];
+	snprintf(prefix, sizeof prefix, "gc%ld", (long)time(NULL));
+	struct hot_caller c[HOT_CALLERS];
+	hot_run_callers(c, s.port, prefix, 15, 0);
+	int failed = 0;
+	for (int i = 0; i < HOT_CALLERS; i++)
+		failed += c[i].failed;
+	long of_answered, all;
+	int answered;
+	hot_count_rows(c, prefix, &of_answered, &all, &answered);
+	ck_assert_int_eq(failed, 0);
+	ck_assert_int_eq(answered, HOT_CALLERS * 15);
+	ck_assert_int_eq(of_answered, answered);
+	ck_assert_int_eq(all, answered);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+START_TEST(a_kill_during_load_leaves_no_answered_read_without_its_row)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	char prefix[32];
+	snprintf(prefix, sizeof prefix, "k9-%ld", (long)time(NULL));
+	struct hot_caller c[HOT_CALLERS];
+	pid_t pid = s.pid;
+	s.pid = 0; /* killed below, not stopped */
+	hot_run_callers(c, s.port, prefix, 0, pid);
+	long of_answered, all;
+	int answered;
+	hot_count_rows(c, prefix, &of_answered, &all, &answered);
+	ck_assert_msg(answered > HOT_CALLERS, "only %d reads answered before the kill", answered);
+	ck_assert_int_eq(of_answered, answered);
+	/* Rows of reads whose answers the kill cut off may exist; never more than one per id. */
+	ck_assert_int_ge(all, of_answered);
+	char *sql = mem_printf("SELECT count(*) FROM (SELECT request_id FROM fleet.audit_log WHERE "
+			       "request_id LIKE '\"%s-%%' GROUP BY 1 HAVING count(*) > 1) d",
+			       prefix);
+	char *dup = it_sql(sql);
+	ck_assert_str_eq(dup, "0");
+	free(dup);
+	free(sql);
+}
+END_TEST
+
+START_TEST(a_failed_audit_batch_fails_its_reads_with_503)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	bool ok;
+	ck_assert_int_eq(hot_call(s.port, "batch-before", "VL-2048", &ok), 200);
+	ck_assert(ok);
+	free(it_sql("REVOKE EXECUTE ON FUNCTION fleet.audit_batch(text[], text[], text[], text[], "
+		    "text[], text[], text[], text[]) FROM fleet_app"));
+	char id[48];
+	snprintf(id, sizeof id, "batch-fails-%ld", (long)time(NULL));
+	long status = hot_call(s.port, id, "VL-2048", &ok);
+	free(it_sql("GRANT EXECUTE ON FUNCTION fleet.audit_batch(text[], text[], text[], text[], "
+		    "text[], text[], text[], text[]) TO fleet_app"));
+	ck_assert_int_eq(status, 503);
+	ck_assert(!ok);
+	char *sql =
+		mem_printf("SELECT count(*) FROM fleet.audit_log WHERE request_id = '\"%s\"'", id);
+	char *n = it_sql(sql);
+	ck_assert_str_eq(n, "0");
+	free(n);
+	free(sql);
+	ck_assert_int_eq(hot_call(s.port, "batch-after", "VL-2048", &ok), 200);
+	ck_assert(ok);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+Suite *hotpath_suite(void)
+{
+	Suite *s = suite_create("hotpath");
+	TCase *rights = tcase_create("rights epoch");
+	tcase_set_timeout(rights, 60);
+	tcase_add_test(rights, a_rights_change_is_honoured_by_the_next_call_on_every_connection);
+	tcase_add_test(rights, a_stale_or_forged_epoch_widens_nothing);
+	tcase_add_test(rights, a_rights_change_is_honoured_by_every_instance);
+	suite_add_tcase(s, rights);
+	TCase *audit = tcase_create("audit group commit");
+	tcase_set_timeout(audit, 120);
+	tcase_add_test(audit, every_call_of_32_concurrent_callers_has_exactly_one_audit_row);
+	tcase_add_test(audit, a_kill_during_load_leaves_no_answered_read_without_its_row);
+	tcase_add_test(audit, a_failed_audit_batch_fails_its_reads_with_503);
+	suite_add_tcase(s, audit);
+	return s;
+}
