@@ -14,7 +14,7 @@ struct changes {
 
 struct changes *changes_open(void)
 {
-	PGconn *pg = db_open();
+	PGconn *pg = db_open_listen();
 	if (!pg)
 		return NULL;
 	PGresult *r = PQexec(pg, "LISTEN bikaroo_changes; LISTEN bikaroo_rights");

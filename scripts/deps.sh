@@ -12,6 +12,7 @@ packages=(
   valgrind cppcheck clang-format python3
   curl ca-certificates
 )
+packages+=(pgbouncer) # tests/pooler: the server behind a transaction-pooling PgBouncer
 
 if [[ "${1:-}" == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)

@@ -48,6 +48,12 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("port", "BIKAROO_PORT", port, "8080", 0, 65535, "TCP port (0 picks a free one)"),
 	CFG_S("database-url", "DATABASE_URL", database_url, "", true,
 	      "libpq conninfo of the server's login role (non-owner, no BYPASSRLS)"),
+	CFG_S("db-pooler", "BIKAROO_DB_POOLER", db_pooler, "none", false,
+	      "none, or transaction: DATABASE_URL goes through a transaction-pooling PgBouncer "
+	      "(unnamed statements only; needs BIKAROO_LISTEN_DATABASE_URL)"),
+	CFG_S("listen-database-url", "BIKAROO_LISTEN_DATABASE_URL", listen_db_url, "", true,
+	      "libpq conninfo of a direct connection (no transaction pooler) for the change "
+	      "feed's LISTEN (default: DATABASE_URL)"),
 	CFG_S("migrate-url", "BIKAROO_MIGRATE_URL", migrate_url, "", true,
 	      "libpq conninfo of the owner role, used by `migrate` (default: DATABASE_URL)"),
 	CFG_S("migrations-dir", "BIKAROO_MIGRATIONS_DIR", migrations_dir,

@@ -10,6 +10,8 @@ struct cfg {
 	long port;             /* BIKAROO_PORT (0 = any free port) */
 	char *database_url;    /* DATABASE_URL: the server's login role (not the owner) */
 	char *migrate_url;     /* BIKAROO_MIGRATE_URL: the owner role, for `migrate` */
+	char *db_pooler;       /* BIKAROO_DB_POOLER: "none" or "transaction" */
+	char *listen_db_url;   /* BIKAROO_LISTEN_DATABASE_URL: direct connection for LISTEN */
 	char *migrations_dir;  /* BIKAROO_MIGRATIONS_DIR */
 	char *resources_dir;   /* BIKAROO_RESOURCES_DIR */
 	char *prompts_dir;     /* BIKAROO_PROMPTS_DIR */

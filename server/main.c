@@ -110,16 +110,39 @@ static void main_server_close(struct mcp_server *server)
 	server->limits = NULL;
 }
 
+/* The database settings from the configuration; -1 (logged) when they do not fit together. */
+static int main_db_configure(const struct cfg *cfg)
+{
+	bool pooled = strcmp(cfg->db_pooler, "transaction") == 0;
+	if (!pooled && strcmp(cfg->db_pooler, "none") != 0) {
+		log_error("BIKAROO_DB_POOLER must be none or transaction, not %s", cfg->db_pooler);
+		return -1;
+	}
+	if (pooled && !*cfg->listen_db_url) {
+		log_error(
+			"BIKAROO_DB_POOLER=transaction needs BIKAROO_LISTEN_DATABASE_URL, a direct "
+			"connection for the change feed: LISTEN does not survive transaction "
+			"pooling");
+		return -1;
+	}
+	struct db_settings s = {.conninfo = cfg->database_url,
+				.listen_conninfo = cfg->listen_db_url,
+				.transaction_pooler = pooled};
+	db_configure(&s);
+	return 0;
+}
+
 /* stdio: the same description and database checks as serve, the identity from the environment. */
 static int main_stdio(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
 	struct mcp_server server;
 	struct adapter_settings app;
-	db_configure(cfg->database_url);
+	int rc = 1;
+	if (main_db_configure(cfg) != 0)
+		goto out;
 	const char *why = NULL;
 	enum fleet_status st = db_check_login_role(&why);
-	int rc = 1;
 	if (st != FLEET_OK) {
 		log_error("refusing to serve: %s", why ? why : fleet_status_name(st));
 		goto out;
@@ -155,7 +178,8 @@ static int main_serve(const struct cfg *cfg)
 	if (local &&
 	    identity_local(cfg->local_subject, cfg->local_client, cfg->local_scopes, &actor) != 0)
 		return 1;
-	db_configure(cfg->database_url);
+	if (main_db_configure(cfg) != 0)
+		return 1;
 	const char *why = NULL;
 	enum fleet_status st = db_check_login_role(&why);
 	if (st != FLEET_OK) {

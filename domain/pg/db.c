@@ -20,15 +20,21 @@ struct db_conn {
 };
 
 static char *db_conninfo;
+static char *db_listen_conninfo;
+static bool db_pooled; /* transaction pooler: no named statements */
 static pthread_mutex_t db_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct db_conn *db_all;
 static _Thread_local struct db_conn *db_mine;
 static _Thread_local char db_sqlstate[6]; /* of this thread's last failed statement */
 
-void db_configure(const char *conninfo)
+void db_configure(const struct db_settings *s)
 {
 	free(db_conninfo);
-	db_conninfo = mem_strdup(conninfo ? conninfo : "");
+	free(db_listen_conninfo);
+	db_conninfo = mem_strdup(s->conninfo ? s->conninfo : "");
+	db_listen_conninfo = mem_strdup(
+		s->listen_conninfo && *s->listen_conninfo ? s->listen_conninfo : db_conninfo);
+	db_pooled = s->transaction_pooler;
 }
 
 static void db_notice_quiet(void *arg, const char *message)
@@ -47,9 +53,9 @@ bool db_true(const PGresult *res, int row, int col)
 	return strcmp(PQgetvalue(res, row, col), "t") == 0;
 }
 
-PGconn *db_open(void)
+static PGconn *db_connect(const char *conninfo)
 {
-	PGconn *pg = PQconnectdb(db_conninfo ? db_conninfo : "");
+	PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
 	if (PQstatus(pg) != CONNECTION_OK) {
 		/* The message names host and role, never the password. */
 		log_error("database connection failed: %s", PQerrorMessage(pg));
@@ -58,6 +64,16 @@ PGconn *db_open(void)
 	}
 	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
 	return pg;
+}
+
+PGconn *db_open(void)
+{
+	return db_connect(db_conninfo);
+}
+
+PGconn *db_open_listen(void)
+{
+	return db_connect(db_listen_conninfo);
 }
 
 static struct db_conn *db_thread_conn(enum fleet_status *st)
@@ -117,7 +133,10 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 		*st = FLEET_UNAVAILABLE;
 		return NULL;
 	}
-	if (!db_is_prepared(c, name)) {
+	/* Behind a transaction pooler: parse, bind and execute an unnamed statement in one of
+	 * its transactions, so nothing named outlives it on a server connection that another
+	 * client gets next. */
+	if (!db_pooled && !db_is_prepared(c, name)) {
 		PGresult *p = PQprepare(c->pg, name, sql, nparams, NULL);
 		if (PQresultStatus(p) != PGRES_COMMAND_OK) {
 			*st = db_status_of(p, c->pg);
@@ -130,7 +149,8 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 			c->prepared[c->nprepared++] = name;
 	}
 	*sent = true;
-	PGresult *res = PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+	PGresult *res = db_pooled ? PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0)
+				  : PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
 	ExecStatusType rs = PQresultStatus(res);
 	if (rs == PGRES_TUPLES_OK || rs == PGRES_COMMAND_OK) {
 		*st = FLEET_OK;
@@ -230,6 +250,8 @@ void db_shutdown(void)
 	db_mine = NULL;
 	free(db_conninfo);
 	db_conninfo = NULL;
+	free(db_listen_conninfo);
+	db_listen_conninfo = NULL;
 }
 
 enum fleet_status db_columns(const PGresult *res, const char *what, const char *const *names,

@@ -8,8 +8,17 @@
 
 #include "domain/types.h"
 
-/* Stores the conninfo (copied). Call once before any worker uses the database. */
-void db_configure(const char *conninfo);
+/* How the server reaches PostgreSQL. Strings borrowed (copied by db_configure). */
+struct db_settings {
+	const char *conninfo;        /* DATABASE_URL: the login role, possibly through a pooler */
+	const char *listen_conninfo; /* a direct connection for LISTEN ("": conninfo) */
+	bool transaction_pooler;     /* conninfo goes through a transaction-pooling PgBouncer:
+					unnamed statements only (PQexecParams), since 1.18 cannot
+					track named prepared statements across server connections */
+};
+
+/* Stores the settings (copied). Call once before any worker uses the database. */
+void db_configure(const struct db_settings *s);
 
 /* Copies a column value (NULL: "") into a fixed field, truncating. */
 void db_copy(char *dst, size_t cap, const char *src);
@@ -23,18 +32,21 @@ enum fleet_status db_columns(const PGresult *res, const char *what, const char *
 			     size_t n, int *cols) __attribute__((warn_unused_result));
 
 /* A new connection of the configured database (notices go to the debug log), or NULL (logged).
- * For connections of their own, such as a change feed; statements use db_exec_prepared(). */
+ * For connections of their own; statements use db_exec_prepared(). */
 PGconn *db_open(void);
+/* The same on the direct connection for LISTEN (listen_conninfo, else conninfo): LISTEN does
+ * not survive transaction pooling. */
+PGconn *db_open_listen(void);
 
 /* Opens a connection and checks that the login role is safe to serve with: not superuser,
  * not BYPASSRLS, owns no table of schema fleet. On refusal *why is set to a static message. */
 enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unused_result));
 
-/* Runs prepared statement `name` (prepared on first use on this thread's connection from sql)
- * with text parameters. Returns the result (caller PQclear()s) or NULL with *st set.
- * A connection found broken before the statement was sent is reopened and the statement run
- * once more, transparently; one that breaks while it runs gives FLEET_UNAVAILABLE (it may have
- * committed: never run twice). */
+/* Runs prepared statement `name` (prepared on first use on this thread's connection from sql;
+ * behind a transaction pooler, sql as an unnamed statement each time) with text parameters. Returns
+ * the result (caller PQclear()s) or NULL with *st set. A connection found broken before the
+ * statement was sent is reopened and the statement run once more, transparently; one that breaks
+ * while it runs gives FLEET_UNAVAILABLE (it may have committed: never run twice). */
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
 	__attribute__((warn_unused_result));

@@ -40,7 +40,7 @@ static int conf_open(const struct cfg *cfg, struct mcp_server *server, struct fl
 	if (identity_local(cfg->local_subject, cfg->local_client, cfg->local_scopes, actor) != 0)
 		return -1;
 	if (*cfg->database_url)
-		db_configure(cfg->database_url);
+		db_configure(&(struct db_settings){.conninfo = cfg->database_url});
 	app.confirm_ttl_s = cfg->confirm_ttl;
 	catalog_describe(&product, &app);
 	conf_describe(server, &product, *cfg->database_url != '\0');

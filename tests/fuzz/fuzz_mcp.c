@@ -29,7 +29,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	mem_install_jansson();
 	log_set_level(
 		(enum log_level)(LOG_ERROR + 1)); /* quiet: every refused database call would log */
-	db_configure("host=/nonexistent-bikaroo-fuzz dbname=none connect_timeout=1");
+	db_configure(&(struct db_settings){
+		.conninfo = "host=/nonexistent-bikaroo-fuzz dbname=none connect_timeout=1"});
 	catalog_describe(&fuzz_server, NULL);
 	fuzz_server.audit = NULL; /* no database: no audit rows to write */
 	fuzz_server.changes = NULL;

@@ -1051,7 +1051,7 @@ START_TEST(stdio_identity_from_environment)
 				 "customer-care-assistant", "scope", "fleet:read");
 	char *t = as_token(&as, spec);
 	json_decref(spec);
-	db_configure(it_env("DATABASE_URL"));
+	db_configure(&(struct db_settings){.conninfo = it_env("DATABASE_URL")});
 	char *flags[] = {"stdio",
 			 "--auth=jwt",
 			 NULL,

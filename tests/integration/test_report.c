@@ -967,7 +967,7 @@ START_TEST(case_read_follows_perimeter_and_role)
 	json_decref(args);
 	ck_assert_int_eq(it_server_stop(&o), 0);
 
-	db_configure(it_env("DATABASE_URL"));
+	db_configure(&(struct db_settings){.conninfo = it_env("DATABASE_URL")});
 	struct fleet_actor olivia = {"olivia", "ops-assistant", FLEET_SCOPE_READ, false, 0};
 	struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
 	struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
