@@ -38,6 +38,8 @@
 #define HOT_PAR "VL-3101" /* FR-PAR */
 #define HOT_LYO "VL-3100" /* FR-LYO */
 #define HOT_CONNS 4
+/* The loads below are about the audit, not the volume limits (tests/integration/test_abuse.c). */
+static const char *const hot_unlimited[] = {"BIKAROO_RATE_READS=0", NULL};
 
 static char *hot_value(PGconn *pg, const char *sql)
 {
@@ -180,7 +182,7 @@ START_TEST(a_rights_change_is_honoured_by_every_instance)
 {
 	free(it_sql(HOT_SETUP));
 	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe",
-			     "BIKAROO_LOCAL_CLIENT=" HOT_CLIENT, NULL};
+			     "BIKAROO_LOCAL_CLIENT=" HOT_CLIENT, "BIKAROO_RATE_READS=0", NULL};
 	struct it_server s[2];
 	for (int k = 0; k < 2; k++)
 		ck_assert_int_eq(it_server_start(&s[k], env), 0);
@@ -314,7 +316,7 @@ static void hot_count_rows(struct hot_caller *c, const char *prefix, long *of_an
 START_TEST(every_call_of_32_concurrent_callers_has_exactly_one_audit_row)
 {
 	struct it_server s;
-	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	ck_assert_int_eq(it_server_start(&s, hot_unlimited), 0);
 	char prefix[32];
 	snprintf(prefix, sizeof prefix, "gc%ld", (long)time(NULL));
 	struct hot_caller c[HOT_CALLERS];
@@ -336,7 +338,7 @@ END_TEST
 START_TEST(a_kill_during_load_leaves_no_answered_read_without_its_row)
 {
 	struct it_server s;
-	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	ck_assert_int_eq(it_server_start(&s, hot_unlimited), 0);
 	char prefix[32];
 	snprintf(prefix, sizeof prefix, "k9-%ld", (long)time(NULL));
 	struct hot_caller c[HOT_CALLERS];
@@ -363,7 +365,7 @@ END_TEST
 START_TEST(a_failed_audit_batch_fails_its_reads_with_503)
 {
 	struct it_server s;
-	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	ck_assert_int_eq(it_server_start(&s, hot_unlimited), 0);
 	bool ok;
 	ck_assert_int_eq(hot_call(s.port, "batch-before", "VL-2048", &ok), 200);
 	ck_assert(ok);

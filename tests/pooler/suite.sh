@@ -71,7 +71,7 @@ direct="$DATABASE_URL&application_name=bikaroo-listen"
 start() {
   local name=$1 subject=$2
   shift 2
-  env BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT="$subject" BIKAROO_PORT=0 BIKAROO_THREADS=4 \
+  env BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT="$subject" BIKAROO_PORT=0 BIKAROO_THREADS=4 BIKAROO_RATE_READS=0 \
     BIKAROO_READY_FILE="$t/$name.port" DATABASE_URL="$pooled" "$@" \
     "$bin" serve 2>"$t/$name.log" &
   pids+=($!)
