@@ -14,6 +14,9 @@ packages=(
 )
 packages+=(pgbouncer) # tests/pooler: the server behind a transaction-pooling PgBouncer
 
+packages+=(lintian man-db systemd) # make deb (lintian), tests/install (man -l, systemd-analyze)
+packages+=(nginx-light socat docker-compose) # compose topology and multi-instance tests (tests/cluster)
+
 if [[ "${1:-}" == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi

@@ -171,6 +171,42 @@ static enum cfg_status cfg_set(struct cfg *c, const struct cfg_key *k, const cha
 	return CFG_OK;
 }
 
+#define CFG_SECRET_FILE_MAX 65536
+
+/* A secret setting's value from the file its NAME_FILE variable names (Docker and systemd
+ * credentials): the whole file, less trailing CR/LF; set in c (from 'var'). */
+static enum cfg_status cfg_set_from_file(struct cfg *c, const struct cfg_key *k, const char *var,
+					 const char *path)
+{
+	enum cfg_status st = CFG_INVALID;
+	char *buf = mem_alloc(CFG_SECRET_FILE_MAX + 1);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "configuration: %s: cannot read %s: %s\n", var, path,
+			strerror(errno));
+		goto out;
+	}
+	size_t n = fread(buf, 1, CFG_SECRET_FILE_MAX + 1, f);
+	if (ferror(f) || n > CFG_SECRET_FILE_MAX) {
+		fprintf(stderr, "configuration: %s: %s is unreadable or larger than %d bytes\n",
+			var, path, CFG_SECRET_FILE_MAX);
+		goto out;
+	}
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = '\0';
+	if (n == 0 || memchr(buf, '\0', n)) {
+		fprintf(stderr, "configuration: %s: %s is empty or holds a NUL byte\n", var, path);
+		goto out;
+	}
+	st = cfg_set(c, k, buf, var);
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+	return st;
+}
+
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
 {
 	memset(c, 0, sizeof *c);
@@ -180,6 +216,18 @@ enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
 			return CFG_INVALID;
 		const char *env = getenv(k->env);
 		if (env && *env && cfg_set(c, k, env, k->env) != CFG_OK)
+			return CFG_INVALID;
+		if (!k->secret)
+			continue;
+		/* A secret may come from a file instead: NAME_FILE (never both). */
+		char var[64];
+		snprintf(var, sizeof var, "%s_FILE", k->env);
+		const char *file = getenv(var);
+		if (file && *file && env && *env) {
+			fprintf(stderr, "configuration: set %s or %s, not both\n", k->env, var);
+			return CFG_INVALID;
+		}
+		if (file && *file && cfg_set_from_file(c, k, var, file) != CFG_OK)
 			return CFG_INVALID;
 	}
 	for (int a = 1; a < argc; a++) {
@@ -238,8 +286,9 @@ void cfg_print_help(void)
 		const struct cfg_key *k = &cfg_keys[i];
 		char flag[64];
 		snprintf(flag, sizeof flag, "--%s=", k->flag);
-		printf("%-24s %-26s %-26s %s%s\n", k->env, flag, *k->def ? k->def : "(empty)",
-		       k->help, k->secret ? " [secret]" : "");
+		printf("%-24s %-26s %-26s %s%s%s%s\n", k->env, flag, *k->def ? k->def : "(empty)",
+		       k->help, k->secret ? " [secret; or from the file named by " : "",
+		       k->secret ? k->env : "", k->secret ? "_FILE]" : "");
 	}
 }
 

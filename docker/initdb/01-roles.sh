@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Run once by the postgres:15 image entrypoint on a fresh data volume.
 # fleet_owner owns the schema and runs migrations; fleet_app is the server's login
-# role: not superuser, not BYPASSRLS, owns nothing.
+# role: not superuser, not BYPASSRLS, owns nothing. The passwords come from the files that
+# BIKAROO_OWNER_PASSWORD_FILE and BIKAROO_APP_PASSWORD_FILE name (Docker secrets), or from
+# BIKAROO_OWNER_PASSWORD and BIKAROO_APP_PASSWORD.
 set -euo pipefail
 
-: "${BIKAROO_OWNER_PASSWORD:?BIKAROO_OWNER_PASSWORD must be set}"
-: "${BIKAROO_APP_PASSWORD:?BIKAROO_APP_PASSWORD must be set}"
+secret() {
+  local var=$1 file_var=${1}_FILE
+  if [[ -n ${!file_var:-} ]]; then
+    head -n 1 "${!file_var}"
+  else
+    printf '%s' "${!var:?$var or $file_var must be set}"
+  fi
+}
+owner_pw=$(secret BIKAROO_OWNER_PASSWORD)
+app_pw=$(secret BIKAROO_APP_PASSWORD)
+[[ -n $owner_pw && -n $app_pw ]] || { echo "01-roles.sh: empty password" >&2; exit 1; }
 db=bikaroo
 
 psql -v ON_ERROR_STOP=1 -X -q \
   --username "${POSTGRES_USER:-postgres}" --dbname postgres \
-  -v owner_pw="$BIKAROO_OWNER_PASSWORD" -v app_pw="$BIKAROO_APP_PASSWORD" -v dbname="$db" <<'SQL'
+  -v owner_pw="$owner_pw" -v app_pw="$app_pw" -v dbname="$db" <<'SQL'
 SELECT format('CREATE ROLE fleet_owner')
  WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'fleet_owner') \gexec
 SELECT format('CREATE ROLE fleet_app')

@@ -28,6 +28,11 @@ function arg(name, def) {
 const resourceUri = arg('resource');
 const format = arg('format', 'jwt');
 const port = Number(arg('port', '0'));
+// docker-compose.yml's demo identity provider: --listen 0.0.0.0 in its container, an --issuer
+// that every other container reaches on its own loopback, and --demo: /mint only (no /forge).
+const listenAddr = arg('listen', '127.0.0.1');
+const fixedIssuer = arg('issuer');
+const demo = process.argv.includes('--demo');
 const OTHER_RESOURCE = 'https://other-api.bikaroo.test/api';
 const REDIRECT = 'http://127.0.0.1/cb';
 if (!process.send || !resourceUri) {
@@ -268,6 +273,7 @@ const server = http.createServer(async (req, res) => {
       const r = q.get('grant') === 'client_credentials' ? await clientCredentials(spec) : await authorizationCodeFlow(spec);
       return send(res, r.status, r.json);
     }
+    if (demo && (u.pathname === '/forge' || u.pathname === '/stats')) return send(res, 404, { error: 'not in --demo' });
     if (u.pathname === '/forge') return send(res, 200, { access_token: await forge(u.searchParams) });
     if (u.pathname === '/stats') return send(res, 200, stats);
     if (u.pathname === '/jwks') stats.jwks += 1;
@@ -277,8 +283,8 @@ const server = http.createServer(async (req, res) => {
   return provider.callback()(req, res);
 });
 
-server.listen(port, '127.0.0.1', () => {
-  issuer = `http://127.0.0.1:${server.address().port}`;
+server.listen(port, listenAddr, () => {
+  issuer = fixedIssuer ?? `http://127.0.0.1:${server.address().port}`;
   provider = buildProvider();
   provider.on('server_error', (_ctx, err) => console.error('as: server_error', err));
   process.send({ port: server.address().port });
