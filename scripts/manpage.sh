@@ -33,12 +33,19 @@ applies the SQL migrations as the schema owner (BIKAROO_MIGRATE_URL, else DATABA
 .TP
 .B help
 prints the subcommands and the configuration table.
-.SH CONFIGURATION
+.SH ENVIRONMENT
 Every setting is an environment variable, or a
 .BI \-\-flag= value
-argument after the subcommand, which wins. Settings marked secret are never logged.
+argument after the subcommand, which wins. Settings marked secret are never logged, and may
+instead be read from the file that the variable of the same name with \fB_FILE\fP appended
+names (the whole file less trailing newlines; Docker secrets, systemd credentials): setting both,
+or naming an unreadable or empty file, stops the start with exit status 2.
 MAN
-"$bin" help | awk 'f; /^variable /{f=1}' | roff | sed -e '1i .PP\n.nf' -e '$a .fi'
+# The binary's own table: `config-help --format=man` (one .TP per setting); a binary without it
+# gives its `help` table, preformatted.
+if ! "$bin" config-help --format=man 2>/dev/null; then
+  "$bin" help | awk 'f; /^variable /{f=1}' | roff | sed -e '1i .PP\n.nf' -e '$a .fi'
+fi
 cat <<MAN
 .SH FILES
 .TP

@@ -286,9 +286,8 @@ void cfg_print_help(void)
 		const struct cfg_key *k = &cfg_keys[i];
 		char flag[64];
 		snprintf(flag, sizeof flag, "--%s=", k->flag);
-		printf("%-24s %-26s %-26s %s%s%s%s\n", k->env, flag, *k->def ? k->def : "(empty)",
-		       k->help, k->secret ? " [secret; or from the file named by " : "",
-		       k->secret ? k->env : "", k->secret ? "_FILE]" : "");
+		printf("%-24s %-26s %-26s %s%s\n", k->env, flag, *k->def ? k->def : "(empty)",
+		       k->help, k->secret ? " [secret]" : "");
 	}
 }
 
