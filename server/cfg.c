@@ -129,6 +129,9 @@ static const struct cfg_key cfg_keys[] = {
 	      100000,
 	      "HTTP connections from one address at once (0: no limit; behind a proxy "
 	      "every connection comes from the proxy)"),
+	CFG_L("drain-ms", "BIKAROO_DRAIN_MS", drain_ms, "10000", 0, 600000,
+	      "on SIGTERM/SIGINT: milliseconds at most to answer the requests already begun "
+	      "(new ones get 503) before exiting"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "read-only tools/call per minute and subject (0: no limit); past it 429 + "
 	      "Retry-After"),

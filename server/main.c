@@ -225,7 +225,9 @@ static int main_serve(const struct cfg *cfg)
 	while (!main_stop)
 		sigsuspend(&old); /* no window between the test and the wait */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	log_info("stopping");
+	log_info("stopping: draining (at most %ld ms)", cfg->drain_ms);
+	long took = http_drain(srv, cfg->drain_ms);
+	log_info("drained in %ld ms", took);
 	http_stop(srv);
 	main_server_close(&server);
 	db_shutdown();

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/mem.h"
@@ -44,6 +45,10 @@ struct http_req {
 };
 
 static atomic_ulong http_counter;
+/* Stopping: new requests get 503 and every answer closes its connection (http_drain). */
+static atomic_bool http_draining;
+/* Requests between their headers and their answer's last byte (the completion callback). */
+static atomic_int http_inflight;
 
 /* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
 #define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
@@ -128,6 +133,8 @@ static enum MHD_Result http_send_headers(struct MHD_Connection *c, unsigned stat
 	for (const char *const *h = headers; h && h[0]; h += 2)
 		MHD_add_response_header(r, h[0], h[1]);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (atomic_load(&http_draining))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -223,6 +230,8 @@ static enum MHD_Result http_queue_sse(struct MHD_Connection *c, struct MHD_Respo
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	if (atomic_load(&http_draining))
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -650,6 +659,13 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 		snprintf(st->reqid, sizeof st->reqid, "r%lu",
 			 atomic_fetch_add(&http_counter, 1) + 1);
 		*con_cls = st;
+		atomic_fetch_add(&http_inflight, 1);
+		if (atomic_load(&http_draining)) {
+			/* Not begun, so nothing done: another instance may take it. */
+			st->refused = true;
+			const char *h[] = {MHD_HTTP_HEADER_RETRY_AFTER, "1", NULL};
+			return http_send_headers(c, 503, NULL, h);
+		}
 		/* 1: Host and Origin against DNS rebinding; exactly one of each (RFC 9112 section
 		 * 3.2: a repeated Host is a 400). */
 		struct http_values host = http_header_all(c, MHD_HTTP_HEADER_HOST);
@@ -739,6 +755,7 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (st) {
 		free(st->body);
 		free(st);
+		atomic_fetch_sub(&http_inflight, 1);
 	}
 	*con_cls = NULL;
 }
@@ -815,6 +832,29 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 		log_warn("cannot write the ready file %s", set->ready_file);
 	*out = s;
 	return HTTP_OK;
+}
+
+long http_drain(struct http_server *s, long limit_ms)
+{
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	atomic_store(&http_draining, true);
+	MHD_socket lsock = MHD_quiesce_daemon(s->daemon); /* no new connection from here on */
+	if (lsock != MHD_INVALID_SOCKET)
+		close(lsock);
+	listen_hub_end_all(s->hub, true); /* each stream ends with its result */
+	long waited = 0;
+	int left;
+	while ((left = atomic_load(&http_inflight)) > 0 && waited < limit_ms) {
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+	}
+	if (left > 0)
+		log_warn("http: %d request(s) still unanswered after the drain limit (%ld ms)",
+			 left, limit_ms);
+	return waited;
 }
 
 void http_stop(struct http_server *s)

@@ -37,6 +37,11 @@ struct http_settings {
 enum http_status http_start(const struct http_settings *set, const struct mcp_server *mcp,
 			    const struct fleet_actor *actor, struct http_server **out,
 			    unsigned *bound_port) __attribute__((warn_unused_result));
+/* The graceful stop's first half: stops accepting connections, answers 503 (Retry-After) to
+ * requests that begin from now on, ends every listen stream with its result, and waits until
+ * every request already begun has been answered to its last byte, at most limit_ms. Returns
+ * the milliseconds it took. Then http_stop. */
+long http_drain(struct http_server *s, long limit_ms);
 void http_stop(struct http_server *s);
 
 /* Host/Origin allow-list checks (exposed for unit tests). host_port is the Host header

@@ -10,6 +10,7 @@
 #include "stdio.h"
 
 #include <errno.h>
+#include <sys/select.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -323,7 +324,9 @@ int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor
 		args[i] = (struct stdio_worker_arg){&c, i};
 		pthread_create(&workers[i], NULL, stdio_worker, &args[i]);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The reader keeps them blocked too, but for its wait on stdin (pselect with the old mask):
+	 * a stop signal that comes while it queues a line, or waits for room, is taken at the next
+	 * wait instead of being lost before a read() that would block forever. */
 
 	char *line = mem_alloc(max + 1);
 	size_t len = 0;
@@ -331,7 +334,12 @@ int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor
 	char chunk[65536];
 	int rc = 0;
 	for (;;) {
-		ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
+		fd_set in;
+		FD_ZERO(&in);
+		FD_SET(STDIN_FILENO, &in);
+		ssize_t got = pselect(STDIN_FILENO + 1, &in, NULL, NULL, NULL, &old) < 0
+				      ? -1
+				      : read(STDIN_FILENO, chunk, sizeof chunk);
 		if (got < 0 && errno == EINTR) {
 			log_info("stdio: interrupted; stopping");
 			break;
@@ -373,6 +381,7 @@ int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor
 	if (len && !overflow)
 		stdio_line(&c, line, len); /* a last message without its newline */
 	free(line);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	/* Answer what was already read, then stop the workers. */
 	pthread_mutex_lock(&c.lock);

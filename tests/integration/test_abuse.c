@@ -12,10 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mem.h"
 #include "harness.h"
 #include "suites.h"
 
@@ -407,6 +410,106 @@ START_TEST(a_thousand_dribblers_leave_valid_requests_answered)
 }
 END_TEST
 
+/* ---- a graceful stop ------------------------------------------------------------------------- */
+
+#define AB_STOP_BIKE "VL-3305"
+
+struct ab_load {
+	unsigned port;
+	volatile int *stop;
+	pthread_mutex_t *lock;
+	json_t *answered; /* report ids the clients saw */
+	int refused;      /* 503 while draining, or no connection: nothing done */
+	int lost;         /* a connection that ended without an answer once the request was sent */
+};
+
+static void *ab_load_run(void *p)
+{
+	struct ab_load *l = p;
+	while (!*l->stop) {
+		struct it_response r;
+		it_mcp(l->port, "tools/call", "report_damaged_bike",
+		       "\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"" AB_STOP_BIKE
+		       "\",\"issue\":\"other\"}",
+		       &r);
+		const char *id = json_string_value(json_object_get(
+			json_object_get(json_object_get(r.json, "result"), "structuredContent"),
+			"reportId"));
+		pthread_mutex_lock(l->lock);
+		if (r.status == 200 && id)
+			json_array_append_new(l->answered, json_string(id));
+		else if (r.status == 503 || r.status < 0)
+			l->refused++;
+		else
+			l->lost++;
+		pthread_mutex_unlock(l->lock);
+		int st = (int)r.status;
+		it_response_free(&r);
+		if (st < 0)
+			break; /* the server is gone */
+	}
+	return NULL;
+}
+
+/* SIGTERM in the middle of a load of reports without idempotency keys: the server stops
+ * accepting, answers every request it had begun, exits 0 within the drain limit; every report
+ * a client saw exists, and every report that exists was seen by its client. */
+START_TEST(sigterm_mid_load_answers_every_report_it_writes)
+{
+	struct it_server s;
+	const char *env[] = {"BIKAROO_RATE_WRITES=0", "BIKAROO_DRAIN_MS=5000", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	const char *count =
+		"SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '" AB_STOP_BIKE "'";
+	long before = ab_count(count);
+	enum { THREADS = 8 };
+	volatile int stop = 0;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	json_t *answered = json_array();
+	struct ab_load l[THREADS];
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		l[i] = (struct ab_load){s.port, &stop, &lock, answered, 0, 0};
+		pthread_create(&t[i], NULL, ab_load_run, &l[i]);
+	}
+	for (int i = 0; i < 400 && json_array_size(answered) < 100; i++)
+		ab_sleep_ms(10);
+	double t0 = ab_now_ms();
+	kill(s.pid, SIGTERM);
+	int status = 0;
+	waitpid(s.pid, &status, 0);
+	double drain = ab_now_ms() - t0;
+	s.pid = 0;
+	stop = 1;
+	int refused = 0, lost = 0;
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		refused += l[i].refused;
+		lost += l[i].lost;
+	}
+	long written = ab_count(count) - before;
+	char *ids = json_dumps(answered, JSON_COMPACT);
+	char *sql = mem_printf("SELECT count(*) FROM fleet.damage_reports WHERE report_id IN "
+			       "(SELECT json_array_elements_text('%s'::json))",
+			       ids);
+	long seen_and_stored = ab_count(sql);
+	fprintf(stderr,
+		"sigterm: exit %d after %.0f ms; %zu reports answered, %ld written, %ld of the "
+		"answered found stored; %d refused (503 or no connection), %d lost\n",
+		WIFEXITED(status) ? WEXITSTATUS(status) : -1, drain, json_array_size(answered),
+		written, seen_and_stored, refused, lost);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(drain < (ab_slow_build() ? 30000 : 5000), "%.0f ms", drain);
+	ck_assert_int_gt(json_array_size(answered), 0);
+	ck_assert_int_eq(lost, 0);
+	ck_assert_int_eq(written, (long)json_array_size(answered)); /* no row without its answer */
+	ck_assert_int_eq(seen_and_stored, written);                 /* no answer without its row */
+	free(sql);
+	free(ids);
+	json_decref(answered);
+}
+END_TEST
+
 Suite *abuse_suite(void)
 {
 	Suite *s = suite_create("abuse");
@@ -417,6 +520,7 @@ Suite *abuse_suite(void)
 	tcase_add_test(tc, two_host_headers_are_a_bad_request);
 	tcase_add_test(tc, header_and_body_deadlines_close_dribblers_whatever_their_rate);
 	tcase_add_test(tc, a_thousand_dribblers_leave_valid_requests_answered);
+	tcase_add_test(tc, sigterm_mid_load_answers_every_report_it_writes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -766,6 +766,44 @@ START_TEST(tool_calls_past_the_budget_get_the_retry_delay)
 }
 END_TEST
 
+/* SIGTERM with requests in flight (more than the workers, some still queued): every request
+ * already read is answered, then the server exits 0. */
+START_TEST(sigterm_answers_what_was_read_then_exits)
+{
+	struct sio s;
+	sio_start(&s, NULL);
+	enum { N = 40 };
+	char *all = mem_strdup("");
+	for (int id = 1; id <= N; id++) {
+		char line[512];
+		snprintf(line, sizeof line,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"resources/read\",\"params\":{"
+			 "\"uri\":\"bikaroo://fleet/bikes/VL-%d\"," META "}}\n",
+			 id, 2048 + 3 * id);
+		char *more = mem_printf("%s%s", all, line);
+		free(all);
+		all = more;
+	}
+	size_t n = strlen(all);
+	ck_assert_int_eq(write(s.in, all, n), (ssize_t)n); /* one write: one read takes them all */
+	free(all);
+	json_t *first = sio_next(&s, sio_wait_ms());
+	ck_assert_ptr_nonnull(first);
+	json_decref(first);
+	kill(s.pid, SIGTERM);
+	int answered = 1;
+	for (json_t *j; (j = sio_next(&s, sio_wait_ms())) != NULL; json_decref(j))
+		answered += json_object_get(j, "result") != NULL;
+	ck_assert_int_eq(answered, N);
+	int status = 0;
+	waitpid(s.pid, &status, 0);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(s.in);
+	close(s.out);
+	unlink(s.log_file);
+}
+END_TEST
+
 Suite *stdio_suite(void)
 {
 	Suite *s = suite_create("stdio");
@@ -782,6 +820,7 @@ Suite *stdio_suite(void)
 	tcase_add_test(tc, many_in_flight_each_on_its_own_line_then_eof_exits);
 	tcase_add_test(tc, progress_lines_come_before_the_response);
 	tcase_add_test(tc, tool_calls_past_the_budget_get_the_retry_delay);
+	tcase_add_test(tc, sigterm_answers_what_was_read_then_exits);
 	suite_add_tcase(s, tc);
 	return s;
 }
