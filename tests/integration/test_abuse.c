@@ -184,6 +184,28 @@ START_TEST(burst_past_the_write_budget_gets_429_and_reaches_no_database)
 }
 END_TEST
 
+/* The limits are per instance (README): two instances of one subject each grant their own
+ * budget, so N instances allow N times it. */
+START_TEST(each_instance_keeps_its_own_budget)
+{
+	struct it_server a, b;
+	const char *env[] = {"BIKAROO_RATE_WRITES=1", "BIKAROO_RATE_WRITE_BURST=5", NULL};
+	ck_assert_int_eq(it_server_start(&a, env), 0);
+	ck_assert_int_eq(it_server_start(&b, env), 0);
+	int ok[2] = {0, 0};
+	for (int k = 0; k < 2; k++) {
+		struct ab_burst run = {.port = k ? b.port : a.port, .calls = 8};
+		ab_burst_run(&run);
+		ck_assert_int_eq(run.other + run.bad_limited, 0);
+		ok[k] = run.answered;
+	}
+	ck_assert_int_eq(ok[0], 5);
+	ck_assert_int_eq(ok[1], 5);
+	ck_assert_int_eq(it_server_stop(&a), 0);
+	ck_assert_int_eq(it_server_stop(&b), 0);
+}
+END_TEST
+
 /* ---- transport: one Host -----------------------------------------------------------------------
  */
 
@@ -518,6 +540,7 @@ Suite *abuse_suite(void)
 	tcase_add_test(tc, burst_past_the_write_budget_gets_429_and_reaches_no_database);
 	tcase_add_test(tc, control_bytes_from_a_client_are_escaped_in_the_log);
 	tcase_add_test(tc, two_host_headers_are_a_bad_request);
+	tcase_add_test(tc, each_instance_keeps_its_own_budget);
 	tcase_add_test(tc, header_and_body_deadlines_close_dribblers_whatever_their_rate);
 	tcase_add_test(tc, a_thousand_dribblers_leave_valid_requests_answered);
 	tcase_add_test(tc, sigterm_mid_load_answers_every_report_it_writes);
