@@ -132,6 +132,9 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("drain-ms", "BIKAROO_DRAIN_MS", drain_ms, "10000", 0, 600000,
 	      "on SIGTERM/SIGINT: milliseconds at most to answer the requests already begun "
 	      "(new ones get 503) before exiting"),
+	CFG_L("db-retry-max-ms", "BIKAROO_DB_RETRY_MAX_MS", db_retry_max_ms, "5000", 100, 600000,
+	      "database unreachable at start: the longest wait between two tries (the back-off "
+	      "doubles from 250 ms up to it); meanwhile what needs it gets 503"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "read-only tools/call per minute and subject (0: no limit); past it 429 + "
 	      "Retry-After"),

@@ -48,6 +48,7 @@ struct cfg {
 	long max_connections;   /* BIKAROO_MAX_CONNECTIONS */
 	long max_per_ip;        /* BIKAROO_MAX_CONNECTIONS_PER_IP */
 	long drain_ms;          /* BIKAROO_DRAIN_MS: graceful stop */
+	long db_retry_max_ms;   /* BIKAROO_DB_RETRY_MAX_MS: database down at start */
 	/* Volume limits on tools/call (server/protocol/ratelimit.h). */
 	long rate_reads, rate_read_burst;   /* BIKAROO_RATE_READS, BIKAROO_RATE_READ_BURST */
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */

@@ -3,7 +3,9 @@
  * Subcommands: serve (HTTP), stdio, migrate, help. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +26,8 @@
 #include "server/transport/stdio.h"
 
 static volatile sig_atomic_t main_stop;
+/* The database answered that this server must not serve (set by main_db_wait_run). */
+static atomic_bool main_refused;
 
 static void main_on_signal(int sig)
 {
@@ -162,6 +166,44 @@ out:
 	return rc;
 }
 
+/* The database was unreachable at start: the server serves what needs no database and answers
+ * 503 for the rest (db_hold_until_checked) while this thread checks the login role again, with
+ * a back-off doubling from 250 ms up to max_ms; a refusal stops the server (exit 1). */
+struct main_db_wait {
+	long max_ms;
+	atomic_bool stop;
+	pthread_t thread;
+};
+
+static void *main_db_wait_run(void *arg)
+{
+	struct main_db_wait *w = arg;
+	long delay = 250;
+	for (unsigned attempt = 1;; attempt++) {
+		for (long slept = 0; slept < delay && !atomic_load(&w->stop); slept += 50) {
+			struct timespec ts = {0, 50 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+		if (atomic_load(&w->stop))
+			return NULL;
+		const char *why = NULL;
+		enum fleet_status st = db_check_login_role(&why);
+		if (st == FLEET_OK) {
+			log_info("database: reachable, login role checked: serving everything");
+			return NULL;
+		}
+		if (st != FLEET_UNAVAILABLE) {
+			log_error("refusing to serve: %s", why ? why : fleet_status_name(st));
+			atomic_store(&main_refused, true);
+			kill(getpid(), SIGTERM);
+			return NULL;
+		}
+		delay = delay * 2 > w->max_ms ? w->max_ms : delay * 2;
+		log_warn("database: still unavailable (try %u); next try in %ld ms", attempt,
+			 delay);
+	}
+}
+
 static int main_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
@@ -182,10 +224,17 @@ static int main_serve(const struct cfg *cfg)
 		return 1;
 	const char *why = NULL;
 	enum fleet_status st = db_check_login_role(&why);
-	if (st != FLEET_OK) {
+	bool db_down = st == FLEET_UNAVAILABLE;
+	if (st != FLEET_OK && !db_down) {
 		log_error("refusing to serve: %s", why ? why : fleet_status_name(st));
 		db_shutdown();
 		return 1;
+	}
+	if (db_down) {
+		log_warn("database: unavailable at start; serving what needs no database, 503 for "
+			 "the rest, until it answers (BIKAROO_DB_RETRY_MAX_MS=%ld)",
+			 cfg->db_retry_max_ms);
+		db_hold_until_checked();
 	}
 	struct mcp_server server;
 	struct adapter_settings app;
@@ -222,8 +271,15 @@ static int main_serve(const struct cfg *cfg)
 		log_info("serving MCP at http://%s:%u/mcp for resource %s: bearer tokens from %s "
 			 "required (%s)",
 			 cfg->listen, port, cfg->resource_uri, cfg->auth_issuer, cfg->auth);
+	struct main_db_wait wait = {.max_ms = cfg->db_retry_max_ms};
+	if (db_down)
+		pthread_create(&wait.thread, NULL, main_db_wait_run, &wait);
 	while (!main_stop)
 		sigsuspend(&old); /* no window between the test and the wait */
+	if (db_down) {
+		atomic_store(&wait.stop, true);
+		pthread_join(wait.thread, NULL);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	log_info("stopping: draining (at most %ld ms)", cfg->drain_ms);
 	long took = http_drain(srv, cfg->drain_ms);
@@ -232,7 +288,7 @@ static int main_serve(const struct cfg *cfg)
 	main_server_close(&server);
 	db_shutdown();
 	auth_cleanup();
-	return 0;
+	return atomic_load(&main_refused) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -3,6 +3,7 @@
 #include "db.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,10 +161,24 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 	return res; /* caller inspects SQLSTATE, or clears it */
 }
 
+#define DB_CHECK_STATEMENT "check_login_role"
+
+/* db_hold_until_checked() was called and db_check_login_role() has not passed yet. */
+static atomic_bool db_held;
+
+void db_hold_until_checked(void)
+{
+	atomic_store(&db_held, true);
+}
+
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
 {
 	db_sqlstate[0] = '\0';
+	if (atomic_load(&db_held) && strcmp(name, DB_CHECK_STATEMENT) != 0) {
+		*st = FLEET_UNAVAILABLE;
+		return NULL;
+	}
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct db_conn *c = db_thread_conn(st);
 		if (!c)
@@ -212,7 +227,7 @@ enum fleet_status db_check_login_role(const char **why)
 	static const char *const names[] = {"superuser", "bypassrls", "owned"};
 	int col[3];
 	enum fleet_status st;
-	PGresult *res = db_exec_prepared("check_login_role", sql, 0, NULL, &st);
+	PGresult *res = db_exec_prepared(DB_CHECK_STATEMENT, sql, 0, NULL, &st);
 	if (!res) {
 		*why = "cannot query the database";
 		return st;
@@ -229,6 +244,8 @@ enum fleet_status db_check_login_role(const char **why)
 	} else if (strcmp(PQgetvalue(res, 0, col[2]), "0") != 0) {
 		*why = "the login role owns tables of schema fleet: use a separate owner role";
 		st = FLEET_FORBIDDEN;
+	} else {
+		atomic_store(&db_held, false);
 	}
 	PQclear(res);
 	return st;

@@ -41,6 +41,10 @@ PGconn *db_open_listen(void);
 /* Opens a connection and checks that the login role is safe to serve with: not superuser,
  * not BYPASSRLS, owns no table of schema fleet. On refusal *why is set to a static message. */
 enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unused_result));
+/* From now on every statement but the check gets FLEET_UNAVAILABLE until db_check_login_role()
+ * has passed once: a server that starts before its database serves nothing as a role it has
+ * not checked. */
+void db_hold_until_checked(void);
 
 /* Runs prepared statement `name` (prepared on first use on this thread's connection from sql;
  * behind a transaction pooler, sql as an unnamed statement each time) with text parameters. Returns
