@@ -129,6 +129,9 @@ static const struct cfg_key cfg_keys[] = {
 	      100000,
 	      "HTTP connections from one address at once (0: no limit; behind a proxy "
 	      "every connection comes from the proxy)"),
+	CFG_L("listen-per-subject", "BIKAROO_LISTEN_PER_SUBJECT", listen_per_subject, "32", 0, 256,
+	      "subscriptions/listen streams one subject may hold of the server's 256 (HTTP; past "
+	      "it 429, a full server 503; 0: no share)"),
 	CFG_L("drain-ms", "BIKAROO_DRAIN_MS", drain_ms, "10000", 0, 600000,
 	      "on SIGTERM/SIGINT: milliseconds at most to answer the requests already begun "
 	      "(new ones get 503) before exiting"),
@@ -339,6 +342,7 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.max_pending = c->max_pending,
 		.max_connections = c->max_connections,
 		.max_per_ip = c->max_per_ip,
+		.listen_per_subject = c->listen_per_subject,
 	};
 }
 

@@ -42,13 +42,14 @@ struct cfg {
 	long confirm_ttl; /* BIKAROO_CONFIRM_TTL: seconds a confirmation request stays valid */
 	long keepalive_seconds; /* BIKAROO_KEEPALIVE_SECONDS: listen-stream keep-alive (HTTP) */
 	/* Slow clients and connections (server/transport/guard.h, http.c). */
-	long header_timeout_ms; /* BIKAROO_HEADER_TIMEOUT_MS */
-	long body_timeout_ms;   /* BIKAROO_BODY_TIMEOUT_MS */
-	long max_pending;       /* BIKAROO_MAX_PENDING_HEADERS */
-	long max_connections;   /* BIKAROO_MAX_CONNECTIONS */
-	long max_per_ip;        /* BIKAROO_MAX_CONNECTIONS_PER_IP */
-	long drain_ms;          /* BIKAROO_DRAIN_MS: graceful stop */
-	long db_retry_max_ms;   /* BIKAROO_DB_RETRY_MAX_MS: database down at start */
+	long header_timeout_ms;  /* BIKAROO_HEADER_TIMEOUT_MS */
+	long body_timeout_ms;    /* BIKAROO_BODY_TIMEOUT_MS */
+	long max_pending;        /* BIKAROO_MAX_PENDING_HEADERS */
+	long max_connections;    /* BIKAROO_MAX_CONNECTIONS */
+	long max_per_ip;         /* BIKAROO_MAX_CONNECTIONS_PER_IP */
+	long drain_ms;           /* BIKAROO_DRAIN_MS: graceful stop */
+	long listen_per_subject; /* BIKAROO_LISTEN_PER_SUBJECT */
+	long db_retry_max_ms;    /* BIKAROO_DB_RETRY_MAX_MS: database down at start */
 	/* Volume limits on tools/call (server/protocol/ratelimit.h). */
 	long rate_reads, rate_read_burst;   /* BIKAROO_RATE_READS, BIKAROO_RATE_READ_BURST */
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */

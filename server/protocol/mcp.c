@@ -25,12 +25,18 @@ int mcp_unavailable(struct mcp_error *err, const char *message)
 			json_pack("{s:i}", "retryAfterSeconds", MCP_RETRY_AFTER));
 }
 
+int mcp_limited_as(struct mcp_error *err, int http_status, const char *message, long retry_after_s)
+{
+	err->http_status = http_status;
+	err->retry_after = retry_after_s;
+	return mcp_fail(err, MCP_RATE_LIMITED, message,
+			json_pack("{s:I}", "retryAfterSeconds", (json_int_t)retry_after_s));
+}
+
 int mcp_limited(struct mcp_error *err, long retry_after_s)
 {
-	err->http_status = 429;
-	err->retry_after = retry_after_s;
-	return mcp_fail(err, MCP_RATE_LIMITED, "Too many tool calls: retry after the delay given",
-			json_pack("{s:I}", "retryAfterSeconds", (json_int_t)retry_after_s));
+	return mcp_limited_as(err, 429, "Too many tool calls: retry after the delay given",
+			      retry_after_s);
 }
 
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v)

@@ -57,14 +57,21 @@ struct mcp_subscriptions {
 	void *ctx;
 };
 
+/* Why a listen stream could not be opened. */
+enum mcp_listen_status {
+	MCP_LISTEN_OK = 0,
+	MCP_LISTEN_SHARE_SPENT, /* this caller holds its share of the streams: 429 */
+	MCP_LISTEN_FULL,        /* the server holds all it can: 503 */
+};
+
 /* Where a connection keeps its 2026-07-28 subscriptions/listen streams: a transport that can
  * hold a stream open provides one. open() registers the listen request `id` of actor for the
  * resource URIs given and writes `ack` (the notifications/subscriptions/acknowledged message)
- * first, in one step, so that nothing for this subscription can precede it; 0, or -1 when the
- * connection holds too many. The stream's final result is the transport's to send when it ends. */
+ * first, in one step, so that nothing for this subscription can precede it. The stream's final
+ * result is the transport's to send when it ends. */
 struct mcp_listen {
-	int (*open)(void *ctx, const struct fleet_actor *actor, const json_t *id, const json_t *ack,
-		    const char *const *uris, size_t n);
+	enum mcp_listen_status (*open)(void *ctx, const struct fleet_actor *actor, const json_t *id,
+				       const json_t *ack, const char *const *uris, size_t n);
 	void *ctx;
 };
 
@@ -360,6 +367,9 @@ int mcp_unavailable(struct mcp_error *err, const char *message);
 /* The answer past a volume limit: MCP_RATE_LIMITED, data {retryAfterSeconds}, HTTP 429 +
  * Retry-After. */
 int mcp_limited(struct mcp_error *err, long retry_after_s);
+/* The same with another message and HTTP status (e.g. 503 when the server, not the caller, is
+ * at its limit). */
+int mcp_limited_as(struct mcp_error *err, int http_status, const char *message, long retry_after_s);
 /* True when the request speaks at least revision v (legacy dates compare as strings). */
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v);
 /* Adds the caching hints to a cacheable result (removed again for legacy clients). */

@@ -300,6 +300,9 @@ int resources_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 	return 0;
 }
 
+/* Seconds a refused listen is asked to wait. */
+#define RESOURCES_LISTEN_RETRY_S 5
+
 int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
 	(void)result;
@@ -357,9 +360,16 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 	if (n == 0)
 		json_object_del(json_object_get(json_object_get(ack, "params"), "notifications"),
 				"resourceSubscriptions");
-	int rc = listen->open(listen->ctx, ctx->req->actor, ctx->id, ack, uris, n);
+	enum mcp_listen_status ls =
+		listen->open(listen->ctx, ctx->req->actor, ctx->id, ack, uris, n);
 	json_decref(ack);
-	if (rc != 0)
-		return mcp_fail(err, MCP_INTERNAL_ERROR, "Subscription limit reached", NULL);
+	if (ls == MCP_LISTEN_SHARE_SPENT)
+		return mcp_limited_as(err, 429,
+				      "Too many listen streams open for this caller: end one, or "
+				      "retry later",
+				      RESOURCES_LISTEN_RETRY_S);
+	if (ls != MCP_LISTEN_OK)
+		return mcp_limited_as(err, 503, "The server holds all the listen streams it can",
+				      RESOURCES_LISTEN_RETRY_S);
 	return MCP_DEFERRED;
 }

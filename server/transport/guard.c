@@ -2,6 +2,8 @@
  * waiting for headers and connections waiting for a body; a connection is in at most one. */
 #include "guard.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,14 +16,16 @@
 /* How often the sweeper looks for connections past their deadline. */
 #define GUARD_TICK_MS 100
 
-enum guard_list { GUARD_NONE = 0, GUARD_PENDING, GUARD_BODY };
+enum guard_list { GUARD_NONE = 0, GUARD_PENDING, GUARD_BODY, GUARD_WATCH };
 
 struct guard_conn {
 	struct guard_conn *prev, *next;
 	enum guard_list in;
 	int fd;
-	int64_t since_ms; /* when what is due began to be due */
-	bool cut;         /* shut down already */
+	int64_t since_ms;          /* when what is due began to be due */
+	bool cut;                  /* shut down already */
+	void (*hangup)(void *arg); /* GUARD_WATCH: told once when the peer closes */
+	void *arg;
 };
 
 struct guard_queue {
@@ -34,7 +38,7 @@ struct guard {
 	pthread_mutex_t lock; /* guards what follows */
 	pthread_cond_t wake;
 	bool stopping;
-	struct guard_queue q[3]; /* by enum guard_list (q[GUARD_NONE] unused) */
+	struct guard_queue q[4]; /* by enum guard_list (q[GUARD_NONE] unused) */
 	struct guard_counts counts;
 	pthread_t sweeper;
 };
@@ -100,6 +104,27 @@ static void guard_sweep(struct guard *g, enum guard_list in, long limit_ms, int6
 		guard_cut(g, g->q[in].head, counter);
 }
 
+/* Under the lock: tells the watchers whose peer closed (EOF or error on a peek). */
+static void guard_hangups(struct guard *g)
+{
+	for (struct guard_conn *c = g->q[GUARD_WATCH].head, *next; c; c = next) {
+		next = c->next;
+		struct pollfd p = {.fd = c->fd, .events = POLLIN};
+		char b;
+		if (poll(&p, 1, 0) <= 0)
+			continue;
+		ssize_t n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			void (*hangup)(void *) = c->hangup;
+			void *arg = c->arg;
+			guard_move(g, c, GUARD_NONE);
+			c->hangup = NULL;
+			c->arg = NULL;
+			hangup(arg);
+		}
+	}
+}
+
 static void *guard_run(void *arg)
 {
 	struct guard *g = arg;
@@ -117,6 +142,7 @@ static void *guard_run(void *arg)
 		unsigned long h = g->counts.header_deadline, b = g->counts.body_deadline;
 		guard_sweep(g, GUARD_PENDING, g->set.header_ms, now, &g->counts.header_deadline);
 		guard_sweep(g, GUARD_BODY, g->set.body_ms, now, &g->counts.body_deadline);
+		guard_hangups(g);
 		if (g->counts.header_deadline != h || g->counts.body_deadline != b)
 			log_warn(
 				"http: closed %lu connection(s) past the header deadline, %lu past "
@@ -151,7 +177,7 @@ void guard_free(struct guard *g)
 	pthread_mutex_unlock(&g->lock);
 	pthread_join(g->sweeper, NULL);
 	/* Connections still listed belong to a daemon already stopped: they were closed. */
-	for (int in = GUARD_PENDING; in <= GUARD_BODY; in++)
+	for (int in = GUARD_PENDING; in <= GUARD_WATCH; in++)
 		while (g->q[in].head) {
 			struct guard_conn *c = g->q[in].head;
 			guard_unlink(g, c);
@@ -197,6 +223,30 @@ void guard_body_done(struct guard *g, struct guard_conn *c)
 void guard_request_done(struct guard *g, struct guard_conn *c)
 {
 	guard_set(g, c, GUARD_PENDING);
+}
+
+void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg), void *arg)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&g->lock);
+	guard_move(g, c, GUARD_WATCH);
+	c->hangup = hangup;
+	c->arg = arg;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void guard_unwatch(struct guard *g, void *arg)
+{
+	pthread_mutex_lock(&g->lock);
+	for (struct guard_conn *c = g->q[GUARD_WATCH].head; c; c = c->next)
+		if (c->arg == arg) {
+			guard_move(g, c, GUARD_NONE);
+			c->hangup = NULL;
+			c->arg = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&g->lock);
 }
 
 void guard_closed(struct guard *g, struct guard_conn *c)

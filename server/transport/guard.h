@@ -37,6 +37,14 @@ void guard_headers_done(struct guard *g, struct guard_conn *c);
 void guard_body_done(struct guard *g, struct guard_conn *c);
 /* Its request was answered: the next request's headers are due (keep-alive). */
 void guard_request_done(struct guard *g, struct guard_conn *c);
+/* c now holds a stream open (no deadline): from now on the sweeper watches for its client
+ * hanging up, which the event loop of a suspended connection does not see, and calls
+ * hangup(arg) once, under the guard's lock, when the peer has closed. Until guard_unwatch(arg)
+ * or guard_closed. */
+void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg), void *arg);
+/* Whatever connection watches with arg no longer does; hangup(arg) is not called after this
+ * returns. */
+void guard_unwatch(struct guard *g, void *arg);
 /* The connection is gone (before its descriptor is closed); c is freed. */
 void guard_closed(struct guard *g, struct guard_conn *c);
 struct guard_counts guard_counts(struct guard *g);

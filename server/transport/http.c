@@ -196,6 +196,14 @@ static bool http_media_is(const char *value, const char *type)
 	       (value[n] == '\0' || value[n] == ';' || value[n] == ' ' || value[n] == ',');
 }
 
+/* The guard's record of c's connection (the socket context http_connection set). */
+static struct guard_conn *http_guard_conn(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
 /* True when an Accept header names type ("application/json") or a wildcard covering it. */
 static bool http_accepts(const char *accept, const char *type)
 {
@@ -269,7 +277,8 @@ struct http_stream {
 	char *buf;
 	size_t len, off, cap;
 	bool suspended, ending;
-	int refs; /* the hub's and the response's */
+	int refs;            /* the hub's and the response's */
+	struct guard *guard; /* watches for the client hanging up (borrowed) */
 };
 
 /* Streams whose response libmicrohttpd still holds (for the drain at shutdown). */
@@ -393,10 +402,21 @@ static ssize_t http_stream_read(void *cls, uint64_t pos, char *out, size_t max)
 	return n;
 }
 
+/* The client hung up (guard.h; under the guard's lock, so st is alive): the stream ends now,
+ * not at its next keep-alive, and its slot is free for the next listen. */
+static void http_stream_hangup(void *arg)
+{
+	void *resume = http_stream_text(arg, NULL, true);
+	if (resume)
+		MHD_resume_connection(resume);
+}
+
 /* libmicrohttpd is done with the response (the client left, or the stream ended). */
 static void http_stream_released(void *cls)
 {
 	struct http_stream *st = cls;
+	if (st->guard)
+		guard_unwatch(st->guard, st);
 	pthread_mutex_lock(&st->lock);
 	st->conn = NULL;
 	pthread_mutex_unlock(&st->lock);
@@ -412,22 +432,26 @@ struct http_listen_req {
 };
 
 /* mcp_listen.open for one HTTP request. */
-static int http_listen_open(void *ctx, const struct fleet_actor *actor, const json_t *id,
-			    const json_t *ack, const char *const *uris, size_t n)
+static enum mcp_listen_status http_listen_open(void *ctx, const struct fleet_actor *actor,
+					       const json_t *id, const json_t *ack,
+					       const char *const *uris, size_t n)
 {
 	struct http_listen_req *lr = ctx;
 	struct http_stream *st = mem_calloc(1, sizeof *st);
 	pthread_mutex_init(&st->lock, NULL);
 	st->conn = lr->conn;
 	st->refs = 2;
+	st->guard = lr->srv->guard;
 	atomic_fetch_add(&http_live_streams, 1);
-	if (listen_hub_open(lr->srv->hub, actor, id, ack, uris, n, &http_stream_ops, st) != 0) {
+	enum mcp_listen_status ls =
+		listen_hub_open(lr->srv->hub, actor, id, ack, uris, n, &http_stream_ops, st);
+	if (ls != MCP_LISTEN_OK) {
 		http_stream_released(st); /* the response's reference */
 		http_stream_unref(st);    /* the hub's */
-		return -1;
+		return ls;
 	}
 	lr->opened = st;
-	return 0;
+	return MCP_LISTEN_OK;
 }
 
 /* The response of a listen request: its stream, open until the client leaves. */
@@ -439,6 +463,7 @@ static enum MHD_Result http_send_stream(struct MHD_Connection *c, struct http_st
 		http_stream_released(st);
 		return MHD_NO;
 	}
+	guard_watch(st->guard, http_guard_conn(c), http_stream_hangup, st);
 	return http_queue_sse(c, r);
 }
 
@@ -600,13 +625,6 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 }
 
 /* ---- connections: the slow-client guard (guard.h) sees each one from accept to close ---- */
-
-static struct guard_conn *http_guard_conn(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	return ci ? ci->socket_context : NULL;
-}
 
 /* libmicrohttpd tells of a connection before its descriptor is closed. */
 static void http_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -804,7 +822,8 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->max_body = set->max_body;
 	s->allowed_hosts = mem_strdup(set->allowed_hosts);
 	s->allowed_origins = mem_strdup(set->allowed_origins);
-	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS, set->keepalive_s);
+	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS, (size_t)set->listen_per_subject,
+				set->keepalive_s);
 	struct guard_settings gs = {.header_ms = set->header_timeout_ms,
 				    .body_ms = set->body_timeout_ms,
 				    .max_pending = set->max_pending};

@@ -28,6 +28,7 @@ struct http_settings {
 	long max_pending;            /* connections without complete headers (0: no cap) */
 	long max_connections;        /* connections at once */
 	long max_per_ip;             /* connections from one address (0: no limit) */
+	long listen_per_subject;     /* listen streams one subject may hold (0: no share) */
 };
 
 /* Starts serving POST /mcp for mcp (borrowed until http_stop) on set's address, acting as actor

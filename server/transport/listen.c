@@ -38,7 +38,7 @@ struct listen_kicks {
 struct listen_hub {
 	pthread_mutex_t lock; /* guards what follows */
 	struct listen_entry *entries;
-	size_t nlistens, max;
+	size_t nlistens, max, per_subject;
 	long keepalive_s, last_ping;
 	bool closed;
 	const struct mcp_change_feed *feed;
@@ -200,11 +200,13 @@ static void listen_tick(void *arg)
 	listen_kick_all(&ks);
 }
 
-struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max, long keepalive_s)
+struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max,
+				  size_t per_subject, long keepalive_s)
 {
 	struct listen_hub *h = mem_calloc(1, sizeof *h);
 	pthread_mutex_init(&h->lock, NULL);
 	h->max = max;
+	h->per_subject = per_subject;
 	h->keepalive_s = keepalive_s;
 	h->last_ping = (long)time(NULL);
 	h->feed = feed;
@@ -253,17 +255,31 @@ static void listen_add_uri(struct listen_entry *e, const char *uri)
 	e->uris[e->n++] = mem_strdup(uri);
 }
 
-int listen_hub_open(struct listen_hub *h, const struct fleet_actor *actor, const json_t *id,
-		    const json_t *ack, const char *const *uris, size_t n,
-		    const struct listen_out_ops *ops, void *out)
+/* Under the lock: the listens subject holds. */
+static size_t listen_held_by(const struct listen_hub *h, const char *subject)
+{
+	size_t n = 0;
+	for (const struct listen_entry *e = h->entries; e; e = e->next)
+		n += e->id && strcmp(e->subject, subject) == 0;
+	return n;
+}
+
+enum mcp_listen_status listen_hub_open(struct listen_hub *h, const struct fleet_actor *actor,
+				       const json_t *id, const json_t *ack, const char *const *uris,
+				       size_t n, const struct listen_out_ops *ops, void *out)
 {
 	listen_join(h);
 	struct listen_kicks ks = {0};
 	pthread_mutex_lock(&h->lock);
 	listen_prune(h);
-	if (h->closed || h->nlistens >= h->max) {
+	enum mcp_listen_status st = MCP_LISTEN_OK;
+	if (h->closed || h->nlistens >= h->max)
+		st = MCP_LISTEN_FULL;
+	else if (h->per_subject && listen_held_by(h, actor->subject) >= h->per_subject)
+		st = MCP_LISTEN_SHARE_SPENT;
+	if (st != MCP_LISTEN_OK) {
 		pthread_mutex_unlock(&h->lock);
-		return -1;
+		return st;
 	}
 	struct listen_entry *e = listen_entry_new(actor, ops, out);
 	e->id = json_deep_copy(id);
@@ -275,7 +291,7 @@ int listen_hub_open(struct listen_hub *h, const struct fleet_actor *actor, const
 	h->nlistens++;
 	pthread_mutex_unlock(&h->lock);
 	listen_kick_all(&ks);
-	return 0;
+	return MCP_LISTEN_OK;
 }
 
 int listen_hub_subscribe(struct listen_hub *h, const struct fleet_actor *actor, const char *uri,

@@ -39,19 +39,22 @@ struct listen_out_ops {
 
 struct listen_hub;
 
-/* A hub of at most max listen streams, fed by feed (borrowed; NULL: no feed, streams only end),
- * pinging each stream every keepalive_s seconds (0: never). New; free with listen_hub_free(). */
-struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max, long keepalive_s);
+/* A hub of at most max listen streams, per_subject of them for one subject (0: no share), fed
+ * by feed (borrowed; NULL: no feed, streams only end), pinging each stream every keepalive_s
+ * seconds (0: never). New; free with listen_hub_free(). */
+struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max,
+				  size_t per_subject, long keepalive_s);
 /* Forgets every subscription without a word (call listen_hub_end_all() first for a graceful
  * end) and leaves the feed. */
 void listen_hub_free(struct listen_hub *h);
 
 /* Registers listen request id (copied) of actor for uris (copied) on out, and writes ack first
  * under the hub's lock, so nothing of this subscription precedes it. Joins the feed before.
- * 0, or -1 when the hub is full or closed (nothing written). */
-int listen_hub_open(struct listen_hub *h, const struct fleet_actor *actor, const json_t *id,
-		    const json_t *ack, const char *const *uris, size_t n,
-		    const struct listen_out_ops *ops, void *out);
+ * Refused (nothing written) when actor's subject holds its share, or the hub is full or
+ * closed. */
+enum mcp_listen_status listen_hub_open(struct listen_hub *h, const struct fleet_actor *actor,
+				       const json_t *id, const json_t *ack, const char *const *uris,
+				       size_t n, const struct listen_out_ops *ops, void *out);
 
 /* Adds (on) or removes uri in actor's 2025-era subscription set on out. 0, or -1 when adding
  * to a full set. */

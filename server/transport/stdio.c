@@ -119,8 +119,9 @@ static int stdio_sub_change(void *ctx, const struct fleet_actor *actor, const ch
 }
 
 /* mcp_listen.open for this connection (2026-07-28 subscriptions/listen). */
-static int stdio_listen_open(void *ctx, const struct fleet_actor *actor, const json_t *id,
-			     const json_t *ack, const char *const *uris, size_t n)
+static enum mcp_listen_status stdio_listen_open(void *ctx, const struct fleet_actor *actor,
+						const json_t *id, const json_t *ack,
+						const char *const *uris, size_t n)
 {
 	struct stdio_conn *c = ctx;
 	return listen_hub_open(c->hub, actor, id, ack, uris, n, &stdio_sub_ops, c);
@@ -306,7 +307,7 @@ static void stdio_too_long(struct stdio_conn *c, size_t max)
 int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor, size_t max)
 {
 	struct stdio_conn c = {.actor = actor, .server = server, .session = {.log_level = -1}};
-	c.hub = listen_hub_new(server->changes, STDIO_MAX_LISTENS, 0);
+	c.hub = listen_hub_new(server->changes, STDIO_MAX_LISTENS, 0, 0);
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);
