@@ -55,7 +55,7 @@ START_TEST(a_client_application_is_limited_across_its_subjects)
 	/* The app may make 6 reads in all, whoever its subjects are. */
 	int n = 0;
 	for (int i = 0; i < 10; i++) {
-		char who[16];
+		char who[32];
 		snprintf(who, sizeof who, "user-%d", i);
 		n += rl_admitted(rl, who, "one-app", false, 1);
 	}
