@@ -324,6 +324,38 @@ START_TEST(header_and_body_deadlines_close_dribblers_whatever_their_rate)
 }
 END_TEST
 
+/* BIKAROO_MAX_CONNECTIONS_PER_IP: past it a connection from that address is closed at once;
+ * when one of the others ends, the address is served again. */
+START_TEST(connections_per_address_are_limited)
+{
+	struct it_server s;
+	const char *env[] = {"BIKAROO_MAX_CONNECTIONS_PER_IP=4", NULL};
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	int fds[4];
+	for (int i = 0; i < 4; i++) {
+		fds[i] = ab_connect(s.port);
+		ck_assert_int_ge(fds[i], 0);
+	}
+	ab_sleep_ms(200);
+	int extra = ab_connect(s.port);
+	ck_assert_int_ge(extra, 0);
+	ck_assert_msg(ab_closed_within(extra, 2000),
+		      "a fifth connection from one address stayed open");
+	close(extra);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(!ab_closed_within(fds[i], 0), "connection %d was closed", i);
+	close(fds[0]);
+	ab_sleep_ms(200);
+	struct it_response r;
+	it_mcp(s.port, "server/discover", NULL, "", &r);
+	ck_assert_int_eq(r.status, 200);
+	it_response_free(&r);
+	for (int i = 1; i < 4; i++)
+		close(fds[i]);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 struct ab_dribblers {
 	unsigned port;
 	int n;
@@ -647,6 +679,7 @@ Suite *abuse_suite(void)
 	tcase_add_test(tc, two_host_headers_are_a_bad_request);
 	tcase_add_test(tc, each_instance_keeps_its_own_budget);
 	tcase_add_test(tc, header_and_body_deadlines_close_dribblers_whatever_their_rate);
+	tcase_add_test(tc, connections_per_address_are_limited);
 	tcase_add_test(tc, a_thousand_dribblers_leave_valid_requests_answered);
 	tcase_add_test(tc, sigterm_mid_load_answers_every_report_it_writes);
 	tcase_add_test(tc, listen_share_per_subject_and_slots_back_on_hangup);
