@@ -78,6 +78,8 @@ def main(tmp):
                 counts.add(f'ERROR {kind} {st}')
                 if counts.c.get(f'ERROR {kind} {st}') == 1:
                     print(f'# first unexpected {kind}: {st} {json.dumps(body)[:300]}', flush=True)
+                    if kind == 'listen':
+                        print(f'# {last_listen[0][:600]!r}', flush=True)
 
         def loop(kind, fn):
             token, minted = mint(), time.monotonic()
@@ -106,6 +108,8 @@ def main(tmp):
                 st, body = C.call(url, token, m, {})
                 expect('list', st, body)
 
+        last_listen = ['']
+
         def listen(token):
             # A stream held 1-3 s, then closed by the client (the server must free it at once).
             s = socket.create_connection(('127.0.0.1', proxy), timeout=10)
@@ -117,11 +121,15 @@ def main(tmp):
                         f'Mcp-Method: subscriptions/listen\r\nAuthorization: Bearer {token}\r\n'
                         f'Content-Length: {len(body)}\r\n\r\n').encode()
                 s.sendall(head + body)
-                got = s.recv(4096).decode(errors='replace')
+                got, t_end = '', time.monotonic() + 5
+                while 'acknowledged' not in got and time.monotonic() < t_end:
+                    chunk = s.recv(4096).decode(errors='replace')
+                    if not chunk:
+                        break
+                    got += chunk
                 st = int(got.split(' ', 2)[1]) if got.startswith('HTTP/1.1 ') else 0
-                if st == 200 and 'acknowledged' not in got:
-                    got += s.recv(4096).decode(errors='replace')
-                expect('listen', st, {} if 'acknowledged' in got else None)
+                last_listen[0] = got
+                expect('listen', st, {'acknowledged': True} if 'acknowledged' in got else None)
                 time.sleep(random.uniform(1, 3))
             finally:
                 s.close()
