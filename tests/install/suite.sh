@@ -112,20 +112,23 @@ cd /
 env -u BIKAROO_MIGRATIONS_DIR -u BIKAROO_RESOURCES_DIR -u BIKAROO_PROMPTS_DIR \
   DATABASE_URL='$owner_url' BIKAROO_MIGRATE_URL='$owner_url' $root/usr/bin/bikaroo-mcp migrate
 psql -X -q -v ON_ERROR_STOP=1 '$owner_url' -f /usr/share/bikaroo-mcp/migrations/demo/demo-data.sql
-exec env -u BIKAROO_MIGRATIONS_DIR -u BIKAROO_RESOURCES_DIR -u BIKAROO_PROMPTS_DIR \
-  DATABASE_URL='$app_url' BIKAROO_MIGRATE_URL= BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port \
+# As the unit runs it: an unprivileged user, no capability at all, no_new_privs.
+exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs --bounding-set=-all --inh-caps=-all \
+  env -u BIKAROO_MIGRATIONS_DIR -u BIKAROO_RESOURCES_DIR -u BIKAROO_PROMPTS_DIR \
+  DATABASE_URL='$app_url' BIKAROO_MIGRATE_URL= BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/run/port \
   $root/usr/bin/bikaroo-mcp serve
 RUN
+mkdir -p "$t/run" && chmod 1777 "$t/run" && chmod 755 "$t"
 if ! unshare -m true 2>/dev/null; then
   echo "skip - the installed binary against the test database: no private mount namespace here (unshare -m)"
 else
   unshare -m bash "$t/run.sh" >"$t/serve.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 100); do [[ -s $t/port ]] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if [[ -s $t/port ]]; then
-    ok "the installed binary migrates a fresh database from /usr/share/bikaroo-mcp and serves"
+  for _ in $(seq 1 100); do [[ -s $t/run/port ]] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if [[ -s $t/run/port ]]; then
+    ok "the installed binary migrates a fresh database from /usr/share/bikaroo-mcp and serves as an unprivileged user with no capability and no_new_privs"
     body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
-    out=$(curl -s --max-time 10 "http://127.0.0.1:$(cat "$t/port")/mcp" -H 'Content-Type: application/json' \
+    out=$(curl -s --max-time 10 "http://127.0.0.1:$(cat "$t/run/port")/mcp" -H 'Content-Type: application/json' \
       -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
       -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' -d "$body")
     check "the installed binary answers tools/call get_bike_status VL-2048 from the fresh database" \
