@@ -43,7 +43,7 @@ class Load:
         self.lock = threading.Lock()
         self.seen = {}
         self.retries = {'conn': 0, '5xx': 0, '429': 0}
-        self.retry_at = []  # monotonic times of every retry
+        self.retry_at = []  # (monotonic time, 'conn' or the status) of every retry
         self.other = []
         self.done = threading.Event()
 
@@ -71,13 +71,13 @@ class Load:
                 except (OSError, http.client.HTTPException):
                     with self.lock:
                         self.retries['conn'] += 1
-                        self.retry_at.append(time.monotonic())
+                        self.retry_at.append((time.monotonic(), 'conn'))
                     time.sleep(0.05)
                     continue
                 if st >= 500 or st == 429 or body is None:
                     with self.lock:
                         self.retries['429' if st == 429 else '5xx'] += 1
-                        self.retry_at.append(time.monotonic())
+                        self.retry_at.append((time.monotonic(), str(st)))
                     time.sleep(0.05)
                     continue
                 res = (body or {}).get('result') or {}
@@ -136,13 +136,18 @@ def main(tmp):
            f'(server1 killed -9 after {killed_at}, server2 stopped by SIGTERM after {stopped_at}, exit {rc2}); '
            f'retries: {load.retries["conn"]} on connection errors, {load.retries["5xx"]} on 5xx, '
            f'{load.retries["429"]} on 429' + (f'; other answers: {load.other[:3]}' if load.other else ''))
-        after_stop = len([t for t in load.retry_at if t >= t_stop])
+        # A draining server answers 503 to what it did not take (a request racing on a kept-alive
+        # connection): retried, harmless. A cut connection or a 502 after the stop is an answer
+        # lost in flight, which the drain must prevent.
+        after = [k for t, k in load.retry_at if t >= t_stop]
+        lost = [k for k in after if k != '503']
         drains = 'BIKAROO_DRAIN_MS' in subprocess.run([env['BIKAROO_BIN'], 'help'], capture_output=True, text=True).stdout
         if drains:
-            ok(after_stop == 0, f'the SIGTERM cost no client a retry (graceful stop drains): {after_stop} retries after it')
+            ok(not lost, f'the SIGTERM lost no answer in flight (graceful stop drains): after it {len(lost)} '
+               f'connection errors or 502, {after.count("503")} retries of a 503 the stopping server did not take')
         else:
-            print(f'# {after_stop} retries after the SIGTERM (this build does not drain; with BIKAROO_DRAIN_MS the '
-                  'test requires 0)')
+            print(f'# after the SIGTERM: {len(lost)} connection errors or 502 (this build does not drain; with '
+                  'BIKAROO_DRAIN_MS the test requires 0)')
         rows = C.sql(owner_url, 'SELECT d.description, d.report_id, k.report_id FROM fleet.damage_reports d '
                      "LEFT JOIN fleet.idempotency_keys k ON k.subject = 'marie' AND k.idem_key = d.description "
                      f"WHERE d.description LIKE 'kill-%'")
