@@ -140,16 +140,25 @@ static enum MHD_Result http_send_headers(struct MHD_Connection *c, unsigned stat
 	return ret;
 }
 
-/* A JSON-RPC error without id, for refusals before the body is read. */
-static enum MHD_Result http_refuse(struct MHD_Connection *c, unsigned status, int code,
-				   const char *message, const char *allow)
+/* A JSON-RPC error without id, for refusals before the body is read, with one extra header
+ * (name NULL: none). */
+static enum MHD_Result http_refuse_with(struct MHD_Connection *c, unsigned status, int code,
+					const char *message, const char *name, const char *value)
 {
 	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
 				code, "message", message);
 	char *body = json_dumps(msg, JSON_COMPACT);
 	json_decref(msg);
-	const char *h[] = {MHD_HTTP_HEADER_ALLOW, allow, NULL};
-	return http_send_headers(c, status, body, allow ? h : NULL);
+	const char *h[] = {name, value, NULL};
+	return http_send_headers(c, status, body, name ? h : NULL);
+}
+
+/* The same, with Allow when allow is not NULL. */
+static enum MHD_Result http_refuse(struct MHD_Connection *c, unsigned status, int code,
+				   const char *message, const char *allow)
+{
+	return http_refuse_with(c, status, code, message, allow ? MHD_HTTP_HEADER_ALLOW : NULL,
+				allow);
 }
 
 /* ---- request checks ------------------------------------------------------------------ */
@@ -681,8 +690,11 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 		if (atomic_load(&http_draining)) {
 			/* Not begun, so nothing done: another instance may take it. */
 			st->refused = true;
-			const char *h[] = {MHD_HTTP_HEADER_RETRY_AFTER, "1", NULL};
-			return http_send_headers(c, 503, NULL, h);
+			return http_refuse_with(
+				c, 503, MCP_INTERNAL_ERROR,
+				"Service Unavailable: this server is stopping; retry "
+				"(nothing was done)",
+				MHD_HTTP_HEADER_RETRY_AFTER, "1");
 		}
 		/* 1: Host and Origin against DNS rebinding; exactly one of each (RFC 9112 section
 		 * 3.2: a repeated Host is a 400). */
