@@ -259,6 +259,17 @@ void guard_closed(struct guard *g, struct guard_conn *c)
 	free(c);
 }
 
+void guard_cut_waiting(struct guard *g)
+{
+	unsigned long cut = 0;
+	pthread_mutex_lock(&g->lock);
+	while (g->q[GUARD_PENDING].head)
+		guard_cut(g, g->q[GUARD_PENDING].head, &cut);
+	pthread_mutex_unlock(&g->lock);
+	if (cut)
+		log_info("http: closed %lu idle connection(s) for the stop", cut);
+}
+
 struct guard_counts guard_counts(struct guard *g)
 {
 	pthread_mutex_lock(&g->lock);

@@ -47,6 +47,10 @@ void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg
 void guard_unwatch(struct guard *g, void *arg);
 /* The connection is gone (before its descriptor is closed); c is freed. */
 void guard_closed(struct guard *g, struct guard_conn *c);
+/* Closes every connection waiting for headers (idle kept-alive ones, and any whose request has
+ * not arrived whole): nothing was begun on them. For the graceful stop, so that a proxy drops
+ * its idle connections to this server now rather than sending on them at the end. */
+void guard_cut_waiting(struct guard *g);
 struct guard_counts guard_counts(struct guard *g);
 
 #endif

@@ -873,6 +873,7 @@ long http_drain(struct http_server *s, long limit_ms)
 	MHD_socket lsock = MHD_quiesce_daemon(s->daemon); /* no new connection from here on */
 	if (lsock != MHD_INVALID_SOCKET)
 		close(lsock);
+	guard_cut_waiting(s->guard);      /* idle ones: a proxy sends its next request elsewhere */
 	listen_hub_end_all(s->hub, true); /* each stream ends with its result */
 	long waited = 0;
 	int left;
