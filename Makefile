@@ -1,5 +1,10 @@
 # Bikaroo fleet MCP server. `make run` serves (with a throwaway PostgreSQL when DATABASE_URL is
-# unset); `make test` runs every test (unit, integration on real PostgreSQL, real MCP clients).
+# unset); `make test` runs every test (unit, integration on real PostgreSQL, real MCP clients);
+# `make help` lists the rest.
+#
+# Nothing here runs when the Makefile is read: the libraries' flags are asked of pkg-config by
+# the recipes that use them (recursively expanded variables), so that on a fresh machine `deps`
+# has installed the libraries before anything asks (tests/build/suite.sh checks both).
 
 CC      ?= cc
 PKGS    := libmicrohttpd jansson libpq libcrypto libcurl cjose
@@ -7,11 +12,14 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
            -Wformat=2 -Wvla -Wpointer-arith
 OPT     ?= -O2 -g
 SAN     ?=
-override CFLAGS := $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. $(WARN) -pthread \
+override CFLAGS = $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. $(WARN) -pthread \
            -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(shell pkg-config --cflags $(PKGS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 override LDFLAGS += $(SAN)
-TEST_LDLIBS := $(shell pkg-config --libs check libcurl 2>/dev/null)
+TEST_LDLIBS = $(shell pkg-config --libs check libcurl 2>/dev/null)
+# bikaroo-mcp --version and bikaroo_build_info (the revision asked of git when main.o is built).
+VERSION ?= 0.9.0
+REVISION = $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 B       ?= build
 COMMON  := $(wildcard common/*.c)
@@ -29,7 +37,7 @@ CONF    := $(wildcard tests/conformance/*.c)
 FUZZ    := $(wildcard tests/fuzz/*.c)
 
 .PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench clean \
-        install deb soak
+        install deb soak help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
 
@@ -39,6 +47,10 @@ deps:
 $(B)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/server/main.o: server/main.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DBIKAROO_VERSION='"$(VERSION)"' -DBIKAROO_REVISION='"$(REVISION)"' -c $< -o $@
 
 $(B)/libbikaroo.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
@@ -74,7 +86,9 @@ $(B)/integration-tests: $(INTEG:%.c=$(B)/%.o) $(B)/libbikaroo.a
 $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
-run: deps all
+# deps first, then a build that starts only once deps is done (also under make -j).
+run: deps
+	$(MAKE) --no-print-directory all
 	scripts/run.sh $(B)/bikaroo-mcp
 
 # Everything, against a throwaway PostgreSQL that the harness creates and removes.
@@ -82,7 +96,8 @@ test: deps
 	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
 	scripts/test.sh $(B)
 
-unit: all $(B)/core-tests $(B)/unit-tests
+unit: deps
+	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests
 	$(B)/core-tests
 	$(B)/unit-tests
 
@@ -129,6 +144,23 @@ bench: all
 
 clean:
 	rm -rf build
+
+help:
+	@echo 'make run           install what is missing, build, serve http://127.0.0.1:8080/mcp'
+	@echo '                   (a throwaway PostgreSQL in .run/pg unless DATABASE_URL is set)'
+	@echo 'make test          every test against a throwaway PostgreSQL: "N passed, N failed"'
+	@echo 'make all           build build/bikaroo-mcp (and the conformance server)'
+	@echo 'make deps          install the Debian packages this project needs'
+	@echo 'make unit          the unit tests only'
+	@echo 'make asan          make test with AddressSanitizer and UBSan'
+	@echo 'make valgrind      make test under valgrind memcheck'
+	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
+	@echo 'make bench         the benchmarks'
+	@echo 'make lint          cppcheck, banned calls, layer arrows'
+	@echo 'make format        clang-format the sources (format-check: only check)'
+	@echo 'make contracts     record the capability contracts (tests/contracts)'
+	@echo 'make clean         remove build/'
+	@echo 'Variables: B=build dir, OPT, SAN, CC, VERSION. Server settings: build/bikaroo-mcp help'
 
 # Capability contracts (tests/contracts): the contract of every tool, resource, template and
 # prompt as a client lists it; `make contracts` records it in tests/contracts/snapshot.json after

@@ -23,8 +23,7 @@ trap cleanup EXIT
 set -a
 eval "$(scripts/pgtmp.sh start "$pgdir")"
 set +a
-sock=${DATABASE_URL#*\?host=}
-super="postgresql://postgres@/bikaroo?host=$sock"
+super="postgresql://postgres@/bikaroo?$PGTMP_QUERY"
 DATABASE_URL=$BIKAROO_MIGRATE_URL "$B/bikaroo-mcp" migrate >/dev/null 2>&1
 psql -X -q "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -f migrations/demo/demo-data.sql
 # 100k bikes in all, as in ARCHITECTURE.md's measurements.

@@ -1,18 +1,32 @@
 /* Leveled, printf-checked logging to stderr (stdout is the stdio transport's wire). */
 #include "log.h"
 
+#include <jansson.h>
 #include <stdarg.h>
-#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 static enum log_level log_threshold = LOG_INFO;
+static bool log_json;
 static const char *const log_names[] = {"debug", "info", "warn", "error"};
 
 void log_set_level(enum log_level level)
 {
 	log_threshold = level;
+}
+
+bool log_enabled(enum log_level level)
+{
+	return level >= log_threshold;
+}
+
+void log_set_json(bool json)
+{
+	log_json = json;
 }
 
 int log_parse_level(const char *s, enum log_level *out)
@@ -26,20 +40,44 @@ int log_parse_level(const char *s, enum log_level *out)
 	return -1;
 }
 
+static void log_stamp(char *buf, size_t cap)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000000));
+}
+
+/* One JSON line of o (stolen), with ts and level first. */
+static void log_json_line(enum log_level level, json_t *o)
+{
+	char ts[80];
+	log_stamp(ts, sizeof ts);
+	json_t *line = json_pack("{s:s, s:s}", "ts", ts, "level", log_names[level]);
+	json_object_update(line, o);
+	json_decref(o);
+	char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(line);
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	free(text);
+}
+
 void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 {
 	if (level < log_threshold)
 		return;
 	char line[1024];
-	struct timespec ts;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s ",
-			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec, ts.tv_nsec / 1000000, log_names[level]);
-	if (reqid && n >= 0 && (size_t)n < sizeof line)
-		n += snprintf(line + n, sizeof line - (size_t)n, "[%s] ", reqid);
+	int n = 0;
+	if (!log_json) {
+		char ts[80];
+		log_stamp(ts, sizeof ts);
+		n = snprintf(line, sizeof line, "%s %-5s ", ts, log_names[level]);
+		if (reqid && n >= 0 && (size_t)n < sizeof line)
+			n += snprintf(line + n, sizeof line - (size_t)n, "[%s] ", reqid);
+	}
 	if (n >= 0 && (size_t)n < sizeof line) {
 		va_list ap;
 		va_start(ap, fmt);
@@ -47,6 +85,16 @@ void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 		va_end(ap);
 	}
 	/* One write per line so that concurrent workers do not interleave. */
+	if (log_json) {
+		json_t *o = json_object();
+		if (reqid)
+			json_object_set_new(o, "reqid", json_string(reqid));
+		/* Invalid UTF-8 (a libpq message in another encoding) is replaced, not lost. */
+		json_t *msg = json_string(line);
+		json_object_set_new(o, "msg", msg ? msg : json_string("(not UTF-8)"));
+		log_json_line(level, o);
+		return;
+	}
 	char safe[4 * sizeof line];
 	log_escape(line, safe, sizeof safe);
 	fprintf(stderr, "%s\n", safe);
@@ -71,4 +119,101 @@ void log_escape(const char *in, char *out, size_t cap)
 		out[o++] = hex[*p & 15];
 	}
 	out[o] = '\0';
+}
+
+/* Appends value to buf at *n, quoted when it holds a space, a quote or nothing. */
+static void log_put_value(char *buf, size_t cap, int *n, const char *v)
+{
+	bool quote = !*v || strpbrk(v, " \"=\\") != NULL;
+	if (quote && (size_t)*n < cap - 1)
+		buf[(*n)++] = '"';
+	for (; *v && (size_t)*n < cap - 2; v++) {
+		char c = *v; /* controls: escaped with the whole line (log_escape) */
+		if (quote && (c == '"' || c == '\\'))
+			buf[(*n)++] = '\\';
+		buf[(*n)++] = c;
+	}
+	if (quote && (size_t)*n < cap - 1)
+		buf[(*n)++] = '"';
+	buf[*n] = '\0';
+}
+
+void log_fields(enum log_level level, const char *reqid, const char *event,
+		const struct log_field *fields, size_t nf)
+{
+	if (level < log_threshold)
+		return;
+	if (log_json) {
+		json_t *o = json_object();
+		if (reqid)
+			json_object_set_new(o, "reqid", json_string(reqid));
+		json_object_set_new(o, "event", json_string(event));
+		for (size_t i = 0; i < nf; i++) {
+			json_t *v = fields[i].value ? json_string(fields[i].value) : NULL;
+			if (v)
+				json_object_set_new(o, fields[i].key, v);
+		}
+		log_json_line(level, o);
+		return;
+	}
+	char line[1024], ts[80];
+	log_stamp(ts, sizeof ts);
+	int n = snprintf(line, sizeof line, "%s %-5s ", ts, log_names[level]);
+	if (reqid)
+		n += snprintf(line + n, sizeof line - (size_t)n, "[%s] ", reqid);
+	n += snprintf(line + n, sizeof line - (size_t)n, "%s", event);
+	for (size_t i = 0; i < nf && n >= 0 && (size_t)n < sizeof line - 4; i++) {
+		if (!fields[i].value)
+			continue;
+		n += snprintf(line + n, sizeof line - (size_t)n, " %s=", fields[i].key);
+		if ((size_t)n >= sizeof line - 2)
+			break;
+		log_put_value(line, sizeof line, &n, fields[i].value);
+	}
+	char safe[4 * sizeof line];
+	log_escape(line, safe, sizeof safe);
+	fprintf(stderr, "%s\n", safe);
+}
+
+static bool log_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* W3C Trace Context (traceparent): version "-" trace-id "-" parent-id "-" flags, lowercase hex;
+ * version ff and all-zero ids are invalid; a later version may append "-" and more. */
+static bool log_traceparent_ok(const char *tp)
+{
+	size_t len = strlen(tp);
+	if (len < 55 || !log_hex(tp, 2) || strncmp(tp, "ff", 2) == 0 || tp[2] != '-' ||
+	    !log_hex(tp + 3, 32) || tp[35] != '-' || !log_hex(tp + 36, 16) || tp[52] != '-' ||
+	    !log_hex(tp + 53, 2))
+		return false;
+	if (strncmp(tp, "00", 2) == 0 ? len != 55 : len > 55 && tp[55] != '-')
+		return false;
+	return strspn(tp + 3, "0") < 32 && strspn(tp + 36, "0") < 16;
+}
+
+void log_trace_id(const char *traceparent, char out[33])
+{
+	if (traceparent && log_traceparent_ok(traceparent)) {
+		memcpy(out, traceparent + 3, 32);
+		out[32] = '\0';
+		return;
+	}
+	/* Unique, not secret: a per-thread generator seeded once from the kernel. */
+	static _Thread_local uint64_t state;
+	if (!state && getrandom(&state, sizeof state, 0) != sizeof state)
+		state = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&state;
+	state |= 1;
+	for (int half = 0; half < 2; half++) {
+		uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		snprintf(out + half * 16, 17, "%016llx", (unsigned long long)z);
+	}
 }

@@ -1,23 +1,45 @@
-/* Leveled logging to stderr, one line per event, prefixed with the request id when there is one.
- * Never log tokens, passwords or whole bodies. */
+/* Leveled logging to stderr, one line per event, prefixed with the request id when there is one;
+ * readable text by default, JSON lines with log_set_json(). Access lines (log_fields) are
+ * key=value pairs. Never log tokens, passwords, tool arguments or whole bodies. */
 #ifndef BIKAROO_LOG_H
 #define BIKAROO_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR };
 
 void log_set_level(enum log_level level);
+/* Whether a line at level would be written. */
+bool log_enabled(enum log_level level);
 /* Parses "debug"/"info"/"warn"/"error"; returns 0 on success. */
 int log_parse_level(const char *s, enum log_level *out) __attribute__((warn_unused_result));
+/* JSON lines ({"ts","level","reqid","msg"} or an access line's fields) instead of text. Call
+ * before any thread logs. */
+void log_set_json(bool json);
 /* reqid may be NULL. */
 void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Copies in to out (cap bytes, always terminated, cut short when full) with every control
  * byte written as \xHH: nothing a client sent can move a terminal's cursor, colour it or
- * forge a line. log_msg applies it to every line. */
+ * forge a line. log_msg and log_fields apply it to every text line (JSON lines are escaped by
+ * the JSON encoder). */
 void log_escape(const char *in, char *out, size_t cap);
+
+/* One named field of a structured line; value borrowed (NULL: left out). */
+struct log_field {
+	const char *key;
+	const char *value;
+};
+/* One structured line: event then key=value pairs (text; values with spaces or quotes quoted),
+ * or one JSON object with "event" and the fields (JSON). */
+void log_fields(enum log_level level, const char *reqid, const char *event,
+		const struct log_field *fields, size_t n);
+
+/* The trace id (32 lowercase hex digits and a NUL) of a W3C traceparent header value when it is
+ * a valid one, else a new random one. traceparent may be NULL. */
+void log_trace_id(const char *traceparent, char out[33]);
 
 #define log_debug(...) log_msg(LOG_DEBUG, NULL, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, NULL, __VA_ARGS__)

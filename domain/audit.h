@@ -17,6 +17,8 @@ struct audit_entry {
 	const char *outcome;     /* ok|replayed|denied|invalid|not_found|conflict|failed|error|
 				    declined|confirmation_required|rejected */
 	const char *detail;
+	/* The request: its JSON-RPC id, optionally preceded by its W3C trace id (32 lowercase hex
+	 * digits) and a space; fleet.audit_record stores them apart (trace_id, request_id). */
 	const char *request_id;
 };
 

@@ -15,14 +15,31 @@
 #
 # stdout carries only the shell-evaluable lines below; progress goes to stderr:
 #   PGTMP_SOCK='<socket dir>'
-#   DATABASE_URL='postgresql://fleet_app@/<db>?host=<socket dir>'
-#   BIKAROO_MIGRATE_URL='postgresql://fleet_owner@/<db>?host=<socket dir>'
-#   PGTMP_SUPER_URL='postgresql://postgres@/postgres?host=<socket dir>'
+#   PGTMP_QUERY='host=<socket dir>&port=5432&...'   (every connection parameter, pinned)
+#   DATABASE_URL='postgresql://fleet_app@/<db>?<PGTMP_QUERY>'
+#   BIKAROO_MIGRATE_URL='postgresql://fleet_owner@/<db>?<PGTMP_QUERY>'
+#   PGTMP_SUPER_URL='postgresql://postgres@/postgres?<PGTMP_QUERY>'
+#
+# A user's PG* variables (PGHOST, PGPORT, PGUSER, PGOPTIONS...) never reach these connections:
+# the URLs set every parameter libpq would take from them, and this script clears the ones no
+# URL can override (PGSERVICE, PGSERVICEFILE, PGSYSCONFDIR, PGDATESTYLE, PGTZ, PGGEQO) for its
+# own psql calls; callers do the same (pgtmp_scrub_env below, sourced by run.sh and test.sh).
 #
 # As root, the server runs as the `postgres` OS user. When that user cannot reach
 # DIR (e.g. the tree lives in a 0700 mktemp dir) or the socket path would be too
 # long, the storage lives in a mktemp dir under /tmp and DIR/real links to it.
+# The PG* variables that no connection URL overrides: cleared (PGTMP_* and PG_BIN are ours).
+pgtmp_scrub_env() {
+  unset PGSERVICE PGSERVICEFILE PGSYSCONFDIR PGDATESTYLE PGTZ PGGEQO PGREQUIREAUTH
+}
+# `source scripts/pgtmp.sh --functions` defines pgtmp_scrub_env and pgtmp_query only.
+pgtmp_query() { # pgtmp_query SOCK PORT: the pinned query string of every URL below
+  printf 'host=%s&port=%s&hostaddr=&sslmode=disable&gssencmode=disable&options=&passfile=' "$1" "$2"
+  printf '&connect_timeout=10&target_session_attrs=any&client_encoding=UTF8&application_name=bikaroo'
+}
+if [[ "${1:-}" == --functions ]]; then return 0; fi
 set -euo pipefail
+pgtmp_scrub_env
 
 PORT=5432
 OWNER_ROLE=fleet_owner
@@ -159,12 +176,13 @@ resolve_layout() {
 }
 
 print_env() {
-  local db=$1 esock
-  esock=$(urlenc "$SOCK")
+  local db=$1 q
+  q=$(pgtmp_query "$(urlenc "$SOCK")" "$PORT")
   printf 'PGTMP_SOCK=%s\n' "$(shq "$SOCK")"
-  printf 'DATABASE_URL=%s\n' "$(shq "postgresql://$APP_ROLE@/$db?host=$esock")"
-  printf 'BIKAROO_MIGRATE_URL=%s\n' "$(shq "postgresql://$OWNER_ROLE@/$db?host=$esock")"
-  printf 'PGTMP_SUPER_URL=%s\n' "$(shq "postgresql://$SUPER_ROLE@/postgres?host=$esock")"
+  printf 'PGTMP_QUERY=%s\n' "$(shq "$q")"
+  printf 'DATABASE_URL=%s\n' "$(shq "postgresql://$APP_ROLE@/$db?$q")"
+  printf 'BIKAROO_MIGRATE_URL=%s\n' "$(shq "postgresql://$OWNER_ROLE@/$db?$q")"
+  printf 'PGTMP_SUPER_URL=%s\n' "$(shq "postgresql://$SUPER_ROLE@/postgres?$q")"
 }
 
 # PID of our postmaster if it is really running on DATA, else empty.
@@ -224,7 +242,8 @@ do_initdb() {
 psql_super() {
   local db=$1
   shift
-  PGOPTIONS="-c client_min_messages=warning" "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U "$SUPER_ROLE" -d "$db" "$@" >&2
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 \
+    "postgresql://$SUPER_ROLE@/$db?$(pgtmp_query "$(urlenc "$SOCK")" "$PORT" | sed 's/options=/options=-c%20client_min_messages%3Dwarning/')" "$@" >&2
 }
 
 ensure_db() {

@@ -21,7 +21,7 @@ fi
 }
 cd "$repo_root"
 
-pg_dir=.run/pg
+pg_dir=${RUN_PG_DIR:-.run/pg} # tests/ops runs this script on a cluster of its own
 started_pg=0
 server_pid=
 as_pid=
@@ -52,6 +52,11 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 if [[ -z "${DATABASE_URL:-}" ]]; then
+  # The throwaway cluster's URLs pin every connection parameter; what no URL overrides of a
+  # user's PG* variables (PGSERVICE...) is cleared for this script and the server.
+  # shellcheck source=scripts/pgtmp.sh
+  source scripts/pgtmp.sh --functions
+  pgtmp_scrub_env
   started_pg=1
   pg_env=$(scripts/pgtmp.sh start "$pg_dir")
   eval "$pg_env"

@@ -45,15 +45,26 @@ count_check() {
   passed=$((passed + n - f - e)); failed=$((failed + f + e))
 }
 
+# A user's PG* variables must never reach a connection of the tests: every URL pins every
+# parameter (scripts/pgtmp.sh: PGTMP_QUERY), the few no URL overrides are cleared, and the whole
+# run goes with hostile values of the others, so that a connection that does not pin its own
+# fails here (issue: `make test` with PGPORT or PGHOST set).
+# shellcheck source=scripts/pgtmp.sh
+source scripts/pgtmp.sh --functions
+pgtmp_scrub_env
+export PGHOST=/nonexistent-pghost PGHOSTADDR=127.0.0.1 PGPORT=1 PGUSER=hostile_pguser \
+  PGDATABASE=hostile_pgdatabase PGOPTIONS='-c default_transaction_read_only=on' \
+  PGPASSFILE=/nonexistent-pgpass PGSSLMODE=require PGGSSENCMODE=require PGCONNECT_TIMEOUT=1 \
+  PGTARGETSESSIONATTRS=read-only PGCLIENTENCODING=LATIN1 PGAPPNAME=hostile
+
 echo "== database"
 set -a
 eval "$(scripts/pgtmp.sh start "$pgdir")" || { echo "cannot start PostgreSQL"; exit 1; }
 set +a
-sock_q=${DATABASE_URL#*\?host=}
-export IT_SUPER_URL="postgresql://postgres@/bikaroo?host=$sock_q"
-export IT_MIGRATE_URL_2_RAW="postgresql://fleet_owner@/it_migrate?host=$sock_q"
+export IT_SUPER_URL="postgresql://postgres@/bikaroo?$PGTMP_QUERY"
+export IT_MIGRATE_URL_2_RAW="postgresql://fleet_owner@/it_migrate?$PGTMP_QUERY"
 # For tests/integration/test_migrate.c: databases of its own on this cluster, and pg_dump.
-export IT_PG_HOST=$sock_q
+export IT_PG_QUERY=$PGTMP_QUERY
 export IT_PG_DUMP=${PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump
 [[ -x $IT_PG_DUMP ]] || IT_PG_DUMP=$(command -v pg_dump)
 DATABASE_URL=$BIKAROO_MIGRATE_URL "$BIKAROO_BIN" migrate || exit 1
@@ -62,6 +73,8 @@ psql -X "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-dat
 # Token validation is on by default; the suites below that test it choose their own mode, the
 # others (and the official clients, which send no token) run without authorization.
 export BIKAROO_AUTH=local
+# Every server of the tests serves its metrics on a free port (the default is one fixed port).
+export BIKAROO_METRICS_LISTEN=127.0.0.1:0
 tests/e2e/install.sh || { echo "cannot install the pinned npm packages (tests/package.json)"; exit 1; }
 
 for suite in core unit; do

@@ -44,7 +44,7 @@ struct cfg_key {
 
 static const struct cfg_key cfg_keys[] = {
 	CFG_S("listen", "BIKAROO_LISTEN", listen, "127.0.0.1", false,
-	      "IPv4 address to bind the HTTP transport to"),
+	      "IPv4 or IPv6 address to bind the HTTP transport to (127.0.0.1, ::1, [::1])"),
 	CFG_L("port", "BIKAROO_PORT", port, "8080", 0, 65535, "TCP port (0 picks a free one)"),
 	CFG_S("database-url", "DATABASE_URL", database_url, "", true,
 	      "libpq conninfo of the server's login role (non-owner, no BYPASSRLS)"),
@@ -83,6 +83,11 @@ static const struct cfg_key cfg_keys[] = {
 	      "when set, the bound port is written to this file once serving"),
 	CFG_S("log-level", "BIKAROO_LOG_LEVEL", log_level, "info", false,
 	      "debug, info, warn or error"),
+	CFG_S("log-format", "BIKAROO_LOG_FORMAT", log_format, "text", false,
+	      "text (readable lines) or json (one JSON object per line)"),
+	CFG_S("metrics-listen", "BIKAROO_METRICS_LISTEN", metrics_listen, "127.0.0.1:9464", false,
+	      "ADDRESS:PORT of GET /metrics (Prometheus text format; [::1]:9464 for IPv6; empty: "
+	      "no metrics listener)"),
 	CFG_S("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
 	      "at least 32 characters shared by all instances: protects requestState "
 	      "(empty: a random key, valid on this process only)"),
@@ -270,6 +275,11 @@ enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
 		return CFG_INVALID;
 	}
 	log_set_level(lvl);
+	if (strcmp(c->log_format, "text") != 0 && strcmp(c->log_format, "json") != 0) {
+		fprintf(stderr, "configuration: BIKAROO_LOG_FORMAT must be text or json\n");
+		return CFG_INVALID;
+	}
+	log_set_json(strcmp(c->log_format, "json") == 0);
 	return CFG_OK;
 }
 
@@ -279,25 +289,86 @@ void cfg_log(const struct cfg *c)
 		const struct cfg_key *k = &cfg_keys[i];
 		const void *field = (const char *)c + k->offset;
 		if (k->type == CFG_LONG)
-			log_info("config %s=%ld", k->env, *(const long *)field);
+			log_debug("config %s=%ld", k->env, *(const long *)field);
 		else if (k->secret)
-			log_info("config %s=%s", k->env,
-				 **(char *const *)field ? "(set, hidden)" : "");
+			log_debug("config %s=%s", k->env,
+				  **(char *const *)field ? "(set, hidden)" : "");
 		else
-			log_info("config %s=%s", k->env, *(char *const *)field);
+			log_debug("config %s=%s", k->env, *(char *const *)field);
 	}
+}
+
+/* Writes s for roff: a leading dot or quote escaped, backslashes and hyphens as roff wants. */
+static void cfg_roff(const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", stdout);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", stdout);
+		else if (*s == '-')
+			fputs("\\-", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+/* Writes s for a Markdown table cell: pipes escaped. */
+static void cfg_markdown(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+enum cfg_status cfg_print_table(const char *format)
+{
+	if (strcmp(format, "text") != 0 && strcmp(format, "man") != 0 &&
+	    strcmp(format, "markdown") != 0) {
+		fprintf(stderr, "configuration: --format must be text, man or markdown\n");
+		return CFG_INVALID;
+	}
+	if (strcmp(format, "text") == 0)
+		printf("%-24s %-26s %-26s %s\n", "variable", "flag", "default", "meaning");
+	else if (strcmp(format, "markdown") == 0)
+		printf("| variable | flag | default | meaning |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		const char *def = *k->def ? k->def : "(empty)";
+		const char *secret = k->secret ? " [secret]" : "";
+		if (strcmp(format, "man") == 0) {
+			/* A .TP paragraph per setting, for the ENVIRONMENT section of a man page.
+			 */
+			printf(".TP\n.B ");
+			cfg_roff(k->env);
+			printf("\n(flag \\fB\\-\\-");
+			cfg_roff(k->flag);
+			printf("=\\fP; default \\fI");
+			cfg_roff(def);
+			printf("\\fP)\n");
+			cfg_roff(k->help);
+			cfg_roff(secret);
+			printf("\n");
+		} else if (strcmp(format, "markdown") == 0) {
+			printf("| `%s` | `--%s=` | `%s` | ", k->env, k->flag, def);
+			cfg_markdown(k->help);
+			printf("%s |\n", secret);
+		} else {
+			char flag[64];
+			snprintf(flag, sizeof flag, "--%s=", k->flag);
+			printf("%-24s %-26s %-26s %s%s\n", k->env, flag, def, k->help, secret);
+		}
+	}
+	return CFG_OK;
 }
 
 void cfg_print_help(void)
 {
-	printf("%-24s %-26s %-26s %s\n", "variable", "flag", "default", "meaning");
-	for (size_t i = 0; i < CFG_NKEYS; i++) {
-		const struct cfg_key *k = &cfg_keys[i];
-		char flag[64];
-		snprintf(flag, sizeof flag, "--%s=", k->flag);
-		printf("%-24s %-26s %-26s %s%s\n", k->env, flag, *k->def ? k->def : "(empty)",
-		       k->help, k->secret ? " [secret]" : "");
-	}
+	if (cfg_print_table("text") != CFG_OK)
+		abort(); /* "text" is always a format */
 }
 
 void cfg_free(struct cfg *c)
@@ -338,6 +409,7 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.ready_file = c->ready_file,
 		.keepalive_s = c->keepalive_seconds,
 		.header_timeout_ms = c->header_timeout_ms,
+		.metrics_listen = c->metrics_listen,
 		.body_timeout_ms = c->body_timeout_ms,
 		.max_pending = c->max_pending,
 		.max_connections = c->max_connections,

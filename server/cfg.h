@@ -25,6 +25,8 @@ struct cfg {
 	char *allowed_origins; /* BIKAROO_ALLOWED_ORIGINS: extra Origin hosts, comma-separated */
 	char *ready_file;      /* BIKAROO_READY_FILE: the bound port is written there */
 	char *log_level;       /* BIKAROO_LOG_LEVEL */
+	char *log_format;      /* BIKAROO_LOG_FORMAT: text or json */
+	char *metrics_listen;  /* BIKAROO_METRICS_LISTEN: ADDRESS:PORT of /metrics, "" for none */
 	char *state_secret;    /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
 	/* Authorization (server/auth.c). */
 	char *resource_uri;          /* BIKAROO_RESOURCE_URI: canonical URI, the tokens' audience */
@@ -70,10 +72,13 @@ struct ratelimit_settings cfg_ratelimit_settings(const struct cfg *c);
 /* Fills c from defaults, then the environment, then argv flags of the form --name=value
  * (argv[0] is not read). On failure, writes the reason to stderr. */
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv) __attribute__((warn_unused_result));
-/* Logs every key at info level, secrets masked. */
+/* Logs every key at debug level, secrets masked. */
 void cfg_log(const struct cfg *c);
 /* Prints the configuration table (for --help and the README). */
 void cfg_print_help(void);
+/* Prints the configuration table as text, man (roff .TP paragraphs for a man page's
+ * ENVIRONMENT section) or markdown (a table); CFG_INVALID for another format. */
+enum cfg_status cfg_print_table(const char *format) __attribute__((warn_unused_result));
 void cfg_free(struct cfg *c);
 
 #endif

@@ -1,6 +1,9 @@
 /* bikaroo-mcp: the Bikaroo fleet MCP server, and its composition root: configuration, the
  * authorization module, the database, the server description (the catalogue), the transport.
- * Subcommands: serve (HTTP), stdio, migrate, help. */
+ * Subcommands: serve (HTTP), stdio, migrate, config-help, help; --version. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -11,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "domain/pg/db.h"
 #include "domain/pg/migrate.h"
 #include "domain/rights.h"
@@ -35,20 +39,86 @@ static void main_on_signal(int sig)
 	main_stop = 1;
 }
 
+/* Set by the Makefile (make VERSION=...; the revision from git when there is one). */
+#ifndef BIKAROO_VERSION
+#define BIKAROO_VERSION "0.0.0"
+#endif
+#ifndef BIKAROO_REVISION
+#define BIKAROO_REVISION "unknown"
+#endif
+
 static int main_usage(void)
 {
-	printf("usage: bikaroo-mcp serve|stdio|migrate|help [--flag=value ...]\n\n"
-	       "  serve    serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
-	       "  stdio    serve MCP over stdin/stdout (for IDEs that launch the server)\n"
-	       "  migrate  apply the SQL migrations (as the owner role)\n\n"
+	printf("usage: bikaroo-mcp serve|stdio|migrate|config-help|help|--version [--flag=value "
+	       "...]"
+	       "\n\n"
+	       "  serve        serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
+	       "               (GET /healthz, /readyz; GET /metrics on BIKAROO_METRICS_LISTEN)\n"
+	       "  stdio        serve MCP over stdin/stdout (for IDEs that launch the server)\n"
+	       "  migrate      apply the SQL migrations (as the owner role)\n"
+	       "  config-help  print the configuration table: --format=text|man|markdown\n"
+	       "  --version    print the version and source revision\n\n"
 	       "Configuration (environment variable or flag):\n");
 	cfg_print_help();
 	return 0;
 }
 
+static int main_config_help(int argc, char **argv)
+{
+	const char *format = "text";
+	for (int a = 2; a < argc; a++) {
+		if (strncmp(argv[a], "--format=", 9) == 0) {
+			format = argv[a] + 9;
+		} else {
+			fprintf(stderr,
+				"config-help: unknown argument %s (--format=text|man|markdown)\n",
+				argv[a]);
+			return 2;
+		}
+	}
+	return cfg_print_table(format) == CFG_OK ? 0 : 2;
+}
+
+/* A directory setting that cannot be opened, said with the setting, the reason and where a
+ * relative path was looked up; 0 when it opens. */
+static int main_check_dir(const char *setting, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		closedir(d);
+		return 0;
+	}
+	int e = errno;
+	char cwd[PATH_MAX];
+	if (dir[0] != '/' && getcwd(cwd, sizeof cwd))
+		log_error(
+			"%s=%s: cannot open this directory: %s (a relative path is looked up from "
+			"the working directory %s: start the server from the project's directory "
+			"or "
+			"set %s to an absolute path)",
+			setting, dir, strerror(e), cwd, setting);
+	else
+		log_error("%s=%s: cannot open this directory: %s", setting, dir, strerror(e));
+	return -1;
+}
+
+/* DATABASE_URL unset would make libpq try its default socket with the user's name: say so. */
+static int main_check_database_url(const char *url, const char *setting)
+{
+	if (*url)
+		return 0;
+	log_error("%s is not set: give the libpq connection string of the database (for example "
+		  "postgresql://fleet_app@db.example/bikaroo); `make run` starts a local one",
+		  setting);
+	return -1;
+}
+
 static int main_migrate(const struct cfg *cfg)
 {
 	const char *url = *cfg->migrate_url ? cfg->migrate_url : cfg->database_url;
+	if (main_check_database_url(url, "BIKAROO_MIGRATE_URL (or DATABASE_URL)") != 0 ||
+	    main_check_dir("BIKAROO_MIGRATIONS_DIR", cfg->migrations_dir) != 0)
+		return 1;
 	int applied = 0;
 	enum fleet_status st = migrate_run(url, cfg->migrations_dir, &applied);
 	if (st != FLEET_OK) {
@@ -61,13 +131,48 @@ static int main_migrate(const struct cfg *cfg)
 
 static bool main_is_loopback(const char *addr)
 {
-	return strncmp(addr, "127.", 4) == 0;
+	return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
+	       strcmp(addr, "[::1]") == 0;
+}
+
+/* GET /readyz (http.h): the database answers as the login role with the schema this binary
+ * needs, and in jwt mode the issuer's keys are loaded. */
+static void main_ready(json_t *missing)
+{
+	int version = 0;
+	enum fleet_status st = migrate_schema_version(&version);
+	if (st == FLEET_UNAVAILABLE)
+		json_array_append_new(missing,
+				      json_string("database: cannot connect (DATABASE_URL)"));
+	else if (st != FLEET_OK)
+		json_array_append_new(missing,
+				      json_sprintf("database schema: not migrated or older than "
+						   "version 9, this binary needs %d (run "
+						   "bikaroo-mcp migrate)",
+						   MIGRATE_SCHEMA_VERSION));
+	else if (version < MIGRATE_SCHEMA_VERSION)
+		json_array_append_new(
+			missing,
+			json_sprintf("database schema: at version %d, this binary needs %d "
+				     "(run bikaroo-mcp migrate)",
+				     version, MIGRATE_SCHEMA_VERSION));
+	const char *auth = auth_ready();
+	if (auth)
+		json_array_append_new(missing, json_string(auth));
 }
 
 /* The principal of a stdio session (identity.h), the database judging whether a local
  * identity may be used. 0, or -1 (logged). */
 static int main_stdio_identity(const struct cfg *cfg, struct fleet_actor *out)
 {
+	if (strcmp(cfg->auth, "local") != 0 && !*cfg->token) {
+		log_error(
+			"stdio: no identity to act as. For a development database set "
+			"BIKAROO_AUTH=local (with BIKAROO_LOCAL_SUBJECT and BIKAROO_LOCAL_CLIENT); "
+			"otherwise set BIKAROO_TOKEN to an access token (with BIKAROO_AUTH_ISSUER "
+			"and BIKAROO_RESOURCE_URI)");
+		return -1;
+	}
 	struct auth_settings set = cfg_auth_settings(cfg);
 	if (auth_init(&set) != AUTH_OK)
 		return -1;
@@ -92,6 +197,9 @@ static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
 	catalog_describe(server, app);
 	struct ratelimit_settings rset = cfg_ratelimit_settings(cfg);
 	server->limits = ratelimit_new(&rset);
+	if (main_check_dir("BIKAROO_RESOURCES_DIR", cfg->resources_dir) != 0 ||
+	    main_check_dir("BIKAROO_PROMPTS_DIR", cfg->prompts_dir) != 0)
+		return -1;
 	if (reqstate_init(cfg->state_secret) != 0) {
 		log_error("BIKAROO_STATE_SECRET must be at least 32 characters");
 		return -1;
@@ -143,7 +251,8 @@ static int main_stdio(const struct cfg *cfg)
 	struct mcp_server server;
 	struct adapter_settings app;
 	int rc = 1;
-	if (main_db_configure(cfg) != 0)
+	if (main_check_database_url(cfg->database_url, "DATABASE_URL") != 0 ||
+	    main_db_configure(cfg) != 0)
 		goto out;
 	const char *why = NULL;
 	enum fleet_status st = db_check_login_role(&why);
@@ -220,8 +329,11 @@ static int main_serve(const struct cfg *cfg)
 	if (local &&
 	    identity_local(cfg->local_subject, cfg->local_client, cfg->local_scopes, &actor) != 0)
 		return 1;
-	if (main_db_configure(cfg) != 0)
+	if (main_check_database_url(cfg->database_url, "DATABASE_URL") != 0 ||
+	    main_db_configure(cfg) != 0) {
+		auth_cleanup();
 		return 1;
+	}
 	const char *why = NULL;
 	enum fleet_status st = db_check_login_role(&why);
 	bool db_down = st == FLEET_UNAVAILABLE;
@@ -256,6 +368,7 @@ static int main_serve(const struct cfg *cfg)
 	struct http_server *srv = NULL;
 	unsigned port = 0;
 	struct http_settings hset = cfg_http_settings(cfg);
+	hset.ready = main_ready;
 	if (http_start(&hset, &server, local ? &actor : NULL, &srv, &port) != HTTP_OK) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		main_server_close(&server);
@@ -263,14 +376,18 @@ static int main_serve(const struct cfg *cfg)
 		auth_cleanup();
 		return 1;
 	}
+	/* An IPv6 address is written in brackets in a URL. */
+	bool v6 = strchr(cfg->listen, ':') && cfg->listen[0] != '[';
+	char host[80];
+	snprintf(host, sizeof host, "%s%s%s", v6 ? "[" : "", cfg->listen, v6 ? "]" : "");
 	if (local)
 		log_info("serving MCP at http://%s:%u/mcp acting as subject %s via client %s "
 			 "(BIKAROO_AUTH=local: no authorization)",
-			 cfg->listen, port, actor.subject, actor.client_id);
+			 host, port, actor.subject, actor.client_id);
 	else
 		log_info("serving MCP at http://%s:%u/mcp for resource %s: bearer tokens from %s "
 			 "required (%s)",
-			 cfg->listen, port, cfg->resource_uri, cfg->auth_issuer, cfg->auth);
+			 host, port, cfg->resource_uri, cfg->auth_issuer, cfg->auth);
 	struct main_db_wait wait = {.max_ms = cfg->db_retry_max_ms};
 	if (db_down)
 		pthread_create(&wait.thread, NULL, main_db_wait_run, &wait);
@@ -297,6 +414,13 @@ int main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : "help";
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
 		return main_usage();
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("bikaroo-mcp %s (revision %s)\n", BIKAROO_VERSION, BIKAROO_REVISION);
+		return 0;
+	}
+	if (strcmp(cmd, "config-help") == 0)
+		return main_config_help(argc, argv);
+	metrics_set_build(BIKAROO_VERSION, BIKAROO_REVISION);
 	struct cfg cfg;
 	if (cfg_load(&cfg, argc - 1, argv + 1) != CFG_OK)
 		return 2;

@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 
 #define DB_MAX_PREPARED 64
 
@@ -54,6 +55,12 @@ bool db_true(const PGresult *res, int row, int col)
 	return strcmp(PQgetvalue(res, row, col), "t") == 0;
 }
 
+static void db_count_error(const char *kind)
+{
+	const char *v[] = {kind};
+	metrics_add(&metrics_db_errors, v, 1);
+}
+
 static PGconn *db_connect(const char *conninfo)
 {
 	PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
@@ -61,6 +68,7 @@ static PGconn *db_connect(const char *conninfo)
 		/* The message names host and role, never the password. */
 		log_error("database connection failed: %s", PQerrorMessage(pg));
 		PQfinish(pg);
+		db_count_error("connect");
 		return NULL;
 	}
 	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
@@ -88,10 +96,14 @@ static struct db_conn *db_thread_conn(enum fleet_status *st)
 		db_all = db_mine;
 		pthread_mutex_unlock(&db_list_lock);
 	}
-	if (db_mine->pg)
+	if (db_mine->pg) {
 		PQfinish(db_mine->pg);
+		metrics_add(&metrics_db_connections, NULL, -1);
+	}
 	db_mine->nprepared = 0;
 	db_mine->pg = db_open();
+	if (db_mine->pg)
+		metrics_add(&metrics_db_connections, NULL, 1);
 	if (!db_mine->pg) {
 		*st = FLEET_UNAVAILABLE;
 		return NULL;
@@ -171,8 +183,21 @@ void db_hold_until_checked(void)
 	atomic_store(&db_held, true);
 }
 
+static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
+				 const char *const *params, enum fleet_status *st);
+
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
+{
+	metrics_add(&metrics_db_busy, NULL, 1);
+	PGresult *res = db_exec_counted(name, sql, nparams, params, st);
+	metrics_add(&metrics_db_busy, NULL, -1);
+	return res;
+}
+
+/* db_exec_prepared() proper, counting its failures. */
+static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
+				 const char *const *params, enum fleet_status *st)
 {
 	db_sqlstate[0] = '\0';
 	if (atomic_load(&db_held) && strcmp(name, DB_CHECK_STATEMENT) != 0) {
@@ -195,14 +220,17 @@ PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			 * keys make it safe). */
 			PQclear(res);
 			PQfinish(c->pg);
+			metrics_add(&metrics_db_connections, NULL, -1);
 			c->pg = NULL;
 			if (!sent)
 				continue;
+			db_count_error("lost");
 			log_error("statement %s: connection lost while it ran", name);
 			return NULL;
 		}
 		const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 		snprintf(db_sqlstate, sizeof db_sqlstate, "%s", state ? state : "");
+		db_count_error("statement");
 		if (res)
 			log_error("statement %s failed: %s", name, PQresultErrorMessage(res));
 		PQclear(res);

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "db.h"
 
 #define MIGRATE_LOCK_KEY "7268431905" /* arbitrary, fixed: "bikaroo migrations" */
 #define MIGRATE_MAX_FILES 512
@@ -286,5 +287,24 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applie
 out:
 	PQfinish(pg);
 	free(fdir);
+	return st;
+}
+
+enum fleet_status migrate_schema_version(int *version)
+{
+	static const char sql[] = "SELECT coalesce(max(substr(name, 1, 4)::int), 0) AS version"
+				  " FROM fleet_meta.schema_migrations WHERE name ~ '^[0-9]{4}_'";
+	*version = 0;
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared("schema_version", sql, 0, NULL, &st);
+	if (!res)
+		return st;
+	static const char *const names[] = {"version"};
+	int col[1];
+	if (db_columns(res, "schema_version", names, 1, col) == FLEET_OK && PQntuples(res) == 1)
+		*version = (int)strtol(PQgetvalue(res, 0, col[0]), NULL, 10);
+	else
+		st = FLEET_INTERNAL;
+	PQclear(res);
 	return st;
 }

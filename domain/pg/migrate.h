@@ -5,6 +5,10 @@
 
 #include "domain/types.h"
 
+/* The schema version this binary needs: the number of the highest NNNN_name.sql file it was
+ * built with (tests/ops checks it against migrations/). */
+#define MIGRATE_SCHEMA_VERSION 9
+
 /* Under a session advisory lock, so that concurrent instances apply each file once:
  * 1. every NNNN_name.sql file of dir not yet recorded in fleet_meta.schema_migrations, in name
  *    order (a recorded name is never read again);
@@ -14,5 +18,10 @@
  * *applied counts the files applied now (0 when up to date). */
 enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applied)
 	__attribute__((warn_unused_result));
+
+/* The highest numbered migration applied to the configured database (db.h's connection of the
+ * calling thread, as the login role): FLEET_UNAVAILABLE when it cannot be reached,
+ * FLEET_INTERNAL when it was never migrated. */
+enum fleet_status migrate_schema_version(int *version) __attribute__((warn_unused_result));
 
 #endif

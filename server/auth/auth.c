@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "fetch.h"
 #include "jwt.h"
 #include "scopes.h"
@@ -383,14 +384,23 @@ static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
 	return *out ? AUTH_OK : AUTH_UNAVAILABLE;
 }
 
+static void auth_count_cache(bool hit)
+{
+	static const char *const hit_label[] = {"hit"}, *const miss_label[] = {"miss"};
+	metrics_add(&metrics_token_cache, hit ? hit_label : miss_label, 1);
+}
+
 static enum auth_status auth_validate_jwt(const char *token, size_t len, struct fleet_actor *out,
 					  const char **why)
 {
 	unsigned char d[TOKCACHE_DIGEST];
 	tokcache_digest(token, len, d);
 	bool active = false;
-	if (tokcache_get(auth.cache, d, atomic_load(&auth.keys_gen), auth_now(), out, &active) &&
-	    active) {
+	bool hit = tokcache_get(auth.cache, d, atomic_load(&auth.keys_gen), auth_now(), out,
+				&active) &&
+		   active;
+	auth_count_cache(hit);
+	if (hit) {
 		*why = NULL;
 		return AUTH_OK;
 	}
@@ -449,7 +459,9 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	unsigned char d[TOKCACHE_DIGEST];
 	tokcache_digest(token, len, d);
 	bool active = false;
-	if (tokcache_get(auth.cache, d, 0, auth_now(), out, &active)) {
+	bool hit = tokcache_get(auth.cache, d, 0, auth_now(), out, &active);
+	auth_count_cache(hit);
+	if (hit) {
 		*why = active ? NULL : "token is not active for this server";
 		return active ? AUTH_OK : AUTH_INVALID_TOKEN;
 	}
@@ -542,13 +554,30 @@ enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor
 	*why = "malformed token";
 	if (!token || len == 0 || len > JWT_MAX_TOKEN)
 		return AUTH_INVALID_TOKEN;
+	enum auth_status st = AUTH_INVALID_TOKEN;
 	switch (auth.mode) {
-	case AUTH_MODE_JWT: return auth_validate_jwt(token, len, out, why);
-	case AUTH_MODE_INTROSPECTION: return auth_validate_introspection(token, len, out, why);
-	case AUTH_MODE_LOCAL: break;
+	case AUTH_MODE_JWT: st = auth_validate_jwt(token, len, out, why); break;
+	case AUTH_MODE_INTROSPECTION: st = auth_validate_introspection(token, len, out, why); break;
+	case AUTH_MODE_LOCAL: *why = "token validation is not configured"; break;
 	}
-	*why = "token validation is not configured";
-	return AUTH_INVALID_TOKEN;
+	const char *labels[] = {auth.mode == AUTH_MODE_JWT             ? "jwt"
+				: auth.mode == AUTH_MODE_INTROSPECTION ? "introspection"
+								       : "local",
+				st == AUTH_OK            ? "ok"
+				: st == AUTH_UNAVAILABLE ? "unavailable"
+							 : "invalid"};
+	metrics_add(&metrics_token_validations, labels, 1);
+	return st;
+}
+
+const char *auth_ready(void)
+{
+	if (auth.mode != AUTH_MODE_JWT || atomic_load(&auth.keys_gen) != 0)
+		return NULL;
+	struct auth_keys *k = NULL;
+	enum auth_status st = auth_keys_get(false, &k);
+	auth_keys_release(k);
+	return st == AUTH_OK ? NULL : "issuer keys: the issuer's key set is not loaded";
 }
 
 /* ---- metadata and challenges ------------------------------------------------------------- */

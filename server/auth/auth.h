@@ -43,6 +43,10 @@ struct auth_settings {
 enum auth_status auth_init(const struct auth_settings *set) __attribute__((warn_unused_result));
 void auth_cleanup(void);
 enum auth_mode auth_mode(void);
+/* Readiness (GET /readyz): NULL when tokens can be validated now, else what is missing (static
+ * text). In jwt mode the issuer's key set must be loaded: fetched here when there is none yet
+ * (within the refresh cool-down). */
+const char *auth_ready(void);
 
 /* Picks the bearer token out of the Authorization header values of one request (n of them,
  * borrowed). *token points into values[0]; nothing is copied. */

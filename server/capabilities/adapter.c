@@ -1,7 +1,9 @@
 /* The capability adapters' shared parts (see adapter.h). */
 #include "adapter.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/log.h"
 #include "domain/audit.h"
@@ -52,12 +54,23 @@ int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *
 	return st == FLEET_OK ? 0 : adapter_domain_error(st, err);
 }
 
+void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
+{
+	char id[96];
+	mcp_request_id(ctx, id, sizeof id);
+	const char *trace = ctx->req->trace_id;
+	if (trace && strlen(trace) == 32)
+		snprintf(buf, cap, "%s %s", trace, id);
+	else
+		snprintf(buf, cap, "%s", id);
+}
+
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		   const char *detail)
 {
 	char digest[65], reqid[128];
 	reqstate_digest(args ? args : json_null(), digest);
-	mcp_request_id(ctx, reqid, sizeof reqid);
+	adapter_request_ref(ctx, reqid, sizeof reqid);
 	const char *key = ctx->server->target_arg;
 	struct audit_entry e = {.tool = tool,
 				.target =

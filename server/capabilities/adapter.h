@@ -31,6 +31,10 @@ enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status
 /* struct mcp_server.caller_scopes: scopes ∩ role ∩ client application as PostgreSQL states
  * them (calls still apply the perimeter per object). */
 int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err);
+/* The request reference every audit row is written with (the request_id argument of the domain's
+ * audited calls): the request's trace id, a space and its JSON-RPC id, or the id alone without a
+ * trace id. fleet.audit_record stores the two in the row's trace_id and request_id. */
+void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap);
 /* struct mcp_server.audit: the audit row of one tools/call (who, which tool and target, a
  * digest of the arguments, the outcome, the request id); never the arguments, never a token. */
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,

@@ -80,7 +80,7 @@ int bike_status_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struct 
 	struct fleet_bike_status b;
 	char digest[65], reqid[128];
 	reqstate_digest(args, digest);
-	mcp_request_id(ctx, reqid, sizeof reqid);
+	adapter_request_ref(ctx, reqid, sizeof reqid);
 	enum fleet_status st = bikes_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);
 	if (st == FLEET_UNAVAILABLE)
 		return adapter_unavailable(err);

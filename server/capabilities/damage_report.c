@@ -282,7 +282,7 @@ int damage_report_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struc
 	struct tool_call c = {.ctx = ctx, .args = args};
 	c.bike_id = json_string_value(json_object_get(args, "bikeId"));
 	reqstate_digest(args, c.digest);
-	mcp_request_id(ctx, c.reqid, sizeof c.reqid);
+	adapter_request_ref(ctx, c.reqid, sizeof c.reqid);
 	struct report_request req = {
 		.bike_id = c.bike_id,
 		.issue = json_string_value(json_object_get(args, "issue")),

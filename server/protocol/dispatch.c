@@ -187,6 +187,13 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 		rc = -1;
 	}
 	bool http = ctx->req->transport == MCP_TRANSPORT_HTTP;
+	out->method = m->name;
+	out->name = ctx->label;
+	out->outcome = ctx->outcome         ? ctx->outcome
+		       : rc == 0            ? "ok"
+		       : rc == MCP_DEFERRED ? "stream"
+		       : err.unavailable    ? "unavailable"
+					    : "error";
 	if (rc == MCP_DEFERRED) {
 		out->http_status = 200; /* the stream is the answer; its end, the transport's */
 	} else if (rc == 0) {
@@ -418,7 +425,9 @@ void mcp_handle(const struct mcp_server *server, const struct mcp_request *req,
 		mcp_handle_legacy(&ctx, method, params, out);
 	}
 out:
-	log_msg(LOG_INFO, req->reqid, "%s %s -> %d", ctx.modern ? "modern" : "legacy", method,
+	if (!out->outcome)
+		out->outcome = out->http_status == 202 ? "notification" : "invalid";
+	log_msg(LOG_DEBUG, req->reqid, "%s %s -> %d", ctx.modern ? "modern" : "legacy", method,
 		out->http_status);
 	json_decref(msg);
 	json_decref(empty_caps);

@@ -54,7 +54,7 @@ void mcp_cacheable(json_t *result, long ttl_ms, bool private_scope)
 int mcp_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
 {
 	*may = ctx->req->actor->scopes;
-	if (!ctx->req->per_principal || !ctx->server->caller_scopes)
+	if (!ctx->server->caller_scopes)
 		return 0;
 	return ctx->server->caller_scopes(ctx, may, err);
 }

@@ -125,13 +125,16 @@ struct mcp_request {
 	 * offered). */
 	const struct mcp_subscriptions *subscriptions;
 	const struct mcp_listen *listen;
-	/* The actor comes from a token: lists are filtered by the caller's rights (the server
-	 * description's caller_scopes hook) and per-caller results are cacheScope private. */
+	/* The actor comes from a token: per-caller results are cacheScope private (lists are
+	 * filtered by the caller's rights whatever the actor: the caller_scopes hook). */
 	bool per_principal;
 	/* Where request-scoped notifications go; NULL: the transport cannot deliver them (they are
 	 * dropped, e.g. an HTTP client whose Accept does not admit text/event-stream). */
 	mcp_emit_fn emit;
 	void *emit_ctx;
+	/* The W3C trace id of the request (32 lowercase hex digits: the client's traceparent's, or
+	 * one made for it), for logs and audit rows; NULL: none. */
+	const char *trace_id;
 };
 
 /* What the transport writes back. body is new memory (caller frees), NULL = no body. */
@@ -145,6 +148,14 @@ struct mcp_response {
 	bool unavailable;
 	/* Seconds for a Retry-After header (a 429), 0: none. */
 	long retry_after;
+	/* For access logs and metrics, all static strings from bounded sets (never client text):
+	 * the method table's name (NULL: none matched), the tool, resource (URI or URI template)
+	 * or prompt of the server description (NULL: none), and how it ended: ok, failed (a tool
+	 * result with isError), denied, invalid, input_required, stream, notification,
+	 * unavailable or error. */
+	const char *method;
+	const char *name;
+	const char *outcome;
 };
 
 struct notify_state; /* protocol/notify.h: progress and log level of one request */
@@ -162,6 +173,10 @@ struct mcp_ctx {
 	const char *method;  /* static: the method table's name */
 	struct notify_state *notify;
 	struct mrtr_state *mrtr;
+	/* Set by the registries for access logs and metrics (struct mcp_response): the
+	 * description's name of what is called, and its outcome word; static, or NULL. */
+	const char *label;
+	const char *outcome;
 };
 
 /* Error a handler reports; message is static or owned by data's lifetime. The last three say
@@ -337,8 +352,8 @@ struct mcp_server {
 	/* _meta key under which each descriptor's governance is listed (NULL: not listed). */
 	const char *governance_key;
 	/* What the caller may use, as enum fleet_scope bits, for filtering every list; 0, or -1
-	 * with *err filled when it cannot be said. Called for per_principal requests only; NULL
-	 * or other requests: the actor's scopes. */
+	 * with *err filled when it cannot be said. Called for every request that lists (a local
+	 * identity's too: its rights are the database's); NULL: the actor's scopes. */
 	int (*caller_scopes)(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err);
 	/* Leaves the audit row of a tools/call that its tool does not record itself (arguments
 	 * borrowed, may be NULL). NULL: no audit (unit tests, the conformance fixtures). */

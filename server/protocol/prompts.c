@@ -351,6 +351,7 @@ int prompts_get(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp
 	const struct mcp_server *s = ctx->server;
 	const struct prompt_desc *p = prompts_find(s, name);
 	size_t row = p ? (size_t)(p - s->prompts) : 0;
+	ctx->label = p ? p->name : NULL;
 	if (!p)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown prompt",
 				json_pack("{s:s}", "name", name));

@@ -226,6 +226,7 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 		const char *doc = s->loaded->resources->docs[i];
 		if (strcmp(r->uri, uri) != 0)
 			continue;
+		ctx->label = r->uri;
 		if (r->read) {
 			st = r->read(ctx, uri, NULL, result, err);
 		} else if (doc) {
@@ -239,13 +240,16 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 	for (size_t i = 0; i < s->ntemplates; i++) {
 		const struct resource_template_desc *t = &s->templates[i];
 		if (resources_match(t, uri, value, sizeof value)) {
+			ctx->label = t->uri_template; /* never the URI: it names an object */
 			st = t->read(ctx, uri, value, result, err);
 			goto done;
 		}
 	}
 done:
-	if (st == RESOURCE_NOT_FOUND)
+	if (st == RESOURCE_NOT_FOUND) {
+		ctx->outcome = "not_found";
 		return resources_not_found(ctx, uri, err);
+	}
 	return st == RESOURCE_OK ? 0 : -1;
 }
 

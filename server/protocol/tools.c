@@ -136,6 +136,7 @@ static void tools_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, con
 			const char *detail)
 {
 	tools_log(ctx, tool, args, outcome, detail);
+	ctx->outcome = outcome;
 	if (ctx->server->audit)
 		ctx->server->audit(ctx, tool, args, outcome, detail);
 }
@@ -168,6 +169,7 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 				json_pack("{s:s}", "name", name));
 	}
 	const struct tool_desc *t = &s->tools[i];
+	ctx->label = t->name;
 	if (args && !json_is_object(args)) {
 		tools_audit(ctx, name, args, "invalid", "arguments is not an object");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call 'arguments' must be an object",
@@ -195,6 +197,7 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 				      : json_is_true(json_object_get(*result, "isError")) ? "failed"
 				      : json_object_get(*result, "inputRequests") ? "input_required"
 										  : "ok";
+		ctx->outcome = outcome;
 		if (t->self_audit) /* its rows are written where the outcome is decided */
 			tools_log(ctx, name, args, outcome, NULL);
 		else

@@ -3,6 +3,8 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -15,8 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "guard.h"
 #include "listen.h"
 #include "server/auth/auth.h"
@@ -33,6 +37,9 @@ struct http_server {
 	char *allowed_origins;
 	struct listen_hub *hub; /* the listen streams */
 	struct guard *guard;    /* header and body deadlines, the pending-headers cap */
+	http_ready_fn ready;
+	atomic_bool draining;       /* http_set_draining(): /readyz says so */
+	struct MHD_Daemon *metrics; /* GET /metrics, on its own address; NULL: none */
 };
 
 struct http_req {
@@ -42,6 +49,15 @@ struct http_req {
 	bool too_large;   /* a streamed body passed the limit: discard the rest, then 413 */
 	size_t discarded; /* bytes thrown away since */
 	char reqid[24];
+	/* For the access line and the metrics, written when the request completes. */
+	struct timespec t0;
+	char verb[8];        /* GET, POST... */
+	const char *path;    /* static: the endpoint's name, for labels */
+	const char *method;  /* static: response.method, or NULL */
+	const char *name;    /* static: response.name, or NULL */
+	const char *outcome; /* static, or NULL (then from the status) */
+	char subject[FLEET_ID_MAX], client[FLEET_ID_MAX];
+	char trace[33];
 };
 
 static atomic_ulong http_counter;
@@ -430,6 +446,8 @@ static void http_stream_released(void *cls)
 	st->conn = NULL;
 	pthread_mutex_unlock(&st->lock);
 	atomic_fetch_sub(&http_live_streams, 1);
+	static const char *const http_label[] = {"http"};
+	metrics_add(&metrics_listen_streams, http_label, -1);
 	http_stream_unref(st);
 }
 
@@ -452,6 +470,8 @@ static enum mcp_listen_status http_listen_open(void *ctx, const struct fleet_act
 	st->refs = 2;
 	st->guard = lr->srv->guard;
 	atomic_fetch_add(&http_live_streams, 1);
+	static const char *const http_label[] = {"http"};
+	metrics_add(&metrics_listen_streams, http_label, 1);
 	enum mcp_listen_status ls =
 		listen_hub_open(lr->srv->hub, actor, id, ack, uris, n, &http_stream_ops, st);
 	if (ls != MCP_LISTEN_OK) {
@@ -532,6 +552,7 @@ static bool http_authenticate(struct MHD_Connection *c, struct http_req *st,
 		as = auth_validate(token, len, actor, &why);
 	if (as == AUTH_OK)
 		return true;
+	st->outcome = as == AUTH_UNAVAILABLE ? "unavailable" : "unauthorized";
 	unsigned status;
 	const char *error, *text;
 	switch (as) {
@@ -594,7 +615,10 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.actor = s->tokens ? &token_actor : &s->actor,
 		.reqid = st->reqid,
 		.per_principal = s->tokens,
+		.trace_id = st->trace,
 	};
+	snprintf(st->subject, sizeof st->subject, "%s", req.actor->subject);
+	snprintf(st->client, sizeof st->client, "%s", req.actor->client_id);
 	struct sse_buf sse = {0};
 	struct http_listen_req lr = {.srv = s, .conn = c};
 	struct mcp_listen listen = {http_listen_open, &lr};
@@ -605,6 +629,9 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 	}
 	struct mcp_response resp;
 	mcp_handle(s->mcp, &req, &resp);
+	st->method = resp.method;
+	st->name = resp.name;
+	st->outcome = resp.outcome;
 	if (lr.opened) {
 		sse_free(&sse);
 		mcp_response_free(&resp);
@@ -673,20 +700,54 @@ static long http_fd_budget(long max_conn)
 	return max_conn;
 }
 
-static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
-				   const char *method, const char *version, const char *upload,
-				   size_t *upload_size, void **con_cls)
+/* ---- health (public: no token, no data, no Host check: a load balancer or an orchestrator
+ * asks by address) ------------------------------------------------------------------------- */
+
+static enum MHD_Result http_health(struct http_server *s, struct MHD_Connection *c,
+				   const char *method, bool ready)
 {
-	(void)version;
-	struct http_server *s = cls;
-	struct http_req *st = *con_cls;
-	if (!st) {
-		guard_headers_done(s->guard, http_guard_conn(c));
-		st = mem_calloc(1, sizeof *st);
-		snprintf(st->reqid, sizeof st->reqid, "r%lu",
-			 atomic_fetch_add(&http_counter, 1) + 1);
-		*con_cls = st;
-		atomic_fetch_add(&http_inflight, 1);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
+		return http_send_headers(c, 405, NULL, h);
+	}
+	json_t *missing = json_array();
+	if (ready && (atomic_load(&s->draining) || atomic_load(&http_draining)))
+		json_array_append_new(missing, json_string("draining: this instance is stopping"));
+	else if (ready && s->ready)
+		s->ready(missing);
+	bool ok = json_array_size(missing) == 0;
+	json_t *doc = ok ? json_pack("{s:s}", "status", ready ? "ready" : "alive")
+			 : json_pack("{s:s, s:O}", "status", "not ready", "missing", missing);
+	json_decref(missing);
+	char *body = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return http_send_headers(c, ok ? 200 : 503, body, NULL);
+}
+
+void http_set_draining(struct http_server *s, bool draining)
+{
+	atomic_store(&s->draining, draining);
+}
+
+/* The endpoint's name in access lines and metric labels: a fixed set, never the client's URL. */
+static const char *http_path_label(const char *url)
+{
+	static const char *const known[] = {"/mcp", "/healthz", "/readyz"};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(url, known[i]) == 0)
+			return known[i];
+	return auth_prm_path(url) ? "/.well-known/oauth-protected-resource" : "other";
+}
+
+static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *upload, size_t *upload_size,
+				  struct http_req *st, bool first)
+{
+	if (first) {
+		if (strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0) {
+			st->refused = true;
+			return http_health(s, c, method, strcmp(url, "/readyz") == 0);
+		}
 		if (atomic_load(&http_draining)) {
 			/* Not begun, so nothing done: another instance may take it. */
 			st->refused = true;
@@ -775,6 +836,55 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 	return http_handle_mcp(s, c, st);
 }
 
+static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
+				   const char *method, const char *version, const char *upload,
+				   size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct http_server *s = cls;
+	struct http_req *st = *con_cls;
+	bool first = !st;
+	if (first) {
+		guard_headers_done(s->guard, http_guard_conn(c));
+		st = mem_calloc(1, sizeof *st);
+		clock_gettime(CLOCK_MONOTONIC, &st->t0);
+		snprintf(st->reqid, sizeof st->reqid, "r%lu",
+			 atomic_fetch_add(&http_counter, 1) + 1);
+		st->path = http_path_label(url);
+		log_trace_id(http_header(c, "traceparent"), st->trace);
+		snprintf(st->verb, sizeof st->verb, "%s", method);
+		*con_cls = st;
+		atomic_fetch_add(&http_inflight, 1); /* until http_completed */
+	}
+	return http_route(s, c, url, method, upload, upload_size, st, first);
+}
+
+/* The request's access line and metrics (access.h). */
+static void http_account(const struct http_req *st, unsigned http_status)
+{
+	/* Probes come every few seconds: their lines are debug, the rest info. */
+	bool probe = strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0;
+	struct access_entry e = {
+		.transport = "http",
+		.reqid = st->reqid,
+		.trace = st->trace,
+		.http = st->verb,
+		.path = st->path,
+		.method = st->method,
+		.name = st->name,
+		.subject = st->subject,
+		.client = st->client,
+		.outcome = st->outcome         ? st->outcome
+			   : http_status == 0  ? "aborted"
+			   : http_status < 400 ? "ok"
+					       : "refused",
+		.status = http_status,
+		.t0 = st->t0,
+		.quiet = probe,
+	};
+	access_record(&e);
+}
+
 static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			   enum MHD_RequestTerminationCode toe)
 {
@@ -783,6 +893,9 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	guard_request_done(s->guard, http_guard_conn(c));
 	struct http_req *st = *con_cls;
 	if (st) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+		http_account(st, ci ? ci->http_status : 0);
 		free(st->body);
 		free(st);
 		atomic_fetch_sub(&http_inflight, 1);
@@ -817,16 +930,194 @@ static int http_write_ready(const char *path, unsigned port)
 	return rename(tmp, path);
 }
 
+int http_parse_address(const char *text, long *port_out, struct sockaddr_storage *sa, unsigned *len)
+{
+	char host[64];
+	const char *p = text;
+	size_t n;
+	const char *rest;
+	if (*p == '[') {
+		const char *close = strchr(p, ']');
+		if (!close)
+			return -1;
+		n = (size_t)(close - p - 1);
+		p++;
+		rest = close + 1;
+	} else if (port_out) {
+		const char *colon = strrchr(p, ':');
+		if (!colon || strchr(p, ':') != colon)
+			return -1; /* an IPv6 address with a port needs its brackets */
+		n = (size_t)(colon - p);
+		rest = colon;
+	} else {
+		n = strlen(p);
+		rest = p + n;
+	}
+	if (n == 0 || n >= sizeof host)
+		return -1;
+	memcpy(host, p, n);
+	host[n] = '\0';
+	long port = 0;
+	if (port_out) {
+		char *end = NULL;
+		if (*rest != ':' || !rest[1])
+			return -1;
+		errno = 0;
+		port = strtol(rest + 1, &end, 10);
+		if (errno || *end || port < 0 || port > 65535)
+			return -1;
+		*port_out = port;
+	} else if (*rest) {
+		return -1;
+	}
+	memset(sa, 0, sizeof *sa);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		*len = sizeof *v4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		*len = sizeof *v6;
+		return 0;
+	}
+	return -1;
+}
+
+/* A listening socket on sa:port (port overrides sa's), or -1 with errno set. */
+static int http_listen_socket(struct sockaddr_storage *sa, unsigned len, long port)
+{
+	if (sa->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	int on = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+	if (sa->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+	if (bind(fd, (struct sockaddr *)sa, (socklen_t)len) != 0 || listen(fd, 128) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static unsigned http_bound_port(int fd)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof sa;
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+		return 0;
+	return ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+					      : ((struct sockaddr_in *)&sa)->sin_port);
+}
+
+/* GET /metrics (the metrics listener's only path). */
+static enum MHD_Result http_metrics_access(void *cls, struct MHD_Connection *c, const char *url,
+					   const char *method, const char *version,
+					   const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)cls, (void)version, (void)upload, (void)upload_size;
+	if (!*con_cls) { /* the headers: answer once the (empty) body is in */
+		*con_cls = (void *)1;
+		return MHD_YES;
+	}
+	unsigned status = 200;
+	char *body;
+	if (strcmp(url, "/metrics") != 0) {
+		status = 404;
+		body = mem_strdup("Not Found: the metrics are at /metrics\n");
+	} else if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+		   strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		status = 405;
+		body = mem_strdup("Method Not Allowed: GET /metrics\n");
+	} else {
+		body = metrics_render();
+	}
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				status == 200 ? "text/plain; version=0.0.4; charset=utf-8"
+					      : "text/plain; charset=utf-8");
+	if (status == 405)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* The metrics listener on set->metrics_listen; 0 (also when none is configured), or -1
+ * (logged). */
+static int http_metrics_start(struct http_server *s, const char *listen)
+{
+	if (!*listen)
+		return 0;
+	struct sockaddr_storage sa;
+	unsigned len;
+	long port;
+	if (http_parse_address(listen, &port, &sa, &len) != 0) {
+		log_error("BIKAROO_METRICS_LISTEN must be ADDRESS:PORT (127.0.0.1:9464, "
+			  "[::1]:9464), got %s",
+			  listen);
+		return -1;
+	}
+	int fd = http_listen_socket(&sa, len, port);
+	if (fd < 0) {
+		log_error("cannot listen for metrics on %s (BIKAROO_METRICS_LISTEN): %s", listen,
+			  strerror(errno));
+		return -1;
+	}
+	unsigned bound = http_bound_port(fd);
+	s->metrics = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
+			(sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, http_metrics_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log,
+		NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+	if (!s->metrics) {
+		close(fd);
+		log_error("cannot serve metrics on %s (BIKAROO_METRICS_LISTEN)", listen);
+		return -1;
+	}
+	char shown[80];
+	snprintf(shown, sizeof shown, "%.*s", (int)(strrchr(listen, ':') - listen), listen);
+	log_info("metrics at http://%s:%u/metrics", shown, bound);
+	return 0;
+}
+
 enum http_status http_start(const struct http_settings *set, const struct mcp_server *mcp,
 			    const struct fleet_actor *actor, struct http_server **out,
 			    unsigned *bound_port)
 {
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)set->port)};
-	if (inet_pton(AF_INET, set->listen, &sa.sin_addr) != 1) {
-		log_error("BIKAROO_LISTEN must be an IPv4 address, got %s", set->listen);
+	struct sockaddr_storage sa;
+	unsigned salen;
+	if (http_parse_address(set->listen, NULL, &sa, &salen) != 0) {
+		log_error("BIKAROO_LISTEN must be an IPv4 or IPv6 address (127.0.0.1, ::1), got %s",
+			  set->listen);
 		return HTTP_START_FAILED;
 	}
+	int fd = http_listen_socket(&sa, salen, set->port);
+	if (fd < 0) {
+		log_error("cannot listen on %s port %ld (BIKAROO_LISTEN, BIKAROO_PORT): %s",
+			  set->listen, set->port, strerror(errno));
+		return HTTP_START_FAILED;
+	}
+	*bound_port = http_bound_port(fd);
 	struct http_server *s = mem_calloc(1, sizeof *s);
+	s->ready = set->ready;
 	s->mcp = mcp;
 	s->tokens = actor == NULL;
 	if (actor)
@@ -843,22 +1134,25 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	long max_conn = http_fd_budget(set->max_connections);
 	s->daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-			MHD_ALLOW_SUSPEND_RESUME,
+			MHD_ALLOW_SUSPEND_RESUME | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE,
-		(unsigned)set->threads, MHD_OPTION_NOTIFY_COMPLETED, http_completed, s,
-		MHD_OPTION_NOTIFY_CONNECTION, http_connection, s, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)set->max_per_ip,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536, MHD_OPTION_END);
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)set->threads,
+		MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+		http_connection, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned)set->max_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+		MHD_OPTION_END);
 	if (!s->daemon) {
-		log_error("cannot listen on %s:%ld", set->listen, set->port);
+		close(fd);
+		log_error("cannot serve HTTP on %s port %ld (BIKAROO_LISTEN, BIKAROO_PORT)",
+			  set->listen, set->port);
 		http_stop(s);
 		return HTTP_START_FAILED;
 	}
-	const union MHD_DaemonInfo *info =
-		MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	*bound_port = info ? info->port : (unsigned)set->port;
+	if (http_metrics_start(s, set->metrics_listen ? set->metrics_listen : "") != 0) {
+		http_stop(s);
+		return HTTP_START_FAILED;
+	}
 	if (http_write_ready(set->ready_file, *bound_port) != 0)
 		log_warn("cannot write the ready file %s", set->ready_file);
 	*out = s;
@@ -900,6 +1194,8 @@ void http_stop(struct http_server *s)
 		http_streams_drain();
 		MHD_stop_daemon(s->daemon);
 	}
+	if (s->metrics)
+		MHD_stop_daemon(s->metrics);
 	guard_free(s->guard); /* after the daemon: every connection was closed */
 	listen_hub_free(s->hub);
 	free(s->allowed_hosts);

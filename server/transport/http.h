@@ -3,8 +3,10 @@
 #ifndef BIKAROO_HTTP_H
 #define BIKAROO_HTTP_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "domain/types.h"
 #include "server/protocol/mcp.h"
@@ -13,9 +15,14 @@ struct http_server;
 
 enum http_status { HTTP_OK = 0, HTTP_START_FAILED };
 
+/* GET /readyz: appends to missing (a JSON array, borrowed) one short text for each thing the
+ * server needs and lacks now (the database, its schema, the issuer's keys); nothing when ready.
+ * Runs on an HTTP worker thread. */
+typedef void (*http_ready_fn)(json_t *missing);
+
 /* The HTTP settings (strings borrowed for the call). */
 struct http_settings {
-	const char *listen;          /* IPv4 address to bind (BIKAROO_LISTEN) */
+	const char *listen;          /* IPv4 or IPv6 address to bind (BIKAROO_LISTEN) */
 	long port;                   /* 0: any free port */
 	long threads;                /* worker threads */
 	size_t max_body;             /* bytes */
@@ -29,6 +36,8 @@ struct http_settings {
 	long max_connections;        /* connections at once */
 	long max_per_ip;             /* connections from one address (0: no limit) */
 	long listen_per_subject;     /* listen streams one subject may hold (0: no share) */
+	const char *metrics_listen;  /* ADDR:PORT of GET /metrics ("" for none) */
+	http_ready_fn ready;         /* NULL: ready whenever alive */
 };
 
 /* Starts serving POST /mcp for mcp (borrowed until http_stop) on set's address, acting as actor
@@ -44,6 +53,16 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
  * the milliseconds it took. Then http_stop. */
 long http_drain(struct http_server *s, long limit_ms);
 void http_stop(struct http_server *s);
+
+/* While draining, GET /readyz answers 503 "draining" (a load balancer stops sending new
+ * requests) and everything else is served as before. Thread-safe. */
+void http_set_draining(struct http_server *s, bool draining);
+
+/* Parses an address to bind: an IPv4 or IPv6 literal (brackets optional: ::1, [::1]), or with
+ * port_out an ADDR:PORT ([::1]:9464). Fills *sa and *len; -1 when text is not one. Exposed for
+ * unit tests. */
+int http_parse_address(const char *text, long *port_out, struct sockaddr_storage *sa, unsigned *len)
+	__attribute__((warn_unused_result));
 
 /* Host/Origin allow-list checks (exposed for unit tests). host_port is the Host header
  * value, origin the Origin header value; extra is a comma-separated list of extra names. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "access.h"
 #include "common/mem.h"
 #include "listen.h"
 #include "server/auth/auth.h"
@@ -131,8 +132,16 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 			  const struct stdio_session *session, unsigned long seq,
 			  struct mcp_response *resp)
 {
-	char reqid[24];
+	char reqid[24], trace[33];
 	snprintf(reqid, sizeof reqid, "s%lu", seq);
+	log_trace_id(NULL, trace);
+	struct access_entry acc = {.transport = "stdio",
+				   .reqid = reqid,
+				   .trace = trace,
+				   .subject = c->actor->subject,
+				   .client = c->actor->client_id,
+				   .quiet = true}; /* an IDE's stderr: quiet at info */
+	clock_gettime(CLOCK_MONOTONIC, &acc.t0);
 	struct stdio_emit emit = {c, job};
 	struct mcp_request req = {
 		.transport = MCP_TRANSPORT_STDIO,
@@ -147,8 +156,13 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.per_principal = auth_mode() != AUTH_MODE_LOCAL,
 		.emit = stdio_emit_line,
 		.emit_ctx = &emit,
+		.trace_id = trace,
 	};
 	mcp_handle(c->server, &req, resp);
+	acc.method = resp->method;
+	acc.name = resp->name;
+	acc.outcome = resp->outcome;
+	access_record(&acc);
 }
 
 struct stdio_worker_arg {

@@ -105,6 +105,7 @@ int main(void)
 	log_set_level(LOG_WARN); /* one info line per list request is noise here */
 	struct mcp_server s;
 	catalog_describe(&s, NULL);
+	s.caller_scopes = NULL; /* no database: lists show every capability, as contracts do */
 	if (mcp_server_load(&s, "resources", "prompts") != 0) {
 		fprintf(stderr,
 			"contracts-dump: cannot load the catalogue (run from the repository "

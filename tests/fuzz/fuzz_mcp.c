@@ -32,7 +32,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	db_configure(&(struct db_settings){
 		.conninfo = "host=/nonexistent-bikaroo-fuzz dbname=none connect_timeout=1"});
 	catalog_describe(&fuzz_server, NULL);
-	fuzz_server.audit = NULL; /* no database: no audit rows to write */
+	fuzz_server.audit = NULL;         /* no database: no audit rows to write */
+	fuzz_server.caller_scopes = NULL; /* nor rights to read: lists follow the scopes */
 	fuzz_server.changes = NULL;
 	if (reqstate_init("a fuzzing secret that is long enough for hmac") != 0 ||
 	    mcp_server_load(&fuzz_server, "resources", "prompts") != 0)

@@ -1,0 +1,313 @@
+/* The metrics registry (metrics.h): one fixed table of series, claimed lock-free on first use. */
+#include "metrics.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+
+#define METRICS_SLOTS 1024 /* a power of two: the series the table can hold */
+#define METRICS_KEY_MAX 160
+
+const struct metrics_family metrics_requests = {
+	"bikaroo_requests_total",
+	"Requests answered, by transport, JSON-RPC method, tool or resource, outcome and HTTP "
+	"status",
+	METRICS_COUNTER,
+	5,
+	{"transport", "method", "name", "outcome", "status"}};
+const struct metrics_family metrics_request_seconds = {
+	"bikaroo_request_duration_seconds",
+	"Time from a request's arrival to its answer, by transport, method and tool or resource",
+	METRICS_HISTOGRAM,
+	3,
+	{"transport", "method", "name"}};
+const struct metrics_family metrics_db_busy = {"bikaroo_db_connections_busy",
+					       "Database connections running a statement now",
+					       METRICS_GAUGE,
+					       0,
+					       {0}};
+const struct metrics_family metrics_db_connections = {
+	"bikaroo_db_connections_open", "Database connections open", METRICS_GAUGE, 0, {0}};
+const struct metrics_family metrics_db_waits = {
+	"bikaroo_db_connection_waits_total",
+	"Statements that had to wait for a free database connection",
+	METRICS_COUNTER,
+	0,
+	{0}};
+const struct metrics_family metrics_db_errors = {
+	"bikaroo_db_errors_total",
+	"Database failures: connect (cannot connect), lost (connection broke while a statement "
+	"ran), statement (the statement failed)",
+	METRICS_COUNTER,
+	1,
+	{"kind"}};
+const struct metrics_family metrics_token_validations = {
+	"bikaroo_token_validations_total",
+	"Bearer token validations by mode and outcome (ok, invalid, unavailable)",
+	METRICS_COUNTER,
+	2,
+	{"mode", "outcome"}};
+const struct metrics_family metrics_token_cache = {
+	"bikaroo_token_cache_lookups_total",
+	"Validated-token cache lookups: hit (answered from the cache) or miss",
+	METRICS_COUNTER,
+	1,
+	{"result"}};
+const struct metrics_family metrics_listen_streams = {"bikaroo_listen_streams_open",
+						      "subscriptions/listen streams open now",
+						      METRICS_GAUGE,
+						      1,
+						      {"transport"}};
+const struct metrics_family metrics_rate_limited = {"bikaroo_rate_limit_rejections_total",
+						    "Requests refused by a rate or volume limit",
+						    METRICS_COUNTER,
+						    1,
+						    {"reason"}};
+const struct metrics_family metrics_build_info = {"bikaroo_build_info",
+						  "The version and source revision of this binary",
+						  METRICS_GAUGE,
+						  2,
+						  {"version", "revision"}};
+
+/* Every family, in the order /metrics shows them. */
+static const struct metrics_family *const metrics_families[] = {
+	&metrics_build_info,     &metrics_requests,          &metrics_request_seconds,
+	&metrics_db_busy,        &metrics_db_connections,    &metrics_db_waits,
+	&metrics_db_errors,      &metrics_token_validations, &metrics_token_cache,
+	&metrics_listen_streams, &metrics_rate_limited,
+};
+
+/* Upper bounds of every latency histogram, seconds. */
+static const double metrics_bounds[METRICS_MAX_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY };
+
+struct metrics_slot {
+	atomic_int state;
+	const struct metrics_family *family; /* written before state turns READY */
+	char key[METRICS_KEY_MAX];           /* label values joined by \x1f */
+	atomic_long value;                   /* counter, gauge; histogram: observations */
+	atomic_uint_fast64_t
+		bucket[METRICS_MAX_BUCKETS]; /* histogram: per bucket, not cumulative */
+	atomic_uint_fast64_t sum_ns;         /* histogram: sum of observations */
+};
+
+static struct metrics_slot metrics_table[METRICS_SLOTS];
+/* Series that found no room (the table is full or a key too long): shown, never lost silently. */
+static atomic_long metrics_dropped;
+
+static size_t metrics_key(const struct metrics_family *f, const char *const *values, char *key)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->nlabels; i++) {
+		const char *v = values && values[i] ? values[i] : "";
+		size_t len = strlen(v);
+		if (n + len + 2 > METRICS_KEY_MAX)
+			return 0;
+		if (i)
+			key[n++] = '\x1f';
+		memcpy(key + n, v, len);
+		n += len;
+	}
+	key[n] = '\0';
+	return n + 1;
+}
+
+/* The slot of f's series for values, created when absent; NULL when there is no room. */
+static struct metrics_slot *metrics_find(const struct metrics_family *f, const char *const *values,
+					 bool create)
+{
+	char key[METRICS_KEY_MAX];
+	if (!metrics_key(f, values, key)) {
+		atomic_fetch_add(&metrics_dropped, 1);
+		return NULL;
+	}
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)f;
+	for (const char *p = key; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (size_t probe = 0; probe < METRICS_SLOTS; probe++) {
+		struct metrics_slot *s = &metrics_table[(h + probe) & (METRICS_SLOTS - 1)];
+		int state = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (state == SLOT_FREE) {
+			if (!create)
+				return NULL;
+			int expect = SLOT_FREE;
+			if (atomic_compare_exchange_strong(&s->state, &expect, SLOT_FILLING)) {
+				s->family = f;
+				memcpy(s->key, key, sizeof key);
+				atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
+				return s;
+			}
+			state = expect;
+		}
+		/* Another thread is filling it: its key is known in a few instructions. */
+		while (state == SLOT_FILLING)
+			state = atomic_load_explicit(&s->state, memory_order_acquire);
+		if (s->family == f && strcmp(s->key, key) == 0)
+			return s;
+	}
+	atomic_fetch_add(&metrics_dropped, 1);
+	return NULL;
+}
+
+void metrics_add(const struct metrics_family *f, const char *const *values, long delta)
+{
+	if (f->type == METRICS_COUNTER && delta < 0)
+		return;
+	struct metrics_slot *s = metrics_find(f, values, true);
+	if (s)
+		atomic_fetch_add_explicit(&s->value, delta, memory_order_relaxed);
+}
+
+void metrics_observe(const struct metrics_family *f, const char *const *values, double seconds)
+{
+	struct metrics_slot *s = metrics_find(f, values, true);
+	if (!s)
+		return;
+	if (seconds < 0)
+		seconds = 0;
+	size_t b = 0;
+	while (b < METRICS_MAX_BUCKETS && seconds > metrics_bounds[b])
+		b++;
+	if (b < METRICS_MAX_BUCKETS)
+		atomic_fetch_add_explicit(&s->bucket[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->sum_ns, (uint_fast64_t)(seconds * 1e9), memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->value, 1, memory_order_relaxed);
+}
+
+void metrics_set_build(const char *version, const char *revision)
+{
+	const char *v[] = {version, revision};
+	struct metrics_slot *s = metrics_find(&metrics_build_info, v, true);
+	if (s)
+		atomic_store(&s->value, 1);
+}
+
+long metrics_value(const struct metrics_family *f, const char *const *values)
+{
+	struct metrics_slot *s = metrics_find(f, values, false);
+	return s ? atomic_load(&s->value) : 0;
+}
+
+/* ---- rendering (off the hot path) -------------------------------------------------------- */
+
+struct metrics_buf {
+	char *p;
+	size_t len, cap;
+};
+
+__attribute__((format(printf, 2, 3))) static void metrics_put(struct metrics_buf *b,
+							      const char *fmt, ...)
+{
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		b->cap = (b->cap + (size_t)n + 1) * 2;
+		b->p = mem_realloc(b->p, b->cap);
+	}
+}
+
+/* The label set {name="value",...} of key (plus one extra pair when le is set), escaped as the
+ * exposition format asks (backslash, double quote, newline). */
+static void metrics_labels(struct metrics_buf *b, const struct metrics_family *f, const char *key,
+			   const char *le)
+{
+	if (!f->nlabels && !le)
+		return;
+	metrics_put(b, "{");
+	const char *v = key;
+	for (size_t i = 0; i < f->nlabels; i++) {
+		metrics_put(b, "%s%s=\"", i ? "," : "", f->labels[i]);
+		for (; *v && *v != '\x1f'; v++) {
+			if (*v == '\\' || *v == '"')
+				metrics_put(b, "\\%c", *v);
+			else if (*v == '\n')
+				metrics_put(b, "\\n");
+			else
+				metrics_put(b, "%c", *v);
+		}
+		metrics_put(b, "\"");
+		if (*v)
+			v++;
+	}
+	if (le)
+		metrics_put(b, "%sle=\"%s\"", f->nlabels ? "," : "", le);
+	metrics_put(b, "}");
+}
+
+static void metrics_render_slot(struct metrics_buf *b, const struct metrics_family *f,
+				struct metrics_slot *s)
+{
+	if (f->type != METRICS_HISTOGRAM) {
+		metrics_put(b, "%s", f->name);
+		metrics_labels(b, f, s->key, NULL);
+		metrics_put(b, " %ld\n", atomic_load(&s->value));
+		return;
+	}
+	uint_fast64_t cumulative = 0;
+	for (size_t i = 0; i < METRICS_MAX_BUCKETS; i++) {
+		char le[32];
+		snprintf(le, sizeof le, "%g", metrics_bounds[i]);
+		cumulative += atomic_load(&s->bucket[i]);
+		metrics_put(b, "%s_bucket", f->name);
+		metrics_labels(b, f, s->key, le);
+		metrics_put(b, " %" PRIuFAST64 "\n", cumulative);
+	}
+	/* Read the count after the buckets: +Inf is never below the last bound's count. */
+	long count = atomic_load(&s->value);
+	if ((uint_fast64_t)count < cumulative)
+		count = (long)cumulative;
+	metrics_put(b, "%s_bucket", f->name);
+	metrics_labels(b, f, s->key, "+Inf");
+	metrics_put(b, " %ld\n%s_sum", count, f->name);
+	metrics_labels(b, f, s->key, NULL);
+	metrics_put(b, " %.9f\n%s_count", (double)atomic_load(&s->sum_ns) / 1e9, f->name);
+	metrics_labels(b, f, s->key, NULL);
+	metrics_put(b, " %ld\n", count);
+}
+
+char *metrics_render(void)
+{
+	static const char *const types[] = {"counter", "gauge", "histogram"};
+	struct metrics_buf b = {mem_alloc(4096), 0, 4096};
+	b.p[0] = '\0';
+	size_t nfam = sizeof metrics_families / sizeof metrics_families[0];
+	for (size_t i = 0; i < nfam; i++) {
+		const struct metrics_family *f = metrics_families[i];
+		metrics_put(&b, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name,
+			    types[f->type]);
+		bool any = false;
+		for (size_t k = 0; k < METRICS_SLOTS; k++) {
+			struct metrics_slot *s = &metrics_table[k];
+			if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_READY ||
+			    s->family != f)
+				continue;
+			metrics_render_slot(&b, f, s);
+			any = true;
+		}
+		/* A family without labels reads 0 before its first event. */
+		if (!any && !f->nlabels && f->type != METRICS_HISTOGRAM)
+			metrics_put(&b, "%s 0\n", f->name);
+	}
+	metrics_put(&b,
+		    "# HELP bikaroo_metrics_series_dropped_total Series not recorded: the registry "
+		    "was full\n# TYPE bikaroo_metrics_series_dropped_total counter\n"
+		    "bikaroo_metrics_series_dropped_total %ld\n",
+		    atomic_load(&metrics_dropped));
+	return b.p;
+}

@@ -1,0 +1,66 @@
+/* The metrics registry: counters, gauges and latency histograms with bounded label sets, rendered
+ * in the Prometheus text exposition format (GET /metrics on BIKAROO_METRICS_LISTEN).
+ *
+ * Cheap on the hot path: a series is found by a lock-free probe of one fixed table and moved with
+ * atomics; no lock is ever taken by metrics_add() or metrics_observe(). A series is created on its
+ * first use. Label values must come from bounded sets (a method or tool name from a table, an
+ * outcome word, an HTTP status): never a subject, a bike, a case or anything a client chose.
+ *
+ * Every family is declared once, here, and listed in metrics.c's table (so that /metrics shows it
+ * before its first event). To count something new: add its `extern` below and its row there. */
+#ifndef BIKAROO_METRICS_H
+#define BIKAROO_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum metrics_type { METRICS_COUNTER, METRICS_GAUGE, METRICS_HISTOGRAM };
+
+/* Label values, at most this many per family. */
+#define METRICS_MAX_LABELS 5
+/* Upper bounds of a histogram (the +Inf bucket comes on top). */
+#define METRICS_MAX_BUCKETS 14
+
+struct metrics_family {
+	const char *name; /* bikaroo_..._total */
+	const char *help;
+	enum metrics_type type;
+	size_t nlabels;
+	const char *labels[METRICS_MAX_LABELS]; /* label names */
+};
+
+/* The families (metrics.c). Label names in brackets, in the order metrics_add() takes them. */
+extern const struct metrics_family metrics_requests; /* [transport method name outcome status] */
+extern const struct metrics_family metrics_request_seconds; /* histogram [transport method name] */
+extern const struct metrics_family metrics_db_busy;         /* gauge: statements running */
+extern const struct metrics_family metrics_db_connections;  /* gauge: connections open */
+extern const struct metrics_family metrics_db_waits;        /* waits for a free connection */
+extern const struct metrics_family metrics_db_errors;       /* [kind] */
+extern const struct metrics_family metrics_token_validations; /* [mode outcome] */
+extern const struct metrics_family metrics_token_cache;       /* [result]: hit or miss */
+extern const struct metrics_family metrics_listen_streams;    /* gauge [transport] */
+extern const struct metrics_family metrics_rate_limited;      /* [reason] */
+extern const struct metrics_family metrics_build_info;        /* gauge [version revision] */
+
+/* Adds delta to the series of f with these label values (f->nlabels of them, borrowed; NULL
+ * when f has none). A counter only grows: a negative delta is ignored. */
+void metrics_add(const struct metrics_family *f, const char *const *values, long delta);
+/* A histogram observation, in seconds. */
+void metrics_observe(const struct metrics_family *f, const char *const *values, double seconds);
+
+/* metrics_add() for a family without labels. */
+static inline void metrics_inc(const struct metrics_family *f)
+{
+	metrics_add(f, NULL, 1);
+}
+
+/* Sets bikaroo_build_info{version,revision} = 1 (strings borrowed for the call). */
+void metrics_set_build(const char *version, const char *revision);
+
+/* The exposition text of every family (new; caller frees). */
+char *metrics_render(void);
+
+/* The value of one counter or gauge series, 0 when it does not exist (for tests). */
+long metrics_value(const struct metrics_family *f, const char *const *values);
+
+#endif
