@@ -151,8 +151,8 @@ struct mcp_response {
 	/* For access logs and metrics, all static strings from bounded sets (never client text):
 	 * the method table's name (NULL: none matched), the tool, resource (URI or URI template)
 	 * or prompt of the server description (NULL: none), and how it ended: ok, failed (a tool
-	 * result with isError), denied, invalid, input_required, stream, notification,
-	 * unavailable or error. */
+	 * result with isError), denied, invalid, not_found, input_required, rate_limited, stream,
+	 * notification, unavailable or error. */
 	const char *method;
 	const char *name;
 	const char *outcome;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/mem.h"
 #include "notify.h"
 #include "pager.h"
@@ -157,6 +158,9 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 	if (ratelimit_take(s->limits, who->subject, who->client_id, write, &wait) != RATELIMIT_OK) {
 		log_msg(LOG_WARN, ctx->req->reqid, "tools/call refused: %s limit, retry in %lds",
 			write ? "write" : "read", wait);
+		const char *reason[] = {write ? "write" : "read"};
+		metrics_add(&metrics_rate_limited, reason, 1);
+		ctx->outcome = "rate_limited";
 		return mcp_limited(err, wait);
 	}
 	if (!name) {

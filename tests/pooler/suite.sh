@@ -27,7 +27,7 @@ ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; fails=$((fails + 1)); }
 
 command -v pgbouncer >/dev/null || { echo "skip - pooler: pgbouncer is not installed (scripts/deps.sh)"; exit 0; }
-sock=${DATABASE_URL#*\?host=}
+sock=$PGTMP_SOCK
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 cat >"$t/pgbouncer.ini" <<EOF
@@ -57,7 +57,8 @@ else
   pgbouncer "$t/pgbouncer.ini" 2>>"$t/pgbouncer.err" &
 fi
 bouncer=$!
-pooled="postgresql://fleet_app@127.0.0.1:$port/bikaroo"
+# Every parameter pinned, as pgtmp.sh's URLs: the caller's PG* variables do not reach it.
+pooled="postgresql://fleet_app@127.0.0.1:$port/bikaroo?hostaddr=&sslmode=disable&gssencmode=disable&options=&passfile=&connect_timeout=10&target_session_attrs=any&client_encoding=UTF8"
 for _ in $(seq 1 50); do psql -X -q "$pooled" -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
 if ! psql -X -q "$pooled" -c 'SELECT 1' >/dev/null 2>&1; then
   nok "pgbouncer (transaction mode, pool 2) starts on 127.0.0.1"
