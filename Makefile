@@ -159,6 +159,8 @@ help:
 	@echo 'make lint          cppcheck, banned calls, layer arrows'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'
+	@echo 'make soak          a long mixed load (scripts/soak.sh)'
+	@echo 'make install       install under PREFIX (DESTDIR stages); make deb: a Debian package'
 	@echo 'make clean         remove build/'
 	@echo 'Variables: B=build dir, OPT, SAN, CC, VERSION. Server settings: build/bikaroo-mcp help'
 
