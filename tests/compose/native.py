@@ -129,7 +129,8 @@ def main(tmp, stage, config_path, public):
         time.sleep(0.5)
         initdb_dir = next(v.split(':')[0] for v in db['volumes'] if ':/docker-entrypoint-initdb.d' in v)
         for script in sorted(os.listdir(initdb_dir)):
-            sh('runuser', '-u', 'postgres', '--', 'env', *[f'{k}={v}' for k, v in dbenv.items()],
+            # A container's environment only (env -i): none of the caller's PG* variables.
+            sh('runuser', '-u', 'postgres', '--', 'env', '-i', *[f'{k}={v}' for k, v in dbenv.items()],
                f'PGHOST={pgdir}/sock', 'bash', os.path.join(initdb_dir, script), stdout=subprocess.DEVNULL)
         ok(healthy(db, me, 30), f"db: initialised by {', '.join(sorted(os.listdir(initdb_dir)))} from the "
            f"secrets, healthy by its healthcheck ({' '.join(db['healthcheck']['test'][1:])})")
