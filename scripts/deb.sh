@@ -12,7 +12,11 @@ bin=$B/install_usr/bikaroo-mcp
 stage=$B/deb
 root=$stage/root
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
-version=${DEB_VERSION:-0.1.0+git$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d).$(git rev-parse --short HEAD 2>/dev/null || echo 0)}
+# The binary's own version (bikaroo-mcp --version: "bikaroo-mcp 0.9.0 (revision abc1234)"), with
+# the commit's date and revision: a later build sorts after an earlier one.
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo 0)
+upstream=$("$bin" --version 2>/dev/null | awk '$1 == "bikaroo-mcp" && $2 ~ /^[0-9]/ { print $2 }' || true)
+version=${DEB_VERSION:-${upstream:-0.1.0}+git$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d).$rev}
 arch=$(dpkg --print-architecture)
 
 rm -rf "$stage"
