@@ -97,7 +97,9 @@ class Cluster:
     def instance(self, name, env, binary=None, port=0, listen='127.0.0.1'):
         """bikaroo-mcp serve with env on listen:port (0: any); its port once it serves."""
         ready = os.path.join(self.tmp, f'{name}.ready')
-        e = dict(env, BIKAROO_LISTEN=listen, BIKAROO_PORT=str(port), BIKAROO_READY_FILE=ready)
+        # Each instance's metrics on a port of its own (several share one loopback here).
+        e = dict({'BIKAROO_METRICS_LISTEN': f'{listen}:0'}, **env)
+        e.update(BIKAROO_LISTEN=listen, BIKAROO_PORT=str(port), BIKAROO_READY_FILE=ready)
         self.spawn(name, [binary or os.environ['BIKAROO_BIN'], 'serve'], env=e)
         self.wait(name, lambda: os.path.exists(ready) and open(ready).read().strip(), 30, name)
         return int(open(ready).read().strip())
