@@ -6,7 +6,7 @@ script lays out what the containers would see:
   /usr            the image's `make install PREFIX=/usr` (the build stage's command) over the
                   machine's, so `bikaroo-mcp` and /usr/share/bikaroo-mcp are the image's
   /run/secrets    the secrets' files (compose bind-mounts them there)
-  /etc/hosts      each service name on a loopback address of its own (127.0.0.2 ...), the
+  /etc/hosts      each service name on a loopback address of its own (127.X.Y.2 ...), the
                   server's replicas sharing one name as Docker's DNS answers them
 Translated, and only this: 0.0.0.0 in a command or environment becomes the service's own
 address, 127.0.0.1 in a healthcheck too (a container's loopback is its own), `$$` is compose's
@@ -19,6 +19,7 @@ import http.client
 import json
 import re
 import os
+import random
 import shlex
 import signal
 import subprocess
@@ -61,13 +62,16 @@ def main(tmp, stage, config_path, public):
     services = cfg['services']
     public = int(public)
     # Addresses: one per service, one per replica.
+    # A block of 127.0.0.0/8 of this run's own, so that two runs at once (other developers'
+    # make test on one machine) never meet on a service's fixed port.
+    net = f'127.{random.randint(1, 254)}.{random.randint(0, 254)}'
     addr, hosts, n = {}, ['127.0.0.1 localhost'], 2
     for name, svc in services.items():
         reps = int((svc.get('deploy') or {}).get('replicas', 1))
         addr[name] = []
         for _ in range(reps):
-            addr[name].append(f'127.0.0.{n}')
-            hosts.append(f'127.0.0.{n} {name}')
+            addr[name].append(f'{net}.{n}')
+            hosts.append(f'{net}.{n} {name}')
             n += 1
     with open(f'{tmp}/hosts', 'w') as f:
         f.write('\n'.join(hosts) + '\n')
@@ -188,9 +192,9 @@ def main(tmp, stage, config_path, public):
            'healthy by its healthcheck')
 
         # --- a real client through the proxy, with a token from the demo identity provider at its
-        # published port (127.0.0.1:9000, which each replica's forward also serves).
+        # published port (the issuer's URL, which each replica's forward also serves).
         resource = srv['environment']['BIKAROO_RESOURCE_URI']
-        token = C.mint('http://127.0.0.1:9000', 'marie', 'customer-care-assistant', 'fleet:read fleet:report', resource)
+        token = C.mint(srv['environment']['BIKAROO_AUTH_ISSUER'], 'marie', 'customer-care-assistant', 'fleet:read fleet:report', resource)
         r = subprocess.run(['node', os.path.join(C.ROOT, 'tests/compose/client.mjs'), resource, token],
                            capture_output=True, text=True, timeout=90)
         sys.stdout.write(r.stdout)

@@ -51,7 +51,8 @@ else nok "docker-compose config without secrets: $out"; fi
 docker/make-secrets.sh "$t/secrets" 2>/dev/null
 rm -f .env.test-$$
 public=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export BIKAROO_SECRETS=$t/secrets BIKAROO_PUBLIC_PORT=$public
+idp_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export BIKAROO_SECRETS=$t/secrets BIKAROO_PUBLIC_PORT=$public BIKAROO_DEMO_IDP_PORT=$idp_port
 if docker-compose --env-file "$t/none.env" config -q; then ok "docker-compose config -q accepts docker-compose.yml"
 else nok "docker-compose config -q"; fi
 docker-compose --env-file "$t/none.env" config >"$t/config.yml" 2>"$t/config.err" || cat "$t/config.err"
