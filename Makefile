@@ -88,7 +88,7 @@ $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
 
 # deps first, then a build that starts only once deps is done (also under make -j).
 run: deps
-	$(MAKE) --no-print-directory all
+	$(MAKE) --no-print-directory $(B)/bikaroo-mcp
 	scripts/run.sh $(B)/bikaroo-mcp
 
 # Everything, against a throwaway PostgreSQL that the harness creates and removes.
