@@ -69,6 +69,13 @@ const struct metrics_family metrics_rate_limited = {"bikaroo_rate_limit_rejectio
 						    METRICS_COUNTER,
 						    1,
 						    {"reason"}};
+const struct metrics_family metrics_connections_cut = {
+	"bikaroo_http_connections_closed_total",
+	"Connections the slow-client guard closed: past a deadline, or the oldest of too many "
+	"without headers",
+	METRICS_COUNTER,
+	1,
+	{"reason"}};
 const struct metrics_family metrics_build_info = {"bikaroo_build_info",
 						  "The version and source revision of this binary",
 						  METRICS_GAUGE,
@@ -80,7 +87,7 @@ static const struct metrics_family *const metrics_families[] = {
 	&metrics_build_info,     &metrics_requests,          &metrics_request_seconds,
 	&metrics_db_busy,        &metrics_db_connections,    &metrics_db_waits,
 	&metrics_db_errors,      &metrics_token_validations, &metrics_token_cache,
-	&metrics_listen_streams, &metrics_rate_limited,
+	&metrics_listen_streams, &metrics_rate_limited,      &metrics_connections_cut,
 };
 
 /* Upper bounds of every latency histogram, seconds. */

@@ -39,7 +39,11 @@ extern const struct metrics_family metrics_db_errors;       /* [kind] */
 extern const struct metrics_family metrics_token_validations; /* [mode outcome] */
 extern const struct metrics_family metrics_token_cache;       /* [result]: hit or miss */
 extern const struct metrics_family metrics_listen_streams;    /* gauge [transport] */
-extern const struct metrics_family metrics_rate_limited;      /* [reason]: read or write */
+extern const struct metrics_family metrics_rate_limited;      /* [reason]: read or write
+								  (tools/call), listen_share or
+								  listen_full (listen streams) */
+extern const struct metrics_family metrics_connections_cut;   /* [reason]: header_deadline,
+								  body_deadline or pending_cap */
 extern const struct metrics_family metrics_build_info;        /* gauge [version revision] */
 
 /* Adds delta to the series of f with these label values (f->nlabels of them, borrowed; NULL

@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "pager.h"
 
 #define RESOURCES_LIST_TTL_MS 3600000L
@@ -367,6 +368,9 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 	enum mcp_listen_status ls =
 		listen->open(listen->ctx, ctx->req->actor, ctx->id, ack, uris, n);
 	json_decref(ack);
+	const char *reason[] = {ls == MCP_LISTEN_SHARE_SPENT ? "listen_share" : "listen_full"};
+	if (ls != MCP_LISTEN_OK)
+		metrics_add(&metrics_rate_limited, reason, 1);
 	if (ls == MCP_LISTEN_SHARE_SPENT)
 		return mcp_limited_as(err, 429,
 				      "Too many listen streams open for this caller: end one, or "

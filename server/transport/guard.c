@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 
 /* How often the sweeper looks for connections past their deadline. */
 #define GUARD_TICK_MS 100
@@ -87,21 +88,25 @@ static void guard_move(struct guard *g, struct guard_conn *c, enum guard_list in
 	q->n++;
 }
 
-/* Under the lock: ends c's connection (the event loop closes it on its next turn). */
-static void guard_cut(struct guard *g, struct guard_conn *c, unsigned long *counter)
+/* Under the lock: ends c's connection (the event loop closes it on its next turn), counted in
+ * *counter and, when reason is set, in the metrics. */
+static void guard_cut(struct guard *g, struct guard_conn *c, unsigned long *counter,
+		      const char *reason)
 {
 	guard_unlink(g, c);
 	c->cut = true;
 	(*counter)++;
 	shutdown(c->fd, SHUT_RDWR);
+	if (reason)
+		metrics_add(&metrics_connections_cut, &reason, 1);
 }
 
 /* Under the lock: cuts every connection of list `in` older than limit_ms. */
 static void guard_sweep(struct guard *g, enum guard_list in, long limit_ms, int64_t now,
-			unsigned long *counter)
+			unsigned long *counter, const char *reason)
 {
 	while (g->q[in].head && now - g->q[in].head->since_ms >= limit_ms)
-		guard_cut(g, g->q[in].head, counter);
+		guard_cut(g, g->q[in].head, counter, reason);
 }
 
 /* Under the lock: tells the watchers whose peer closed (EOF or error on a peek). */
@@ -140,8 +145,10 @@ static void *guard_run(void *arg)
 		pthread_cond_timedwait(&g->wake, &g->lock, &ts);
 		int64_t now = guard_now_ms();
 		unsigned long h = g->counts.header_deadline, b = g->counts.body_deadline;
-		guard_sweep(g, GUARD_PENDING, g->set.header_ms, now, &g->counts.header_deadline);
-		guard_sweep(g, GUARD_BODY, g->set.body_ms, now, &g->counts.body_deadline);
+		guard_sweep(g, GUARD_PENDING, g->set.header_ms, now, &g->counts.header_deadline,
+			    "header_deadline");
+		guard_sweep(g, GUARD_BODY, g->set.body_ms, now, &g->counts.body_deadline,
+			    "body_deadline");
 		guard_hangups(g);
 		if (g->counts.header_deadline != h || g->counts.body_deadline != b)
 			log_warn(
@@ -195,7 +202,7 @@ struct guard_conn *guard_opened(struct guard *g, int fd)
 	pthread_mutex_lock(&g->lock);
 	/* Past the cap, the oldest connection still without headers makes room. */
 	if (g->set.max_pending && g->q[GUARD_PENDING].n >= (unsigned long)g->set.max_pending)
-		guard_cut(g, g->q[GUARD_PENDING].head, &g->counts.evicted);
+		guard_cut(g, g->q[GUARD_PENDING].head, &g->counts.evicted, "pending_cap");
 	guard_move(g, c, GUARD_PENDING);
 	pthread_mutex_unlock(&g->lock);
 	return c;
@@ -264,7 +271,7 @@ void guard_cut_waiting(struct guard *g)
 	unsigned long cut = 0;
 	pthread_mutex_lock(&g->lock);
 	while (g->q[GUARD_PENDING].head)
-		guard_cut(g, g->q[GUARD_PENDING].head, &cut);
+		guard_cut(g, g->q[GUARD_PENDING].head, &cut, NULL);
 	pthread_mutex_unlock(&g->lock);
 	if (cut)
 		log_info("http: closed %lu idle connection(s) for the stop", cut);

@@ -106,6 +106,34 @@ static int ab_raw_status(unsigned port, const char *request)
 	return sscanf(buf, "HTTP/1.1 %d", &status) == 1 ? status : 0;
 }
 
+/* The value of one series of the server's /metrics (its listener's port read from the log),
+ * e.g. "bikaroo_rate_limit_rejections_total{reason=\"write\"}"; -1 when absent. */
+static long ab_metric(const struct it_server *s, const char *series)
+{
+	FILE *f = fopen(s->log_file, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[2048];
+	unsigned port = 0;
+	while (!port && fgets(line, sizeof line, f)) {
+		const char *m = strstr(line, "metrics at http://127.0.0.1:");
+		if (m)
+			port = (unsigned)strtoul(m + strlen("metrics at http://127.0.0.1:"), NULL,
+						 10);
+	}
+	fclose(f);
+	ck_assert_msg(port != 0, "no metrics listener in %s", s->log_file);
+	struct it_response r;
+	it_http(port, "GET", "/metrics", NULL, NULL, 0, &r);
+	ck_assert_int_eq(r.status, 200);
+	long v = -1;
+	size_t n = strlen(series);
+	for (const char *p = r.body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, series, n) == 0 && p[n] == ' ')
+			v = strtol(p + n + 1, NULL, 10);
+	it_response_free(&r);
+	return v;
+}
+
 /* ---- volume limits --------------------------------------------------------------------------- */
 
 #define AB_BURST_BIKE "VL-3302"
@@ -181,6 +209,8 @@ START_TEST(burst_past_the_write_budget_gets_429_and_reaches_no_database)
 	/* Nothing past the budget reached the database: one audit row and one report per answer. */
 	ck_assert_int_eq(ab_count(audit) - audit0, answered);
 	ck_assert_int_eq(ab_count(reports) - reports0, answered);
+	ck_assert_int_eq(ab_metric(&s, "bikaroo_rate_limit_rejections_total{reason=\"write\"}"),
+			 limited);
 	/* Reads have their own budget: still served. */
 	struct it_response r;
 	it_mcp(s.port, "tools/call", "get_bike_status",
@@ -316,6 +346,12 @@ START_TEST(header_and_body_deadlines_close_dribblers_whatever_their_rate)
 	double slack = ab_slow_build() ? 10000 : 1000;
 	ck_assert_msg(head_closed >= 900 && head_closed <= 1000 + slack, "%.0f", head_closed);
 	ck_assert_msg(body_closed >= 900 && body_closed <= 1000 + slack, "%.0f", body_closed);
+	ck_assert_int_eq(
+		ab_metric(&s, "bikaroo_http_connections_closed_total{reason=\"header_deadline\"}"),
+		1);
+	ck_assert_int_eq(
+		ab_metric(&s, "bikaroo_http_connections_closed_total{reason=\"body_deadline\"}"),
+		1);
 	close(head);
 	close(body);
 	struct it_response r;
@@ -467,6 +503,8 @@ START_TEST(a_thousand_dribblers_leave_valid_requests_answered)
 		lat[PROBES * 99 / 100], lat[PROBES - 1]);
 	ck_assert_int_ge(d.opened, 1000);
 	ck_assert_int_gt(d.closed_by_server, 0);
+	ck_assert_int_gt(
+		ab_metric(&s, "bikaroo_http_connections_closed_total{reason=\"pending_cap\"}"), 0);
 	ck_assert_int_eq(ok, PROBES);
 	/* Without the defence no probe is answered before the dribblers stop (30 s and more), so
 	 * the bounds tell the two apart with a wide margin: the median within 100 ms, every probe
@@ -636,6 +674,8 @@ START_TEST(listen_share_per_subject_and_slots_back_on_hangup)
 	}
 	ck_assert_int_eq(ab_listen(s.port, &status), -1);
 	ck_assert_int_eq(status, 429);
+	ck_assert_int_eq(
+		ab_metric(&s, "bikaroo_rate_limit_rejections_total{reason=\"listen_share\"}"), 1);
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 	double t0 = ab_now_ms(), back = -1;
