@@ -140,8 +140,12 @@ static bool main_is_loopback(const char *addr)
 static void main_ready(json_t *missing)
 {
 	int version = 0;
-	enum fleet_status st = migrate_schema_version(&version);
-	if (st == FLEET_UNAVAILABLE)
+	enum fleet_status st = db_held() ? FLEET_UNAVAILABLE : migrate_schema_version(&version);
+	if (st == FLEET_UNAVAILABLE && db_held())
+		json_array_append_new(
+			missing, json_string("database: unavailable since the start, retrying "
+					     "(DATABASE_URL); nothing that needs it is served"));
+	else if (st == FLEET_UNAVAILABLE)
 		json_array_append_new(missing,
 				      json_string("database: cannot connect (DATABASE_URL)"));
 	else if (st != FLEET_OK)

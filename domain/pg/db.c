@@ -176,11 +176,16 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 #define DB_CHECK_STATEMENT "check_login_role"
 
 /* db_hold_until_checked() was called and db_check_login_role() has not passed yet. */
-static atomic_bool db_held;
+static atomic_bool db_holding;
 
 void db_hold_until_checked(void)
 {
-	atomic_store(&db_held, true);
+	atomic_store(&db_holding, true);
+}
+
+bool db_held(void)
+{
+	return atomic_load(&db_holding);
 }
 
 static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
@@ -200,7 +205,7 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 				 const char *const *params, enum fleet_status *st)
 {
 	db_sqlstate[0] = '\0';
-	if (atomic_load(&db_held) && strcmp(name, DB_CHECK_STATEMENT) != 0) {
+	if (atomic_load(&db_holding) && strcmp(name, DB_CHECK_STATEMENT) != 0) {
 		*st = FLEET_UNAVAILABLE;
 		return NULL;
 	}
@@ -273,7 +278,7 @@ enum fleet_status db_check_login_role(const char **why)
 		*why = "the login role owns tables of schema fleet: use a separate owner role";
 		st = FLEET_FORBIDDEN;
 	} else {
-		atomic_store(&db_held, false);
+		atomic_store(&db_holding, false);
 	}
 	PQclear(res);
 	return st;

@@ -45,6 +45,8 @@ enum fleet_status db_check_login_role(const char **why) __attribute__((warn_unus
  * has passed once: a server that starts before its database serves nothing as a role it has
  * not checked. */
 void db_hold_until_checked(void);
+/* Whether statements are held so (for readiness). */
+bool db_held(void);
 
 /* Runs prepared statement `name` (prepared on first use on this thread's connection from sql;
  * behind a transaction pooler, sql as an unnamed statement each time) with text parameters. Returns

@@ -43,6 +43,11 @@ for _ in $(seq 1 300); do [[ -s $t/port ]] && break; kill -0 "$pid" 2>/dev/null 
 port=$(cat "$t/port")
 echo "ok - the server starts while its database is down"
 
+code=$(curl -s -m 5 -o "$t/ready" -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+[[ $code == 503 ]] && grep -q 'database' "$t/ready" ||
+  fail "/readyz is 503 naming the database meanwhile (got $code: $(cat "$t/ready"))"
+echo "ok - /readyz is 503 naming the database meanwhile: $(cat "$t/ready")"
+
 code=$(call server/discover "" "")
 [[ $code == 200 ]] || fail "server/discover is answered without the database (got $code)"
 echo "ok - what needs no database is served meanwhile (server/discover 200)"
@@ -85,6 +90,9 @@ for _ in $(seq 1 100); do
 done
 [[ $served == 1 ]] || fail "the same process serves once the database is up (last: $code)"
 echo "ok - the same process serves once the database is up ($took ms after the cluster started)"
+code=$(curl -s -m 5 -o "$t/ready" -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+[[ $code == 200 ]] || fail "/readyz is 200 once the database is up (got $code: $(cat "$t/ready"))"
+echo "ok - /readyz is 200 once the database is up"
 wait "$pid2"; rc2=$?
 [[ -n $port2 && $served2 == 0 && $rc2 == 1 ]] && grep -q 'refusing to serve: the login role is a superuser' "$t/serve2.log" ||
   fail "a server whose role turns out to be a superuser serves nothing and exits 1 (served $served2, exit $rc2)"
