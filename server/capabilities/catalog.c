@@ -15,6 +15,7 @@
 #include "domain/bikes.h"
 #include "server/protocol/resources.h"
 #include "status_codes.h"
+#include "ui_views.h"
 
 #define CATALOG_OWNER "fleet-operations-platform"
 #define CATALOG_DOMAIN "fleet"
@@ -122,6 +123,16 @@ static const struct mcp_governance gov_investigate = {
 	.audit = "none (the tool calls it leads to are audited)",
 };
 
+static const struct mcp_governance gov_ui_view = {
+	.version = "1.0.0",
+	CATALOG_STABLE,
+	.risk = "none",
+	.data = "none of its own: it shows what the tool result it is given carries",
+	CATALOG_READ_ONLY,
+	.systems = "none (a document shipped with the server)",
+	.audit = "none (the tool calls it makes through the host are audited)",
+};
+
 /* ---- the tables ------------------------------------------------------------------------- */
 
 static const struct tool_desc catalog_tools[] = {
@@ -139,6 +150,7 @@ static const struct tool_desc catalog_tools[] = {
 		.fn = bike_status_call,
 		.self_audit = true, /* the read writes its audit row (bikes_status_audited) */
 		.governance = &gov_bike_status,
+		.ext = &ui_views_card_link,
 	},
 	{
 		.name = "report_damaged_bike",
@@ -155,6 +167,7 @@ static const struct tool_desc catalog_tools[] = {
 		.fn = damage_report_call,
 		.self_audit = true,
 		.governance = &gov_damage_report,
+		.ext = &ui_views_card_link,
 	},
 };
 
@@ -195,6 +208,33 @@ static const struct resource_desc catalog_resources[] = {
 		.scope = FLEET_SCOPE_READ,
 		.governance = &gov_catalog,
 	},
+	{
+		.uri = UI_VIEWS_CARD_URI,
+		.name = "bike-card",
+		.title = "Bike card",
+		.description =
+			"A view of one bike (status, region, station, battery, last seen, open "
+			"case) with a form to report damage, for hosts that render MCP Apps.",
+		.mime_type = UI_VIEWS_MIME_TYPE,
+		.file = UI_VIEWS_CARD_FILE,
+		.ttl_ms = CATALOG_DOC_TTL_MS,
+		.scope = FLEET_SCOPE_READ,
+		.governance = &gov_ui_view,
+		.ext = &ui_views_document,
+	},
+	{
+		.uri = UI_VIEWS_TIMELINE_URI,
+		.name = "case-timeline",
+		.title = "Case timeline",
+		.description = "A view of one investigation case: its damage reports and events in "
+			       "time order, for hosts that render MCP Apps.",
+		.mime_type = UI_VIEWS_MIME_TYPE,
+		.file = UI_VIEWS_TIMELINE_FILE,
+		.ttl_ms = CATALOG_DOC_TTL_MS,
+		.scope = FLEET_SCOPE_READ,
+		.governance = &gov_ui_view,
+		.ext = &ui_views_document,
+	},
 };
 
 static const struct resource_template_desc catalog_templates[] = {
@@ -229,6 +269,7 @@ static const struct resource_template_desc catalog_templates[] = {
 		.read = cases_read_template,
 		.scope = FLEET_SCOPE_READ,
 		.governance = &gov_case,
+		.ext = &ui_views_timeline_link,
 	},
 };
 
@@ -292,6 +333,7 @@ void catalog_describe(struct mcp_server *out, const struct adapter_settings *set
 		.target_arg = "bikeId",
 		.tools_logger = "bikaroo.tools",
 		.governance_key = CATALOG_GOVERNANCE_KEY,
+		.extensions = ui_views_extensions,
 		.caller_scopes = adapter_caller_scopes,
 		.audit = adapter_audit,
 		.changes = &change_feed,
@@ -313,9 +355,11 @@ static json_t *catalog_entry(const char *kind, const char *name, const char *tit
 	return e;
 }
 
-static bool catalog_may(unsigned scope, unsigned may)
+/* Listed for this caller: the scope held, and not a row of an extension the client lacks. */
+static bool catalog_may(const struct mcp_ctx *ctx, unsigned scope, const struct mcp_ext_meta *ext,
+			unsigned may)
 {
-	return !scope || (scope & may);
+	return (!scope || (scope & may)) && mcp_ext_offered(ctx, ext);
 }
 
 enum resource_status catalog_read(struct mcp_ctx *ctx, const char *uri, const char *value,
@@ -328,23 +372,26 @@ enum resource_status catalog_read(struct mcp_ctx *ctx, const char *uri, const ch
 	const struct mcp_server *s = ctx->server;
 	json_t *list = json_array();
 	for (size_t i = 0; i < s->ntools; i++)
-		if (s->tools[i].governance && catalog_may(s->tools[i].scope, may))
+		if (s->tools[i].governance &&
+		    catalog_may(ctx, s->tools[i].scope, s->tools[i].ext, may))
 			json_array_append_new(list, catalog_entry("tool", s->tools[i].name,
 								  s->tools[i].title,
 								  s->tools[i].governance));
 	for (size_t i = 0; i < s->nresources; i++)
-		if (s->resources[i].governance && catalog_may(s->resources[i].scope, may))
+		if (s->resources[i].governance &&
+		    catalog_may(ctx, s->resources[i].scope, s->resources[i].ext, may))
 			json_array_append_new(list, catalog_entry("resource", s->resources[i].uri,
 								  s->resources[i].title,
 								  s->resources[i].governance));
 	for (size_t i = 0; i < s->ntemplates; i++)
-		if (s->templates[i].governance && catalog_may(s->templates[i].scope, may))
+		if (s->templates[i].governance &&
+		    catalog_may(ctx, s->templates[i].scope, s->templates[i].ext, may))
 			json_array_append_new(list, catalog_entry("resourceTemplate",
 								  s->templates[i].uri_template,
 								  s->templates[i].title,
 								  s->templates[i].governance));
 	for (size_t i = 0; i < s->nprompts; i++)
-		if (s->prompts[i].governance && catalog_may(s->prompts[i].scope, may))
+		if (s->prompts[i].governance && catalog_may(ctx, s->prompts[i].scope, NULL, may))
 			json_array_append_new(list, catalog_entry("prompt", s->prompts[i].name,
 								  s->prompts[i].title,
 								  s->prompts[i].governance));

@@ -304,6 +304,9 @@ static void mcp_handle_modern(struct mcp_ctx *ctx, const char *method, json_t *p
 	}
 	ctx->version = MCP_VERSION_MODERN;
 	ctx->client_caps = json_object_get(meta, MCP_META_CAPS);
+	json_t *ext = json_object_get(ctx->client_caps, "extensions");
+	if (json_is_object(ext))
+		ctx->client_extensions = ext;
 	mcp_dispatch(ctx, m, params, out);
 }
 
@@ -333,6 +336,11 @@ static void mcp_handle_legacy(struct mcp_ctx *ctx, const char *method, json_t *p
 	ctx->version = v;
 	json_t *caps = json_object_get(params, "capabilities");
 	ctx->client_caps = json_is_object(caps) ? caps : NULL;
+	/* initialize declares them; later requests of a connection that kept them, too. */
+	json_t *ext = strcmp(method, "initialize") == 0 ? json_object_get(caps, "extensions")
+							: req->session_extensions;
+	if (json_is_object(ext))
+		ctx->client_extensions = ext;
 	const struct mcp_method *m = methods_find(ctx->server, method, MCP_ERA_LEGACY);
 	if (!m) {
 		mcp_error_out(out, 200, ctx->id, MCP_METHOD_NOT_FOUND, "Method not found",
@@ -349,6 +357,7 @@ void mcp_handle(const struct mcp_server *server, const struct mcp_request *req,
 	struct mcp_ctx ctx = {.server = server, .req = req, .version = "2025-03-26"};
 	json_t *empty_caps = json_object();
 	ctx.client_caps = empty_caps;
+	ctx.client_extensions = empty_caps;
 	json_t *msg = mcp_parse_strict(req->body, req->body_len);
 	const char *method = "(none)";
 	if (!msg) {
@@ -439,9 +448,33 @@ void mcp_response_free(struct mcp_response *r)
 	r->body = NULL;
 }
 
+/* Every row's extension part is well formed, and so is the server's extensions object. */
+static int mcp_server_check_ext(const struct mcp_server *s)
+{
+	int bad = 0;
+	for (size_t i = 0; i < s->ntools; i++)
+		bad |= mcp_ext_check(s->tools[i].ext);
+	for (size_t i = 0; i < s->nresources; i++)
+		bad |= mcp_ext_check(s->resources[i].ext);
+	for (size_t i = 0; i < s->ntemplates; i++)
+		bad |= mcp_ext_check(s->templates[i].ext);
+	json_t *e = s->extensions ? json_loads(s->extensions, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	if (s->extensions && !json_is_object(e))
+		bad = -1;
+	json_decref(e);
+	if (bad)
+		log_error("server description: an extension's _meta or the extensions object is "
+			  "not a JSON object");
+	return bad ? -1 : 0;
+}
+
 int mcp_server_load(struct mcp_server *s, const char *resources_dir, const char *prompts_dir)
 {
 	s->loaded = mem_calloc(1, sizeof *s->loaded);
+	if (mcp_server_check_ext(s) != 0) {
+		mcp_server_unload(s);
+		return -1;
+	}
 	/* Prompt templates may embed a resource document: documents first. */
 	if (tools_load(s) != 0 || resources_load(s, resources_dir) != 0 ||
 	    prompts_load(s, prompts_dir) != 0) {

@@ -125,6 +125,9 @@ struct mcp_request {
 	 * offered). */
 	const struct mcp_subscriptions *subscriptions;
 	const struct mcp_listen *listen;
+	/* stdio only: the extensions this connection's `initialize` declared (its capabilities'
+	 * "extensions" object; NULL: none), for its later un-enveloped requests. */
+	json_t *session_extensions;
 	/* The actor comes from a token: per-caller results are cacheScope private (lists are
 	 * filtered by the caller's rights whatever the actor: the caller_scopes hook). */
 	bool per_principal;
@@ -168,9 +171,13 @@ struct mcp_ctx {
 	bool modern;         /* 2026-07-28 envelope vs legacy (initialize-era) */
 	const char *version; /* the revision this request speaks (borrowed) */
 	json_t *client_caps; /* borrowed; {} when none declared */
-	json_t *id;          /* borrowed; NULL for notifications */
-	json_t *params;      /* borrowed: the request's params ({} when absent) */
-	const char *method;  /* static: the method table's name */
+	/* borrowed: the extensions the client declared, {} when none: this request's
+	 * clientCapabilities (2026-07-28), or initialize's on a connection that keeps them
+	 * (2025-era stdio; 2025-era HTTP has no session to keep them in). */
+	json_t *client_extensions;
+	json_t *id;         /* borrowed; NULL for notifications */
+	json_t *params;     /* borrowed: the request's params ({} when absent) */
+	const char *method; /* static: the method table's name */
 	struct notify_state *notify;
 	struct mrtr_state *mrtr;
 	/* Set by the registries for access logs and metrics (struct mcp_response): the
@@ -225,6 +232,21 @@ struct mcp_governance {
 	const char *replacement;  /* deprecated: what to use instead */
 };
 
+/* An extension's part of a descriptor (a tool, resource or template row), shown only to a
+ * request whose client declared that extension (mcp_ctx.client_extensions). */
+struct mcp_ext_meta {
+	const char *extension; /* its identifier, e.g. "vendor.example/name" */
+	/* When set, the declaration's settings must hold an array under setting_key listing
+	 * setting_value (e.g. the content types the client can show); NULL: any declaration. */
+	const char *setting_key;
+	const char *setting_value;
+	/* JSON object text merged into the descriptor's _meta and, for a document resource, into
+	 * its contents' _meta; checked at load. */
+	const char *meta;
+	/* The row exists only for such clients: not listed and not read otherwise. */
+	bool exclusive;
+};
+
 /* tools/call handler: args is the validated arguments object (borrowed). */
 typedef int (*tool_fn)(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err);
 
@@ -240,6 +262,7 @@ struct tool_desc {
 	tool_fn fn;
 	bool self_audit; /* fn writes the audit row of every call it handles */
 	const struct mcp_governance *governance; /* NULL: none published */
+	const struct mcp_ext_meta *ext;          /* NULL: none */
 };
 
 /* A completer: values (new array of strings, at most 100, best first) starting with prefix among
@@ -271,6 +294,7 @@ struct resource_desc {
 	unsigned
 		scope; /* enum fleet_scope bit the caller must hold for it to be listed (0: none) */
 	const struct mcp_governance *governance;
+	const struct mcp_ext_meta *ext; /* NULL: none */
 };
 
 /* A template of the form prefix{var}suffix (RFC 6570 level 1, one variable). */
@@ -287,6 +311,7 @@ struct resource_template_desc {
 	completion_fn complete; /* NULL: no completion for var */
 	unsigned scope;
 	const struct mcp_governance *governance;
+	const struct mcp_ext_meta *ext; /* NULL: none */
 };
 
 #define PROMPTS_MAX_ARGS 4
@@ -351,6 +376,9 @@ struct mcp_server {
 	const char *tools_logger;
 	/* _meta key under which each descriptor's governance is listed (NULL: not listed). */
 	const char *governance_key;
+	/* JSON object text: the extensions the server supports, listed under capabilities in
+	 * server/discover (NULL: none). */
+	const char *extensions;
 	/* What the caller may use, as enum fleet_scope bits, for filtering every list; 0, or -1
 	 * with *err filled when it cannot be said. Called for every request that lists (a local
 	 * identity's too: its rights are the database's); NULL: the actor's scopes. */
@@ -398,6 +426,16 @@ void mcp_request_id(const struct mcp_ctx *ctx, char *buf, size_t cap);
 json_t *mcp_governance_json(const struct mcp_governance *g);
 /* Adds descriptor's governance under the server's key to o's _meta (when both are set). */
 void mcp_describe_governance(const struct mcp_ctx *ctx, json_t *o, const struct mcp_governance *g);
+
+/* True when the request's client declared ext's extension (with its required setting). */
+bool mcp_ext_declared(const struct mcp_ctx *ctx, const struct mcp_ext_meta *ext);
+/* Whether a row with ext (NULL: none) exists for this request: not an exclusive row of an
+ * extension the client did not declare. */
+bool mcp_ext_offered(const struct mcp_ctx *ctx, const struct mcp_ext_meta *ext);
+/* Merges ext's meta into o's _meta when the client declared it (and ext is not NULL). */
+void mcp_describe_ext(const struct mcp_ctx *ctx, json_t *o, const struct mcp_ext_meta *ext);
+/* 0 when ext (NULL: none) is well formed: an identifier and meta a JSON object; else -1. */
+int mcp_ext_check(const struct mcp_ext_meta *ext) __attribute__((warn_unused_result));
 
 /* The i-th revision served through `initialize`, newest first; NULL past the end. */
 const char *mcp_legacy_version(size_t i);

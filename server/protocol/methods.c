@@ -12,7 +12,8 @@
 #include "tools.h"
 
 /* The server's capabilities object (new reference): the same in both eras, but for
- * resources.subscribe, offered where the connection can keep subscriptions (stdio). */
+ * resources.subscribe, offered where the connection can keep subscriptions (stdio), and the
+ * extensions, listed in server/discover. */
 static json_t *methods_capabilities(const struct mcp_ctx *ctx)
 {
 	/* logging: every tools/call tells its outcome (tools.c), when the request asks for it. */
@@ -20,6 +21,11 @@ static json_t *methods_capabilities(const struct mcp_ctx *ctx)
 				 "completions", "logging");
 	if (resources_subscribe_offered(ctx))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
+	/* Extensions are negotiated per request in 2026-07-28 (server/discover lists them). */
+	if (ctx->modern && ctx->server->extensions)
+		json_object_set_new(caps, "extensions",
+				    json_loads(ctx->server->extensions, JSON_REJECT_DUPLICATES,
+					       NULL)); /* checked by mcp_server_load() */
 	return caps;
 }
 

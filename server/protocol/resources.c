@@ -136,11 +136,12 @@ int resources_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->nresources; i++) {
 		const struct resource_desc *r = &s->resources[i];
-		if (r->scope && !(r->scope & may))
+		if ((r->scope && !(r->scope & may)) || !mcp_ext_offered(ctx, r->ext))
 			continue;
 		json_t *o = json_pack("{s:s}", "uri", r->uri);
 		resources_describe(ctx, o, r->name, r->title, r->description, r->mime_type);
 		mcp_describe_governance(ctx, o, r->governance);
+		mcp_describe_ext(ctx, o, r->ext);
 		json_array_append_new(all, o);
 	}
 	/* With tokens the list depends on the caller: private. */
@@ -158,11 +159,12 @@ int resources_templates_list(struct mcp_ctx *ctx, json_t *params, json_t **resul
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->ntemplates; i++) {
 		const struct resource_template_desc *t = &s->templates[i];
-		if (t->scope && !(t->scope & may))
+		if ((t->scope && !(t->scope & may)) || !mcp_ext_offered(ctx, t->ext))
 			continue;
 		json_t *o = json_pack("{s:s}", "uriTemplate", t->uri_template);
 		resources_describe(ctx, o, t->name, t->title, t->description, t->mime_type);
 		mcp_describe_governance(ctx, o, t->governance);
+		mcp_describe_ext(ctx, o, t->ext);
 		json_array_append_new(all, o);
 	}
 	return pager_page(ctx, params, all, "resourceTemplates", RESOURCES_LIST_TTL_MS,
@@ -225,7 +227,7 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 	for (size_t i = 0; i < s->nresources; i++) {
 		const struct resource_desc *r = &s->resources[i];
 		const char *doc = s->loaded->resources->docs[i];
-		if (strcmp(r->uri, uri) != 0)
+		if (strcmp(r->uri, uri) != 0 || !mcp_ext_offered(ctx, r->ext))
 			continue;
 		ctx->label = r->uri;
 		if (r->read) {
@@ -233,6 +235,9 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 		} else if (doc) {
 			*result = resources_text_result(uri, r->mime_type, doc, r->ttl_ms,
 							r->private_scope);
+			/* The extension's _meta (rendering hints) goes with the content too. */
+			json_t *content = json_array_get(json_object_get(*result, "contents"), 0);
+			mcp_describe_ext(ctx, content, r->ext);
 			st = RESOURCE_OK;
 		}
 		goto done;
@@ -240,7 +245,7 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 	char value[RESOURCES_VALUE_MAX + 1];
 	for (size_t i = 0; i < s->ntemplates; i++) {
 		const struct resource_template_desc *t = &s->templates[i];
-		if (resources_match(t, uri, value, sizeof value)) {
+		if (mcp_ext_offered(ctx, t->ext) && resources_match(t, uri, value, sizeof value)) {
 			ctx->label = t->uri_template; /* never the URI: it names an object */
 			st = t->read(ctx, uri, value, result, err);
 			goto done;

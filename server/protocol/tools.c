@@ -93,6 +93,7 @@ static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 			json_object_set(tool, "outputSchema", (json_t *)out);
 	}
 	mcp_describe_governance(ctx, tool, t->governance);
+	mcp_describe_ext(ctx, tool, t->ext);
 	return tool;
 }
 
@@ -104,7 +105,8 @@ int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->ntools; i++)
-		if (!s->tools[i].scope || (s->tools[i].scope & may))
+		if ((!s->tools[i].scope || (s->tools[i].scope & may)) &&
+		    mcp_ext_offered(ctx, s->tools[i].ext))
 			json_array_append_new(all, tools_describe(ctx, i));
 	/* With tokens the list depends on the caller: private. */
 	return pager_page(ctx, params, all, "tools", 3600000, ctx->req->per_principal, result, err);
@@ -167,7 +169,7 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		tools_audit(ctx, "(none)", args, "invalid", "no tool name");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call needs a string 'name'", NULL);
 	}
-	if (i == s->ntools) {
+	if (i == s->ntools || !mcp_ext_offered(ctx, s->tools[i].ext)) {
 		tools_audit(ctx, name, args, "invalid", "unknown tool");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown tool",
 				json_pack("{s:s}", "name", name));

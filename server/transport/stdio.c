@@ -30,6 +30,9 @@
 struct stdio_session {
 	const char *version; /* negotiated by initialize (static string), or NULL */
 	int log_level;       /* enum notify_level chosen by logging/setLevel, or -1 */
+	/* The "extensions" initialize declared (a new reference per holder: the connection and
+	 * each queued job), or NULL. */
+	json_t *extensions;
 };
 
 struct stdio_job {
@@ -151,6 +154,7 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.reqid = reqid,
 		.session_version = session->version,
 		.session_log_level = session->log_level >= 0 ? &session->log_level : NULL,
+		.session_extensions = session->extensions,
 		.subscriptions = &c->subscriptions,
 		.listen = &c->listen,
 		.per_principal = auth_mode() != AUTH_MODE_LOCAL,
@@ -203,6 +207,7 @@ static void *stdio_worker(void *arg)
 				j->seq);
 		mcp_response_free(&resp);
 		json_decref(j->id);
+		json_decref(j->session.extensions);
 		free(j->line);
 		free(j);
 		pthread_mutex_lock(&c->lock);
@@ -245,6 +250,10 @@ static void stdio_session_call(struct stdio_conn *c, const char *line, size_t le
 		for (size_t i = 0; v && mcp_legacy_version(i); i++)
 			if (strcmp(v, mcp_legacy_version(i)) == 0)
 				c->session.version = mcp_legacy_version(i); /* static string */
+		json_t *ext =
+			json_object_get(json_object_get(params, "capabilities"), "extensions");
+		json_decref(c->session.extensions);
+		c->session.extensions = json_is_object(ext) ? json_deep_copy(ext) : NULL;
 	} else if (result) {
 		c->session.log_level =
 			notify_parse_level(json_string_value(json_object_get(params, "level")));
@@ -296,6 +305,7 @@ static void stdio_line(struct stdio_conn *c, char *line, size_t len)
 	while (c->inflight >= STDIO_MAX_INFLIGHT)
 		pthread_cond_wait(&c->changed, &c->lock);
 	j->session = c->session;
+	json_incref(j->session.extensions);
 	j->seq = ++c->seq;
 	c->inflight++;
 	if (c->tail)
@@ -407,6 +417,7 @@ int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor
 		pthread_join(workers[i], NULL);
 	listen_hub_end_all(c.hub, true);
 	listen_hub_free(c.hub); /* nothing more is told after this */
+	json_decref(c.session.extensions);
 	pthread_mutex_destroy(&c.lock);
 	pthread_cond_destroy(&c.changed);
 	pthread_mutex_destroy(&c.out_lock);

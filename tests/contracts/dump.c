@@ -14,11 +14,15 @@
 
 #include "common/log.h"
 #include "server/capabilities/catalog.h"
+#include "server/capabilities/ui_views.h"
 #include "server/protocol/dispatch.h"
 
+/* The client declares every extension the catalogue has rows for, so that those rows are listed
+ * too (their _meta, like every descriptor's, is not part of the contract). */
 #define DUMP_META                                                                                  \
 	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" MCP_VERSION_MODERN "\","       \
-	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
+	"\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{\"" UI_VIEWS_EXTENSION    \
+	"\":{\"mimeTypes\":[\"" UI_VIEWS_MIME_TYPE "\"]}}}}"
 
 static const struct fleet_actor dump_actor = {"contracts", "contracts-dump",
 					      FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0};

@@ -13,6 +13,7 @@ int main(void)
 	srunner_add_suite(sr, mcp_suite());
 	srunner_add_suite(sr, reqstate_suite());
 	srunner_add_suite(sr, mrtr_suite());
+	srunner_add_suite(sr, ext_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

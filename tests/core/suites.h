@@ -8,5 +8,6 @@ Suite *pager_suite(void);
 Suite *mcp_suite(void);
 Suite *reqstate_suite(void);
 Suite *mrtr_suite(void);
+Suite *ext_suite(void);
 
 #endif
