@@ -17,6 +17,7 @@ packages+=(pgbouncer) # tests/pooler: the server behind a transaction-pooling Pg
 packages+=(lintian man-db systemd) # make deb (lintian), tests/install (man -l, systemd-analyze)
 packages+=(nginx-light socat docker-compose) # compose topology and multi-instance tests (tests/cluster)
 packages+=(prometheus) # promtool: tests/ops checks GET /metrics with `promtool check metrics`
+packages+=(chromium) # tests/ui: the MCP Apps views in a real browser (puppeteer-core drives it)
 
 if [[ "${1:-}" == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)

@@ -1,0 +1,351 @@
+// Browser tests of the MCP Apps views (tests/ui/suite.sh runs this with the pinned Node 22):
+// Debian's Chromium, driven by puppeteer-core, opens a test host page (host.js: the extension's
+// AppBridge and the official client) that renders the views of the running product in sandboxed
+// frames, and the tests assert what a person sees and what PostgreSQL holds. Prints one
+// "ok - ..." / "not ok - ..." line per test. Screenshots go to UI_OUT.
+//
+// Env: UI_MCP_MARIE, UI_MCP_DEV (the /mcp URLs of two products: marie via customer-care-assistant,
+// dev via developer-ide), UI_DB_URL (psql conninfo of the test database, a role that reads every
+// row), UI_OUT (a directory for screenshots), UI_CHROMIUM (the browser binary).
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import puppeteer from "puppeteer-core";
+import { build } from "rolldown";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const env = (k) => {
+  if (!process.env[k]) throw new Error(`${k} is not set`);
+  return process.env[k];
+};
+const PRODUCTS = { marie: env("UI_MCP_MARIE"), dev: env("UI_MCP_DEV") };
+const DB = env("UI_DB_URL");
+const OUT = env("UI_OUT");
+const UI = "io.modelcontextprotocol/ui";
+const MIME = "text/html;profile=mcp-app";
+const STEP_MS = 15_000;
+
+// The Content Security Policy the extension requires a host to apply to a view that declares no
+// _meta.ui.csp (its restrictive default), with the sandbox proxy's frame-src, object-src and
+// base-uri rules.
+const VIEW_CSP = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "media-src 'self' data:",
+  "connect-src 'none'",
+  "frame-src 'none'",
+  "object-src 'none'",
+  "base-uri 'self'",
+].join("; ");
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`not ok - ${name}`);
+    for (const line of String(e?.stack || e).split("\n").slice(0, 8)) console.log(`#   ${line}`);
+  }
+}
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+const psql = (sql) => execFileSync("psql", ["-X", "-At", "-v", "ON_ERROR_STOP=1", DB, "-c", sql], { encoding: "utf8" }).trim();
+const quote = (s) => `'${s.replaceAll("'", "''")}'`;
+
+// A demo bike of FR-PAR (marie's and dev's region) that is available and has no open case, so
+// that the run does not depend on what other suites reported before.
+const BIKE = psql(`SELECT bike_id FROM fleet.bikes b WHERE region = 'FR-PAR' AND status = 'available'
+  AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id AND c.state = 'open')
+  ORDER BY bike_id DESC LIMIT 1`);
+assert(/^VL-\d+$/.test(BIKE), `no available bike without an open case in FR-PAR: ${JSON.stringify(BIKE)}`);
+
+// ---- the host page's files and a small static server (127.0.0.1 only) ---------------------------
+mkdirSync(OUT, { recursive: true });
+const site = path.join(OUT, "site");
+mkdirSync(site, { recursive: true });
+await build({
+  input: path.join(here, "host.js"),
+  platform: "browser",
+  logLevel: "warn",
+  output: { file: path.join(site, "host.bundle.js"), format: "esm" },
+});
+copyFileSync(path.join(here, "host.html"), path.join(site, "host.html"));
+copyFileSync(path.join(here, "sandbox.html"), path.join(site, "sandbox.html"));
+
+// Forwards /mcp/<who> to that product, streaming both ways (SSE answers included).
+function proxy(req, res, target) {
+  const url = new URL(target);
+  const headers = { ...req.headers, host: url.host };
+  delete headers.connection;
+  const up = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: req.method, headers }, (r) => {
+    res.writeHead(r.statusCode, r.headers);
+    r.pipe(res);
+  });
+  up.on("error", (e) => { res.writeHead(502); res.end(String(e)); });
+  req.pipe(up);
+}
+const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8" };
+const server = http.createServer((req, res) => {
+  const u = new URL(req.url, "http://x");
+  const who = /^\/mcp\/(marie|dev)$/.exec(u.pathname);
+  if (who) return proxy(req, res, PRODUCTS[who[1]]);
+  const file = { "/host.html": "host.html", "/host.bundle.js": "host.bundle.js", "/sandbox.html": "sandbox.html" }[u.pathname];
+  if (!file || req.method !== "GET") { res.writeHead(404); res.end(); return; }
+  const headers = { "content-type": TYPES[path.extname(file)], "cache-control": "no-store" };
+  // The view's policy on the sandbox proxy (its inner frame inherits it). A view that declared
+  // domains (?csp=) would get them added; ours declare none.
+  if (file === "sandbox.html") headers["content-security-policy"] = VIEW_CSP;
+  res.writeHead(200, headers);
+  res.end(readFileSync(path.join(site, file)));
+});
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const port = server.address().port;
+// The sandbox proxy's origin differs from the host page's (localhost vs 127.0.0.1), as the
+// extension requires of a web host.
+const hostUrl = (who, o = {}) => {
+  const q = new URLSearchParams({
+    mcp: `/mcp/${who}`,
+    sandbox: `http://localhost:${port}/sandbox.html`,
+    locale: o.locale || "en-US",
+    theme: o.theme || "light",
+    width: String(o.width || 600),
+  });
+  return `http://127.0.0.1:${port}/host.html?${q}`;
+};
+
+// ---- the browser -------------------------------------------------------------------------------
+const browser = await puppeteer.launch({
+  executablePath: env("UI_CHROMIUM"),
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-extensions"],
+});
+
+// Opens the host page and connects it; returns the page.
+async function openHost(who, o) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: (o?.width || 600) + 40, height: 900 });
+  page.on("pageerror", (e) => console.log(`# page error: ${e.message}`));
+  await page.goto(hostUrl(who, o), { waitUntil: "load" });
+  await page.waitForFunction(() => window.bikarooHost, { timeout: STEP_MS });
+  await page.evaluate(() => window.bikarooHost.connect());
+  return page;
+}
+// The view's own frame (the sandbox proxy's inner frame) for the outer iframe data-view=name.
+async function viewFrame(page, name) {
+  const outer = await page.waitForSelector(`iframe[data-view="${name}"]`, { timeout: STEP_MS });
+  const proxyFrame = await outer.contentFrame();
+  for (let i = 0; i < 100; i++) {
+    const inner = proxyFrame.childFrames()[0];
+    if (inner && (await inner.evaluate(() => !!document.querySelector("main")).catch(() => false))) return inner;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no view frame for ${name}`);
+}
+const text = (frame, sel) => frame.$eval(sel, (e) => e.textContent.trim());
+const visible = (frame, sel) => frame.$eval(sel, (e) => !e.hidden && e.offsetParent !== null);
+async function waitText(frame, sel, re, ms = STEP_MS) {
+  const deadline = Date.now() + ms;
+  let last = "";
+  while (Date.now() < deadline) {
+    last = await text(frame, sel).catch(() => "");
+    if (re.test(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${sel}: ${JSON.stringify(last)} does not match ${re}`);
+}
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
+}
+// Presses keys in order on whatever has the focus (keyboard only).
+async function keys(page, ...list) {
+  for (const k of list) await page.keyboard.press(k);
+}
+const focused = (frame) => frame.evaluate(() => document.activeElement && (document.activeElement.id || document.activeElement.tagName));
+
+// ---- the tests ---------------------------------------------------------------------------------
+const listedWith = {};
+await check("a client that declares the extension sees the links and reads both views; one that does not sees neither", async () => {
+  const connect = async (caps) => {
+    const c = new Client({ name: "bikaroo-ui-test", version: "1.0.0" }, { capabilities: caps, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    await c.connect(new StreamableHTTPClientTransport(new URL(PRODUCTS.marie)));
+    return c;
+  };
+  const withExt = await connect({ extensions: { [UI]: { mimeTypes: [MIME] } } });
+  const without = await connect({});
+  try {
+    const a = (await withExt.listTools()).tools, b = (await without.listTools()).tools;
+    for (const t of a) listedWith[t.name] = t;
+    assert(a.find((t) => t.name === "get_bike_status")?._meta?.ui?.resourceUri === "ui://bikaroo/bike-card", "get_bike_status links the card");
+    assert(a.find((t) => t.name === "report_damaged_bike")?._meta?.ui?.resourceUri === "ui://bikaroo/bike-card", "report_damaged_bike links the card");
+    const tpl = (await withExt.listResourceTemplates()).resourceTemplates.find((t) => t.uriTemplate === "bikaroo://cases/{caseId}");
+    assert(tpl?._meta?.ui?.resourceUri === "ui://bikaroo/case-timeline", "the case template links the timeline");
+    // Without the extension: the same descriptors as with it, less _meta.ui, and no ui:// rows.
+    const strip = (list) => JSON.stringify(list.map((t) => { const c = structuredClone(t); delete c._meta.ui; return c; }));
+    assert(strip(a) === JSON.stringify(b), "tools/list without the extension differs from the same list less _meta.ui");
+    assert(b.every((t) => !t._meta?.ui), "no _meta.ui without the extension");
+    const resWith = (await withExt.listResources()).resources.map((r) => r.uri);
+    const resWithout = (await without.listResources()).resources.map((r) => r.uri);
+    assert(resWith.includes("ui://bikaroo/bike-card") && resWith.includes("ui://bikaroo/case-timeline"), `listed with: ${resWith}`);
+    assert(!resWithout.some((u) => u.startsWith("ui://")), `listed without: ${resWithout}`);
+    for (const uri of ["ui://bikaroo/bike-card", "ui://bikaroo/case-timeline"]) {
+      const r = await withExt.readResource({ uri });
+      const c = r.contents[0];
+      assert(c.mimeType === MIME && /^<!DOCTYPE html>/i.test(c.text) && c._meta?.ui?.prefersBorder === true, `${uri} as read`);
+      assert(!/(src|href)\s*=\s*["']?(https?:)?\/\//i.test(c.text), `${uri} names an external origin`);
+      let refused = false;
+      try { await without.readResource({ uri }); } catch { refused = true; }
+      assert(refused, `${uri} is readable without the extension`);
+    }
+  } finally {
+    await withExt.close();
+    await without.close();
+  }
+});
+
+let page;
+let card;
+await check("the card shows the bike as a person reads it: status, region, station, battery, no open case", async () => {
+  page = await openHost("marie");
+  await page.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+  card = await viewFrame(page, "get_bike_status");
+  await waitText(card, "#title", new RegExp(`^Bike ${BIKE}$`));
+  const [label, code] = psql(`SELECT s.label || '|' || b.status FROM fleet.bikes b JOIN fleet.status_codes s ON s.code = b.status WHERE b.bike_id = ${quote(BIKE)}`).split("|");
+  assert((await text(card, "#f-status")) === label, `status ${await text(card, "#f-status")} != ${label}`);
+  assert((await card.$eval("#f-status", (e) => e.dataset.code)) === code, "status code");
+  assert((await text(card, "#f-region")) === "FR-PAR", "region");
+  assert((await text(card, "#f-case")) === "none", "open case");
+  assert(/^\d+ %$|^unknown$/.test(await text(card, "#f-battery")), "battery");
+  assert(!(await visible(card, "#open-case")), "no case button without an open case");
+  await shot(page, "bike-card-en-light");
+});
+
+await check("the report form offers the tool's issues and description limit, labelled", async () => {
+  const schema = listedWith.report_damaged_bike.inputSchema.properties;
+  const options = await card.$$eval("#issue option", (os) => os.map((o) => o.value));
+  assert(JSON.stringify(options) === JSON.stringify(schema.issue.enum), `options ${options} != enum ${schema.issue.enum}`);
+  assert(Number(await card.$eval("#description", (e) => e.maxLength)) === schema.description.maxLength, "maxlength");
+  const unlabelled = await card.evaluate(() => [...document.querySelectorAll("select, textarea, input")]
+    .filter((e) => !(e.labels && e.labels.length && e.labels[0].textContent.trim())).map((e) => e.id));
+  assert(unlabelled.length === 0, `unlabelled controls: ${unlabelled}`);
+});
+
+const description = `Browser test ${randomUUID()}: the rear brake does not hold.`;
+let caseId;
+await check("with the keyboard alone, the card shows what will happen, then files the report once and shows the new status", async () => {
+  await card.focus("#open-report");
+  await keys(page, "Enter");
+  assert((await focused(card)) === "issue", "the form takes the focus on its first field");
+  await keys(page, "ArrowDown", "ArrowDown"); // brake_failure
+  assert((await card.$eval("#issue", (e) => e.value)) === "brake_failure", "issue chosen by keyboard");
+  await keys(page, "Tab");
+  assert((await focused(card)) === "description", "Tab reaches the description");
+  await page.keyboard.type(description);
+  await keys(page, "Tab", "Enter"); // Review the report
+  assert((await focused(card)) === "confirm", "the review takes the focus");
+  assert((await text(card, "#c-tool")) === "report_damaged_bike", "tool");
+  assert((await text(card, "#c-bike")) === BIKE, "bike");
+  assert((await text(card, "#c-region")) === "FR-PAR", "region");
+  assert((await text(card, "#c-issue")) === "Brake failure", "issue");
+  assert(/damage report is filed.*unavailable.*new investigation case/.test(await text(card, "#c-effect")), "effect");
+  assert(/signed in to this host/.test(await text(card, "#c-user")), "acting user");
+  assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE description = ${quote(description)}`) === "0", "nothing is written before sending");
+  await shot(page, "bike-card-confirm");
+  await keys(page, "Tab", "Enter"); // Send the report
+  await waitText(card, "#message", /^Report DR-\d+ filed/);
+  await waitText(card, "#f-status", /^Unavailable$/);
+  assert(psql(`SELECT status FROM fleet.bikes WHERE bike_id = ${quote(BIKE)}`) === "unavailable", "the bike's status in PostgreSQL");
+  const rows = psql(`SELECT report_id || ' ' || case_id || ' ' || reported_by || ' ' || reported_via || ' ' || issue FROM fleet.damage_reports WHERE description = ${quote(description)}`).split("\n");
+  assert(rows.length === 1, `${rows.length} reports in PostgreSQL`);
+  const [reportId, kase, by, via, issue] = rows[0].split(" ");
+  caseId = kase;
+  assert(by === "marie" && via === "customer-care-assistant" && issue === "brake_failure", rows[0]);
+  assert((await text(card, "#message")).includes(reportId), "the message names the report");
+  assert((await text(card, "#f-case")) === caseId, "the card shows the open case");
+  const key = psql(`SELECT idem_key FROM fleet.idempotency_keys WHERE report_id = ${quote(reportId)}`);
+  assert(/^[0-9a-f-]{32,36}$/.test(key), `sent with a fresh idempotencyKey: ${JSON.stringify(key)}`);
+  await shot(page, "bike-card-reported");
+});
+
+await check("the open case opens its timeline, which reads the case through the host", async () => {
+  await card.focus("#open-case");
+  await keys(page, "Enter");
+  const tl = await viewFrame(page, "investigation-case");
+  await waitText(tl, "#title", new RegExp(`^Case ${caseId}$`));
+  assert((await text(tl, "#f-bike")) === BIKE && (await text(tl, "#f-state")) === "open", "case header");
+  const items = await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent));
+  assert(items.some((t) => t.includes("Case opened")), `timeline: ${items}`);
+  assert(items.some((t) => t.includes("Brake failure") && t.includes(description) && t.includes("marie via customer-care-assistant")), `timeline: ${items}`);
+  const hostLog = await page.evaluate(() => window.hostLog);
+  assert(hostLog.some((e) => e.event === "open-link" && e.detail === `bikaroo://cases/${caseId}`), "opened by ui/open-link");
+  assert(await tl.evaluate(() => fetch("http://127.0.0.1:1/").then(() => false, () => true)), "the view reaches no network (CSP connect-src 'none')");
+  await shot(page, "case-timeline-en-light");
+});
+await page?.close();
+
+await check("in French and the dark theme at 320 px the card reads in French and nothing overflows", async () => {
+  const p = await openHost("marie", { locale: "fr-FR", theme: "dark", width: 320 });
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Vélo ${BIKE}$`));
+    assert((await text(f, "#open-report")) === "Signaler un dommage", "French button");
+    assert((await f.$eval("dt", (e) => e.textContent)) === "État", "French label");
+    assert((await f.evaluate(() => document.documentElement.dataset.theme)) === "dark", "dark theme");
+    const bg = await f.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert(bg === "rgb(18, 20, 23)", `the host's background variable: ${bg}`);
+    await f.focus("#open-report");
+    await keys(p, "Enter");
+    const over = await f.evaluate(() => ({ w: document.documentElement.scrollWidth, c: document.documentElement.clientWidth }));
+    assert(over.w <= over.c, `horizontal overflow at 320 px: ${over.w} > ${over.c}`);
+    assert((await text(f, "label[for=issue]")) === "Problème constaté", "French form");
+    await shot(p, "bike-card-fr-dark-320");
+    await f.focus("#open-case");
+    await keys(p, "Enter");
+    const tl = await viewFrame(p, "investigation-case");
+    await waitText(tl, "#title", /^Dossier IC-/);
+    const tlOver = await tl.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
+    assert(tlOver, "the timeline overflows at 320 px");
+    await shot(p, "case-timeline-fr-dark-320");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a user without the right (dev via developer-ide) sees the refusal in words and nothing is written", async () => {
+  const p = await openHost("dev");
+  try {
+    const before = psql(`SELECT count(*) FROM fleet.damage_reports`);
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
+    await f.focus("#open-report");
+    await keys(p, "Enter", "Tab");
+    await p.keyboard.type("dev tries to report");
+    await keys(p, "Tab", "Enter", "Tab", "Enter");
+    const msg = await waitText(f, "#message", /^Not reported: /);
+    assert(/not permitted to report damage/.test(msg), msg);
+    assert((await f.$eval("#message", (e) => e.getAttribute("role"))) === "alert", "announced as an alert");
+    assert(psql(`SELECT count(*) FROM fleet.damage_reports`) === before, "a report was written");
+    assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE reported_by = 'dev'`) === "0", "dev's report exists");
+    await shot(p, "bike-card-refused");
+  } finally {
+    await p.close();
+  }
+});
+
+await browser.close();
+server.close();
+console.log(`# ui pass ${passed}`);
+console.log(`# ui fail ${failed}`);
+process.exit(failed ? 1 : 0);

