@@ -240,6 +240,63 @@ static void sio_tool_call(struct sio *s, long id, const char *bike)
 	sio_send(s, line);
 }
 
+/* MCP Apps on a 2025-era stdio connection: the extension declared in initialize holds for the
+ * connection's later requests (the tools' view links, the ui:// views), a later initialize
+ * without it takes it back, and a connection that never declared it sees no view. */
+static json_t *sio_tool_meta(struct sio *s, long id, const char *tool)
+{
+	char line[160];
+	snprintf(line, sizeof line, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/list\"}",
+		 id);
+	sio_send(s, line);
+	json_t *j = sio_response(s, id, NULL);
+	size_t i;
+	json_t *t, *meta = NULL;
+	json_array_foreach (json_object_get(json_object_get(j, "result"), "tools"), i, t)
+		if (strcmp(json_string_value(json_object_get(t, "name")), tool) == 0)
+			meta = json_incref(json_object_get(t, "_meta"));
+	json_decref(j);
+	return meta;
+}
+
+#define SIO_INIT_UI(id, caps)                                                                      \
+	"{\"jsonrpc\":\"2.0\",\"id\":" #id ",\"method\":\"initialize\",\"params\":{"               \
+	"\"protocolVersion\":\"2025-11-25\",\"capabilities\":" caps ","                            \
+	"\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}"
+
+START_TEST(legacy_ui_extension_holds_for_the_connection)
+{
+	struct sio s;
+	sio_start(&s, NULL);
+	sio_send(&s, SIO_INIT_UI(1, "{\"extensions\":{\"io.modelcontextprotocol/ui\":{"
+				    "\"mimeTypes\":[\"text/html;profile=mcp-app\"]}}}"));
+	json_decref(sio_response(&s, 1, NULL));
+	json_t *meta = sio_tool_meta(&s, 2, "get_bike_status");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(meta, "ui"), "resourceUri")),
+		"ui://bikaroo/bike-card");
+	json_decref(meta);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{"
+		     "\"uri\":\"ui://bikaroo/case-timeline\"}}");
+	json_t *j = sio_response(&s, 3, NULL);
+	json_t *c = json_array_get(json_object_get(json_object_get(j, "result"), "contents"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "mimeType")),
+			 "text/html;profile=mcp-app");
+	ck_assert(json_is_true(json_object_get(json_object_get(json_object_get(c, "_meta"), "ui"),
+					       "prefersBorder")));
+	json_decref(j);
+	sio_send(&s, SIO_INIT_UI(4, "{}"));
+	json_decref(sio_response(&s, 4, NULL));
+	meta = sio_tool_meta(&s, 5, "get_bike_status");
+	ck_assert_ptr_null(json_object_get(meta, "ui"));
+	json_decref(meta);
+	sio_send(&s, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/read\",\"params\":{"
+		     "\"uri\":\"ui://bikaroo/bike-card\"}}");
+	sio_expect_error(&s, 6, -32002);
+	ck_assert_int_eq(sio_stop(&s), 0);
+}
+END_TEST
+
 /* 2025-era logging on stdio: nothing until the client sets a level; then every tools/call tells
  * its outcome at info (warning when it failed) if the level admits it; logging/setLevel holds
  * for the rest of the connection, and a bad level changes nothing. */
@@ -810,6 +867,7 @@ Suite *stdio_suite(void)
 	TCase *tc = tcase_create("bikaroo-mcp stdio");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, discover_before_initialize_then_legacy_session);
+	tcase_add_test(tc, legacy_ui_extension_holds_for_the_connection);
 	tcase_add_test(tc, bad_lines_get_errors_and_the_stream_continues);
 	tcase_add_test(tc, legacy_log_level_holds_for_the_connection);
 	tcase_add_test(tc, legacy_subscriptions_follow_database_changes);

@@ -4,8 +4,8 @@
 // frames, and the tests assert what a person sees and what PostgreSQL holds. Prints one
 // "ok - ..." / "not ok - ..." line per test. Screenshots go to UI_OUT.
 //
-// Env: UI_MCP_MARIE, UI_MCP_DEV (the /mcp URLs of two products: marie via customer-care-assistant,
-// dev via developer-ide), UI_DB_URL (psql conninfo of the test database, a role that reads every
+// Env: UI_MCP_MARIE, UI_MCP_DEV, UI_MCP_CAREFUL (the /mcp URLs of three products: marie via
+// customer-care-assistant, dev via developer-ide, marie via careful-assistant), UI_DB_URL (psql conninfo of the test database, a role that reads every
 // row), UI_OUT (a directory for screenshots), UI_CHROMIUM (the browser binary).
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -22,7 +22,7 @@ const env = (k) => {
   if (!process.env[k]) throw new Error(`${k} is not set`);
   return process.env[k];
 };
-const PRODUCTS = { marie: env("UI_MCP_MARIE"), dev: env("UI_MCP_DEV") };
+const PRODUCTS = { marie: env("UI_MCP_MARIE"), dev: env("UI_MCP_DEV"), careful: env("UI_MCP_CAREFUL") };
 const DB = env("UI_DB_URL");
 const OUT = env("UI_OUT");
 const UI = "io.modelcontextprotocol/ui";
@@ -98,7 +98,7 @@ function proxy(req, res, target) {
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8" };
 const server = http.createServer((req, res) => {
   const u = new URL(req.url, "http://x");
-  const who = /^\/mcp\/(marie|dev)$/.exec(u.pathname);
+  const who = /^\/mcp\/(marie|dev|careful)$/.exec(u.pathname);
   if (who) return proxy(req, res, PRODUCTS[who[1]]);
   const file = { "/host.html": "host.html", "/host.bundle.js": "host.bundle.js", "/sandbox.html": "sandbox.html" }[u.pathname];
   if (!file || req.method !== "GET") { res.writeHead(404); res.end(); return; }
@@ -322,23 +322,40 @@ await check("in French and the dark theme at 320 px the card reads in French and
   }
 });
 
+// Files a report from the card as `who` with the keyboard alone and checks that the answer is
+// shown in words (matching re), announced, and that nothing is written; returns the page.
+async function refusedReport(who, re) {
+  const p = await openHost(who);
+  const before = psql(`SELECT count(*) FROM fleet.damage_reports`);
+  await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+  const f = await viewFrame(p, "get_bike_status");
+  await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
+  await f.focus("#open-report");
+  await keys(p, "Enter", "Tab");
+  await p.keyboard.type(`${who} tries to report`);
+  await keys(p, "Tab", "Enter", "Tab", "Enter");
+  const msg = await waitText(f, "#message", re);
+  assert((await f.$eval("#message", (e) => e.getAttribute("role"))) === "alert", "announced as an alert");
+  assert(psql(`SELECT count(*) FROM fleet.damage_reports`) === before, "a report was written");
+  return { p, msg };
+}
+
 await check("a user without the right (dev via developer-ide) sees the refusal in words and nothing is written", async () => {
-  const p = await openHost("dev");
+  const { p, msg } = await refusedReport("dev", /^Not reported: /);
   try {
-    const before = psql(`SELECT count(*) FROM fleet.damage_reports`);
-    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
-    const f = await viewFrame(p, "get_bike_status");
-    await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
-    await f.focus("#open-report");
-    await keys(p, "Enter", "Tab");
-    await p.keyboard.type("dev tries to report");
-    await keys(p, "Tab", "Enter", "Tab", "Enter");
-    const msg = await waitText(f, "#message", /^Not reported: /);
     assert(/not permitted to report damage/.test(msg), msg);
-    assert((await f.$eval("#message", (e) => e.getAttribute("role"))) === "alert", "announced as an alert");
-    assert(psql(`SELECT count(*) FROM fleet.damage_reports`) === before, "a report was written");
     assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE reported_by = 'dev'`) === "0", "dev's report exists");
     await shot(p, "bike-card-refused");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("an application that must confirm on the server's side: the card says so in words and nothing is written", async () => {
+  // This host declares no elicitation, so the server cannot ask: it says what it needs.
+  const { p, msg } = await refusedReport("careful", /confirm/i);
+  try {
+    assert(/^The host could not complete the call: .*confirm reports through elicitation/.test(msg), msg);
   } finally {
     await p.close();
   }
