@@ -40,7 +40,11 @@ serve() {
   PORT=$(cat "$t/$name.port")
   MPORT=$(grep -o 'metrics at http://[^ ]*:[0-9]*' "$t/$name.log" | sed 's/.*://' || true)
 }
-stop() { kill -TERM "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; }
+# stop [NAME]: SIGTERM, then its exit status must be 0 (a sanitizer's or valgrind's finding is not).
+stop() {
+  kill -TERM "$PID" 2>/dev/null
+  wait "$PID" 2>/dev/null || { echo "${1:-$PID}" >>"$t/bad_exit"; tail -n 20 "$t/${1:-none}.log" 2>/dev/null; }
+}
 
 mcp() { # mcp PORT METHOD NAME PARAMS [curl args...]: one 2026-07-28 request; prints the body
   local port=$1 method=$2 name=$3 params=$4
@@ -93,7 +97,7 @@ if serve schema7 DATABASE_URL="$app7"; then
   psql -X -q "$IT_SUPER_URL" -c 'DROP DATABASE ops_schema7 WITH (FORCE)' >/dev/null
   check "GET /readyz is 503 naming the database once it cannot be reached" \
     test "$(status_of "http://127.0.0.1:$PORT/readyz")" = 503 -a -n "$(grep 'database: cannot connect' "$t/body")"
-  stop
+  stop schema7
 else
   check "a server starts on a database one migration behind" false
 fi
@@ -104,7 +108,7 @@ if serve jwt BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER=http://127.0.0.1:1 BIKAROO_AUT
   check "jwt mode: /healthz is 200 without a token" test "$(status_of "http://127.0.0.1:$PORT/healthz")" = 200
   check "jwt mode: /readyz is 503 naming the issuer's keys when the issuer is down (not 401)" \
     test "$(status_of "http://127.0.0.1:$PORT/readyz")" = 503 -a -n "$(grep 'issuer keys' "$t/body")"
-  stop
+  stop jwt
 fi
 
 # ---- metrics ---------------------------------------------------------------------------------
@@ -133,11 +137,11 @@ check "without traceparent the access line gets a new 32-digit trace id" \
 check "access lines never carry a tool argument" bash -c "! grep ' access ' '$t/main.log' | grep -q 'VL-'"
 check "the audit row carries the trace id of its request" \
   test "$(psql -X -At "$IT_SUPER_URL" -c "SELECT count(*) FROM fleet.audit_log WHERE trace_id = '4bf92f3577b34da6a3ce929d0e0e4736'")" -ge 1
-kill -TERM "$main_pid"; wait "$main_pid" 2>/dev/null
+PID=$main_pid stop main
 
 if serve json BIKAROO_LOG_FORMAT=json; then
   bike_call "$PORT" >/dev/null
-  stop
+  stop json
   check "BIKAROO_LOG_FORMAT=json: every line is a JSON object, the access line with its fields" \
     node -e '
       const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
@@ -183,7 +187,7 @@ if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2
     if serve v6 BIKAROO_LISTEN="$addr" BIKAROO_METRICS_LISTEN='[::1]:0'; then
       check "BIKAROO_LISTEN=$addr serves over IPv6" \
         test "$(status_of -g "http://[::1]:$PORT/healthz")" = 200
-      stop
+      stop v6
     else
       check "BIKAROO_LISTEN=$addr starts" false
     fi
@@ -208,5 +212,8 @@ check "stdio at info is quiet: no configuration dump, no BIKAROO_STATE_SECRET wa
 highest=$(find migrations -maxdepth 1 -name '[0-9][0-9][0-9][0-9]_*.sql' | sed -E 's|.*/0*([0-9]+)_.*|\1|' | sort -n | tail -n 1)
 check "MIGRATE_SCHEMA_VERSION is the highest numbered migration ($highest)" \
   grep -q "#define MIGRATE_SCHEMA_VERSION $highest\$" domain/pg/migrate.h
+
+bad=$(cat "$t/bad_exit" 2>/dev/null | tr '\n' ' ')
+check "every server this suite started exited with 0 on SIGTERM${bad:+ (not: $bad)}" test -z "$bad"
 
 [[ $failures == 0 ]]

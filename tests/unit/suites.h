@@ -11,5 +11,6 @@ Suite *prompts_suite(void);
 Suite *jwt_suite(void);
 Suite *tokcache_suite(void);
 Suite *ratelimit_suite(void);
+Suite *ops_suite(void);
 
 #endif

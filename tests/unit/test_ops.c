@@ -1,0 +1,176 @@
+/* What an operator reads: the metrics registry (exact counts under concurrent adds, histogram
+ * buckets, label escaping), W3C traceparent parsing, and the listen addresses accepted. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/metrics.h"
+#include "server/transport/http.h"
+#include "suites.h"
+
+#define OPS_THREADS 4
+#define OPS_ADDS 20000
+
+static void *ops_adder(void *arg)
+{
+	const char *labels[] = {"unit", "tools/call", (const char *)arg, "ok", "200"};
+	for (int i = 0; i < OPS_ADDS; i++)
+		metrics_add(&metrics_requests, labels, 1);
+	return NULL;
+}
+
+START_TEST(concurrent_adds_are_all_counted)
+{
+	pthread_t t[OPS_THREADS];
+	/* Two threads on one series (the race to create it), two on another. */
+	const char *names[OPS_THREADS] = {"unit_a", "unit_a", "unit_b", "unit_b"};
+	for (int i = 0; i < OPS_THREADS; i++)
+		pthread_create(&t[i], NULL, ops_adder, (void *)names[i]);
+	for (int i = 0; i < OPS_THREADS; i++)
+		pthread_join(t[i], NULL);
+	const char *a[] = {"unit", "tools/call", "unit_a", "ok", "200"};
+	const char *b[] = {"unit", "tools/call", "unit_b", "ok", "200"};
+	ck_assert_int_eq(metrics_value(&metrics_requests, a), 2 * OPS_ADDS);
+	ck_assert_int_eq(metrics_value(&metrics_requests, b), 2 * OPS_ADDS);
+	char *text = metrics_render();
+	ck_assert_ptr_nonnull(strstr(text, "bikaroo_requests_total{transport=\"unit\","
+					   "method=\"tools/call\",name=\"unit_a\",outcome=\"ok\","
+					   "status=\"200\"} 40000\n"));
+	free(text);
+}
+END_TEST
+
+START_TEST(counters_only_grow_and_gauges_go_both_ways)
+{
+	const char *r[] = {"unit-read"};
+	metrics_add(&metrics_rate_limited, r, 3);
+	metrics_add(&metrics_rate_limited, r, -2);
+	ck_assert_int_eq(metrics_value(&metrics_rate_limited, r), 3);
+	const char *s[] = {"unit-transport"};
+	metrics_add(&metrics_listen_streams, s, 2);
+	metrics_add(&metrics_listen_streams, s, -1);
+	ck_assert_int_eq(metrics_value(&metrics_listen_streams, s), 1);
+}
+END_TEST
+
+START_TEST(histograms_are_cumulative_with_sum_and_count)
+{
+	const char *l[] = {"unit-h", "ping", ""};
+	metrics_observe(&metrics_request_seconds, l, 0.0004); /* first bucket, 0.0005 */
+	metrics_observe(&metrics_request_seconds, l, 0.2);    /* 0.25 */
+	metrics_observe(&metrics_request_seconds, l, 60);     /* only +Inf */
+	char *text = metrics_render();
+	const char *p =
+		"bikaroo_request_duration_seconds_bucket{transport=\"unit-h\",method=\"ping\","
+		"name=\"\",le=\"";
+	char want[256];
+	snprintf(want, sizeof want, "%s0.0005\"} 1\n", p);
+	ck_assert_ptr_nonnull(strstr(text, want));
+	snprintf(want, sizeof want, "%s0.1\"} 1\n", p);
+	ck_assert_ptr_nonnull(strstr(text, want));
+	snprintf(want, sizeof want, "%s0.25\"} 2\n", p);
+	ck_assert_ptr_nonnull(strstr(text, want));
+	snprintf(want, sizeof want, "%s10\"} 2\n", p);
+	ck_assert_ptr_nonnull(strstr(text, want));
+	snprintf(want, sizeof want, "%s+Inf\"} 3\n", p);
+	ck_assert_ptr_nonnull(strstr(text, want));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "bikaroo_request_duration_seconds_count{transport=\"unit-h\","
+				     "method=\"ping\",name=\"\"} 3\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+				     "bikaroo_request_duration_seconds_sum{transport=\"unit-h\","
+				     "method=\"ping\",name=\"\"} 60.2004"));
+	free(text);
+}
+END_TEST
+
+START_TEST(label_values_are_escaped)
+{
+	const char *l[] = {"a\"b\\c\nd"};
+	metrics_add(&metrics_db_errors, l, 1);
+	char *text = metrics_render();
+	ck_assert_ptr_nonnull(
+		strstr(text, "bikaroo_db_errors_total{kind=\"a\\\"b\\\\c\\nd\"} 1\n"));
+	/* Every family is announced, an unlabelled one reads 0 before its first event. */
+	ck_assert_ptr_nonnull(strstr(text, "# TYPE bikaroo_db_connection_waits_total counter\n"
+					   "bikaroo_db_connection_waits_total 0\n"));
+	free(text);
+}
+END_TEST
+
+START_TEST(traceparent_is_taken_only_when_valid)
+{
+	char id[33];
+	log_trace_id("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", id);
+	ck_assert_str_eq(id, "4bf92f3577b34da6a3ce929d0e0e4736");
+	/* A later version may append fields. */
+	log_trace_id("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", id);
+	ck_assert_str_eq(id, "4bf92f3577b34da6a3ce929d0e0e4736");
+	static const char *const bad[] = {
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",   /* version ff */
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",   /* zero trace id */
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",   /* zero parent id */
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",   /* upper case */
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", /* 00 with more */
+		"00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",    /* short */
+		"",
+	};
+	char other[33];
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		log_trace_id(bad[i], id);
+		ck_assert_msg(strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32, "%s",
+			      bad[i]);
+		ck_assert_msg(strcmp(id, "4bf92f3577b34da6a3ce929d0e0e4736") != 0, "%s", bad[i]);
+	}
+	log_trace_id(NULL, id);
+	log_trace_id(NULL, other);
+	ck_assert_str_ne(id, other);
+}
+END_TEST
+
+START_TEST(listen_addresses_v4_and_v6)
+{
+	struct sockaddr_storage sa;
+	unsigned len;
+	long port = -1;
+	ck_assert_int_eq(http_parse_address("127.0.0.1", NULL, &sa, &len), 0);
+	ck_assert_int_eq(sa.ss_family, AF_INET);
+	ck_assert_int_eq(http_parse_address("::1", NULL, &sa, &len), 0);
+	ck_assert_int_eq(sa.ss_family, AF_INET6);
+	ck_assert_int_eq(http_parse_address("[::1]", NULL, &sa, &len), 0);
+	ck_assert_int_eq(sa.ss_family, AF_INET6);
+	ck_assert_int_eq(http_parse_address("127.0.0.1:9464", &port, &sa, &len), 0);
+	ck_assert_int_eq(port, 9464);
+	ck_assert_int_eq(ntohs(((struct sockaddr_in *)&sa)->sin_port), 9464);
+	ck_assert_int_eq(http_parse_address("[::1]:0", &port, &sa, &len), 0);
+	ck_assert_int_eq(port, 0);
+	ck_assert_int_eq(sa.ss_family, AF_INET6);
+	static const char *const bad_addr[] = {"localhost", "127.0.0.1:80", "[::1", "", "1.2.3"};
+	for (size_t i = 0; i < sizeof bad_addr / sizeof bad_addr[0]; i++)
+		ck_assert_msg(http_parse_address(bad_addr[i], NULL, &sa, &len) != 0, "%s",
+			      bad_addr[i]);
+	static const char *const bad_port[] = {
+		"::1:9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:x", "[::1]"};
+	for (size_t i = 0; i < sizeof bad_port / sizeof bad_port[0]; i++)
+		ck_assert_msg(http_parse_address(bad_port[i], &port, &sa, &len) != 0, "%s",
+			      bad_port[i]);
+}
+END_TEST
+
+Suite *ops_suite(void)
+{
+	Suite *s = suite_create("ops");
+	TCase *tc = tcase_create("metrics-traces-addresses");
+	tcase_add_test(tc, concurrent_adds_are_all_counted);
+	tcase_add_test(tc, counters_only_grow_and_gauges_go_both_ways);
+	tcase_add_test(tc, histograms_are_cumulative_with_sum_and_count);
+	tcase_add_test(tc, label_values_are_escaped);
+	tcase_add_test(tc, traceparent_is_taken_only_when_valid);
+	tcase_add_test(tc, listen_addresses_v4_and_v6);
+	suite_add_tcase(s, tc);
+	return s;
+}
