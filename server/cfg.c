@@ -221,9 +221,8 @@ out:
 	return st;
 }
 
-enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
+static enum cfg_status cfg_read(struct cfg *c, int argc, char **argv)
 {
-	memset(c, 0, sizeof *c);
 	for (size_t i = 0; i < CFG_NKEYS; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
 		if (cfg_set(c, k, k->def, "default") != CFG_OK)
@@ -369,6 +368,15 @@ void cfg_print_help(void)
 {
 	if (cfg_print_table("text") != CFG_OK)
 		abort(); /* "text" is always a format */
+}
+
+enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
+{
+	memset(c, 0, sizeof *c);
+	enum cfg_status st = cfg_read(c, argc, argv);
+	if (st != CFG_OK)
+		cfg_free(c);
+	return st;
 }
 
 void cfg_free(struct cfg *c)

@@ -70,7 +70,8 @@ struct http_settings cfg_http_settings(const struct cfg *c);
 struct ratelimit_settings cfg_ratelimit_settings(const struct cfg *c);
 
 /* Fills c from defaults, then the environment, then argv flags of the form --name=value
- * (argv[0] is not read). On failure, writes the reason to stderr. */
+ * (argv[0] is not read). On failure, writes the reason to stderr and leaves nothing to free
+ * (c is zeroed); on success the caller frees c with cfg_free. */
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv) __attribute__((warn_unused_result));
 /* Logs every key at debug level, secrets masked. */
 void cfg_log(const struct cfg *c);
