@@ -18,6 +18,7 @@ struct audit_waiter {
 	const struct audit_entry *e;
 	enum fleet_status st;
 	bool done;
+	pthread_cond_t wake; /* signalled when done, or when it may lead the next batch */
 	struct audit_waiter *next;
 };
 
@@ -121,7 +122,6 @@ static enum fleet_status audit_flush(struct audit_waiter *const *rows, size_t n)
 }
 
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t audit_cond = PTHREAD_COND_INITIALIZER;
 static struct audit_waiter *audit_head; /* rows waiting for a batch, oldest first */
 static struct audit_waiter **audit_tail = &audit_head;
 static bool audit_flushing; /* a batch is being written */
@@ -130,12 +130,15 @@ enum fleet_status audit_record_read(const struct fleet_actor *actor, const struc
 {
 	struct audit_waiter me = {.actor = actor, .e = e, .st = FLEET_INTERNAL};
 	struct audit_waiter *batch[AUDIT_BATCH_MAX];
+	pthread_cond_init(&me.wake, NULL);
 	pthread_mutex_lock(&audit_lock);
 	*audit_tail = &me;
 	audit_tail = &me.next;
 	while (!me.done) {
 		if (audit_flushing) {
-			pthread_cond_wait(&audit_cond, &audit_lock);
+			/* Each waiter sleeps on its own condition: a finished batch wakes its rows
+			 * and the next leader only, not every waiter. */
+			pthread_cond_wait(&me.wake, &audit_lock);
 			continue;
 		}
 		/* Lead: take the oldest rows (ours among them unless more than a batch waits
@@ -154,10 +157,14 @@ enum fleet_status audit_record_read(const struct fleet_actor *actor, const struc
 		for (size_t i = 0; i < n; i++) {
 			batch[i]->st = st;
 			batch[i]->done = true;
+			if (batch[i] != &me)
+				pthread_cond_signal(&batch[i]->wake);
 		}
 		audit_flushing = false;
-		pthread_cond_broadcast(&audit_cond);
+		if (audit_head) /* rows that arrived meanwhile: their oldest leads next */
+			pthread_cond_signal(&audit_head->wake);
 	}
 	pthread_mutex_unlock(&audit_lock);
+	pthread_cond_destroy(&me.wake);
 	return me.st;
 }

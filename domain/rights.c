@@ -93,8 +93,11 @@ enum fleet_status rights_read_row(const struct pg_result *res, const char *what,
 	int col[R_NCOLS];
 	memset(r, 0, sizeof *r);
 	for (int i = 0; i < R_NCOLS; i++) {
-		snprintf(buf[i], sizeof buf[i], "%s%s", prefix, names[i]);
-		full[i] = buf[i];
+		full[i] = names[i];
+		if (*prefix) {
+			snprintf(buf[i], sizeof buf[i], "%s%s", prefix, names[i]);
+			full[i] = buf[i];
+		}
 	}
 	if (PQntuples(res) < 1 || db_columns(res, what, full, R_NCOLS, col) != FLEET_OK)
 		return FLEET_INTERNAL;
