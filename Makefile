@@ -36,7 +36,7 @@ INTEG   := $(wildcard tests/integration/*.c)
 CONF    := $(wildcard tests/conformance/*.c)
 FUZZ    := $(wildcard tests/fuzz/*.c)
 
-.PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench clean \
+.PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench bench-rss clean \
         install deb soak help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
@@ -141,6 +141,10 @@ format-check:
 
 bench: all
 	bench/run.sh $(B)
+
+# 1,000,000 mixed requests, RSS flat under 32 MiB (not in CI: several minutes).
+bench-rss: all
+	bench/run.sh $(B) rss
 
 clean:
 	rm -rf build

@@ -1,112 +1,341 @@
 #!/usr/bin/env bash
-# make bench: get_bike_status over HTTP against baselines measured in the same run, on the same
-# throwaway PostgreSQL (100k bikes). Prints rates and the ratios that matter (absolute figures
-# are noisy on shared machines). Bounded: each load runs BENCH_SECONDS (default 8).
+# make bench: the hot path against ceilings measured in the same run, on the same throwaway
+# PostgreSQL (100k bikes), in the production configuration (JWT validation against a local test
+# key set, row-level security, audit). See bench/README.md for what each line measures and the
+# targets. Every figure is the median of BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS
+# (default 3) at 8 and at 32 connections; every response is checked (a non-200 answer, a missing
+# result or an isError marks the figure INVALID). Appends the table to bench/RESULTS.md with the
+# date, the commit and the command. Bounded: about 3-4 minutes.
+#   bench/run.sh BUILD_DIR          the table
+#   bench/run.sh BUILD_DIR rss      1,000,000 mixed requests: peak RSS and its growth (make bench-rss)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 B=${1:-build}
-secs=${BENCH_SECONDS:-8}
-conns=${BENCH_CONNECTIONS:-8}
-command -v wrk >/dev/null || {
-  if [[ $EUID == 0 ]]; then apt-get install -y -qq wrk >/dev/null; else echo "bench needs wrk: sudo apt-get install -y wrk" >&2; exit 1; fi
-}
-pgdir=$PWD/.run/bench-pg
+mode=${2:-table}
+secs=${BENCH_SECONDS:-3}
+rounds=${BENCH_ROUNDS:-3}
+threads=${BENCH_THREADS:-16}
+conns_list=${BENCH_CONNECTIONS:-8 32}
+for tool in wrk pgbench openssl python3; do
+  command -v "$tool" >/dev/null || { echo "bench needs $tool (scripts/deps.sh)" >&2; exit 1; }
+done
+root=$PWD
+pgdir=$root/.run/bench-pg
 tmp=$(mktemp -d)
-server_pid=
+chmod 0755 "$tmp"
+pids=()
 cleanup() {
-  [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
   scripts/pgtmp.sh destroy "$pgdir" >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+log() { echo "$*" >&2; }
 
+# --- the database: demo data plus bikes up to 100k, and what the write baseline needs.
 set -a
 eval "$(scripts/pgtmp.sh start "$pgdir")"
 set +a
 super="postgresql://postgres@/bikaroo?$PGTMP_QUERY"
 DATABASE_URL=$BIKAROO_MIGRATE_URL "$B/bikaroo-mcp" migrate >/dev/null 2>&1
 psql -X -q "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -f migrations/demo/demo-data.sql
-# 100k bikes in all, as in ARCHITECTURE.md's measurements.
 psql -X -q "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -c "
   INSERT INTO fleet.bikes (bike_id, region, station_id, status, battery_pct, last_seen_at)
   SELECT 'VL-' || n, (ARRAY['BE-BRU','FR-LYO','FR-PAR'])[n % 3 + 1], NULL, 'available', n % 101, now()
     FROM generate_series(100000, 195999) n ON CONFLICT DO NOTHING;
-  ANALYZE fleet.bikes;"
+  CREATE SEQUENCE IF NOT EXISTS fleet.bench_report_seq START 900000000;
+  INSERT INTO fleet.cases (case_id, bike_id, region, opened_by, opened_via)
+  SELECT 'IC-900000000', 'VL-195998', 'FR-PAR', 'marie', 'customer-care-assistant'
+   WHERE NOT EXISTS (SELECT FROM fleet.cases WHERE case_id = 'IC-900000000');
+  ANALYZE fleet.bikes;" >/dev/null
 
-# pgbench scripts: a random FR-PAR bike id (n % 3 == 2) each transaction.
-cat >"$tmp/plain.sql" <<'SQL'
-\set n 3 * random(33334, 65332) + 2
-SELECT bike_id, status, region, station_id, battery_pct, last_seen_at FROM fleet.bikes WHERE bike_id = 'VL-' || :n;
-SQL
-cat >"$tmp/asuser.sql" <<'SQL'
-\set n 3 * random(33334, 65332) + 2
-SELECT * FROM fleet.bike_status_as('marie', 'customer-care-assistant', 'VL-' || :n);
-SQL
-cat >"$tmp/audited.sql" <<'SQL'
-\set n 3 * random(33334, 65332) + 2
-SELECT * FROM fleet.bike_status_audited_as('marie', 'customer-care-assistant', 'VL-' || :n, repeat('0', 64), '1');
-SQL
-pgrate() { # url script -> transactions per second
-  pgbench -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$2" "$1" 2>/dev/null |
-    sed -nE 's/^tps = ([0-9.]+).*/\1/p' | head -n 1
-}
-echo "== PostgreSQL baselines ($conns clients, ${secs}s each, prepared)"
-plain=$(pgrate "$super" "$tmp/plain.sql")
-echo "plain SELECT by id, no RLS (superuser):            $plain/s"
-asuser=$(pgrate "$DATABASE_URL" "$tmp/asuser.sql")
-echo "fleet.bike_status_as() as fleet_app under RLS:     $asuser/s"
-audited=$(pgrate "$DATABASE_URL" "$tmp/audited.sql")
-echo "the same + its audit row (what tools/call runs):   $audited/s"
+# --- a local issuer: an RSA key, its JWKS and metadata served on 127.0.0.1, one token.
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/key.pem" 2>/dev/null
+iss_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+issuer="http://127.0.0.1:$iss_port"
+mkdir -p "$tmp/www/.well-known"
+n=$(openssl rsa -in "$tmp/key.pem" -noout -modulus | cut -d= -f2 | python3 -c 'import sys,binascii; sys.stdout.buffer.write(binascii.unhexlify(sys.stdin.read().strip()))' | b64url)
+printf '{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"bench","n":"%s","e":"AQAB"}]}' "$n" >"$tmp/www/jwks.json"
+printf '{"issuer":"%s","jwks_uri":"%s/jwks.json"}' "$issuer" "$issuer" >"$tmp/www/.well-known/oauth-authorization-server"
+(cd "$tmp/www" && exec python3 -m http.server "$iss_port" --bind 127.0.0.1 >/dev/null 2>&1) &
+pids+=($!)
+resource="http://127.0.0.1/mcp"
+now=$(date +%s)
+head=$(printf '{"alg":"RS256","typ":"at+jwt","kid":"bench"}' | b64url)
+body=$(printf '{"iss":"%s","aud":"%s","sub":"marie","client_id":"customer-care-assistant","scope":"fleet:read fleet:report","iat":%d,"exp":%d,"jti":"bench-%d"}' \
+  "$issuer" "$resource" "$now" $((now + 3000)) "$now" | b64url)
+sig=$(printf '%s.%s' "$head" "$body" | openssl dgst -sha256 -sign "$tmp/key.pem" -binary | b64url)
+token="$head.$body.$sig"
+for _ in $(seq 1 50); do curl -sf "$issuer/jwks.json" >/dev/null && break; sleep 0.1; done
 
+server_env=(BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER="$issuer" BIKAROO_RESOURCE_URI="$resource"
+  BIKAROO_AUTH_INSECURE_LOOPBACK=1 BIKAROO_LOG_LEVEL=warn BIKAROO_THREADS="$threads"
+  BIKAROO_RATE_READS=0 BIKAROO_RATE_WRITES=0 BIKAROO_STATE_SECRET=bench-secret-bench-secret-bench-secret)
 ready=$tmp/port
-BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready BIKAROO_LOG_LEVEL=warn BIKAROO_THREADS=${BENCH_THREADS:-4} \
-  "$B/bikaroo-mcp" serve 2>"$tmp/server.log" &
+env "${server_env[@]}" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/server.log" &
 server_pid=$!
+pids+=("$server_pid")
 for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
-[[ -s $ready ]] || { echo "bench: the server did not start:" >&2; cat "$tmp/server.log" >&2; exit 1; }
+[[ -s $ready ]] || { log "bench: the server did not start:"; cat "$tmp/server.log" >&2; exit 1; }
 port=$(cat "$ready")
+url="http://127.0.0.1:$port"
 
-cat >"$tmp/discover.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "server/discover"
-wrk.body = '{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
-LUA
-cat >"$tmp/bike.lua" <<'LUA'
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
-wrk.headers["Mcp-Method"] = "tools/call"
-wrk.headers["Mcp-Name"] = "get_bike_status"
-request = function()
-  local n = 3 * math.random(33334, 65332) + 2
-  return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-' .. n .. '"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+# --- pgbench scripts: a random FR-PAR bike (n % 3 == 2) each time.
+pick='\set n 3 * random(33334, 65332) + 2'
+printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_at FROM fleet.bikes WHERE bike_id = '"'VL-'"' || :n;\n' "$pick" >"$tmp/plain.sql"
+# The server's per-call SQL as it sends it (prepared): the read as the caller, and its share of
+# an audit batch (8 reads, then their rows in one fleet.audit_batch): one transaction = 8 calls.
+{
+  for i in 1 2 3 4 5 6 7 8; do
+    printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
+  done
+  for i in 1 2 3 4 5 6 7 8; do
+    printf "SELECT * FROM fleet.bike_status_read_as('marie', 'customer-care-assistant', 'VL-' || :n%d, repeat('0', 64), '\"b%d\"');\n" "$i" "$i"
+  done
+  arr() { printf "ARRAY['%s','%s','%s','%s','%s','%s','%s','%s']" "$1" "$1" "$1" "$1" "$1" "$1" "$1" "$1"; }
+  printf "SELECT fleet.audit_batch(%s, %s, %s, ARRAY['VL-' || :n1, 'VL-' || :n2, 'VL-' || :n3, 'VL-' || :n4, 'VL-' || :n5, 'VL-' || :n6, 'VL-' || :n7, 'VL-' || :n8], %s, %s, ARRAY[NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL]::text[], %s);\n" \
+    "$(arr marie)" "$(arr customer-care-assistant)" "$(arr get_bike_status)" \
+    "$(arr 0000000000000000000000000000000000000000000000000000000000000000)" "$(arr ok)" "$(arr '"b"')"
+} >"$tmp/percall.sql"
+# What report_damaged_bike writes, as plain SQL by the owner: a report, the bike, an audit row.
+cat >"$tmp/write.sql" <<SQL
+$pick
+BEGIN;
+INSERT INTO fleet.damage_reports (report_id, bike_id, region, case_id, issue, status_before, status_after, reported_by, reported_via, recorded_at) VALUES ('DR-' || nextval('fleet.bench_report_seq'), 'VL-' || :n, 'FR-PAR', 'IC-900000000', 'flat_tire', 'available', 'unavailable', 'marie', 'customer-care-assistant', now());
+UPDATE fleet.bikes SET status = 'unavailable', last_seen_at = now() WHERE bike_id = 'VL-' || :n;
+INSERT INTO fleet.audit_log (subject, client_id, tool, target, args_digest, outcome, request_id) VALUES ('marie', 'customer-care-assistant', 'report_damaged_bike', 'VL-' || :n, repeat('0', 64), 'ok', '1');
+COMMIT;
+SQL
+
+# --- wrk scripts: every response checked; p50/p99 from wrk's histogram.
+wrk_common() { # expected-text
+  cat <<LUA
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) good = 0; bad = 0 end
+function response(status, headers, body)
+  if status == 200 and string.find(body, '$1', 1, true) and not string.find(body, '"isError":true', 1, true) then
+    good = good + 1 else bad = bad + 1 end
 end
-done = function(summary, latency, requests)
-  io.write(string.format("non2xx=%d errors=%d\n", summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+function done(summary, latency, requests)
+  local g, b = 0, 0
+  for _, t in ipairs(threads) do g = g + t:get("good"); b = b + t:get("bad") end
+  local e = summary.errors
+  io.write(string.format("CHECK good=%d bad=%d errors=%d p50=%d p99=%d\n", g, b,
+    e.connect + e.read + e.write + e.timeout, latency:percentile(50), latency:percentile(99)))
 end
 LUA
-wrkrate() { # lua -> requests per second
-  wrk -t 2 -c "$conns" -d "${secs}s" -s "$1" "http://127.0.0.1:$port/mcp" >"$tmp/wrk.out" 2>&1
-  grep -E 'non2xx=' "$tmp/wrk.out" >&2 || true
-  grep -E 'Latency' "$tmp/wrk.out" | awk '{print "  latency avg " $2 ", p-stdev " $3 ", max " $4}' >&2
-  sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' "$tmp/wrk.out"
 }
-echo "== HTTP server ($conns connections, ${secs}s each, ${BENCH_THREADS:-4} workers)"
-disc=$(wrkrate "$tmp/discover.lua")
-echo "server/discover (protocol only, no database):     $disc/s"
-bike=$(wrkrate "$tmp/bike.lua")
-echo "tools/call get_bike_status (parse..serialize):   $bike/s"
-rss=$(awk '/VmHWM/ {print $2 " " $3}' "/proc/$server_pid/status")
-echo "server peak RSS after the loads:                  $rss"
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+mcp_lua() { # method name params-lua-expression expected
+  wrk_common "$4"
+  cat <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+wrk.headers["Mcp-Method"] = "$1"
+wrk.headers["Authorization"] = "Bearer $token"
+LUA
+  [[ -n $2 ]] && echo "wrk.headers[\"Mcp-Name\"] = \"$2\""
+  cat <<LUA
+local seq = 0
+request = function()
+  seq = seq + 1
+  local n = 3 * math.random(33334, 65332) + 2
+  return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. seq .. ',"method":"$1","params":{' .. $3 .. '$meta}}')
+end
+LUA
+}
+mcp_lua server/discover "" "''" '"supportedVersions"' >"$tmp/discover.lua"
+mcp_lua tools/list "" "''" '"tools"' >"$tmp/list.lua"
+mcp_lua tools/call get_bike_status "'\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-' .. n .. '\"},'" '"structuredContent"' >"$tmp/bike.lua"
+mcp_lua tools/call report_damaged_bike "'\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"VL-' .. n .. '\",\"issue\":\"flat_tire\"},'" '"reportId"' >"$tmp/report.lua"
+# The HTTP ceiling: /healthz when the server has one, else GET /mcp (405 from the transport).
+if [[ $(curl -s -o /dev/null -w '%{http_code}' "$url/healthz") == 200 ]]; then
+  ceiling_name="GET /healthz"
+  { wrk_common ""; echo 'wrk.method = "GET"'; echo 'wrk.path = "/healthz"'; } >"$tmp/ceiling.lua"
+  ceiling_path=/healthz
+else
+  # (GET /mcp answers 405 with Connection: close: a ceiling of connection set-ups, not of
+  # requests; ping is not a 2026-07-28 method.) Until /healthz exists: the protected resource
+  # metadata (RFC 9728), answered by the transport without the MCP core or the database.
+  ceiling_name="GET /.well-known/oauth-protected-resource (no /healthz in this build)"
+  { wrk_common '"resource"'; echo 'wrk.method = "GET"'; } >"$tmp/ceiling.lua"
+  ceiling_path=/.well-known/oauth-protected-resource
+fi
 
-echo "== ratios"
-awk -v p="$plain" -v a="$asuser" -v u="$audited" -v b="$bike" -v d="$disc" 'BEGIN {
-  printf "bike_status_as under RLS / plain SELECT:          %.2f\n", a / p
-  printf "audited read / bike_status_as (cost of audit):    %.2f\n", u / a
-  printf "get_bike_status over MCP / audited read alone:    %.2f\n", b / u
-  printf "get_bike_status over MCP / plain SELECT:          %.2f\n", b / p
-  printf "get_bike_status over MCP / bike_status_as alone:  %.2f\n", b / a
-  printf "get_bike_status over MCP / server/discover:       %.2f\n", b / d
-}'
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+hz=$(getconf CLK_TCK)
+results=$tmp/results # lines: name conns rate p50_us p99_us cpu_us_per_req valid
+median3() { sort -n | awk '{a[NR]=$0} END {print a[int((NR + 1) / 2)]}'; }
+
+# one_wrk NAME LUA PATH CONNS -> "rate p50 p99 cpu valid" of one round
+one_wrk() {
+  local c0 c1 out rate good bad errs
+  c0=$(cpu_ticks)
+  out=$(wrk -t 2 -c "$4" -d "${secs}s" -s "$2" "$url$3" 2>&1)
+  c1=$(cpu_ticks)
+  rate=$(sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' <<<"$out")
+  read -r good bad errs p50 p99 < <(sed -nE 's/^CHECK good=([0-9]+) bad=([0-9]+) errors=([0-9]+) p50=([0-9]+) p99=([0-9]+)/\1 \2 \3 \4 \5/p' <<<"$out")
+  local valid=ok
+  [[ -z $good || $good == 0 || $bad != 0 || $errs != 0 ]] && valid=INVALID
+  awk -v r="$rate" -v p50="${p50:-0}" -v p99="${p99:-0}" -v c=$((c1 - c0)) -v g="${good:-0}" -v hz="$hz" -v v="$valid" \
+    'BEGIN { printf "%.0f %d %d %.0f %s\n", r, p50, p99, (g > 0 ? c * 1e6 / hz / g : 0), v }'
+}
+one_pg() { # url script conns [calls per transaction]
+  local out
+  out=$(pgbench -n -M prepared -c "$3" -j 2 -T "$secs" -f "$2" "$1" 2>&1)
+  local tps lat failed
+  tps=$(sed -nE 's/^tps = ([0-9.]+).*/\1/p' <<<"$out" | head -n 1)
+  failed=$(sed -nE 's/^number of failed transactions: ([0-9]+).*/\1/p' <<<"$out")
+  lat=$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")
+  local valid=ok
+  [[ -z $tps || ${failed:-0} != 0 ]] && valid=INVALID
+  awk -v t="${tps:-0}" -v k="${4:-1}" -v l="${lat:-0}" -v v="$valid" 'BEGIN { printf "%.0f %d %d 0 %s\n", t * k, l * 1000 / k, 0, v }'
+}
+# stdio: the same server binary over a pipe, CONNS requests kept in flight by bench/stdio.py.
+one_stdio() { # kind conns
+  env "${server_env[@]}" BIKAROO_TOKEN="$token" python3 bench/stdio.py "$B/bikaroo-mcp" "$1" "$2" "$secs"
+}
+# measure NAME CONNS COMMAND...: the median round (by rate) into $results
+measure() {
+  local name=$1 conns=$2 r
+  shift 2
+  for r in $(seq 1 "$rounds"); do "$@"; done >"$tmp/rounds"
+  local med
+  med=$(awk '{print $1, NR}' "$tmp/rounds" | sort -n | awk '{a[NR]=$2} END {print a[int((NR + 1) / 2)]}')
+  local line
+  line=$(sed -n "${med}p" "$tmp/rounds")
+  grep -q INVALID "$tmp/rounds" && line="${line% *} INVALID"
+  echo "$name $conns $line" >>"$results"
+  log "  $name @$conns: $line (rounds: $(awk '{printf "%s ", $1}' "$tmp/rounds"))"
+}
+
+# --- make bench-rss: 1,000,000 mixed requests (reads, lists, discovery, reports) at 32
+# connections in wrk runs of 10 s; the server's RSS after each run. Target: peak (VmHWM) under
+# 32 MiB, and no growth between the end of the second quarter and the end.
+if [[ $mode == rss ]]; then
+  total=${BENCH_RSS_REQUESTS:-1000000}
+  {
+    wrk_common '"result"'
+    cat <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+wrk.headers["Authorization"] = "Bearer $token"
+local seq = 0
+local meta = '$meta'
+request = function()
+  seq = seq + 1
+  local n = 3 * math.random(33334, 65332) + 2
+  local k = seq % 10
+  local m, body
+  if k < 6 then
+    m = "tools/call"; wrk.headers["Mcp-Name"] = "get_bike_status"
+    body = '"name":"get_bike_status","arguments":{"bikeId":"VL-' .. n .. '"},'
+  elseif k == 6 then
+    m = "tools/call"; wrk.headers["Mcp-Name"] = "report_damaged_bike"
+    body = '"name":"report_damaged_bike","arguments":{"bikeId":"VL-' .. n .. '","issue":"flat_tire"},'
+  elseif k < 9 then
+    m = "tools/list"; wrk.headers["Mcp-Name"] = nil; body = ""
+  else
+    m = "server/discover"; wrk.headers["Mcp-Name"] = nil; body = ""
+  end
+  wrk.headers["Mcp-Method"] = m
+  return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. seq .. ',"method":"' .. m .. '","params":{' .. body .. meta .. '}}')
+end
+LUA
+  } >"$tmp/mixed.lua"
+  done_n=0 samples=()
+  log "== bench-rss: $total mixed requests at 32 connections, $threads server workers"
+  while ((done_n < total)); do
+    out=$(wrk -t 2 -c 32 -d 10s -s "$tmp/mixed.lua" "$url/mcp" 2>&1)
+    read -r good bad errs _ _ < <(sed -nE 's/^CHECK good=([0-9]+) bad=([0-9]+) errors=([0-9]+) p50=([0-9]+) p99=([0-9]+)/\1 \2 \3 \4 \5/p' <<<"$out")
+    [[ ${bad:-1} == 0 && ${errs:-1} == 0 ]] || { log "bench-rss: $bad bad answers, $errs errors: INVALID"; exit 1; }
+    done_n=$((done_n + good))
+    r=$(awk '/VmRSS/ {print $2}' "/proc/$server_pid/status")
+    samples+=("$done_n $r")
+    log "  $done_n requests: RSS $r KiB"
+  done
+  peak=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
+  q2=$(printf '%s\n' "${samples[@]}" | awk -v t="$total" '$1 >= t / 2 {print $2; exit}')
+  last=$(printf '%s\n' "${samples[@]}" | tail -n 1 | awk '{print $2}')
+  growth=$((last - q2))
+  verdict=met
+  ((peak < 32 * 1024 && growth <= 512)) || verdict=MISSED
+  commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  {
+    echo
+    echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit: RSS over $done_n mixed requests"
+    echo
+    echo "Command: \`make bench-rss\` ($threads workers, 32 connections, 60% get_bike_status, 10% report_damaged_bike, 20% tools/list, 10% server/discover; JWT, RLS, audit; every answer checked). Other work ran on the machine."
+    echo
+    echo "Peak RSS (VmHWM) $((peak / 1024)) MiB (target < 32 MiB); RSS at the end of the second quarter $q2 KiB, at the end $last KiB: growth $growth KiB (target: none; up to 512 KiB of allocator noise tolerated): $verdict."
+  } | tee -a bench/RESULTS.md
+  [[ $verdict == met ]]
+  exit
+fi
+
+log "== bench: $rounds rounds of ${secs}s, connections: $conns_list, $threads server workers"
+audit0=$(psql -X -At "$super" -c "SELECT coalesce(max(audit_id), 0) FROM fleet.audit_log")
+for c in $conns_list; do
+  measure "pg_plain_read" "$c" one_pg "$super" "$tmp/plain.sql" "$c"
+  measure "pg_server_sql_read" "$c" one_pg "$DATABASE_URL" "$tmp/percall.sql" "$c" 8
+  measure "pg_write_txn" "$c" one_pg "$BIKAROO_MIGRATE_URL" "$tmp/write.sql" "$c"
+  measure "http_ceiling" "$c" one_wrk ceiling "$tmp/ceiling.lua" "$ceiling_path" "$c"
+  measure "http_server_discover" "$c" one_wrk discover "$tmp/discover.lua" /mcp "$c"
+  measure "http_tools_list" "$c" one_wrk list "$tmp/list.lua" /mcp "$c"
+  audit_b=$(psql -X -At "$super" -c "SELECT coalesce(max(audit_id), 0) FROM fleet.audit_log")
+  measure "http_get_bike_status" "$c" one_wrk bike "$tmp/bike.lua" /mcp "$c"
+  batch=$(psql -X -At "$super" -c "SELECT round(count(*)::numeric / greatest(count(DISTINCT xmin::text), 1), 1) FROM fleet.audit_log WHERE audit_id > $audit_b AND tool = 'get_bike_status'")
+  log "  (audit rows per batch at $c connections: $batch)"
+  echo "audit_rows_per_batch $c $batch 0 0 0 ok" >>"$results"
+  measure "http_report_damaged_bike" "$c" one_wrk report "$tmp/report.lua" /mcp "$c"
+  measure "stdio_tools_list" "$c" one_stdio list "$c"
+  measure "stdio_get_bike_status" "$c" one_stdio bike "$c"
+done
+rss=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
+calls=$(psql -X -At "$super" -c "SELECT count(*) FROM fleet.audit_log WHERE audit_id > $audit0")
+
+# --- the table, the ratios, RESULTS.md.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git status --porcelain 2>/dev/null | grep -qv '^??' && echo " (with uncommitted changes)" || true)
+get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$results"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
+{
+  echo
+  echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit$dirty"
+  echo
+  echo "Command: \`make bench\` (BENCH_SECONDS=$secs BENCH_ROUNDS=$rounds BENCH_THREADS=$threads); $(nproc) cores shared with other work running on the machine (other sessions' builds and tests): absolute rates are noisy, the ratios of one run are what counts. JWT validation on (local test key set), row-level security, audit. HTTP ceiling: $ceiling_name."
+  echo
+  echo "| what | conns | rate /s | p50 ms | p99 ms | server CPU us/req | checked |"
+  echo "|---|---|---|---|---|---|---|"
+  while read -r name c rate p50 p99 cpu valid; do
+    [[ $name == audit_rows_per_batch ]] && continue
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$c" "$rate" \
+      "$(awk -v v="$p50" 'BEGIN { printf "%.2f", v / 1000 }')" \
+      "$(awk -v v="$p99" 'BEGIN { if (v > 0) printf "%.2f", v / 1000; else printf "-" }')" \
+      "$([[ $cpu == 0 ]] && echo - || echo "$cpu")" "$valid"
+  done <"$results"
+  echo
+  echo "Server peak RSS (VmHWM) after all loads: $((rss / 1024)) MiB; $calls audit rows written by the run. pgbench p50 is the average latency."
+  echo
+  echo "| ratio (32 connections unless said) | value | target |"
+  echo "|---|---|---|"
+  for c in $conns_list; do
+    echo "| get_bike_status HTTP / plain read, $c conns | $(ratio "$(get http_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.40 at 32 |"
+    echo "| get_bike_status stdio / plain read, $c conns | $(ratio "$(get stdio_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | |"
+    echo "| server's per-call SQL / plain read, $c conns | $(ratio "$(get pg_server_sql_read "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.60 at 32 |"
+    echo "| report_damaged_bike HTTP / equivalent write, $c conns | $(ratio "$(get http_report_damaged_bike "$c" 3)" "$(get pg_write_txn "$c" 3)") | >= 0.40 at 32 |"
+    echo "| tools/list HTTP / ceiling, $c conns | $(ratio "$(get http_tools_list "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
+    echo "| server/discover HTTP / ceiling, $c conns | $(ratio "$(get http_server_discover "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
+    echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
+    echo "| audit rows per group commit, $c conns | $(get audit_rows_per_batch "$c" 3) | |"
+  done
+} >"$tmp/table.md"
+cat "$tmp/table.md"
+cat "$tmp/table.md" >>bench/RESULTS.md
+log "appended to bench/RESULTS.md"
