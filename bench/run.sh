@@ -166,17 +166,60 @@ else
   ceiling_path=/.well-known/oauth-protected-resource
 fi
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+# The same server through a transaction-pooling PgBouncer (README "Deploying with a pooler"):
+# BIKAROO_DB_POOLER=transaction (unnamed statements), a pool as large as the workers, LISTEN
+# direct. Measured for get_bike_status when pgbouncer is installed.
+pooled_pid=
+if command -v pgbouncer >/dev/null; then
+  bport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  mkdir -p "$tmp/bouncer"
+  cat >"$tmp/bouncer/pgbouncer.ini" <<INI
+[databases]
+bikaroo = host=$sock dbname=bikaroo
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $bport
+unix_socket_dir =
+auth_type = trust
+auth_file = $tmp/bouncer/users.txt
+pool_mode = transaction
+default_pool_size = $threads
+max_client_conn = 256
+logfile = $tmp/bouncer/pgbouncer.log
+INI
+  echo '"fleet_app" ""' >"$tmp/bouncer/users.txt"
+  if [[ $EUID == 0 ]]; then
+    chown -R postgres "$tmp/bouncer"
+    runuser -u postgres -- pgbouncer "$tmp/bouncer/pgbouncer.ini" 2>/dev/null &
+  else
+    pgbouncer "$tmp/bouncer/pgbouncer.ini" 2>/dev/null &
+  fi
+  pids+=($!)
+  pooled_db="postgresql://fleet_app@127.0.0.1:$bport/bikaroo"
+  for _ in $(seq 1 50); do psql -X -q "$pooled_db" -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+  env "${server_env[@]}" BIKAROO_DB_POOLER=transaction DATABASE_URL="$pooled_db" \
+    BIKAROO_LISTEN_DATABASE_URL="$DATABASE_URL" BIKAROO_PORT=0 BIKAROO_READY_FILE="$tmp/pport" \
+    "$B/bikaroo-mcp" serve 2>"$tmp/pooled.log" &
+  pooled_pid=$!
+  pids+=("$pooled_pid")
+  for _ in $(seq 1 100); do [[ -s $tmp/pport ]] && break; sleep 0.1; done
+  if [[ -s $tmp/pport ]]; then pooled_url="http://127.0.0.1:$(cat "$tmp/pport")"; else
+    log "bench: the pooled server did not start (no pooled line)"; pooled_pid=; fi
+fi
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 results=$tmp/results # lines: name conns rate p50_us p99_us cpu_us_per_req valid
 median3() { sort -n | awk '{a[NR]=$0} END {print a[int((NR + 1) / 2)]}'; }
 
-# one_wrk NAME LUA PATH CONNS -> "rate p50 p99 cpu valid" of one round
+# one_wrk SERVER LUA PATH CONNS -> "rate p50 p99 cpu valid" of one round (SERVER: direct or
+# pooled)
 one_wrk() {
-  local c0 c1 out rate good bad errs
-  c0=$(cpu_ticks)
-  out=$(wrk -t 2 -c "$4" -d "${secs}s" -s "$2" "$url$3" 2>&1)
-  c1=$(cpu_ticks)
+  local c0 c1 out rate good bad errs pid=$server_pid u=$url
+  [[ $1 == pooled ]] && pid=$pooled_pid u=$pooled_url
+  c0=$(cpu_ticks "$pid")
+  out=$(wrk -t 2 -c "$4" -d "${secs}s" -s "$2" "$u$3" 2>&1)
+  c1=$(cpu_ticks "$pid")
   rate=$(sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' <<<"$out")
   read -r good bad errs p50 p99 < <(sed -nE 's/^CHECK good=([0-9]+) bad=([0-9]+) errors=([0-9]+) p50=([0-9]+) p99=([0-9]+)/\1 \2 \3 \4 \5/p' <<<"$out")
   local valid=ok
@@ -285,15 +328,16 @@ for c in $conns_list; do
   measure "pg_plain_read" "$c" one_pg "$super" "$tmp/plain.sql" "$c"
   measure "pg_server_sql_read" "$c" one_pg "$DATABASE_URL" "$tmp/percall.sql" "$c" 8
   measure "pg_write_txn" "$c" one_pg "$BIKAROO_MIGRATE_URL" "$tmp/write.sql" "$c"
-  measure "http_ceiling" "$c" one_wrk ceiling "$tmp/ceiling.lua" "$ceiling_path" "$c"
-  measure "http_server_discover" "$c" one_wrk discover "$tmp/discover.lua" /mcp "$c"
-  measure "http_tools_list" "$c" one_wrk list "$tmp/list.lua" /mcp "$c"
+  measure "http_ceiling" "$c" one_wrk direct "$tmp/ceiling.lua" "$ceiling_path" "$c"
+  measure "http_server_discover" "$c" one_wrk direct "$tmp/discover.lua" /mcp "$c"
+  measure "http_tools_list" "$c" one_wrk direct "$tmp/list.lua" /mcp "$c"
   audit_b=$(psql -X -At "$super" -c "SELECT coalesce(max(audit_id), 0) FROM fleet.audit_log")
-  measure "http_get_bike_status" "$c" one_wrk bike "$tmp/bike.lua" /mcp "$c"
+  measure "http_get_bike_status" "$c" one_wrk direct "$tmp/bike.lua" /mcp "$c"
   batch=$(psql -X -At "$super" -c "SELECT round(count(*)::numeric / greatest(count(DISTINCT xmin::text), 1), 1) FROM fleet.audit_log WHERE audit_id > $audit_b AND tool = 'get_bike_status'")
   log "  (audit rows per batch at $c connections: $batch)"
   echo "audit_rows_per_batch $c $batch 0 0 0 ok" >>"$results"
-  measure "http_report_damaged_bike" "$c" one_wrk report "$tmp/report.lua" /mcp "$c"
+  [[ -n $pooled_pid ]] && measure "http_get_bike_status_pooled" "$c" one_wrk pooled "$tmp/bike.lua" /mcp "$c"
+  measure "http_report_damaged_bike" "$c" one_wrk direct "$tmp/report.lua" /mcp "$c"
   measure "stdio_tools_list" "$c" one_stdio list "$c"
   measure "stdio_get_bike_status" "$c" one_stdio bike "$c"
 done
@@ -332,6 +376,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
     echo "| report_damaged_bike HTTP / equivalent write, $c conns | $(ratio "$(get http_report_damaged_bike "$c" 3)" "$(get pg_write_txn "$c" 3)") | >= 0.40 at 32 |"
     echo "| tools/list HTTP / ceiling, $c conns | $(ratio "$(get http_tools_list "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
     echo "| server/discover HTTP / ceiling, $c conns | $(ratio "$(get http_server_discover "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
+    [[ -n $pooled_pid ]] && echo "| get_bike_status through PgBouncer (transaction mode) / direct, $c conns | $(ratio "$(get http_get_bike_status_pooled "$c" 3)" "$(get http_get_bike_status "$c" 3)") | |"
     echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
     echo "| audit rows per group commit, $c conns | $(get audit_rows_per_batch "$c" 3) | |"
   done
