@@ -31,6 +31,10 @@ cleanup() {
 }
 trap cleanup EXIT
 log() { echo "$*" >&2; }
+results_append() { # FILE: appended to bench/RESULTS.md, created with its heading if need be
+  [[ -s bench/RESULTS.md ]] || printf '# Benchmark results\n\nAppended by `make bench` and `make bench-rss` (bench/README.md says what each line measures).\n' >bench/RESULTS.md
+  cat "$1" >>bench/RESULTS.md
+}
 
 # --- the database: demo data plus bikes up to 100k, and what the write baseline needs.
 set -a
@@ -317,7 +321,9 @@ LUA
     echo "Command: \`make bench-rss\` ($threads workers, 32 connections, 60% get_bike_status, 10% report_damaged_bike, 20% tools/list, 10% server/discover; JWT, RLS, audit; every answer checked). Other work ran on the machine."
     echo
     echo "Peak RSS (VmHWM) $((peak / 1024)) MiB (target < 32 MiB); RSS at the end of the second quarter $q2 KiB, at the end $last KiB: growth $growth KiB (target: none; up to 512 KiB of allocator noise tolerated): $verdict."
-  } | tee -a bench/RESULTS.md
+  } >"$tmp/rss.md"
+  results_append "$tmp/rss.md"
+  cat "$tmp/rss.md"
   [[ $verdict == met ]]
   exit
 fi
@@ -382,5 +388,5 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
   done
 } >"$tmp/table.md"
 cat "$tmp/table.md"
-cat "$tmp/table.md" >>bench/RESULTS.md
+results_append "$tmp/table.md"
 log "appended to bench/RESULTS.md"
