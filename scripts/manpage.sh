@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# manpage.sh BINARY: prints the man page bikaroo-mcp(1) in roff, its CONFIGURATION section
+# manpage.sh BINARY: prints the man page bikaroo-mcp(1) in roff, its ENVIRONMENT section
 # generated from the binary's own configuration table (server/cfg.c), so the page cannot
 # drift from the settings the binary reads.
 set -euo pipefail
 bin=$1
-# Escapes roff's specials in one line of text.
-roff() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/" -e 's/-/\\-/g'; }
 date=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%d)
 cat <<MAN
-.TH BIKAROO-MCP 1 "$date" "bikaroo-mcp" "User Commands"
+.TH BIKAROO-MCP 1 "$date" "$("$bin" --version | cut -d" " -f1-2)" "User Commands"
 .SH NAME
 bikaroo-mcp \- the Bikaroo fleet MCP (Model Context Protocol) server
 .SH SYNOPSIS
 .B bikaroo-mcp
-.RB { serve | stdio | migrate | help }
+.RB { serve | stdio | migrate | config-help | help | \-\-version }
 .RI [ \-\-flag = value " ...]"
 .SH DESCRIPTION
 .B bikaroo-mcp
@@ -22,7 +20,8 @@ application, with the business state in PostgreSQL.
 .TP
 .B serve
 serves MCP over Streamable HTTP at http://LISTEN:PORT/mcp (bearer tokens from the configured
-identity provider unless BIKAROO_AUTH=local).
+identity provider unless BIKAROO_AUTH=local), with GET /healthz and /readyz, and GET /metrics
+on BIKAROO_METRICS_LISTEN.
 .TP
 .B stdio
 serves MCP over standard input and output, for IDEs that launch the server; logs go to
@@ -31,8 +30,14 @@ standard error.
 .B migrate
 applies the SQL migrations as the schema owner (BIKAROO_MIGRATE_URL, else DATABASE_URL).
 .TP
+.B config-help
+prints the configuration table (\-\-format=text, man or markdown).
+.TP
 .B help
 prints the subcommands and the configuration table.
+.TP
+.B \-\-version
+prints the version and the source revision.
 .SH ENVIRONMENT
 Every setting is an environment variable, or a
 .BI \-\-flag= value
@@ -41,11 +46,8 @@ instead be read from the file that the variable of the same name with \fB_FILE\f
 names (the whole file less trailing newlines; Docker secrets, systemd credentials): setting both,
 or naming an unreadable or empty file, stops the start with exit status 2.
 MAN
-# The binary's own table: `config-help --format=man` (one .TP per setting); a binary without it
-# gives its `help` table, preformatted.
-if ! "$bin" config-help --format=man 2>/dev/null; then
-  "$bin" help | awk 'f; /^variable /{f=1}' | roff | sed -e '1i .PP\n.nf' -e '$a .fi'
-fi
+# The binary's own table, one .TP paragraph per setting.
+"$bin" config-help --format=man
 cat <<MAN
 .SH FILES
 .TP
