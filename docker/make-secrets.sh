@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make-secrets.sh [DIR]: writes the secrets docker-compose.yml reads (Docker secrets, one file
-# each, mode 0600) into DIR (default docker/secrets, which git ignores), with fresh random
-# passwords, and points compose at them in .env (BIKAROO_SECRETS). Never overwrites a secret
-# that exists: run it again to fill in what is missing.
+# each, 0644 in a 0700 folder) into DIR (default docker/secrets, which git ignores), with fresh
+# random passwords, and for the default folder points compose at them in .env (BIKAROO_SECRETS).
+# Never overwrites a secret that exists: run it again to fill in what is missing.
 #   postgres_password owner_password app_password   the database roles' passwords
 #   migrate_url database_url                        libpq URLs of fleet_owner and fleet_app
 #   state_secret                                    BIKAROO_STATE_SECRET shared by the replicas
@@ -22,6 +22,11 @@ put state_secret "$(rand)"
 put migrate_url "postgresql://fleet_owner:$(cat "$dir/owner_password")@db:5432/bikaroo"
 put database_url "postgresql://fleet_app:$(cat "$dir/app_password")@db:5432/bikaroo"
 # Hex passwords need no escaping in a URL. Compose reads .env beside docker-compose.yml.
+# Only for the default folder: another one (a test's) is the caller's to point compose at.
 abs=$(cd "$dir" && pwd -P)
-if ! grep -qs '^BIKAROO_SECRETS=' .env; then printf 'BIKAROO_SECRETS=%s\n' "$abs" >>.env; fi
-echo "make-secrets.sh: secrets in $abs (BIKAROO_SECRETS in .env)" >&2
+if [[ $# == 0 ]]; then
+  if ! grep -qs '^BIKAROO_SECRETS=' .env; then printf 'BIKAROO_SECRETS=%s\n' "$abs" >>.env; fi
+  echo "make-secrets.sh: secrets in $abs (BIKAROO_SECRETS in .env)" >&2
+else
+  echo "make-secrets.sh: secrets in $abs (set BIKAROO_SECRETS=$abs)" >&2
+fi
