@@ -17,9 +17,9 @@ override CFLAGS = $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SO
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 override LDFLAGS += $(SAN)
 TEST_LDLIBS = $(shell pkg-config --libs check libcurl 2>/dev/null)
-# bikaroo-mcp --version and bikaroo_build_info (the revision asked of git when main.o is built).
+# bikaroo-mcp --version and bikaroo_build_info: the revision is git's, written to $(B)/revision
+# when it changed (so that main.o is rebuilt for a new commit, and only then).
 VERSION ?= 0.9.0
-REVISION = $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 B       ?= build
 COMMON  := $(wildcard common/*.c)
@@ -48,9 +48,18 @@ $(B)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/server/main.o: server/main.c $(HEADERS)
+$(B)/revision: FORCE
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DBIKAROO_VERSION='"$(VERSION)"' -DBIKAROO_REVISION='"$(REVISION)"' -c $< -o $@
+	@r=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	  [ "$$(cat $@ 2>/dev/null)" = "$$r" ] || echo "$$r" >$@
+
+$(B)/server/main.o: server/main.c $(HEADERS) $(B)/revision
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DBIKAROO_VERSION='"$(VERSION)"' -DBIKAROO_REVISION='"$(shell cat $(B)/revision)"' \
+	  -c $< -o $@
+
+.PHONY: FORCE
+FORCE:
 
 $(B)/libbikaroo.a: $(LIBOBJ)
 	$(AR) rcs $@ $^
