@@ -120,6 +120,7 @@ const hostUrl = (who, o = {}) => {
     locale: o.locale || "en-US",
     theme: o.theme || "light",
     width: String(o.width || 600),
+    elicit: o.elicit || "",
   });
   return `http://127.0.0.1:${port}/host.html?${q}`;
 };
@@ -324,8 +325,8 @@ await check("in French and the dark theme at 320 px the card reads in French and
 
 // Files a report from the card as `who` with the keyboard alone and checks that the answer is
 // shown in words (matching re), announced, and that nothing is written; returns the page.
-async function refusedReport(who, re) {
-  const p = await openHost(who);
+async function refusedReport(who, re, o) {
+  const p = await openHost(who, o);
   const before = psql(`SELECT count(*) FROM fleet.damage_reports`);
   await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
   const f = await viewFrame(p, "get_bike_status");
@@ -356,6 +357,37 @@ await check("an application that must confirm on the server's side: the card say
   const { p, msg } = await refusedReport("careful", /confirm/i);
   try {
     assert(/^The host could not complete the call: .*confirm reports through elicitation/.test(msg), msg);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a host that hands the server's confirmation request to the view: the card shows it in words, naming who acts, and nothing is written", async () => {
+  const { p, msg } = await refusedReport("careful", /^The server asks for a confirmation/, { elicit: "manual" });
+  try {
+    for (const part of ["report_damaged_bike", BIKE, "FR-PAR", "marie", "careful-assistant"]) assert(msg.includes(part), `${part} missing: ${msg}`);
+    await shot(p, "bike-card-confirmation-asked");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a host that asks its user and is told yes: the report is filed once after the server's confirmation", async () => {
+  const p = await openHost("careful", { elicit: "accept" });
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
+    const said = `Confirmed through the host ${randomUUID()}`;
+    await f.focus("#open-report");
+    await keys(p, "Enter", "Tab");
+    await p.keyboard.type(said);
+    await keys(p, "Tab", "Enter", "Tab", "Enter");
+    await waitText(f, "#message", /^Report DR-\d+ filed/);
+    const asked = (await p.evaluate(() => window.hostLog)).filter((e) => e.event === "elicitation");
+    assert(asked.length === 1 && asked[0].detail.includes(BIKE) && asked[0].detail.includes("careful-assistant"), JSON.stringify(asked));
+    const rows = psql(`SELECT reported_via FROM fleet.damage_reports WHERE description = ${quote(said)}`).split("\n");
+    assert(rows.length === 1 && rows[0] === "careful-assistant", `reports: ${rows}`);
   } finally {
     await p.close();
   }

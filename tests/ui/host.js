@@ -25,6 +25,9 @@ const options = {
   locale: params.get("locale") || "en-US",
   theme: params.get("theme") || "light",
   width: Number(params.get("width") || 600),
+  // Server-side confirmations (input_required with a form elicitation): "" this host declares
+  // no elicitation; "accept" it asks its user, who accepts; "manual" it hands them to the view.
+  elicit: params.get("elicit") || "",
 };
 const STYLES = {
   light: { "--color-background-primary": "#ffffff", "--color-text-primary": "#111111" },
@@ -41,10 +44,19 @@ let tools;
 let templates;
 
 async function connect() {
+  const capabilities = { extensions: { [UI_EXTENSION]: { mimeTypes: [RESOURCE_MIME_TYPE] } } };
+  if (options.elicit) capabilities.elicitation = { form: {} };
   client = new Client(HOST_INFO, {
-    capabilities: { extensions: { [UI_EXTENSION]: { mimeTypes: [RESOURCE_MIME_TYPE] } } },
+    capabilities,
     versionNegotiation: { mode: { pin: "2026-07-28" } },
+    inputRequired: { autoFulfill: options.elicit !== "manual" },
   });
+  if (options.elicit === "accept") {
+    client.setRequestHandler("elicitation/create", async (request) => {
+      log("elicitation", request.params.message);
+      return { action: "accept", content: { confirm: true } };
+    });
+  }
   await client.connect(new StreamableHTTPClientTransport(options.mcp));
   tools = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
   templates = (await client.listResourceTemplates()).resourceTemplates;
@@ -121,6 +133,12 @@ async function render(name, uri, input) {
   };
   const initialized = new Promise((resolve) => bridge.addEventListener("initialized", resolve));
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  if (options.elicit === "manual") {
+    // This host leaves the server's questions to the view: the view's tools/call hands them
+    // back (set after connect(), which installs the bridge's plain forwarding).
+    bridge.oncalltool = (p, extra) =>
+      client.request({ method: "tools/call", params: p }, { allowInputRequired: true, signal: extra.mcpReq.signal });
+  }
   await bridge.sendSandboxResourceReady({ html: view.html, csp: view.ui.csp, permissions: view.ui.permissions });
   await initialized;
   log("initialized", name);

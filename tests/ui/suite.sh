@@ -27,7 +27,7 @@ trap cleanup EXIT
 start() {
   local ready=$out/$1.port
   rm -f "$ready"
-  BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT=$2 BIKAROO_LOCAL_CLIENT=$3 BIKAROO_PORT=0 \
+  BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT=$2 BIKAROO_LOCAL_CLIENT=$3 BIKAROO_PORT=0 BIKAROO_METRICS_LISTEN=127.0.0.1:0 \
     BIKAROO_READY_FILE=$ready "$bin" serve >/dev/null 2>"$out/$1-server.log" &
   pids+=($!)
   for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
