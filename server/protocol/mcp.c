@@ -61,7 +61,11 @@ int mcp_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
 
 void mcp_request_id(const struct mcp_ctx *ctx, char *buf, size_t cap)
 {
-	char *text = ctx->id ? json_dumps(ctx->id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	/* ASCII (\uXXXX escapes): a caller's buf may cut it, never inside a UTF-8 sequence that
+	 * PostgreSQL would then refuse (the audit's request_id). */
+	char *text =
+		ctx->id ? json_dumps(ctx->id, JSON_COMPACT | JSON_ENCODE_ANY | JSON_ENSURE_ASCII)
+			: NULL;
 	snprintf(buf, cap, "%s", text ? text : "");
 	free(text);
 }

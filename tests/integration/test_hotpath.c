@@ -390,6 +390,33 @@ START_TEST(a_failed_audit_batch_fails_its_reads_with_503)
 }
 END_TEST
 
+/* A JSON-RPC id the server stores cut to its request-id column, where the cut fell inside a
+ * character ("é" at the end of a long id): the read is answered and audited, never an internal
+ * error from PostgreSQL refusing half a UTF-8 sequence (the id is stored as ASCII JSON). */
+START_TEST(a_long_non_ascii_request_id_is_read_and_audited)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, hot_unlimited), 0);
+	char prefix[32];
+	snprintf(prefix, sizeof prefix, "u8-%ld-", (long)time(NULL));
+	for (int pad = 88; pad <= 95; pad++) {
+		char id[160];
+		snprintf(id, sizeof id, "%s%0*d\\u00e9", prefix, pad - (int)strlen(prefix), 0);
+		bool ok;
+		long status = hot_call(s.port, id, "VL-2048", &ok);
+		ck_assert_msg(status == 200 && ok, "id of %d bytes and an e-acute: %ld", pad,
+			      status);
+	}
+	char *sql = mem_printf(
+		"SELECT count(*) FROM fleet.audit_log WHERE request_id LIKE '\"%s%%'", prefix);
+	char *n = it_sql(sql);
+	ck_assert_str_eq(n, "8");
+	free(n);
+	free(sql);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 Suite *hotpath_suite(void)
 {
 	Suite *s = suite_create("hotpath");
@@ -404,6 +431,7 @@ Suite *hotpath_suite(void)
 	tcase_add_test(audit, every_call_of_32_concurrent_callers_has_exactly_one_audit_row);
 	tcase_add_test(audit, a_kill_during_load_leaves_no_answered_read_without_its_row);
 	tcase_add_test(audit, a_failed_audit_batch_fails_its_reads_with_503);
+	tcase_add_test(audit, a_long_non_ascii_request_id_is_read_and_audited);
 	suite_add_tcase(s, audit);
 	return s;
 }
