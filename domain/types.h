@@ -28,6 +28,7 @@ enum fleet_scope {
 #define FLEET_BIKE_ID_MAX 16
 #define FLEET_TEXT_MAX 128
 #define FLEET_TIME_MAX 40
+#define FLEET_TOKEN_REF_MAX 136 /* "jti:" + at most 128 bytes, or "sha256:" + 64 hex */
 
 /* Who acts: the human (or machine) subject and the host application, from a validated token
  * or a configured local identity. Never from tool arguments or clientInfo. */
@@ -39,6 +40,9 @@ struct fleet_actor {
 			    never reports, whatever its scopes and role */
 	long expires_at; /* when its authority ends (a token's exp, seconds since the epoch);
 			    0: no end (a configured local identity) */
+	/* Which token it acts with, for the audit log, never the token: "jti:" and its jti, or
+	 * "sha256:" and the hex digest of the token when it has none; "" without a token. */
+	char token_ref[FLEET_TOKEN_REF_MAX];
 };
 
 /* The status's name for logs and messages (static). */

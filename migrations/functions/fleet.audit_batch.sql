@@ -17,15 +17,15 @@ BEGIN
     IF cardinality(p_subject) > 1000 THEN
         RAISE EXCEPTION 'audit_batch: at most 1000 rows' USING ERRCODE = '54000';
     END IF;
-    -- A request id may be preceded by the request's W3C trace id and a space, stored apart
-    -- (as fleet.audit_record does).
+    -- A request id may be preceded by the request's W3C trace id and the token's reference,
+    -- stored apart (fleet.audit_ref, as fleet.audit_record does).
     INSERT INTO fleet.audit_log (subject, client_id, tool, target, args_digest, outcome, detail,
-                                 request_id, trace_id)
+                                 request_id, trace_id, token_ref)
     SELECT u.s, u.c, left(u.t, 128), left(u.g, 64), u.d, u.o, left(u.x, 500),
-           left(CASE WHEN u.q ~ '^[0-9a-f]{32} ' THEN substr(u.q, 34) ELSE u.q END, 128),
-           CASE WHEN u.q ~ '^[0-9a-f]{32} ' THEN left(u.q, 32) END
+           r.request_id, r.trace_id, r.token_ref
       FROM unnest(p_subject, p_client, p_tool, p_target, p_digest, p_outcome, p_detail,
-                  p_request_id) AS u(s, c, t, g, d, o, x, q);
+                  p_request_id) AS u(s, c, t, g, d, o, x, q),
+           LATERAL fleet.audit_ref(u.q) AS r;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END

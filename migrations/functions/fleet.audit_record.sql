@@ -10,23 +10,20 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, fleet
 AS $$
 DECLARE
-    v_trace text;
+    v_ref record;
 BEGIN
     IF fleet.current_subject() IS NULL OR fleet.current_client() IS NULL THEN
         RAISE EXCEPTION 'audit_record needs an acting identity (fleet.act_as)'
               USING ERRCODE = '42501';
     END IF;
-    -- p_request_id is the JSON-RPC id, optionally preceded by the request's W3C trace id and a
-    -- space (server/capabilities/adapter.h: adapter_request_ref): stored apart.
-    IF p_request_id ~ '^[0-9a-f]{32} ' THEN
-        v_trace := left(p_request_id, 32);
-        p_request_id := substr(p_request_id, 34);
-    END IF;
+    -- p_request_id is the JSON-RPC id, optionally preceded by the request's W3C trace id and
+    -- the token's reference (fleet.audit_ref): stored apart.
+    v_ref := fleet.audit_ref(p_request_id);
     INSERT INTO fleet.audit_log (subject, client_id, tool, target, args_digest, outcome, detail,
-                                 request_id, report_id, trace_id)
+                                 request_id, report_id, trace_id, token_ref)
     VALUES (fleet.current_subject(), fleet.current_client(), left(p_tool, 128),
             left(p_target, 64), p_digest, p_outcome, left(p_detail, 500),
-            left(p_request_id, 128), p_report, v_trace);
+            v_ref.request_id, p_report, v_ref.trace_id, v_ref.token_ref);
 END
 $$;
 

@@ -216,8 +216,34 @@ enum auth_status auth_bearer(const char *const *values, size_t n, const char **t
 
 /* ---- principal -------------------------------------------------------------------- */
 
-/* Fills the actor from validated claims (JWT payload or introspection answer). */
-static bool auth_actor_from(const json_t *claims, struct fleet_actor *out)
+/* The token's reference for the audit (fleet_actor.token_ref): its jti when it has a printable
+ * one of at most 128 bytes, else the digest d of the token. */
+static void auth_token_ref(const json_t *claims, const unsigned char d[TOKCACHE_DIGEST],
+			   struct fleet_actor *out)
+{
+	const char *jti = json_string_value(json_object_get(claims, "jti"));
+	size_t n = jti ? strlen(jti) : 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)jti[i] < 0x21 || (unsigned char)jti[i] > 0x7e)
+			n = 0; /* not printable ASCII: the digest says as much, and safely */
+	if (n && n <= 128) {
+		snprintf(out->token_ref, sizeof out->token_ref, "jti:%s", jti);
+		return;
+	}
+	static const char hex[] = "0123456789abcdef";
+	char h[2 * TOKCACHE_DIGEST + 1];
+	for (size_t i = 0; i < TOKCACHE_DIGEST; i++) {
+		h[2 * i] = hex[d[i] >> 4];
+		h[2 * i + 1] = hex[d[i] & 15];
+	}
+	h[2 * TOKCACHE_DIGEST] = '\0';
+	snprintf(out->token_ref, sizeof out->token_ref, "sha256:%s", h);
+}
+
+/* Fills the actor from validated claims (JWT payload or introspection answer) of the token
+ * whose digest is d. */
+static bool auth_actor_from(const json_t *claims, const unsigned char d[TOKCACHE_DIGEST],
+			    struct fleet_actor *out)
 {
 	memset(out, 0, sizeof *out);
 	const char *sub = json_string_value(json_object_get(claims, "sub"));
@@ -232,6 +258,7 @@ static bool auth_actor_from(const json_t *claims, struct fleet_actor *out)
 	out->scopes = scopes_parse(json_string_value(json_object_get(claims, "scope")));
 	/* Client credentials: the client acts on its own authority, never as a person. */
 	out->machine = strcmp(sub, client) == 0;
+	auth_token_ref(claims, d, out);
 	return true;
 }
 
@@ -427,7 +454,7 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, struct 
 	auth_keys_release(k);
 	if (js != JWT_OK)
 		return AUTH_INVALID_TOKEN;
-	bool ok = auth_actor_from(claims, out);
+	bool ok = auth_actor_from(claims, d, out);
 	/* jwt_verify made sure exp is a usable time: it bounds the cache entry (refusals are never
 	 * cached: a bad token costs a verification each time, as before). */
 	long exp = 0;
@@ -536,7 +563,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 		*why = "token expired";
 	else if (!jwt_lifetime_ok(r, exp, now, auth.policy.max_lifetime))
 		*why = "token lifetime is longer than this server accepts";
-	else if (!auth_actor_from(r, out))
+	else if (!auth_actor_from(r, d, out))
 		*why = "token names no usable subject or client";
 	else
 		out->expires_at = exp;

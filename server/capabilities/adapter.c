@@ -59,16 +59,16 @@ void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
 	char id[96];
 	mcp_request_id(ctx, id, sizeof id);
 	const char *trace = ctx->req->trace_id;
-	if (trace && strlen(trace) == 32)
-		snprintf(buf, cap, "%s %s", trace, id);
-	else
-		snprintf(buf, cap, "%s", id);
+	const char *token = ctx->req->actor->token_ref;
+	bool t = trace && strlen(trace) == 32;
+	snprintf(buf, cap, "%s%s%s%s%s", t ? trace : "", t ? " " : "", token, *token ? " " : "",
+		 id);
 }
 
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		   const char *detail)
 {
-	char digest[65], reqid[128];
+	char digest[65], reqid[ADAPTER_REF_MAX];
 	reqstate_digest(args ? args : json_null(), digest);
 	adapter_request_ref(ctx, reqid, sizeof reqid);
 	const char *key = ctx->server->target_arg;

@@ -32,8 +32,10 @@ enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status
  * them (calls still apply the perimeter per object). */
 int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err);
 /* The request reference every audit row is written with (the request_id argument of the domain's
- * audited calls): the request's trace id, a space and its JSON-RPC id, or the id alone without a
- * trace id. fleet.audit_record stores the two in the row's trace_id and request_id. */
+ * audited calls): the request's trace id and a space, the token's reference (fleet_actor.
+ * token_ref, never the token) and a space, each when there is one, then its JSON-RPC id.
+ * fleet.audit_ref splits it into the row's trace_id, token_ref and request_id. */
+#define ADAPTER_REF_MAX (33 + FLEET_TOKEN_REF_MAX + 96)
 void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap);
 /* struct mcp_server.audit: the audit row of one tools/call (who, which tool and target, a
  * digest of the arguments, the outcome, the request id); never the arguments, never a token. */

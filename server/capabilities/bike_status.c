@@ -78,7 +78,7 @@ int bike_status_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struct 
 {
 	const char *bike_id = json_string_value(json_object_get(args, "bikeId"));
 	struct fleet_bike_status b;
-	char digest[65], reqid[128];
+	char digest[65], reqid[ADAPTER_REF_MAX];
 	reqstate_digest(args, digest);
 	adapter_request_ref(ctx, reqid, sizeof reqid);
 	enum fleet_status st = bikes_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);

@@ -66,7 +66,7 @@ struct tool_call {
 	struct mcp_ctx *ctx;
 	json_t *args; /* borrowed */
 	char digest[65];
-	char reqid[128];
+	char reqid[ADAPTER_REF_MAX];
 	const char *bike_id;
 };
 

@@ -211,6 +211,7 @@ async function forge(q) {
     case 'no_exp': { const c = claims(q); delete c.exp; return signWith(realRsa, 'RS256', at, c); }
     case 'no_aud': { const c = claims(q); delete c.aud; return signWith(realRsa, 'RS256', at, c); }
     case 'no_sub': { const c = claims(q); delete c.sub; return signWith(realRsa, 'RS256', at, c); }
+    case 'no_jti': { const c = claims(q); delete c.jti; return signWith(realRsa, 'RS256', at, c); }
     case 'no_client': { const c = claims(q); delete c.client_id; return signWith(realRsa, 'RS256', at, c); }
     case 'wrong_aud': return signWith(realRsa, 'RS256', at, claims(q, { aud: 'https://other-api.bikaroo.test/api' }));
     case 'aud_prefix': return signWith(realRsa, 'RS256', at, claims(q, { aud: `${resourceUri}/extra` }));

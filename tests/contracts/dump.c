@@ -25,7 +25,7 @@
 	"\":{\"mimeTypes\":[\"" UI_VIEWS_MIME_TYPE "\"]}}}}"
 
 static const struct fleet_actor dump_actor = {"contracts", "contracts-dump",
-					      FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0};
+					      FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0, ""};
 
 /* One list request (cursor NULL for the first page); the result object (new), or NULL. */
 static json_t *dump_list(const struct mcp_server *s, const char *method, const char *cursor)

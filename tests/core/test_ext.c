@@ -15,7 +15,8 @@
 #define EXT_MIME "text/html;profile=test"
 #define DECLARED "{\"extensions\":{\"" EXT_ID "\":{\"mimeTypes\":[\"" EXT_MIME "\"]}}}"
 
-static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
+static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
+				   ""};
 
 static const struct mcp_ext_meta link = {.extension = EXT_ID,
 					 .setting_key = "mimeTypes",

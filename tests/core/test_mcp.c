@@ -7,7 +7,8 @@
 #include "fixture.h"
 #include "suites.h"
 
-static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
+static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
+				   ""};
 
 #define META                                                                                       \
 	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \

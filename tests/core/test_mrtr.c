@@ -14,8 +14,10 @@
 #include "server/protocol/tools.h"
 #include "suites.h"
 
-static struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
-static struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
+static struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
+				   ""};
+static struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
+				  ""};
 
 /* A tool that asks for a confirmation (elicitation) with a requestState, then completes. */
 static int ask_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)

@@ -6,11 +6,12 @@
 #include "server/protocol/reqstate.h"
 #include "suites.h"
 
-static const struct fleet_actor marie = {"marie", "careful-assistant", FLEET_SCOPE_REPORT, false,
-					 0};
-static const struct fleet_actor paul = {"paul", "careful-assistant", FLEET_SCOPE_REPORT, false, 0};
-static const struct fleet_actor marie_other_app = {"marie", "ops-assistant", FLEET_SCOPE_REPORT,
-						   false, 0};
+static const struct fleet_actor marie = {"marie", "careful-assistant", FLEET_SCOPE_REPORT, false, 0,
+					 ""};
+static const struct fleet_actor paul = {"paul", "careful-assistant", FLEET_SCOPE_REPORT, false, 0,
+					""};
+static const struct fleet_actor marie_other_app = {
+	"marie", "ops-assistant", FLEET_SCOPE_REPORT, false, 0, ""};
 
 static void setup(void)
 {

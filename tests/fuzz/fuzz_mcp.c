@@ -17,8 +17,8 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const struct fleet_actor fuzz_actor = {"marie", "customer-care-assistant",
-					      FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0};
+static const struct fleet_actor fuzz_actor = {
+	"marie", "customer-care-assistant", FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0, ""};
 
 static struct mcp_server fuzz_server;
 

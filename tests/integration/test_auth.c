@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/b64.h"
 #include "common/mem.h"
 #include "domain/pg/db.h"
 #include "server/auth/auth.h"
@@ -609,6 +610,94 @@ START_TEST(machine_token_never_reports_whatever_its_row_says)
 	free(reports_after);
 	free(denials);
 	free(denials_after);
+}
+END_TEST
+
+/* The audit row names the token a call was made with by its jti, or by the SHA-256 of the token
+ * when it has none, never the token (tokens_never_leak checks the whole database for it): on
+ * the group-commit path of reads and on the one-by-one path of a refusal. */
+static void auth_call_as(const char *token, const char *tool, const char *args, int id)
+{
+	char a[9000], mn[64], body[512];
+	snprintf(a, sizeof a, "Authorization: Bearer %s", token);
+	snprintf(mn, sizeof mn, "Mcp-Name: %s", tool);
+	snprintf(body, sizeof body,
+		 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+		 "\"%s\",\"arguments\":%s,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+		 "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+		 id, tool, args);
+	const char *h[] = {"Content-Type: application/json",
+			   "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/call",
+			   mn,
+			   a,
+			   NULL};
+	struct it_response r;
+	it_http(auth_srv.port, "POST", "/mcp", h, body, strlen(body), &r);
+	ck_assert_msg(r.status == 200 || r.status == 403, "%ld %s", r.status, r.body);
+	it_response_free(&r);
+}
+
+/* The token_ref of the audit row with JSON-RPC id `id` (new string). */
+static char *auth_audit_ref(int id)
+{
+	char *q = mem_printf("SELECT coalesce(token_ref, 'NULL') FROM fleet.audit_log WHERE "
+			     "request_id = '%d' ORDER BY audit_id DESC LIMIT 1",
+			     id);
+	char *v = it_sql(q);
+	free(q);
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+/* "jti:" and the jti of a JWT (new string). */
+static char *auth_jti_ref(const char *token)
+{
+	const char *d1 = strchr(token, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+	ck_assert_ptr_nonnull(d2);
+	size_t n = 0;
+	unsigned char *payload = b64_decode(d1 + 1, (size_t)(d2 - d1 - 1), true, &n);
+	ck_assert_ptr_nonnull(payload);
+	json_t *claims = json_loadb((const char *)payload, n, 0, NULL);
+	const char *jti = json_string_value(json_object_get(claims, "jti"));
+	ck_assert_ptr_nonnull(jti);
+	char *ref = mem_printf("jti:%s", jti);
+	json_decref(claims);
+	free(payload);
+	return ref;
+}
+
+/* The token_ref of call id is want. */
+static void auth_expect_ref(int id, const char *want)
+{
+	char *got = auth_audit_ref(id);
+	ck_assert_str_eq(got, want);
+	free(got);
+}
+
+START_TEST(audit_rows_name_the_token_by_jti_or_digest)
+{
+	const char *t = auth_tok("forged-valid");
+	char *want = auth_jti_ref(t);
+	auth_call_as(t, "get_bike_status", "{\"bikeId\":\"VL-2048\"}", 7301);
+	auth_expect_ref(7301, want);
+	free(want);
+	/* A refusal (no fleet:report in this token) is audited one by one: the same reference. */
+	const char *ro = auth_tok("marie-read");
+	want = auth_jti_ref(ro);
+	auth_call_as(ro, "report_damaged_bike", "{\"bikeId\":\"VL-2048\",\"issue\":\"flat_tire\"}",
+		     7302);
+	auth_expect_ref(7302, want);
+	free(want);
+	/* No jti: the digest of the token. */
+	const char *nj = auth_tok("no-jti");
+	auth_call_as(nj, "get_bike_status", "{\"bikeId\":\"VL-2048\"}", 7303);
+	char *q = mem_printf("SELECT 'sha256:' || encode(sha256(convert_to('%s', 'UTF8')), 'hex')",
+			     nj);
+	want = it_sql(q);
+	auth_expect_ref(7303, want);
+	free(want);
+	free(q);
 }
 END_TEST
 
@@ -1312,6 +1401,7 @@ Suite *auth_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, auth_case, 0, n > 0 ? n : 1);
 	tcase_add_test(tc, machine_token_never_reports_whatever_its_row_says);
+	tcase_add_test(tc, audit_rows_name_the_token_by_jti_or_digest);
 	tcase_add_test(tc, tokens_never_leak);
 	suite_add_tcase(s, tc);
 	TCase *ti = tcase_create("introspection");

@@ -129,7 +129,9 @@ static const char *const mig_added_since_d73423a[] = {
 	"client_apps_rights_change",
 	"audit_batch(",
 	"bike_status_read_as(",
-	"fleet.audit_log", /* 0009: its trace_id column (audit_record and audit_batch write it) */
+	"fleet.audit_log", /* 0009: its trace_id column (audit_record and audit_batch write it);
+			      0010: its token_ref column */
+	"audit_ref(",      /* 0010: splits the request reference for the audit functions */
 };
 
 /* Cuts, in place, every block of a dump (from one "--\n-- Name: " header to the next) whose

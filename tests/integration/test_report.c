@@ -968,10 +968,12 @@ START_TEST(case_read_follows_perimeter_and_role)
 	ck_assert_int_eq(it_server_stop(&o), 0);
 
 	db_configure(&(struct db_settings){.conninfo = it_env("DATABASE_URL")});
-	struct fleet_actor olivia = {"olivia", "ops-assistant", FLEET_SCOPE_READ, false, 0};
-	struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
-	struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
-	struct fleet_actor noscope = {"olivia", "ops-assistant", FLEET_SCOPE_REPORT, false, 0};
+	struct fleet_actor olivia = {"olivia", "ops-assistant", FLEET_SCOPE_READ, false, 0, ""};
+	struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
+				    ""};
+	struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
+				   ""};
+	struct fleet_actor noscope = {"olivia", "ops-assistant", FLEET_SCOPE_REPORT, false, 0, ""};
 	struct case_file c;
 	ck_assert_int_eq(cases_read(&olivia, case_id, &c), FLEET_OK);
 	ck_assert_str_eq(c.bike_id, "VL-2144");

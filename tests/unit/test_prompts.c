@@ -68,7 +68,8 @@ END_TEST
 	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
 	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
 
-static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0};
+static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
+				   ""};
 
 static json_t *call(const char *body, const char *session_version)
 {
