@@ -717,6 +717,119 @@ START_TEST(listen_on_a_full_server_is_503)
 }
 END_TEST
 
+/* ---- outbound URLs: judged on libcurl's parse -------------------------------------------------
+ */
+
+/* A listener on addr:0 answering every request with body (a JSON document), counting them. */
+struct ab_httpd {
+	int fd;
+	unsigned port;
+	char body[512];
+	volatile int stop;
+	int hits;
+	pthread_t thread;
+};
+
+static void *ab_httpd_run(void *p)
+{
+	struct ab_httpd *h = p;
+	while (!h->stop) {
+		struct pollfd pf = {.fd = h->fd, .events = POLLIN};
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		int c = accept(h->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		h->hits++;
+		char req[4096];
+		size_t n = 0;
+		struct pollfd pc = {.fd = c, .events = POLLIN};
+		while (n < sizeof req - 1 && poll(&pc, 1, 2000) > 0) {
+			ssize_t got = recv(c, req + n, sizeof req - 1 - n, 0);
+			if (got <= 0)
+				break;
+			n += (size_t)got;
+			req[n] = '\0';
+			if (strstr(req, "\r\n\r\n"))
+				break;
+		}
+		char resp[1024];
+		int len = snprintf(resp, sizeof resp,
+				   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+				   "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+				   strlen(h->body), h->body);
+		ssize_t sent = send(c, resp, (size_t)len, MSG_NOSIGNAL);
+		(void)sent;
+		close(c);
+	}
+	return NULL;
+}
+
+static void ab_httpd_start(struct ab_httpd *h, const char *addr)
+{
+	h->fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(h->fd, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	inet_pton(AF_INET, addr, &sa.sin_addr);
+	ck_assert_int_eq(bind(h->fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	ck_assert_int_eq(listen(h->fd, 16), 0);
+	socklen_t sl = sizeof sa;
+	getsockname(h->fd, (struct sockaddr *)&sa, &sl);
+	h->port = ntohs(sa.sin_port);
+	pthread_create(&h->thread, NULL, ab_httpd_run, h);
+}
+
+static void ab_httpd_stop(struct ab_httpd *h)
+{
+	h->stop = 1;
+	pthread_join(h->thread, NULL);
+	close(h->fd);
+}
+
+/* Issuer metadata naming jwks_uri http://localhost:1@127.0.0.2:PORT/jwks: a prefix check read
+ * it as loopback, libcurl as user "localhost" at 127.0.0.2. The server must never fetch from
+ * 127.0.0.2, and never accept a token for want of keys. */
+START_TEST(jwks_uri_with_userinfo_is_never_fetched)
+{
+	struct ab_httpd evil = {0}, iss = {0};
+	snprintf(evil.body, sizeof evil.body, "{\"keys\":[]}");
+	ab_httpd_start(&evil, "127.0.0.2");
+	ab_httpd_start(&iss, "127.0.0.1");
+	snprintf(iss.body, sizeof iss.body,
+		 "{\"issuer\":\"http://127.0.0.1:%u\",\"jwks_uri\":\"http://"
+		 "localhost:1@127.0.0.2:%u/"
+		 "jwks\"}",
+		 iss.port, evil.port);
+	char issuer[96];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=http://127.0.0.1:%u", iss.port);
+	const char *env[] = {"BIKAROO_AUTH=jwt", issuer,
+			     "BIKAROO_RESOURCE_URI=https://mcp.bikaroo.test/mcp",
+			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	/* A JWS naming a key: validating it needs the key set. */
+	const char *token = "eyJhbGciOiJSUzI1NiIsInR5cCI6ImF0K2p3dCIsImtpZCI6ImsxIn0."
+			    "eyJzdWIiOiJtYXJpZSJ9.c2lnbmF0dXJl";
+	char auth[256];
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+	const char *h[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/list", auth, NULL};
+	const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{"
+			   "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+			   "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+	struct it_response r;
+	it_http(s.port, "POST", "/mcp", h, body, strlen(body), &r);
+	long status = r.status;
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	ab_httpd_stop(&iss);
+	ab_httpd_stop(&evil);
+	ck_assert_int_gt(iss.hits, 0); /* the metadata was read */
+	ck_assert_int_eq(evil.hits, 0);
+	ck_assert_msg(status == 503 || status == 401, "status %ld", status);
+}
+END_TEST
+
 Suite *abuse_suite(void)
 {
 	Suite *s = suite_create("abuse");
@@ -732,6 +845,7 @@ Suite *abuse_suite(void)
 	tcase_add_test(tc, sigterm_mid_load_answers_every_report_it_writes);
 	tcase_add_test(tc, listen_share_per_subject_and_slots_back_on_hangup);
 	tcase_add_test(tc, listen_on_a_full_server_is_503);
+	tcase_add_test(tc, jwks_uri_with_userinfo_is_never_fetched);
 	suite_add_tcase(s, tc);
 	return s;
 }
