@@ -89,18 +89,28 @@ static int ab_send(unsigned port, const char *request)
 	return fd;
 }
 
+/* Reads what fd has next into buf (cap bytes, *n used so far, kept NUL-terminated), waiting
+ * at most wait_ms; false at end of stream, on an error, a timeout or a full buffer. */
+static bool ab_recv_more(int fd, char *buf, size_t cap, size_t *n, int wait_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (*n >= cap - 1 || poll(&p, 1, wait_ms) <= 0)
+		return false;
+	ssize_t got = recv(fd, buf + *n, cap - 1 - *n, 0);
+	if (got <= 0)
+		return false;
+	*n += (size_t)got;
+	buf[*n] = '\0';
+	return true;
+}
+
 static int ab_raw_status(unsigned port, const char *request)
 {
 	int fd = ab_send(port, request);
 	char buf[512] = {0};
 	size_t n = 0;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	while (n < 12 && poll(&p, 1, 5000) > 0) {
-		ssize_t got = recv(fd, buf + n, sizeof buf - 1 - n, 0);
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
+	while (n < 12 && ab_recv_more(fd, buf, sizeof buf, &n, 5000))
+		;
 	close(fd);
 	int status = 0;
 	return sscanf(buf, "HTTP/1.1 %d", &status) == 1 ? status : 0;
@@ -642,14 +652,8 @@ static int ab_listen(unsigned port, int *status)
 	int fd = ab_send(port, req);
 	char buf[4096] = {0};
 	size_t n = 0;
-	struct pollfd p = {.fd = fd, .events = POLLIN};
 	*status = 0;
-	while (n < sizeof buf - 1 && poll(&p, 1, 5000) > 0) {
-		ssize_t got = recv(fd, buf + n, sizeof buf - 1 - n, 0);
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-		buf[n] = '\0';
+	while (ab_recv_more(fd, buf, sizeof buf, &n, 5000)) {
 		if (sscanf(buf, "HTTP/1.1 %d", status) == 1 && *status != 200 &&
 		    strstr(buf, "\r\n\r\n"))
 			break;
@@ -741,18 +745,10 @@ static void *ab_httpd_run(void *p)
 		if (c < 0)
 			continue;
 		h->hits++;
-		char req[4096];
+		char req[4096] = {0};
 		size_t n = 0;
-		struct pollfd pc = {.fd = c, .events = POLLIN};
-		while (n < sizeof req - 1 && poll(&pc, 1, 2000) > 0) {
-			ssize_t got = recv(c, req + n, sizeof req - 1 - n, 0);
-			if (got <= 0)
-				break;
-			n += (size_t)got;
-			req[n] = '\0';
-			if (strstr(req, "\r\n\r\n"))
-				break;
-		}
+		while (!strstr(req, "\r\n\r\n") && ab_recv_more(c, req, sizeof req, &n, 2000))
+			;
 		char resp[1024];
 		int len = snprintf(resp, sizeof resp,
 				   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
