@@ -115,6 +115,8 @@ fi
 
 stop_note=
 if ((started_pg)); then stop_note=' and the local PostgreSQL cluster'; fi
+metrics=${BIKAROO_METRICS_LISTEN-127.0.0.1:9464}
+watch="Health: http://127.0.0.1:$port/healthz and /readyz${metrics:+; metrics: http://$metrics/metrics}"
 call="curl -s $url -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status'"
 body='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 if [[ "$BIKAROO_AUTH" == local ]]; then
@@ -129,6 +131,7 @@ if [[ "$BIKAROO_AUTH" == local ]]; then
   With real bearer tokens instead: BIKAROO_AUTH=jwt make run (starts a test authorization server
   too, then scripts/dev-token.sh mints tokens for the demo users).
 
+  $watch
   Ctrl-C stops the server$stop_note.
 
 MSG
@@ -146,6 +149,7 @@ else
   Other users: paul (FR-LYO), olivia (operator, FR-PAR and FR-LYO), dev (viewer, developer-ide);
   a machine token: scripts/dev-token.sh fleet-sync fleet-sync fleet:read
 
+  $watch
   Ctrl-C stops the server, the authorization server$stop_note.
 
 MSG
