@@ -16,7 +16,11 @@ cleanup() {
   rm -rf "$t"
 }
 trap cleanup EXIT
-fail() { echo "not ok - $*"; [[ -f $t/serve.log ]] && tail -n 20 "$t/serve.log"; exit 1; }
+fail() {
+  echo "not ok - $*"
+  for f in "$t/serve.log" "$t/serve2.log"; do [[ -f $f ]] && grep -v 'still unavailable\|connection failed' "$f" | tail -n 10; done
+  exit 1
+}
 
 env_lines=$(scripts/pgtmp.sh start "$pgdir" 2>"$t/pg.log") || { cat "$t/pg.log"; fail "a cluster of its own starts"; }
 db_url=$(sed -n "s/^DATABASE_URL='\(.*\)'$/\1/p" <<<"$env_lines")
@@ -35,7 +39,7 @@ call() {
 read_bike='"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},'
 
 # shellcheck disable=SC2086
-DATABASE_URL=$db_url BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port \
+DATABASE_URL=$db_url BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port BIKAROO_METRICS_LISTEN=127.0.0.1:0 \
   BIKAROO_DB_RETRY_MAX_MS=500 ${BIKAROO_WRAPPER:-} "$bin" serve 2>"$t/serve.log" &
 pid=$!
 for _ in $(seq 1 300); do [[ -s $t/port ]] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -65,7 +69,7 @@ echo "ok - a tool call without the database gets 503 + Retry-After and an error,
 # comes up to a second after the cluster, and every tool call meanwhile must still be a 503.
 super_url=${db_url/fleet_app@/postgres@}
 # shellcheck disable=SC2086
-DATABASE_URL=$super_url BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port2 \
+DATABASE_URL=$super_url BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port2 BIKAROO_METRICS_LISTEN=127.0.0.1:0 \
   BIKAROO_DB_RETRY_MAX_MS=4000 ${BIKAROO_WRAPPER:-} "$bin" serve 2>"$t/serve2.log" &
 pid2=$!
 for _ in $(seq 1 300); do [[ -s $t/port2 ]] && break; sleep 0.1; done
