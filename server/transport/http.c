@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ struct http_server {
 	http_ready_fn ready;
 	atomic_bool draining;       /* http_set_draining(): /readyz says so */
 	struct MHD_Daemon *metrics; /* GET /metrics, on its own address; NULL: none */
+	MHD_socket quiesced;        /* the listening socket http_drain took back, or invalid */
 };
 
 struct http_req {
@@ -1122,6 +1124,7 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	}
 	*bound_port = http_bound_port(fd);
 	struct http_server *s = mem_calloc(1, sizeof *s);
+	s->quiesced = MHD_INVALID_SOCKET;
 	s->ready = set->ready;
 	s->mcp = mcp;
 	s->tokens = actor == NULL;
@@ -1169,9 +1172,12 @@ long http_drain(struct http_server *s, long limit_ms)
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_store(&http_draining, true);
-	MHD_socket lsock = MHD_quiesce_daemon(s->daemon); /* no new connection from here on */
-	if (lsock != MHD_INVALID_SOCKET)
-		close(lsock);
+	/* No new connection from here on: a listening socket shut down refuses them at once
+	 * (Linux), but it is closed only after MHD_stop_daemon(), as MHD_quiesce_daemon() asks:
+	 * the daemon's threads may still be using it, and a closed number can be reused. */
+	s->quiesced = MHD_quiesce_daemon(s->daemon);
+	if (s->quiesced != MHD_INVALID_SOCKET)
+		shutdown(s->quiesced, SHUT_RDWR);
 	guard_cut_waiting(s->guard);      /* idle ones: a proxy sends its next request elsewhere */
 	listen_hub_end_all(s->hub, true); /* each stream ends with its result */
 	long waited = 0;
@@ -1199,6 +1205,8 @@ void http_stop(struct http_server *s)
 		http_streams_drain();
 		MHD_stop_daemon(s->daemon);
 	}
+	if (s->quiesced != MHD_INVALID_SOCKET)
+		close(s->quiesced);
 	if (s->metrics)
 		MHD_stop_daemon(s->metrics);
 	guard_free(s->guard); /* after the daemon: every connection was closed */
