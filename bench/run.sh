@@ -179,7 +179,7 @@ if command -v pgbouncer >/dev/null; then
   mkdir -p "$tmp/bouncer"
   cat >"$tmp/bouncer/pgbouncer.ini" <<INI
 [databases]
-bikaroo = host=$sock dbname=bikaroo
+bikaroo = host=$PGTMP_SOCK dbname=bikaroo
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $bport
@@ -199,7 +199,7 @@ INI
     pgbouncer "$tmp/bouncer/pgbouncer.ini" 2>/dev/null &
   fi
   pids+=($!)
-  pooled_db="postgresql://fleet_app@127.0.0.1:$bport/bikaroo"
+  pooled_db="postgresql://fleet_app@127.0.0.1:$bport/bikaroo?hostaddr=&sslmode=disable&gssencmode=disable&options=&passfile=&connect_timeout=10&target_session_attrs=any&client_encoding=UTF8"
   for _ in $(seq 1 50); do psql -X -q "$pooled_db" -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
   env "${server_env[@]}" BIKAROO_DB_POOLER=transaction DATABASE_URL="$pooled_db" \
     BIKAROO_LISTEN_DATABASE_URL="$DATABASE_URL" BIKAROO_PORT=0 BIKAROO_READY_FILE="$tmp/pport" \
