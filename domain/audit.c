@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "common/mem.h"
@@ -124,7 +125,44 @@ static enum fleet_status audit_flush(struct audit_waiter *const *rows, size_t n)
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct audit_waiter *audit_head; /* rows waiting for a batch, oldest first */
 static struct audit_waiter **audit_tail = &audit_head;
-static bool audit_flushing; /* a batch is being written */
+static size_t audit_queued;                 /* how many */
+static bool audit_flushing;                 /* a batch is being formed or written */
+static struct audit_waiter *audit_lingerer; /* the leader waiting for more rows, or NULL */
+static int audit_reading; /* reads begun whose rows are not queued yet (audit_read_begin) */
+
+void audit_read_begin(void)
+{
+	pthread_mutex_lock(&audit_lock);
+	audit_reading++;
+	pthread_mutex_unlock(&audit_lock);
+}
+
+void audit_read_cancel(void)
+{
+	pthread_mutex_lock(&audit_lock);
+	audit_reading--;
+	if (audit_lingerer) /* one fewer row to wait for */
+		pthread_cond_signal(&audit_lingerer->wake);
+	pthread_mutex_unlock(&audit_lock);
+}
+
+/* The leader waits, at most AUDIT_LINGER_US, for the rows of reads under way to join its batch
+ * (each arrival wakes it); called and returns with audit_lock held. */
+static void audit_linger(struct audit_waiter *me)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += AUDIT_LINGER_US * 1000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	audit_lingerer = me;
+	while (audit_reading > 0 && audit_queued < AUDIT_BATCH_MAX)
+		if (pthread_cond_timedwait(&me->wake, &audit_lock, &until) != 0)
+			break; /* the time is up */
+	audit_lingerer = NULL;
+}
 
 enum fleet_status audit_record_read(const struct fleet_actor *actor, const struct audit_entry *e)
 {
@@ -134,6 +172,10 @@ enum fleet_status audit_record_read(const struct fleet_actor *actor, const struc
 	pthread_mutex_lock(&audit_lock);
 	*audit_tail = &me;
 	audit_tail = &me.next;
+	audit_queued++;
+	audit_reading--;
+	if (audit_lingerer)
+		pthread_cond_signal(&audit_lingerer->wake);
 	while (!me.done) {
 		if (audit_flushing) {
 			/* Each waiter sleeps on its own condition: a finished batch wakes its rows
@@ -144,11 +186,14 @@ enum fleet_status audit_record_read(const struct fleet_actor *actor, const struc
 		/* Lead: take the oldest rows (ours among them unless more than a batch waits
 		 * ahead of it, in which case we lead again after this one). */
 		audit_flushing = true;
+		if (audit_reading > 0)
+			audit_linger(&me);
 		size_t n = 0;
 		while (audit_head && n < AUDIT_BATCH_MAX) {
 			batch[n++] = audit_head;
 			audit_head = audit_head->next;
 		}
+		audit_queued -= n;
 		if (!audit_head)
 			audit_tail = &audit_head;
 		pthread_mutex_unlock(&audit_lock);

@@ -27,15 +27,24 @@ struct audit_entry {
 enum fleet_status audit_record(const struct fleet_actor *actor, const struct audit_entry *e)
 	__attribute__((warn_unused_result));
 
+/* A read whose row will come to audit_record_read() begins (call before its statement): a
+ * batch's leader waits a little for the rows of reads under way. audit_read_cancel() when the
+ * read ends without a row to record (its statement failed). */
+void audit_read_begin(void);
+void audit_read_cancel(void);
+
 /* The same for a read that has been allowed (outcome ok or not_found), by group commit: the
- * entry joins the batch being formed; the first caller without a batch in flight writes it
- * (one fleet.audit_batch INSERT of at most AUDIT_BATCH_MAX rows, no deliberate wait: a row waits
- * at most for the batch in flight, then its own). Returns once the row's batch has committed
- * (FLEET_OK) or failed (its status, e.g. FLEET_UNAVAILABLE, for every row of that batch: the
- * read must then not answer). Thread-safe; actor and e are borrowed until it returns. */
+ * entry joins the batch being formed; the first caller without a batch in flight leads it: it
+ * waits at most AUDIT_LINGER_US, and only while reads begun (audit_read_begin) have not queued
+ * their rows yet, then writes the batch (one fleet.audit_batch INSERT of at most
+ * AUDIT_BATCH_MAX rows). A row thus waits at most for the batch in flight, then the linger and
+ * its own. Ends the read begun by audit_read_begin(). Returns once the row's batch has
+ * committed (FLEET_OK) or failed (FLEET_UNAVAILABLE for every row of that batch: the read must
+ * then not answer). Thread-safe; actor and e are borrowed until it returns. */
 enum fleet_status audit_record_read(const struct fleet_actor *actor, const struct audit_entry *e)
 	__attribute__((warn_unused_result));
 
 #define AUDIT_BATCH_MAX 64
+#define AUDIT_LINGER_US 1000
 
 #endif

@@ -119,10 +119,14 @@ enum fleet_status bikes_status_audited(const struct fleet_actor *actor, const ch
 	const char *params[5] = {actor->subject, actor->client_id, bike_id, args_digest,
 				 request_id};
 	struct rights rights;
+	audit_read_begin();
 	enum fleet_status st =
 		bikes_status_run(actor, "bike_status_read_as", sql, 5, params, out, &rights);
-	if (st != FLEET_OK && st != FLEET_NOT_FOUND && st != FLEET_FORBIDDEN)
-		return st; /* the statement failed: nothing was read, no row to write */
+	if (st != FLEET_OK && st != FLEET_NOT_FOUND) {
+		audit_read_cancel(); /* no row for the group commit */
+		if (st != FLEET_FORBIDDEN)
+			return st; /* the statement failed: nothing was read, no row to write */
+	}
 	struct audit_entry e = {.tool = "get_bike_status",
 				.target = bike_id,
 				.args_digest = args_digest,
