@@ -121,6 +121,7 @@ const hostUrl = (who, o = {}) => {
     theme: o.theme || "light",
     width: String(o.width || 600),
     elicit: o.elicit || "",
+    lose: o.lose ? "1" : "",
   });
   return `http://127.0.0.1:${port}/host.html?${q}`;
 };
@@ -388,6 +389,30 @@ await check("a host that asks its user and is told yes: the report is filed once
     assert(asked.length === 1 && asked[0].detail.includes(BIKE) && asked[0].detail.includes("careful-assistant"), JSON.stringify(asked));
     const rows = psql(`SELECT reported_via FROM fleet.damage_reports WHERE description = ${quote(said)}`).split("\n");
     assert(rows.length === 1 && rows[0] === "careful-assistant", `reports: ${rows}`);
+  } finally {
+    await p.close();
+  }
+});
+
+await check("Send again after a lost answer: the report is filed once, with the same idempotencyKey", async () => {
+  const p = await openHost("marie", { lose: true });
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
+    const said = `Answer lost once ${randomUUID()}`;
+    await f.focus("#open-report");
+    await keys(p, "Enter", "Tab");
+    await p.keyboard.type(said);
+    await keys(p, "Tab", "Enter", "Tab", "Enter");
+    await waitText(f, "#message", /^The host could not complete the call: .*connection was lost/);
+    assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE description = ${quote(said)}`) === "1", "the lost answer's report is written");
+    await f.$eval("#send", (b) => b.click()); // the user tries again
+    await waitText(f, "#message", /^Report DR-\d+ filed/);
+    const rows = psql(`SELECT k.idem_key FROM fleet.damage_reports r JOIN fleet.idempotency_keys k USING (report_id) WHERE r.description = ${quote(said)}`).split("\n");
+    const lost = (await p.evaluate(() => window.hostLog)).filter((e) => e.event === "answer-lost");
+    assert(rows.length === 1, `${rows.length} reports filed for one report sent twice`);
+    assert(lost.length === 1 && lost[0].detail === rows[0], `keys: lost ${JSON.stringify(lost)}, stored ${rows}`);
   } finally {
     await p.close();
   }

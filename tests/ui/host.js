@@ -28,6 +28,8 @@ const options = {
   // Server-side confirmations (input_required with a form elicitation): "" this host declares
   // no elicitation; "accept" it asks its user, who accepts; "manual" it hands them to the view.
   elicit: params.get("elicit") || "",
+  // "1": the first report_damaged_bike's answer is lost after the server answered it.
+  lose: params.get("lose") === "1",
 };
 const STYLES = {
   light: { "--color-background-primary": "#ffffff", "--color-text-primary": "#111111" },
@@ -138,6 +140,18 @@ async function render(name, uri, input) {
     // back (set after connect(), which installs the bridge's plain forwarding).
     bridge.oncalltool = (p, extra) =>
       client.request({ method: "tools/call", params: p }, { allowInputRequired: true, signal: extra.mcpReq.signal });
+  }
+  if (options.lose) {
+    let lost = false;
+    bridge.oncalltool = async (p, extra) => {
+      const r = await client.request({ method: "tools/call", params: p }, { signal: extra.mcpReq.signal });
+      if (p.name === "report_damaged_bike" && !lost) {
+        lost = true;
+        log("answer-lost", p.arguments?.idempotencyKey);
+        throw new Error("the connection was lost before the answer");
+      }
+      return r;
+    };
   }
   await bridge.sendSandboxResourceReady({ html: view.html, csp: view.ui.csp, permissions: view.ui.permissions });
   await initialized;
