@@ -394,6 +394,29 @@ await check("a host that asks its user and is told yes: the report is filed once
   }
 });
 
+await check("markup a user typed in a report is shown as text in the card and the timeline, never run", async () => {
+  const p = await openHost("marie");
+  try {
+    const said = `<img src=x onerror="document.title='ran'"><b>bold</b> ${randomUUID()}`;
+    const args = { bikeId: BIKE, issue: "other", description: said, idempotencyKey: randomUUID() };
+    await p.evaluate((a) => window.bikarooHost.callTool("report_damaged_bike", a), args);
+    const card = await viewFrame(p, "report_damaged_bike");
+    await waitText(card, "#message", /^Report DR-\d+ filed/);
+    await card.focus("#open-case");
+    await keys(p, "Enter");
+    const tl = await viewFrame(p, "investigation-case");
+    await waitText(tl, "#timeline", new RegExp(said.slice(-36)));
+    const quotes = await tl.$$eval("#timeline .quote", (qs) => qs.map((q) => q.textContent));
+    assert(quotes.includes(said), `the description is not shown as typed: ${JSON.stringify(quotes)}`);
+    for (const f of [card, tl]) {
+      assert((await f.$$("img, b")).length === 0, "the markup became elements");
+      assert((await f.evaluate(() => document.title)) !== "ran", "the markup ran");
+    }
+  } finally {
+    await p.close();
+  }
+});
+
 await check("Send again after a lost answer: the report is filed once, with the same idempotencyKey", async () => {
   const p = await openHost("marie", { lose: true });
   try {
