@@ -75,7 +75,8 @@ for _ in $(seq 1 50); do curl -sf "$issuer/jwks.json" >/dev/null && break; sleep
 
 server_env=(BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER="$issuer" BIKAROO_RESOURCE_URI="$resource"
   BIKAROO_AUTH_INSECURE_LOOPBACK=1 BIKAROO_LOG_LEVEL=warn BIKAROO_THREADS="$threads"
-  BIKAROO_RATE_READS=0 BIKAROO_RATE_WRITES=0 BIKAROO_STATE_SECRET=bench-secret-bench-secret-bench-secret)
+  BIKAROO_RATE_READS=0 BIKAROO_RATE_WRITES=0 BIKAROO_STATE_SECRET=bench-secret-bench-secret-bench-secret
+  BIKAROO_METRICS_LISTEN=127.0.0.1:0)
 ready=$tmp/port
 env "${server_env[@]}" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/server.log" &
 server_pid=$!
