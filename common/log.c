@@ -91,6 +91,11 @@ void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 			json_object_set_new(o, "reqid", json_string(reqid));
 		/* Invalid UTF-8 (a libpq message in another encoding) is replaced, not lost. */
 		json_t *msg = json_string(line);
+		/* A message cut at the line's end may end inside a character: that part goes. */
+		for (size_t len = strlen(line), k = 0; !msg && len && k < 3; k++) {
+			line[--len] = '\0';
+			msg = json_string(line);
+		}
 		json_object_set_new(o, "msg", msg ? msg : json_string("(not UTF-8)"));
 		log_json_line(level, o);
 		return;

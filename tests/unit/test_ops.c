@@ -4,8 +4,10 @@
 #include <check.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/metrics.h"
@@ -132,6 +134,35 @@ START_TEST(traceparent_is_taken_only_when_valid)
 }
 END_TEST
 
+/* BIKAROO_LOG_FORMAT=json: a message cut at the line's limit inside a character ("é" across
+ * the cut) keeps its text, never becomes "(not UTF-8)". */
+START_TEST(a_json_log_line_cut_inside_a_character_keeps_its_text)
+{
+	char path[] = "/tmp/bikaroo-log-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	int saved = dup(STDERR_FILENO); /* given back below: CK_FORK=no runs the next tests here */
+	ck_assert_ptr_nonnull(freopen(path, "w", stderr));
+	char msg[1100];
+	memset(msg, 'a', 1022);
+	snprintf(msg + 1022, sizeof msg - 1022, "\xc3\xa9 and more");
+	log_set_json(true);
+	log_msg(LOG_ERROR, NULL, "%s", msg);
+	log_set_json(false);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[2048] = "";
+	ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+	fclose(f);
+	unlink(path);
+	ck_assert_msg(strstr(line, "\"msg\":\"aaaaaaaa") != NULL, "%.120s", line);
+}
+END_TEST
+
 START_TEST(listen_addresses_v4_and_v6)
 {
 	struct sockaddr_storage sa;
@@ -171,6 +202,7 @@ Suite *ops_suite(void)
 	tcase_add_test(tc, label_values_are_escaped);
 	tcase_add_test(tc, traceparent_is_taken_only_when_valid);
 	tcase_add_test(tc, listen_addresses_v4_and_v6);
+	tcase_add_test(tc, a_json_log_line_cut_inside_a_character_keeps_its_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
