@@ -151,7 +151,7 @@ void audit_read_cancel(void)
 static void audit_linger(struct audit_waiter *me)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until); /* the waiter's condition runs on this clock */
 	until.tv_nsec += AUDIT_LINGER_US * 1000L;
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
@@ -168,7 +168,11 @@ enum fleet_status audit_record_read(const struct fleet_actor *actor, const struc
 {
 	struct audit_waiter me = {.actor = actor, .e = e, .st = FLEET_INTERNAL};
 	struct audit_waiter *batch[AUDIT_BATCH_MAX];
-	pthread_cond_init(&me.wake, NULL);
+	pthread_condattr_t ca; /* a monotonic linger: a step of the wall clock cannot stretch it */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&me.wake, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_mutex_lock(&audit_lock);
 	*audit_tail = &me;
 	audit_tail = &me.next;

@@ -127,7 +127,9 @@ sock_ok() {
 new_tmp_storage() {
   local t
   t=$(mktemp -d /tmp/pgtmp.XXXXXXXX)
-  chmod 0700 "$t"
+  # Traversable, not listable: the data directory below stays 0700, and the socket directory
+  # must be reachable by the unprivileged users the tests run the product as (tests/install).
+  chmod 0711 "$t"
   if is_root; then chown postgres:postgres "$t"; fi
   printf '%s\n' "$t"
 }

@@ -66,7 +66,19 @@ static void db_count_error(const char *kind)
 
 static PGconn *db_connect(const char *conninfo)
 {
-	PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
+	/* Defaults a configured conninfo overrides (it is expanded after them): a peer that
+	 * vanishes over TCP (no reset, a black hole) fails the connection's next use within about
+	 * a minute instead of the kernel's hours, so a worker answers 503 rather than hang.
+	 * Unix-socket connections ignore them. */
+	static const char *const keys[] = {"keepalives",
+					   "keepalives_idle",
+					   "keepalives_interval",
+					   "keepalives_count",
+					   "tcp_user_timeout",
+					   "dbname",
+					   NULL};
+	const char *values[] = {"1", "30", "10", "3", "60000", conninfo ? conninfo : "", NULL};
+	PGconn *pg = PQconnectdbParams(keys, values, 1);
 	if (PQstatus(pg) != CONNECTION_OK) {
 		/* The message names host and role, never the password. */
 		log_error("database connection failed: %s", PQerrorMessage(pg));

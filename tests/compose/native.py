@@ -135,7 +135,9 @@ def main(tmp, stage, config_path, public):
         for script in sorted(os.listdir(initdb_dir)):
             # A container's environment only (env -i): none of the caller's PG* variables.
             sh('runuser', '-u', 'postgres', '--', 'env', '-i', *[f'{k}={v}' for k, v in dbenv.items()],
-               f'PGHOST={pgdir}/sock', 'bash', os.path.join(initdb_dir, script), stdout=subprocess.DEVNULL)
+               f'PGHOST={pgdir}/sock', 'bash', '-s', stdout=subprocess.DEVNULL,
+               # on standard input: the postgres user may not reach a checkout in a 0700 folder
+               stdin=open(os.path.join(initdb_dir, script), 'rb'))
         ok(healthy(db, me, 30), f"db: initialised by {', '.join(sorted(os.listdir(initdb_dir)))} from the "
            f"secrets, healthy by its healthcheck ({' '.join(db['healthcheck']['test'][1:])})")
 
