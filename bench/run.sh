@@ -8,6 +8,10 @@
 # date, the commit and the command. Bounded: about 3-4 minutes.
 #   bench/run.sh BUILD_DIR          the table
 #   bench/run.sh BUILD_DIR rss      1,000,000 mixed requests: peak RSS and its growth (make bench-rss)
+#   bench/run.sh BUILD_DIR serve    set up as for the table, print the server's URL, token and
+#                                   PID, and wait (BENCH_SERVE_SECONDS, default 1800) for a
+#                                   profile or a load by hand
+# BENCH_ONLY=REGEX measures only the lines whose names match (and appends nothing to RESULTS.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 B=${1:-build}
@@ -90,7 +94,8 @@ url="http://127.0.0.1:$port"
 pick='\set n 3 * random(33334, 65332) + 2'
 printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_at FROM fleet.bikes WHERE bike_id = '"'VL-'"' || :n;\n' "$pick" >"$tmp/plain.sql"
 # The server's per-call SQL as it sends it (prepared): the read as the caller, and its share of
-# an audit batch (8 reads, then their rows in one fleet.audit_batch): one transaction = 8 calls.
+# an audit batch (8 reads, then their rows in one fleet.audit_batch, with a trace id and a token
+# reference as the server's rows have): one transaction = 8 calls.
 {
   for i in 1 2 3 4 5 6 7 8; do
     printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
@@ -99,9 +104,10 @@ printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_a
     printf "SELECT * FROM fleet.bike_status_read_as('marie', 'customer-care-assistant', 'VL-' || :n%d, repeat('0', 64), '\"b%d\"');\n" "$i" "$i"
   done
   arr() { printf "ARRAY['%s','%s','%s','%s','%s','%s','%s','%s']" "$1" "$1" "$1" "$1" "$1" "$1" "$1" "$1"; }
-  printf "SELECT fleet.audit_batch(%s, %s, %s, ARRAY['VL-' || :n1, 'VL-' || :n2, 'VL-' || :n3, 'VL-' || :n4, 'VL-' || :n5, 'VL-' || :n6, 'VL-' || :n7, 'VL-' || :n8], %s, %s, ARRAY[NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL]::text[], %s);\n" \
+  printf "SELECT fleet.audit_batch(%s, %s, %s, ARRAY['VL-' || :n1, 'VL-' || :n2, 'VL-' || :n3, 'VL-' || :n4, 'VL-' || :n5, 'VL-' || :n6, 'VL-' || :n7, 'VL-' || :n8], %s, %s, ARRAY[NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL]::text[], %s, %s, %s);\n" \
     "$(arr marie)" "$(arr customer-care-assistant)" "$(arr get_bike_status)" \
-    "$(arr 0000000000000000000000000000000000000000000000000000000000000000)" "$(arr ok)" "$(arr '"b"')"
+    "$(arr 0000000000000000000000000000000000000000000000000000000000000000)" "$(arr ok)" "$(arr '"b"')" \
+    "$(arr 4bf92f3577b34da6a3ce929d0e0e4736)" "$(arr 'jti::bench')"
 } >"$tmp/percall.sql"
 # What report_damaged_bike writes, as plain SQL by the owner: a report, the bike, an audit row.
 cat >"$tmp/write.sql" <<SQL
@@ -251,6 +257,7 @@ one_stdio() { # kind conns
 measure() {
   local name=$1 conns=$2 r
   shift 2
+  [[ -z ${BENCH_ONLY:-} || $name =~ $BENCH_ONLY ]] || return 0
   for r in $(seq 1 "$rounds"); do "$@"; done >"$tmp/rounds"
   local med
   med=$(awk '{print $1, NR}' "$tmp/rounds" | sort -n | awk '{a[NR]=$2} END {print a[int((NR + 1) / 2)]}')
@@ -329,6 +336,13 @@ LUA
   exit
 fi
 
+if [[ $mode == serve ]]; then
+  printf 'url=%s\ntoken=%s\nserver_pid=%s\nwrk_scripts=%s\n' "$url" "$token" "$server_pid" "$tmp"
+  sleep "${BENCH_SERVE_SECONDS:-1800}" &
+  wait $! || true
+  exit
+fi
+
 log "== bench: $rounds rounds of ${secs}s, connections: $conns_list, $threads server workers"
 audit0=$(psql -X -At "$super" -c "SELECT coalesce(max(audit_id), 0) FROM fleet.audit_log")
 for c in $conns_list; do
@@ -389,5 +403,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
   done
 } >"$tmp/table.md"
 cat "$tmp/table.md"
-results_append "$tmp/table.md"
-log "appended to bench/RESULTS.md"
+if [[ -n ${BENCH_ONLY:-} ]]; then
+  log "BENCH_ONLY: a partial table, not appended to bench/RESULTS.md"
+else
+  results_append "$tmp/table.md"
+  log "appended to bench/RESULTS.md"
+fi

@@ -48,6 +48,7 @@ struct http_req {
 	char *body;
 	size_t len, cap;
 	bool refused;     /* a response was already queued (e.g. 413) */
+	bool probe;       /* GET /healthz or /readyz: answered once the request is read */
 	bool too_large;   /* a streamed body passed the limit: discard the rest, then 413 */
 	size_t discarded; /* bytes thrown away since */
 	char reqid[24];
@@ -752,8 +753,11 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 {
 	if (first) {
 		if (strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0) {
-			st->refused = true;
-			return http_health(s, c, method, strcmp(url, "/readyz") == 0);
+			/* Answered at the end of the request, not now: libmicrohttpd closes the
+			 * connection after an answer queued before the request was read, and a
+			 * probe (or a load balancer) keeps its connection. */
+			st->probe = true;
+			return MHD_YES;
 		}
 		if (atomic_load(&http_draining)) {
 			/* Not begun, so nothing done: another instance may take it. */
@@ -807,6 +811,12 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 	}
 	if (!*upload_size)
 		guard_body_done(s->guard, http_guard_conn(c));
+	if (st->probe) {
+		if (!*upload_size)
+			return http_health(s, c, method, strcmp(url, "/readyz") == 0);
+		*upload_size = 0; /* a probe's body, if any, is not read */
+		return MHD_YES;
+	}
 	if (st->refused) {
 		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
 		return MHD_YES;
