@@ -67,47 +67,98 @@ enum fleet_status audit_record(const struct fleet_actor *actor, const struct aud
 	return FLEET_OK;
 }
 
-/* Appends a PostgreSQL text array literal of field i of rows[0..n): {"a","b",NULL}, each
- * element quoted, '"' and '\' escaped. */
-static void audit_array(struct mem_buf *b, struct audit_waiter *const *rows, size_t n, size_t i)
+/* A value of a batch's column: len bytes at p, or NULL. */
+struct audit_value {
+	const char *p;
+	size_t len;
+};
+
+/* The three parts of a request reference (adapter_request_ref): "<trace> " when it starts with
+ * 32 lowercase hex digits and a space, then "<jti:... or sha256:...> " (printable, no space),
+ * then the JSON-RPC id; the same split as fleet.audit_ref, which the single-row writers use.
+ * The batch sends the parts apart: splitting them in SQL cost more than the INSERT itself. */
+static void audit_ref_split(const char *ref, struct audit_value *trace, struct audit_value *token,
+			    struct audit_value *id)
+{
+	*trace = *token = (struct audit_value){NULL, 0};
+	*id = (struct audit_value){ref, ref ? strlen(ref) : 0};
+	if (!ref)
+		return;
+	const char *s = ref;
+	if (strspn(s, "0123456789abcdef") >= 32 && s[32] == ' ') {
+		*trace = (struct audit_value){s, 32};
+		s += 33;
+	}
+	size_t kind = strncmp(s, "jti:", 4) == 0 ? 4 : strncmp(s, "sha256:", 7) == 0 ? 7 : 0;
+	if (kind) {
+		size_t n = kind;
+		while (s[n] >= '!' && s[n] <= '~')
+			n++;
+		if (n > kind && s[n] == ' ') {
+			*token = (struct audit_value){s, n};
+			s += n + 1;
+		}
+	}
+	*id = (struct audit_value){s, strlen(s)};
+}
+
+/* Appends a PostgreSQL text array literal of v[0..n): {"a","b",NULL}, each element quoted,
+ * '"' and '\' escaped. */
+static void audit_array(struct mem_buf *b, const struct audit_value *v, size_t n)
 {
 	mem_buf_put(b, "{", 1);
 	for (size_t r = 0; r < n; r++) {
 		if (r)
 			mem_buf_put(b, ",", 1);
-		const char *v = audit_field(rows[r]->actor, rows[r]->e, i);
-		if (!v) {
+		if (!v[r].p) {
 			mem_buf_put(b, "NULL", 4);
 			continue;
 		}
 		mem_buf_put(b, "\"", 1);
-		for (const char *s = v; *s; s++) {
+		const char *s = v[r].p, *end = s + v[r].len;
+		while (s < end) {
 			size_t run = strcspn(s, "\"\\");
+			if (run > (size_t)(end - s))
+				run = (size_t)(end - s);
 			mem_buf_put(b, s, run);
 			s += run;
-			if (!*s)
+			if (s >= end)
 				break;
 			mem_buf_put(b, "\\", 1);
 			mem_buf_put(b, s, 1);
+			s++;
 		}
 		mem_buf_put(b, "\"", 1);
 	}
 	mem_buf_put(b, "}", 1);
 }
 
+/* The batch's columns: the fields but the last (the request reference), then its three parts. */
+enum { AUDIT_BATCH_NCOLS = AUDIT_NFIELDS + 2 };
+
 /* Writes rows[0..n) in one statement (its own transaction) on this thread's connection. */
 static enum fleet_status audit_flush(struct audit_waiter *const *rows, size_t n)
 {
-	static const char sql[] = "SELECT fleet.audit_batch($1, $2, $3, $4, $5, $6, $7, $8)";
-	struct mem_buf bufs[AUDIT_NFIELDS];
-	const char *params[AUDIT_NFIELDS];
+	static const char sql[] =
+		"SELECT fleet.audit_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+	struct mem_buf bufs[AUDIT_BATCH_NCOLS];
+	const char *params[AUDIT_BATCH_NCOLS];
+	struct audit_value col[AUDIT_BATCH_NCOLS][AUDIT_BATCH_MAX];
 	memset(bufs, 0, sizeof bufs);
-	for (size_t i = 0; i < AUDIT_NFIELDS; i++) {
-		audit_array(&bufs[i], rows, n, i);
+	for (size_t r = 0; r < n; r++) {
+		for (size_t i = 0; i + 1 < AUDIT_NFIELDS; i++) {
+			const char *v = audit_field(rows[r]->actor, rows[r]->e, i);
+			col[i][r] = (struct audit_value){v, v ? strlen(v) : 0};
+		}
+		audit_ref_split(rows[r]->e->request_id, &col[AUDIT_NFIELDS][r],
+				&col[AUDIT_NFIELDS + 1][r], &col[AUDIT_NFIELDS - 1][r]);
+	}
+	for (size_t i = 0; i < AUDIT_BATCH_NCOLS; i++) {
+		audit_array(&bufs[i], col[i], n);
 		params[i] = bufs[i].p;
 	}
 	enum fleet_status st;
-	PGresult *res = db_exec_prepared("audit_batch", sql, AUDIT_NFIELDS, params, &st);
+	PGresult *res = db_exec_prepared("audit_batch", sql, AUDIT_BATCH_NCOLS, params, &st);
 	if (res) {
 		PQclear(res);
 	} else {
@@ -117,7 +168,7 @@ static enum fleet_status audit_flush(struct audit_waiter *const *rows, size_t n)
 		 * its row. */
 		st = FLEET_UNAVAILABLE;
 	}
-	for (size_t i = 0; i < AUDIT_NFIELDS; i++)
+	for (size_t i = 0; i < AUDIT_BATCH_NCOLS; i++)
 		free(bufs[i].p);
 	return st;
 }
@@ -146,8 +197,10 @@ void audit_read_cancel(void)
 	pthread_mutex_unlock(&audit_lock);
 }
 
-/* The leader waits, at most AUDIT_LINGER_US, for the rows of reads under way to join its batch
- * (each arrival wakes it); called and returns with audit_lock held. */
+/* The leader waits, at most AUDIT_LINGER_US, for the rows of the reads under way when it began
+ * to wait (each arrival wakes it), not for reads that begin meanwhile: under a steady load
+ * those never stop, and the batch would always wait the whole linger. Called and returns with
+ * audit_lock held. */
 static void audit_linger(struct audit_waiter *me)
 {
 	struct timespec until;
@@ -158,9 +211,17 @@ static void audit_linger(struct audit_waiter *me)
 		until.tv_nsec -= 1000000000L;
 	}
 	audit_lingerer = me;
-	while (audit_reading > 0 && audit_queued < AUDIT_BATCH_MAX)
+	size_t want = audit_queued + (size_t)audit_reading;
+	for (;;) {
+		/* A read that ends without a row (audit_read_cancel) lowers what may come. */
+		size_t may = audit_queued + (size_t)audit_reading;
+		if (may < want)
+			want = may;
+		if (audit_queued >= want || audit_queued >= AUDIT_BATCH_MAX)
+			break;
 		if (pthread_cond_timedwait(&me->wake, &audit_lock, &until) != 0)
 			break; /* the time is up */
+	}
 	audit_lingerer = NULL;
 }
 

@@ -370,12 +370,12 @@ START_TEST(a_failed_audit_batch_fails_its_reads_with_503)
 	ck_assert_int_eq(hot_call(s.port, "batch-before", "VL-2048", &ok), 200);
 	ck_assert(ok);
 	free(it_sql("REVOKE EXECUTE ON FUNCTION fleet.audit_batch(text[], text[], text[], text[], "
-		    "text[], text[], text[], text[]) FROM fleet_app"));
+		    "text[], text[], text[], text[], text[], text[]) FROM fleet_app"));
 	char id[48];
 	snprintf(id, sizeof id, "batch-fails-%ld", (long)time(NULL));
 	long status = hot_call(s.port, id, "VL-2048", &ok);
 	free(it_sql("GRANT EXECUTE ON FUNCTION fleet.audit_batch(text[], text[], text[], text[], "
-		    "text[], text[], text[], text[]) TO fleet_app"));
+		    "text[], text[], text[], text[], text[], text[]) TO fleet_app"));
 	ck_assert_int_eq(status, 503);
 	ck_assert(!ok);
 	char *sql =
