@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "domain/audit.h"
 #include "domain/rights.h"
@@ -85,7 +86,7 @@ void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const ch
 
 json_t *adapter_structured(json_t *sc)
 {
-	char *text = json_dumps(sc, JSON_COMPACT);
+	char *text = jsonw_dump(sc);
 	json_t *r = tools_result(text, sc, false);
 	free(text);
 	return r;

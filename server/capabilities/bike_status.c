@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/jsonw.h"
 #include "adapter.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/resources.h"
@@ -97,7 +98,7 @@ enum resource_status bike_status_read(struct mcp_ctx *ctx, const char *uri, cons
 	if (st != FLEET_OK)
 		return adapter_read_failure(ctx, st, err);
 	json_t *doc = bike_status_json(&b);
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = jsonw_dump(doc);
 	json_decref(doc);
 	/* Per-user: what this caller may see. */
 	*result = resources_text_result(uri, "application/json", text, BIKE_STATUS_TTL_MS, true);

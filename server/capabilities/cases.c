@@ -7,6 +7,7 @@
 #define CASES_TTL_MS 10000L
 
 #include "adapter.h"
+#include "common/jsonw.h"
 #include "common/mem.h"
 
 static json_t *cases_opt(const char *s)
@@ -61,7 +62,7 @@ int cases_resource_read(struct mcp_ctx *ctx, const char *case_id, json_t **conte
 		goto out;
 	}
 	json_t *body = cases_json(&c);
-	char *text = json_dumps(body, JSON_COMPACT);
+	char *text = jsonw_dump(body);
 	json_decref(body);
 	*contents = json_pack("[{s:s, s:s, s:s}]", "uri", uri, "mimeType", "application/json",
 			      "text", text);

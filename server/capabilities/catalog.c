@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "bike_status.h"
 #include "cases.h"
 #include "change_feed.h"
@@ -397,7 +398,7 @@ enum resource_status catalog_read(struct mcp_ctx *ctx, const char *uri, const ch
 								  s->prompts[i].governance));
 	json_t *doc = json_pack("{s:s, s:s, s:o}", "server", s->name, "version", s->version,
 				"capabilities", list);
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = jsonw_dump(doc);
 	json_decref(doc);
 	*result = resources_text_result(uri, "application/json", text, 60000, true);
 	free(text);

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "common/jsonw.h"
 #include "adapter.h"
 #include "domain/status_codes.h"
 #include "server/protocol/resources.h"
@@ -25,7 +26,7 @@ enum resource_status status_codes_resource(struct mcp_ctx *ctx, const char *uri,
 						      codes[i].description, "rentable",
 						      codes[i].rentable));
 	json_t *doc = json_pack("{s:o}", "statusCodes", list);
-	char *text = json_dumps(doc, JSON_COMPACT);
+	char *text = jsonw_dump(doc);
 	json_decref(doc);
 	/* Reference data, the same for every caller who may read it. */
 	*result = resources_text_result(uri, "application/json", text, STATUS_CODES_TTL_MS, false);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/b64.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "methods.h"
@@ -27,7 +28,7 @@
 
 static char *mcp_dump(json_t *msg)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
+	char *s = jsonw_dump(msg);
 	json_decref(msg);
 	return s;
 }

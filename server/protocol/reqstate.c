@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/b64.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -75,7 +76,7 @@ char *reqstate_seal(const struct fleet_actor *actor, const char *method, const c
 	json_t *body = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:s, s:O}", "v", 1, "sub",
 				 actor->subject, "cid", actor->client_id, "m", method, "d", digest,
 				 "exp", (json_int_t)(time(NULL) + ttl_s), "n", nonce, "p", payload);
-	char *text = json_dumps(body, JSON_COMPACT);
+	char *text = jsonw_dump(body);
 	json_decref(body);
 	char *b = b64_encode((const unsigned char *)text, strlen(text), true);
 	free(text);

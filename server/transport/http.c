@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
@@ -171,7 +172,7 @@ static enum MHD_Result http_refuse_with(struct MHD_Connection *c, unsigned statu
 {
 	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
 				code, "message", message);
-	char *body = json_dumps(msg, JSON_COMPACT);
+	char *body = jsonw_dump(msg);
 	json_decref(msg);
 	const char *h[] = {name, value, NULL};
 	return http_send_headers(c, status, body, name ? h : NULL);
@@ -373,7 +374,7 @@ static void *http_stream_text(struct http_stream *st, const char *text, bool end
 /* listen_out_ops for an HTTP stream: one SSE event per message. */
 static void *http_stream_write(void *out, const json_t *msg)
 {
-	char *json = json_dumps(msg, JSON_COMPACT);
+	char *json = jsonw_dump(msg);
 	char *ev = mem_printf("event: message\ndata: %s\n\n", json);
 	free(json);
 	void *resume = http_stream_text(out, ev, false);
@@ -537,7 +538,7 @@ static enum MHD_Result http_prm(struct MHD_Connection *c, const char *method)
 		return http_send_headers(c, 405, NULL, h);
 	}
 	json_t *doc = auth_prm_document();
-	char *body = json_dumps(doc, JSON_COMPACT);
+	char *body = jsonw_dump(doc);
 	json_decref(doc);
 	const char *h[] = {MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, "*", NULL};
 	return http_send_headers(c, 200, body, h);
@@ -583,7 +584,7 @@ static bool http_authenticate(struct MHD_Connection *c, struct http_req *st,
 	}
 	log_msg(LOG_WARN, st->reqid, "refused: %s (%s)", error, why ? why : "-");
 	json_t *msg = json_pack("{s:s, s:s}", "error", error, "error_description", text);
-	char *body = json_dumps(msg, JSON_COMPACT);
+	char *body = jsonw_dump(msg);
 	json_decref(msg);
 	char retry[16];
 	snprintf(retry, sizeof retry, "%d", MCP_RETRY_AFTER);
@@ -727,7 +728,7 @@ static enum MHD_Result http_health(struct http_server *s, struct MHD_Connection 
 	json_t *doc = ok ? json_pack("{s:s}", "status", ready ? "ready" : "alive")
 			 : json_pack("{s:s, s:O}", "status", "not ready", "missing", missing);
 	json_decref(missing);
-	char *body = json_dumps(doc, JSON_COMPACT);
+	char *body = jsonw_dump(doc);
 	json_decref(doc);
 	return http_send_headers(c, ok ? 200 : 503, body, NULL);
 }

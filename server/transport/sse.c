@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
 
@@ -28,7 +29,7 @@ static void sse_event(struct sse_buf *b, const char *json)
 void sse_emit(void *emit_ctx, const json_t *msg)
 {
 	struct sse_buf *b = emit_ctx;
-	char *json = json_dumps(msg, JSON_COMPACT);
+	char *json = jsonw_dump(msg);
 	if (!json)
 		return;
 	if (b->len + strlen(json) > SSE_MAX_BYTES) {

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "access.h"
 #include "common/mem.h"
@@ -95,7 +96,7 @@ static void stdio_emit_line(void *emit_ctx, const json_t *msg)
 		cancelled = e->job->cancelled;
 		pthread_mutex_unlock(&e->c->lock);
 	}
-	char *line = cancelled ? NULL : json_dumps(msg, JSON_COMPACT);
+	char *line = cancelled ? NULL : jsonw_dump(msg);
 	if (line)
 		stdio_write(e->c, line);
 	free(line);
@@ -107,7 +108,7 @@ static void stdio_emit_line(void *emit_ctx, const json_t *msg)
  * orders a subscription's lines). */
 static void *stdio_sub_write(void *out, const json_t *msg)
 {
-	char *line = json_dumps(msg, JSON_COMPACT);
+	char *line = jsonw_dump(msg);
 	stdio_write(out, line);
 	free(line);
 	return NULL;

@@ -16,6 +16,7 @@ int main(void)
 	srunner_add_suite(sr, tokcache_suite());
 	srunner_add_suite(sr, ratelimit_suite());
 	srunner_add_suite(sr, ops_suite());
+	srunner_add_suite(sr, jsonw_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

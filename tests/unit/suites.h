@@ -12,5 +12,6 @@ Suite *jwt_suite(void);
 Suite *tokcache_suite(void);
 Suite *ratelimit_suite(void);
 Suite *ops_suite(void);
+Suite *jsonw_suite(void);
 
 #endif
