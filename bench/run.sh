@@ -346,6 +346,10 @@ fi
 log "== bench: $rounds rounds of ${secs}s, connections: $conns_list, $threads server workers"
 audit0=$(psql -X -At "$super" -c "SELECT coalesce(max(audit_id), 0) FROM fleet.audit_log")
 for c in $conns_list; do
+  # The writes of the previous round (reports, the write baseline, audit rows) leave dead rows
+  # and stale statistics behind; autovacuum would catch up within a minute, a 3-minute bench
+  # would measure its lag instead: each round starts from a vacuumed, analysed database.
+  psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.bikes, fleet.cases, fleet.case_events, fleet.damage_reports, fleet.bike_status_history, fleet.audit_log" >/dev/null
   measure "pg_plain_read" "$c" one_pg "$super" "$tmp/plain.sql" "$c"
   measure "pg_server_sql_read" "$c" one_pg "$DATABASE_URL" "$tmp/percall.sql" "$c" 8
   measure "pg_write_txn" "$c" one_pg "$BIKAROO_MIGRATE_URL" "$tmp/write.sql" "$c"

@@ -4,6 +4,7 @@
 #include "audit.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,19 +180,19 @@ static struct audit_waiter **audit_tail = &audit_head;
 static size_t audit_queued;                 /* how many */
 static bool audit_flushing;                 /* a batch is being formed or written */
 static struct audit_waiter *audit_lingerer; /* the leader waiting for more rows, or NULL */
-static int audit_reading; /* reads begun whose rows are not queued yet (audit_read_begin) */
+/* Reads begun whose rows are not queued yet (audit_read_begin): counted without the lock, read
+ * under it only to decide how long a leader lingers. */
+static atomic_int audit_reading;
 
 void audit_read_begin(void)
 {
-	pthread_mutex_lock(&audit_lock);
-	audit_reading++;
-	pthread_mutex_unlock(&audit_lock);
+	atomic_fetch_add(&audit_reading, 1);
 }
 
 void audit_read_cancel(void)
 {
 	pthread_mutex_lock(&audit_lock);
-	audit_reading--;
+	atomic_fetch_sub(&audit_reading, 1);
 	if (audit_lingerer) /* one fewer row to wait for */
 		pthread_cond_signal(&audit_lingerer->wake);
 	pthread_mutex_unlock(&audit_lock);
@@ -211,10 +212,10 @@ static void audit_linger(struct audit_waiter *me)
 		until.tv_nsec -= 1000000000L;
 	}
 	audit_lingerer = me;
-	size_t want = audit_queued + (size_t)audit_reading;
+	size_t want = audit_queued + (size_t)atomic_load(&audit_reading);
 	for (;;) {
 		/* A read that ends without a row (audit_read_cancel) lowers what may come. */
-		size_t may = audit_queued + (size_t)audit_reading;
+		size_t may = audit_queued + (size_t)atomic_load(&audit_reading);
 		if (may < want)
 			want = may;
 		if (audit_queued >= want || audit_queued >= AUDIT_BATCH_MAX)
@@ -238,7 +239,7 @@ enum fleet_status audit_record_read(const struct fleet_actor *actor, const struc
 	*audit_tail = &me;
 	audit_tail = &me.next;
 	audit_queued++;
-	audit_reading--;
+	atomic_fetch_sub(&audit_reading, 1);
 	if (audit_lingerer)
 		pthread_cond_signal(&audit_lingerer->wake);
 	while (!me.done) {
@@ -251,7 +252,7 @@ enum fleet_status audit_record_read(const struct fleet_actor *actor, const struc
 		/* Lead: take the oldest rows (ours among them unless more than a batch waits
 		 * ahead of it, in which case we lead again after this one). */
 		audit_flushing = true;
-		if (audit_reading > 0)
+		if (atomic_load(&audit_reading) > 0)
 			audit_linger(&me);
 		size_t n = 0;
 		while (audit_head && n < AUDIT_BATCH_MAX) {

@@ -62,7 +62,7 @@ static const struct cfg_key cfg_keys[] = {
 	      false, "directory of documents served as resources"),
 	CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, BIKAROO_DATADIR "prompts", false,
 	      "directory of prompt templates"),
-	CFG_L("threads", "BIKAROO_THREADS", threads, "4", 1, 64,
+	CFG_L("threads", "BIKAROO_THREADS", threads, "16", 1, 64,
 	      "HTTP worker threads (one database connection each)"),
 	CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
 	      "largest accepted request body (larger: 413)"),

@@ -68,6 +68,10 @@ check "GET /healthz answers 200 alive, without a token, whatever the Host" \
   "$(cat "$t/body")" = '{"status":"alive"}'
 check "GET /readyz answers 200 ready with the database migrated" \
   test "$(status_of "http://127.0.0.1:$PORT/readyz")" = 200 -a "$(cat "$t/body")" = '{"status":"ready"}'
+# A load balancer probes on a kept-alive connection: three probes, one TCP connection, no close.
+check "probes keep their connection: three on one, none answered Connection: close" \
+  bash -c "out=\$(curl -sv 'http://127.0.0.1:$PORT/healthz' 'http://127.0.0.1:$PORT/readyz' 'http://127.0.0.1:$PORT/healthz' 2>&1 >/dev/null);
+    test \"\$(grep -c '^\* Connected to' <<<\"\$out\")\" = 1 && ! grep -qi '^< Connection: close' <<<\"\$out\""
 check "POST /readyz is 405 with Allow: GET, HEAD" \
   grep -qi '^Allow: GET, HEAD' <(curl -s -i -X POST "http://127.0.0.1:$PORT/readyz")
 
