@@ -197,8 +197,8 @@ enum auth_status auth_bearer(const char *const *values, size_t n, const char **t
 		t++;
 	/* token68 = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" */
 	size_t i = 0;
-	while (t[i] && (strchr("-._~+/", t[i]) || (t[i] >= 'A' && t[i] <= 'Z') ||
-			(t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9')))
+	while ((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z') ||
+	       (t[i] >= '0' && t[i] <= '9') || (t[i] && strchr("-._~+/", t[i])))
 		i++;
 	if (i == 0)
 		return AUTH_BAD_REQUEST;

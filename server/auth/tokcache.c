@@ -3,7 +3,7 @@
  * Nothing here verifies or fetches: callers validate first, then store. */
 #include "tokcache.h"
 
-#include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +49,9 @@ void tokcache_free(struct tokcache *tc)
 
 void tokcache_digest(const char *token, size_t len, unsigned char d[TOKCACHE_DIGEST])
 {
-	unsigned int n = TOKCACHE_DIGEST;
-	EVP_Digest(token, len, d, &n, EVP_sha256(), NULL);
+	/* SHA256(), not EVP_Digest(EVP_sha256()): OpenSSL 3 looks the algorithm up again on
+	 * every EVP call (EVP_MD_fetch was 2% of the server's CPU on server/discover). */
+	SHA256((const unsigned char *)token, len, d);
 }
 
 static struct tokcache_bucket *tokcache_bucket_of(struct tokcache *tc,

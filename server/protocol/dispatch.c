@@ -449,8 +449,9 @@ void mcp_response_free(struct mcp_response *r)
 	r->body = NULL;
 }
 
-/* Every row's extension part is well formed, and so is the server's extensions object. */
-static int mcp_server_check_ext(const struct mcp_server *s)
+/* Every row's extension part is well formed, and so is the server's extensions object (kept
+ * parsed in s->loaded). */
+static int mcp_server_check_ext(struct mcp_server *s)
 {
 	int bad = 0;
 	for (size_t i = 0; i < s->ntools; i++)
@@ -462,7 +463,7 @@ static int mcp_server_check_ext(const struct mcp_server *s)
 	json_t *e = s->extensions ? json_loads(s->extensions, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	if (s->extensions && !json_is_object(e))
 		bad = -1;
-	json_decref(e);
+	s->loaded->extensions = e;
 	if (bad)
 		log_error("server description: an extension's _meta or the extensions object is "
 			  "not a JSON object");
@@ -492,6 +493,7 @@ void mcp_server_unload(struct mcp_server *s)
 	prompts_unload(s);
 	resources_unload(s);
 	tools_unload(s);
+	json_decref(s->loaded->extensions);
 	free(s->loaded);
 	s->loaded = NULL;
 }

@@ -352,6 +352,7 @@ struct mcp_loaded {
 	struct tools_loaded *tools;         /* parsed schemas (protocol/tools.c) */
 	struct resources_loaded *resources; /* documents (protocol/resources.c) */
 	struct prompts_loaded *prompts;     /* parsed templates (protocol/prompts.c) */
+	json_t *extensions; /* the server's extensions object, parsed (NULL: none); read-only */
 };
 
 /* The server description: built by the application (or a test), borrowed by the core for the

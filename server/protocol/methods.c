@@ -22,10 +22,8 @@ static json_t *methods_capabilities(const struct mcp_ctx *ctx)
 	if (resources_subscribe_offered(ctx))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 	/* Extensions are negotiated per request in 2026-07-28 (server/discover lists them). */
-	if (ctx->modern && ctx->server->extensions)
-		json_object_set_new(caps, "extensions",
-				    json_loads(ctx->server->extensions, JSON_REJECT_DUPLICATES,
-					       NULL)); /* checked by mcp_server_load() */
+	if (ctx->modern && ctx->server->loaded->extensions) /* parsed once, shared read-only */
+		json_object_set(caps, "extensions", ctx->server->loaded->extensions);
 	return caps;
 }
 
