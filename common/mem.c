@@ -13,6 +13,15 @@ static void mem_die(size_t n)
 	abort();
 }
 
+void mem_thread(pthread_t *t, void *(*run)(void *), void *arg, const char *what)
+{
+	int rc = pthread_create(t, NULL, run, arg);
+	if (rc != 0) {
+		fprintf(stderr, "fatal: cannot start a thread (%s): %s\n", what, strerror(rc));
+		abort();
+	}
+}
+
 void *mem_alloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);

@@ -2,6 +2,7 @@
 #ifndef BIKAROO_MEM_H
 #define BIKAROO_MEM_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 /* All return new memory the caller frees with free(). Never NULL. */
@@ -21,6 +22,10 @@ struct mem_buf {
 };
 /* Appends s[0..n) and a NUL. */
 void mem_buf_put(struct mem_buf *b, const char *s, size_t n);
+
+/* pthread_create with the same policy: a thread the program needs and cannot have (out of
+ * memory or of the process's thread limit) is fatal, named by what (e.g. "stdio worker"). */
+void mem_thread(pthread_t *t, void *(*run)(void *), void *arg, const char *what);
 
 /* Installs mem_alloc/free into jansson so that JSON allocation follows the same policy. */
 void mem_install_jansson(void);

@@ -135,12 +135,47 @@ static bool main_is_loopback(const char *addr)
 	       strcmp(addr, "[::1]") == 0;
 }
 
+/* The database part of readiness, one check at a time: /readyz is public, and probes that come
+ * while a check runs share its answer instead of each running a query (a flood of probes costs
+ * the database one query at a time, never one per probe). */
+static enum fleet_status main_ready_db(int *version)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
+	static bool running;
+	static unsigned long round;
+	static enum fleet_status last_st;
+	static int last_version;
+	pthread_mutex_lock(&lock);
+	if (running) {
+		for (unsigned long r = round; running && round == r;)
+			pthread_cond_wait(&done, &lock);
+		enum fleet_status st = last_st;
+		*version = last_version;
+		pthread_mutex_unlock(&lock);
+		return st;
+	}
+	running = true;
+	pthread_mutex_unlock(&lock);
+	int v = 0;
+	enum fleet_status st = db_held() ? FLEET_UNAVAILABLE : migrate_schema_version(&v);
+	pthread_mutex_lock(&lock);
+	last_st = st;
+	last_version = v;
+	round++;
+	running = false;
+	pthread_cond_broadcast(&done);
+	pthread_mutex_unlock(&lock);
+	*version = v;
+	return st;
+}
+
 /* GET /readyz (http.h): the database answers as the login role with the schema this binary
  * needs, and in jwt mode the issuer's keys are loaded. */
 static void main_ready(json_t *missing)
 {
 	int version = 0;
-	enum fleet_status st = db_held() ? FLEET_UNAVAILABLE : migrate_schema_version(&version);
+	enum fleet_status st = main_ready_db(&version);
 	if (st == FLEET_UNAVAILABLE && db_held())
 		json_array_append_new(
 			missing, json_string("database: unavailable since the start, retrying "
@@ -394,7 +429,7 @@ static int main_serve(const struct cfg *cfg)
 			 host, port, cfg->resource_uri, cfg->auth_issuer, cfg->auth);
 	struct main_db_wait wait = {.max_ms = cfg->db_retry_max_ms};
 	if (db_down)
-		pthread_create(&wait.thread, NULL, main_db_wait_run, &wait);
+		mem_thread(&wait.thread, main_db_wait_run, &wait, "database wait");
 	while (!main_stop)
 		sigsuspend(&old); /* no window between the test and the wait */
 	if (db_down) {

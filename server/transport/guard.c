@@ -170,7 +170,7 @@ struct guard *guard_new(const struct guard_settings *set)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&g->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	pthread_create(&g->sweeper, NULL, guard_run, g);
+	mem_thread(&g->sweeper, guard_run, g, "slow-client guard");
 	return g;
 }
 

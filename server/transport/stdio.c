@@ -348,7 +348,7 @@ int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor
 	struct stdio_worker_arg args[STDIO_WORKERS];
 	for (size_t i = 0; i < STDIO_WORKERS; i++) {
 		args[i] = (struct stdio_worker_arg){&c, i};
-		pthread_create(&workers[i], NULL, stdio_worker, &args[i]);
+		mem_thread(&workers[i], stdio_worker, &args[i], "stdio worker");
 	}
 	/* The reader keeps them blocked too, but for its wait on stdin (pselect with the old mask):
 	 * a stop signal that comes while it queues a line, or waits for room, is taken at the next
