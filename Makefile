@@ -148,11 +148,16 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
 
-bench: all
+# The benchmarks install what they need (wrk besides the build's packages) on a fresh machine.
+bench:
+	@scripts/deps.sh bench
+	$(MAKE) --no-print-directory all
 	bench/run.sh $(B)
 
 # 1,000,000 mixed requests, RSS flat under 32 MiB (not in CI: several minutes).
-bench-rss: all
+bench-rss:
+	@scripts/deps.sh bench
+	$(MAKE) --no-print-directory all
 	bench/run.sh $(B) rss
 
 clean:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ensure the Debian packages this project needs are installed (`deps.sh fuzz`: also what
-# `make fuzz` needs). Silent no-op when everything is present. As root, installs what is
-# missing; otherwise prints the exact command to run and exits 1.
+# `make fuzz` needs; `deps.sh bench`: also what `make bench` needs). Silent no-op when
+# everything is present. As root, installs what is missing; otherwise prints the exact command
+# to run and exits 1.
 set -euo pipefail
 
 packages=(
@@ -19,6 +20,9 @@ packages+=(nginx-light socat docker-compose) # compose topology and multi-instan
 packages+=(prometheus) # promtool: tests/ops checks GET /metrics with `promtool check metrics`
 packages+=(chromium) # tests/ui: the MCP Apps views in a real browser (puppeteer-core drives it)
 
+if [[ "${1:-}" == bench ]]; then
+  packages+=(wrk) # make bench, make bench-rss: the HTTP load (pgbench comes with postgresql-client)
+fi
 if [[ "${1:-}" == fuzz ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi
