@@ -7,6 +7,9 @@
 -- The request reference comes in its parts (0011): the JSON-RPC id, the request's W3C trace id
 -- and the token's reference, split by the server as fleet.audit_ref splits it; the columns'
 -- CHECK constraints refuse a malformed trace id or token reference.
+-- A lock on audit_log (an administrator's LOCK TABLE, ALTER TABLE, VACUUM FULL) fails the batch
+-- after lock_timeout instead of stalling it: every read of the instance waits for the batch in
+-- flight, and they answer 503 (retry) rather than hang behind the lock.
 CREATE OR REPLACE FUNCTION fleet.audit_batch(p_subject text[], p_client text[], p_tool text[],
                                              p_target text[], p_digest text[], p_outcome text[],
                                              p_detail text[], p_request_id text[],
@@ -14,6 +17,7 @@ CREATE OR REPLACE FUNCTION fleet.audit_batch(p_subject text[], p_client text[], 
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, fleet
+SET lock_timeout = '2s'
 AS $$
 DECLARE
     n integer;

@@ -390,6 +390,33 @@ START_TEST(a_failed_audit_batch_fails_its_reads_with_503)
 }
 END_TEST
 
+/* An administrator's lock on audit_log fails the batch after fleet.audit_batch's lock_timeout
+ * (2 s): the read answers 503 instead of hanging behind the lock with every other read of the
+ * instance (the client's timeout is 15 s: a stalled batch fails this test), and reads are
+ * answered again once the lock is gone. */
+START_TEST(a_locked_audit_log_fails_reads_with_503_not_a_hang)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, hot_unlimited), 0);
+	bool ok;
+	ck_assert_int_eq(hot_call(s.port, "lock-before", "VL-2048", &ok), 200);
+	PGconn *admin = PQconnectdb(it_env("IT_SUPER_URL"));
+	ck_assert_int_eq(PQstatus(admin), CONNECTION_OK);
+	PQclear(PQexec(admin, "BEGIN"));
+	PGresult *r = PQexec(admin, "LOCK TABLE fleet.audit_log IN ACCESS EXCLUSIVE MODE");
+	ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+	PQclear(r);
+	long status = hot_call(s.port, "lock-held", "VL-2048", &ok);
+	PQclear(PQexec(admin, "ROLLBACK"));
+	PQfinish(admin);
+	ck_assert_int_eq(status, 503);
+	ck_assert(!ok);
+	ck_assert_int_eq(hot_call(s.port, "lock-after", "VL-2048", &ok), 200);
+	ck_assert(ok);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 /* A JSON-RPC id the server stores cut to its request-id column, where the cut fell inside a
  * character ("é" at the end of a long id): the read is answered and audited, never an internal
  * error from PostgreSQL refusing half a UTF-8 sequence (the id is stored as ASCII JSON). */
@@ -431,6 +458,7 @@ Suite *hotpath_suite(void)
 	tcase_add_test(audit, every_call_of_32_concurrent_callers_has_exactly_one_audit_row);
 	tcase_add_test(audit, a_kill_during_load_leaves_no_answered_read_without_its_row);
 	tcase_add_test(audit, a_failed_audit_batch_fails_its_reads_with_503);
+	tcase_add_test(audit, a_locked_audit_log_fails_reads_with_503_not_a_hang);
 	tcase_add_test(audit, a_long_non_ascii_request_id_is_read_and_audited);
 	suite_add_tcase(s, audit);
 	return s;
