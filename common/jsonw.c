@@ -8,16 +8,6 @@
 
 #include "mem.h"
 
-static inline void jsonw_put(struct mem_buf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n + 1) * 2;
-		b->p = mem_realloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
 /* Bytes that need an escape: '"', '\\' and the control characters. */
 static const unsigned char jsonw_escape[256] = {
 	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
@@ -29,13 +19,13 @@ static const unsigned char jsonw_escape[256] = {
 
 static void jsonw_string(struct mem_buf *b, const char *s, size_t n)
 {
-	jsonw_put(b, "\"", 1);
+	mem_buf_put(b, "\"", 1);
 	size_t start = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (!jsonw_escape[c])
 			continue;
-		jsonw_put(b, s + start, i - start);
+		mem_buf_put(b, s + start, i - start);
 		start = i + 1;
 		char esc[8];
 		size_t len = 2;
@@ -52,10 +42,10 @@ static void jsonw_string(struct mem_buf *b, const char *s, size_t n)
 			len = 6;
 			break;
 		}
-		jsonw_put(b, esc, len);
+		mem_buf_put(b, esc, len);
 	}
-	jsonw_put(b, s + start, n - start);
-	jsonw_put(b, "\"", 1);
+	mem_buf_put(b, s + start, n - start);
+	mem_buf_put(b, "\"", 1);
 }
 
 /* A real as jansson writes it (jsonp_dtostr): %.17g, a ".0" when that reads as an integer, no
@@ -85,7 +75,7 @@ static void jsonw_real(struct mem_buf *b, double v)
 			n = (int)strlen(t);
 		}
 	}
-	jsonw_put(b, t, (size_t)n);
+	mem_buf_put(b, t, (size_t)n);
 }
 
 static void jsonw_value(struct mem_buf *b, const json_t *v)
@@ -93,7 +83,7 @@ static void jsonw_value(struct mem_buf *b, const json_t *v)
 	char num[32];
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
-		jsonw_put(b, "{", 1);
+		mem_buf_put(b, "{", 1);
 		const char *key;
 		size_t klen;
 		json_t *item;
@@ -106,36 +96,36 @@ static void jsonw_value(struct mem_buf *b, const json_t *v)
 			klen = json_object_iter_key_len(it);
 			item = json_object_iter_value(it);
 			if (!first)
-				jsonw_put(b, ",", 1);
+				mem_buf_put(b, ",", 1);
 			first = false;
 			jsonw_string(b, key, klen);
-			jsonw_put(b, ":", 1);
+			mem_buf_put(b, ":", 1);
 			jsonw_value(b, item);
 		}
-		jsonw_put(b, "}", 1);
+		mem_buf_put(b, "}", 1);
 		break;
 	}
 	case JSON_ARRAY: {
-		jsonw_put(b, "[", 1);
+		mem_buf_put(b, "[", 1);
 		size_t n = json_array_size(v);
 		for (size_t i = 0; i < n; i++) {
 			if (i)
-				jsonw_put(b, ",", 1);
+				mem_buf_put(b, ",", 1);
 			jsonw_value(b, json_array_get(v, i));
 		}
-		jsonw_put(b, "]", 1);
+		mem_buf_put(b, "]", 1);
 		break;
 	}
 	case JSON_STRING: jsonw_string(b, json_string_value(v), json_string_length(v)); break;
 	case JSON_INTEGER: {
 		int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		jsonw_put(b, num, (size_t)n);
+		mem_buf_put(b, num, (size_t)n);
 		break;
 	}
 	case JSON_REAL: jsonw_real(b, json_real_value(v)); break;
-	case JSON_TRUE: jsonw_put(b, "true", 4); break;
-	case JSON_FALSE: jsonw_put(b, "false", 5); break;
-	case JSON_NULL: jsonw_put(b, "null", 4); break;
+	case JSON_TRUE: mem_buf_put(b, "true", 4); break;
+	case JSON_FALSE: mem_buf_put(b, "false", 5); break;
+	case JSON_NULL: mem_buf_put(b, "null", 4); break;
 	}
 }
 
@@ -144,9 +134,6 @@ char *jsonw_dump(const json_t *v)
 	if (!v)
 		return NULL;
 	struct mem_buf b = {0};
-	b.cap = 512;
-	b.p = mem_alloc(b.cap);
-	jsonw_value(&b, v);
-	b.p[b.len] = '\0';
+	jsonw_value(&b, v); /* every value writes at least one byte: b.p is set */
 	return b.p;
 }

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "common/jsonw.h"
 #include "adapter.h"
+#include "common/jsonw.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/resources.h"
 #include "server/protocol/tools.h"

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/jsonw.h"
 #include "bike_status.h"
 #include "cases.h"
 #include "change_feed.h"
+#include "common/jsonw.h"
 #include "damage_report.h"
 #include "domain/bikes.h"
 #include "server/protocol/resources.h"

@@ -3,8 +3,8 @@
 
 #include <stdlib.h>
 
-#include "common/jsonw.h"
 #include "adapter.h"
+#include "common/jsonw.h"
 #include "domain/status_codes.h"
 #include "server/protocol/resources.h"
 
