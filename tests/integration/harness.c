@@ -99,6 +99,29 @@ int it_server_start(struct it_server *s, const char *const *extra_env)
 	return -1;
 }
 
+/* An abnormal exit's log goes with IT_TMP when the run ends: its last lines are printed now, so
+ * that a failure seen once in CI (an abort's message, the last request) can be read later. */
+static void it_log_tail(const char *path)
+{
+	fprintf(stderr, "server exited abnormally; the end of its log %s:\n", path);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char *lines[40] = {0};
+	char line[1024];
+	size_t n = 0;
+	while (fgets(line, sizeof line, f)) {
+		free(lines[n % 40]);
+		lines[n % 40] = mem_strdup(line);
+		n++;
+	}
+	fclose(f);
+	for (size_t i = n > 40 ? n - 40 : 0; i < n; i++) {
+		fprintf(stderr, "  | %s", lines[i % 40]);
+		free(lines[i % 40]);
+	}
+}
+
 int it_server_stop(struct it_server *s)
 {
 	if (!s->pid)
@@ -112,7 +135,7 @@ int it_server_stop(struct it_server *s)
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		unlink(s->log_file);
 	else
-		fprintf(stderr, "server exited abnormally; its log is %s\n", s->log_file);
+		it_log_tail(s->log_file);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
