@@ -42,7 +42,6 @@ struct http_server {
 	http_ready_fn ready;
 	atomic_bool draining;       /* http_set_draining(): /readyz says so */
 	struct MHD_Daemon *metrics; /* GET /metrics, on its own address; NULL: none */
-	MHD_socket quiesced;        /* the listening socket http_drain took back, or invalid */
 };
 
 struct http_req {
@@ -1135,7 +1134,6 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	}
 	*bound_port = http_bound_port(fd);
 	struct http_server *s = mem_calloc(1, sizeof *s);
-	s->quiesced = MHD_INVALID_SOCKET;
 	s->ready = set->ready;
 	s->mcp = mcp;
 	s->tokens = actor == NULL;
@@ -1182,13 +1180,12 @@ long http_drain(struct http_server *s, long limit_ms)
 {
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* From here on every new request is answered 503 "stopping; retry (nothing was done)" with
+	 * Connection: close (http_route, http_send_headers). The listening socket stays open:
+	 * libmicrohttpd 0.9.75's MHD_quiesce_daemon() races its own epoll workers (both remove the
+	 * socket from a worker's epoll set; the loser aborts the process, "Failed to remove listen
+	 * FD from epoll set", seen in CI at a stop with 16 workers). */
 	atomic_store(&http_draining, true);
-	/* No new connection from here on: a listening socket shut down refuses them at once
-	 * (Linux), but it is closed only after MHD_stop_daemon(), as MHD_quiesce_daemon() asks:
-	 * the daemon's threads may still be using it, and a closed number can be reused. */
-	s->quiesced = MHD_quiesce_daemon(s->daemon);
-	if (s->quiesced != MHD_INVALID_SOCKET)
-		shutdown(s->quiesced, SHUT_RDWR);
 	guard_cut_waiting(s->guard);      /* idle ones: a proxy sends its next request elsewhere */
 	listen_hub_end_all(s->hub, true); /* each stream ends with its result */
 	long waited = 0;
@@ -1216,8 +1213,6 @@ void http_stop(struct http_server *s)
 		http_streams_drain();
 		MHD_stop_daemon(s->daemon);
 	}
-	if (s->quiesced != MHD_INVALID_SOCKET)
-		close(s->quiesced);
 	if (s->metrics)
 		MHD_stop_daemon(s->metrics);
 	guard_free(s->guard); /* after the daemon: every connection was closed */
