@@ -13,7 +13,8 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 OPT     ?= -O2 -g
 SAN     ?=
 override CFLAGS = $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. $(WARN) -pthread \
-           -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(shell pkg-config --cflags $(PKGS))
+           -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(DEPFLAGS) $(shell pkg-config --cflags $(PKGS))
+DEPFLAGS = -MMD -MP
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 override LDFLAGS += $(SAN)
 TEST_LDLIBS = $(shell pkg-config --libs check libcurl 2>/dev/null)
@@ -36,6 +37,15 @@ INTEG   := $(wildcard tests/integration/*.c)
 CONF    := $(wildcard tests/conformance/*.c)
 FUZZ    := $(wildcard tests/fuzz/*.c)
 
+# Quiet build lines (`CC server/main.c`); `make V=1` prints every command in full.
+ifeq ($(V),1)
+Q       :=
+SAY     := @true
+else
+Q       := @
+SAY     := @printf '  %-5s %s\n'
+endif
+
 .PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench bench-rss clean \
         install deb soak help
 
@@ -44,56 +54,88 @@ all: $(B)/bikaroo-mcp $(B)/conformance-server
 deps:
 	@scripts/deps.sh
 
-$(B)/%.o: %.c $(HEADERS)
+# Every object lists the headers it includes in its .d file (-MMD): a header edit rebuilds the
+# objects that include it, and only those.
+$(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(SAY) CC $<
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/revision: FORCE
 	@mkdir -p $(dir $@)
 	@r=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
 	  [ "$$(cat $@ 2>/dev/null)" = "$$r" ] || echo "$$r" >$@
 
-$(B)/server/main.o: server/main.c $(HEADERS) $(B)/revision
+$(B)/server/main.o: server/main.c $(B)/revision
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DBIKAROO_VERSION='"$(VERSION)"' -DBIKAROO_REVISION='"$(shell cat $(B)/revision)"' \
+	$(SAY) CC $<
+	$(Q)$(CC) $(CFLAGS) -DBIKAROO_VERSION='"$(VERSION)"' -DBIKAROO_REVISION='"$(shell cat $(B)/revision)"' \
 	  -c $< -o $@
 
 .PHONY: FORCE
 FORCE:
 
 $(B)/libbikaroo.a: $(LIBOBJ)
-	$(AR) rcs $@ $^
+	$(SAY) AR $@
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/bikaroo-mcp: $(B)/server/main.o $(B)/libbikaroo.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Test-only server with the C-side perimeter check compiled out (domain/bikes.c): the tests show
 # that row-level security alone still refuses other regions. Never installed or run by `make run`.
-$(B)/domain/bikes-rls-only.o: domain/bikes.c $(HEADERS)
+$(B)/domain/bikes-rls-only.o: domain/bikes.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DFLEET_TEST_NO_C_PERIMETER -c $< -o $@
+	$(SAY) CC $< '(RLS alone)'
+	$(Q)$(CC) $(CFLAGS) -DFLEET_TEST_NO_C_PERIMETER -c $< -o $@
 
 $(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/bikes-rls-only.o $(B)/libbikaroo.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Test-only: the same server/ objects plus the conformance suite's fixtures (tests/conformance).
 $(B)/conformance-server: $(CONF:%.c=$(B)/%.o) $(B)/libbikaroo.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/unit-tests: $(UNIT:%.c=$(B)/%.o) $(B)/tests/conformance/uriset.o $(B)/libbikaroo.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
+# The Check programs share one main (tests/check_main.c); their suites are found, not
+# registered: every `Suite *NAME_suite(void)` of the program's files is in the list that
+# scripts/check-suites.sh writes (`PROGRAM --list` prints it).
+$(B)/gen/%-suites.c: scripts/check-suites.sh
+	@mkdir -p $(dir $@)
+	$(SAY) GEN $@
+	$(Q)scripts/check-suites.sh $(filter %.c,$^) >$@
+$(B)/gen/unit-suites.c: $(UNIT)
+$(B)/gen/core-suites.c: $(CORE)
+$(B)/gen/integration-suites.c: $(INTEG)
+
+$(B)/unit-tests: $(UNIT:%.c=$(B)/%.o) $(B)/gen/unit-suites.o $(B)/tests/check_main.o \
+		 $(B)/tests/conformance/uriset.o $(B)/libbikaroo.a
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
 
 # Linked without libbikaroo.a and without libpq: the core stands on its own.
-$(B)/core-tests: $(CORE:%.c=$(B)/%.o) $(COREOBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcrypto) -pthread \
+$(B)/core-tests: $(CORE:%.c=$(B)/%.o) $(B)/gen/core-suites.o $(B)/tests/check_main.o $(COREOBJ)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcrypto) -pthread \
 	  $(TEST_LDLIBS)
 
-$(B)/integration-tests: $(INTEG:%.c=$(B)/%.o) $(B)/libbikaroo.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
+$(B)/integration-tests: $(INTEG:%.c=$(B)/%.o) $(B)/gen/integration-suites.o $(B)/tests/check_main.o \
+			$(B)/libbikaroo.a
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LDLIBS)
+
+$(B)/gen/%.o: $(B)/gen/%.c
+	$(SAY) CC $<
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # libFuzzer targets (tests/fuzz): built by `make fuzz` with clang, ASan and UBSan.
 $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 # deps first, then a build that starts only once deps is done (also under make -j).
 run: deps
@@ -102,6 +144,7 @@ run: deps
 
 # Everything, against a throwaway PostgreSQL that the harness creates and removes.
 test: deps
+	$(MAKE) --no-print-directory format-check
 	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
 	scripts/test.sh $(B)
 
@@ -109,6 +152,23 @@ unit: deps
 	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests
 	$(B)/core-tests
 	$(B)/unit-tests
+
+# One part of make test with the same set-up (a throwaway cluster, migrated, demo data):
+# `make integration SUITE=hotpath` (one suite; all without SUITE), `make e2e FILE=modern-client`
+# (tests/e2e/FILE.test.mjs; all without FILE). An unknown name fails with the list of names.
+integration: deps
+	$(MAKE) --no-print-directory all $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
+	@if [ -n "$(SUITE)" ] && ! $(B)/integration-tests --list | grep -qx '$(SUITE)'; then \
+	  echo "make integration: no suite named '$(SUITE)'; the suites are:"; \
+	  $(B)/integration-tests --list | sed 's/^/  /'; exit 2; fi
+	TEST_ONLY=integration SUITE='$(SUITE)' scripts/test.sh $(B)
+
+e2e: deps
+	@if [ -n "$(FILE)" ] && [ ! -f 'tests/e2e/$(FILE).test.mjs' ]; then \
+	  echo "make e2e: no tests/e2e/$(FILE).test.mjs; the files are:"; \
+	  ls tests/e2e/*.test.mjs | sed -E 's|tests/e2e/(.*)\.test\.mjs|  \1|'; exit 2; fi
+	$(MAKE) --no-print-directory all
+	TEST_ONLY=e2e E2E_FILE='$(FILE)' scripts/test.sh $(B)
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
 # drive the sanitized binary).
@@ -142,11 +202,14 @@ lint:
 	@scripts/banned.sh
 	@python3 scripts/arrows.py
 
-format:
-	clang-format -i $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
+FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h
 
+format:
+	clang-format -i $(FORMATTED)
+
+# Part of make test: a file clang-format would change fails the run (make format fixes it).
 format-check:
-	clang-format --dry-run --Werror $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS)
+	@clang-format --dry-run --Werror $(FORMATTED) && echo "format-check: $(words $(FORMATTED)) files as clang-format writes them"
 
 # The benchmarks install what they need (wrk besides the build's packages) on a fresh machine.
 bench:
@@ -170,6 +233,8 @@ help:
 	@echo 'make all           build build/bikaroo-mcp (and the conformance server)'
 	@echo 'make deps          install the Debian packages this project needs'
 	@echo 'make unit          the unit tests only'
+	@echo 'make integration   the integration tests (SUITE=name: one suite, e.g. hotpath)'
+	@echo 'make e2e           the end-to-end tests (FILE=name: tests/e2e/name.test.mjs)'
 	@echo 'make asan          make test with AddressSanitizer and UBSan'
 	@echo 'make valgrind      make test under valgrind memcheck'
 	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
@@ -180,7 +245,7 @@ help:
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'
 	@echo 'make install       install under PREFIX (DESTDIR stages); make deb: a Debian package'
 	@echo 'make clean         remove build/'
-	@echo 'Variables: B=build dir, OPT, SAN, CC, VERSION. Server settings: build/bikaroo-mcp help'
+	@echo 'Variables: B=build dir, OPT, SAN, CC, VERSION, V=1 (full compiler lines). Server settings: build/bikaroo-mcp help'
 
 # Capability contracts (tests/contracts): the contract of every tool, resource, template and
 # prompt as a client lists it; `make contracts` records it in tests/contracts/snapshot.json after
@@ -203,9 +268,10 @@ DATADIR := $(PREFIX)/share/bikaroo-mcp
 IB      := $(B)/install$(subst /,_,$(PREFIX))
 INSTALL ?= install
 
-$(IB)/cfg.o: server/cfg.c $(HEADERS)
+$(IB)/cfg.o: server/cfg.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DBIKAROO_DATADIR='"$(DATADIR)/"' -c $< -o $@
+	$(SAY) CC '$< (installed)'
+	$(Q)$(CC) $(CFLAGS) -DBIKAROO_DATADIR='"$(DATADIR)/"' -c $< -o $@
 
 $(IB)/bikaroo-mcp: $(B)/server/main.o $(IB)/cfg.o $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Wl,-z,relro,-z,now -o $@ $^ $(LDLIBS)

@@ -3,6 +3,8 @@
 # Check unit tests, Check integration tests (the real binary over HTTP), and end-to-end tests with
 # MCP clients written by others. Ends with one line 'N passed, N failed'.
 # BIKAROO_VALGRIND=1 runs every server process and the unit tests under valgrind memcheck.
+# TEST_ONLY=integration (SUITE=NAME: one suite) or TEST_ONLY=e2e (E2E_FILE=NAME: one
+# tests/e2e/NAME.test.mjs) runs one part with the same set-up (make integration, make e2e).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 B=${1:-build}
@@ -14,6 +16,7 @@ pgdir=$root/.run/test-pg-$$
 server_pid=
 passed=0
 failed=0
+skipped=0
 
 cleanup() {
   [[ -n "$server_pid" ]] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
@@ -77,6 +80,10 @@ export BIKAROO_AUTH=local
 export BIKAROO_METRICS_LISTEN=127.0.0.1:0
 tests/e2e/install.sh || { echo "cannot install the pinned npm packages (tests/package.json)"; exit 1; }
 
+only=${TEST_ONLY:-}
+[[ -z $only ]] && unset SUITE E2E_FILE
+
+run_check_programs() {
 for suite in core unit; do
   echo "== $suite tests (Check)"
   if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
@@ -88,17 +95,21 @@ for suite in core unit; do
   count_check "$IT_TMP/$suite.out"
 done
 
+}
+
+run_integration() {
 echo "== integration tests (Check, real binary, real PostgreSQL)"
 "$B/integration-tests" 2>&1 | tee "$IT_TMP/integration.out"
 count_check "$IT_TMP/integration.out"
+}
 
+run_script_suites() {
 # Script suites: every tests/*/suite.sh, run from the repository root with the test database's
 # environment (DATABASE_URL, BIKAROO_MIGRATE_URL, PGTMP_SUPER_URL, IT_SUPER_URL, BIKAROO_BIN,
 # IT_TMP) and the build directory as $1. A suite prints one line per test: `ok - WHAT`,
 # `not ok - WHAT`, or `skip - WHAT: WHY` for a test this machine cannot run (counted and shown,
 # never silent), and exits non-zero on any failure. Exiting non-zero without a `not ok` line, or
 # printing no line at all, counts as one failure. Adding a suite needs no change here.
-skipped=0
 for suite in tests/*/suite.sh; do
   name=$(basename "$(dirname "$suite")")
   echo "== $name ($suite)"
@@ -113,6 +124,7 @@ for suite in tests/*/suite.sh; do
   if [[ $rc != 0 && $s_bad == 0 ]]; then fail1 "$name: $suite exited $rc without a failing test line"
   elif [[ $((s_ok + s_bad + s_skip)) == 0 ]]; then fail1 "$name: $suite reported no test"; fi
 done
+}
 
 # against_product NAME URL_VAR PASS_PATTERN FIELD COMMAND...: starts the product on a free port,
 # runs COMMAND with URL_VAR set to its /mcp URL, counts the last "PASS_PATTERN N" and the matching
@@ -143,13 +155,28 @@ against_product() {
   fi
 }
 
+run_e2e() {
 echo "== end-to-end tests (official MCP clients)"
-against_product e2e MCP_URL "" 3 tests/e2e/run.sh
+if [[ -n ${E2E_FILE:-} ]]; then
+  against_product e2e MCP_URL "" 3 tests/e2e/run.sh "tests/e2e/$E2E_FILE.test.mjs"
+else
+  against_product e2e MCP_URL "" 3 tests/e2e/run.sh
+fi
+}
 
 # The official conformance suite against the conformance server and the product: its checks
 # passed count as passed, each run whose expected-failures baseline check fails as one failure.
+run_conformance() {
 echo "== conformance suite (official, Node 22): conformance server and product"
 against_product conformance PRODUCT_URL "conformance " 4 tests/conformance/run.sh "$B"
+}
+
+case $only in
+  integration) run_integration ;;
+  e2e) run_e2e ;;
+  '') run_check_programs; run_integration; run_script_suites; run_e2e; run_conformance ;;
+  *) echo "test.sh: TEST_ONLY is integration, e2e or unset" >&2; exit 2 ;;
+esac
 
 # Repeat what failed just above the summary: CI shows only the tail of a long run.
 if [[ $failed != 0 ]]; then

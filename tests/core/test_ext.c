@@ -9,7 +9,7 @@
 #include "server/protocol/dispatch.h"
 #include "server/protocol/resources.h"
 #include "server/protocol/tools.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define EXT_ID "example.test/views"
 #define EXT_MIME "text/html;profile=test"
@@ -213,9 +213,9 @@ START_TEST(malformed_extension_meta_is_refused_at_load)
 }
 END_TEST
 
-Suite *ext_suite(void)
+CHECK_SUITE(ext)
 {
-	Suite *s = suite_create("extensions");
+	Suite *s = suite_create("ext");
 	TCase *tc = tcase_create("ext");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, undeclared_clients_see_the_description_without_the_extension);

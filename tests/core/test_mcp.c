@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "fixture.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
 				   ""};
@@ -195,7 +195,7 @@ START_TEST(expired_authority_is_refused)
 }
 END_TEST
 
-Suite *mcp_suite(void)
+CHECK_SUITE(mcp)
 {
 	Suite *s = suite_create("mcp");
 	TCase *tc = tcase_create("core");

@@ -12,7 +12,7 @@
 #include "server/protocol/reqstate.h"
 #include "server/transport/sse.h"
 #include "server/protocol/tools.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
 				   ""};
@@ -306,7 +306,7 @@ START_TEST(sse_framing_is_one_event_per_message_response_last)
 }
 END_TEST
 
-Suite *mrtr_suite(void)
+CHECK_SUITE(mrtr)
 {
 	Suite *s = suite_create("mrtr");
 	TCase *tc = tcase_create("core");

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "server/protocol/pager.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 START_TEST(cursor_round_trip)
 {
@@ -67,7 +67,7 @@ START_TEST(pages_cover_everything_once)
 }
 END_TEST
 
-Suite *pager_suite(void)
+CHECK_SUITE(pager)
 {
 	Suite *s = suite_create("pager");
 	TCase *tc = tcase_create("core");

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "server/protocol/reqstate.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static const struct fleet_actor marie = {"marie", "careful-assistant", FLEET_SCOPE_REPORT, false, 0,
 					 ""};
@@ -108,7 +108,7 @@ START_TEST(digest_is_canonical)
 }
 END_TEST
 
-Suite *reqstate_suite(void)
+CHECK_SUITE(reqstate)
 {
 	Suite *s = suite_create("reqstate");
 	TCase *tc = tcase_create("core");

@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 if [[ -z "${MCP_URL:-}" ]]; then
-  echo "usage: MCP_URL=http://127.0.0.1:PORT/mcp $0 [extra node --test args]" >&2
+  echo "usage: MCP_URL=http://127.0.0.1:PORT/mcp $0 [FILE.test.mjs...] [extra node --test args]" >&2
   exit 2
 fi
 
@@ -13,7 +13,12 @@ fi
 
 node_bin="${E2E_NODE:-node}"
 shopt -s nullglob
-files=("$here"/*.test.mjs)
+files=()
+args=()
+for a in "$@"; do
+  if [[ $a == *.test.mjs ]]; then files+=("$a"); else args+=("$a"); fi
+done
+[[ ${#files[@]} -eq 0 ]] && files=("$here"/*.test.mjs)
 if [[ ${#files[@]} -eq 0 ]]; then
   echo "run.sh: no tests/e2e/*.test.mjs found" >&2
   exit 1
@@ -23,7 +28,7 @@ export MCP_URL
 # Every test and hook carries its own timeout (20 s per test, see the test files); node 20's
 # --test-timeout is not used because it also bounds each whole file. Files run one at a time.
 set +e
-"$node_bin" --test --test-reporter=tap --test-concurrency=1 "$@" "${files[@]}"
+"$node_bin" --test --test-reporter=tap --test-concurrency=1 "${args[@]}" "${files[@]}"
 rc=$?
 set -e
 exit "$rc"

@@ -35,7 +35,7 @@ if make -s --no-print-directory install DESTDIR="$t/dest" PREFIX=/opt/bikaroo >"
   check "the installed binary's default directories are PREFIX/share/bikaroo-mcp" \
     grep -q '/opt/bikaroo/share/bikaroo-mcp/resources' <("$p/bin/bikaroo-mcp" help)
   check "the source-tree binary still reads the source tree" \
-    grep -qE '^BIKAROO_RESOURCES_DIR +--resources-dir= +resources ' <(build/bikaroo-mcp help)
+    grep -qE '^BIKAROO_RESOURCES_DIR +--resources-dir= +resources ' <("$BIKAROO_BIN" help)
   check "the unit's ExecStart names PREFIX/bin" \
     grep -qx 'ExecStart=/opt/bikaroo/bin/bikaroo-mcp serve' "$p/lib/systemd/system/bikaroo-mcp.service"
 else
@@ -117,7 +117,7 @@ fi
 
 # The man page: well-formed for man, and every setting of the table is in it.
 zcat "$root/usr/share/man/man1/bikaroo-mcp.1.gz" >"$t/bikaroo-mcp.1"
-missing=$(build/bikaroo-mcp help | awk 'f { print $1 } /^variable /{ f = 1 }' | while read -r v; do
+missing=$("$BIKAROO_BIN" help | awk 'f { print $1 } /^variable /{ f = 1 }' | while read -r v; do
   grep -q "^\\(\\.B \\)\\?$v\\b\\|$v" <(sed 's/\\-/-/g; s/\\f[BIR]//g' "$t/bikaroo-mcp.1") || echo "$v"; done)
 warn=$(MANWIDTH=80 man --warnings -l "$t/bikaroo-mcp.1" 2>&1 >/dev/null)
 check "bikaroo-mcp(1) renders without a groff warning and lists every setting${missing:+ (missing: $missing)}${warn:+ ($warn)}" \

@@ -14,6 +14,17 @@
 
 #include "common/mem.h"
 
+/* libcurl's global state, once for the whole program, before Check forks its tests. */
+__attribute__((constructor)) static void it_curl_init(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+__attribute__((destructor)) static void it_curl_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
 extern char **environ;
 
 const char *it_env(const char *name)

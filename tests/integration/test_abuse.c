@@ -20,7 +20,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static long ab_count(const char *sql)
 {
@@ -826,7 +826,7 @@ START_TEST(jwks_uri_with_userinfo_is_never_fetched)
 }
 END_TEST
 
-Suite *abuse_suite(void)
+CHECK_SUITE(abuse)
 {
 	Suite *s = suite_create("abuse");
 	TCase *tc = tcase_create("limits");

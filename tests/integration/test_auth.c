@@ -26,7 +26,7 @@
 #include "server/capabilities/catalog.h"
 #include "server/protocol/tools.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 /* The identity environment the composition root (server/main.c) hands identity, from a cfg. */
 #define ENV_OF(c)                                                                                  \
@@ -1389,13 +1389,13 @@ START_TEST(stdio_binary_acts_as_the_token_in_its_environment)
 }
 END_TEST
 
-Suite *auth_suite(void)
+CHECK_SUITE(auth)
 {
 	json_error_t e;
 	json_t *all = json_load_file("tests/auth/cases.json", 0, &e);
 	int n = (int)json_array_size(json_object_get(all, "cases"));
 	json_decref(all);
-	Suite *s = suite_create("authorization");
+	Suite *s = suite_create("auth");
 	TCase *tc = tcase_create("adversarial-cases");
 	tcase_add_unchecked_fixture(tc, auth_setup, auth_teardown);
 	tcase_set_timeout(tc, 120);

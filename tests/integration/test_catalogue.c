@@ -9,7 +9,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static struct it_server cat_srv;
 
@@ -323,7 +323,7 @@ START_TEST(documents_are_required_at_start)
 }
 END_TEST
 
-Suite *catalogue_suite(void)
+CHECK_SUITE(catalogue)
 {
 	Suite *s = suite_create("catalogue");
 	TCase *tc = tcase_create("resources-prompts-completion");

@@ -8,7 +8,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 /* report_damage_as for marie through careful-assistant (which needs confirmation), unconfirmed:
  * "outcome status_before status" (new string). */
@@ -85,7 +85,7 @@ START_TEST(change_feed_names_entities_not_uris)
 }
 END_TEST
 
-Suite *functions_suite(void)
+CHECK_SUITE(functions)
 {
 	Suite *s = suite_create("functions");
 	TCase *tc = tcase_create("report_damage_as");

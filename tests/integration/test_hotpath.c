@@ -18,7 +18,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define HOT_CLIENT "hot-probe-app"
 #define HOT_SETUP                                                                                  \
@@ -444,7 +444,7 @@ START_TEST(a_long_non_ascii_request_id_is_read_and_audited)
 }
 END_TEST
 
-Suite *hotpath_suite(void)
+CHECK_SUITE(hotpath)
 {
 	Suite *s = suite_create("hotpath");
 	TCase *rights = tcase_create("rights epoch");

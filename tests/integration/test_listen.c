@@ -13,7 +13,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define LISTEN_BIKE "bikaroo://fleet/bikes/VL-2069"  /* FR-PAR, used by no other test */
 #define LISTEN_OTHER "bikaroo://fleet/bikes/VL-2072" /* FR-PAR */
@@ -238,7 +238,7 @@ START_TEST(listen_ends_after_a_gap_in_the_feed)
 }
 END_TEST
 
-Suite *listen_suite(void)
+CHECK_SUITE(listen)
 {
 	Suite *s = suite_create("listen");
 	TCase *tc = tcase_create("subscriptions/listen over HTTP");

@@ -14,7 +14,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define MIG_OLD_DIR "tests/integration/migrations-d73423a"
 
@@ -328,7 +328,7 @@ START_TEST(function_file_reapplied_only_when_changed)
 }
 END_TEST
 
-Suite *migrate_suite(void)
+CHECK_SUITE(migrate)
 {
 	Suite *s = suite_create("migrate");
 	TCase *tc = tcase_create("numbered-and-function-files");

@@ -8,7 +8,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static struct it_server proto_srv;
 static json_t *proto_cases;
@@ -209,13 +209,13 @@ START_TEST(protocol_case)
 }
 END_TEST
 
-Suite *protocol_suite(void)
+CHECK_SUITE(protocol)
 {
 	json_error_t e;
 	json_t *all = json_load_file("tests/protocol/cases.json", 0, &e);
 	int n = (int)json_array_size(json_object_get(all, "cases"));
 	json_decref(all);
-	Suite *s = suite_create("protocol-cases");
+	Suite *s = suite_create("protocol");
 	TCase *tc = tcase_create("cases.json");
 	tcase_add_unchecked_fixture(tc, proto_setup, proto_teardown);
 	tcase_set_timeout(tc, 120);

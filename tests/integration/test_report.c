@@ -18,7 +18,7 @@
 #include "domain/damage_reports.h"
 #include "server/capabilities/cases.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define RP_CAPS_NONE "{}"
 #define RP_CAPS_ELICIT "{\"elicitation\":{}}"
@@ -1032,7 +1032,7 @@ START_TEST(case_read_follows_perimeter_and_role)
 }
 END_TEST
 
-Suite *report_suite(void)
+CHECK_SUITE(report)
 {
 	Suite *s = suite_create("report");
 	TCase *tc = tcase_create("report_damaged_bike");

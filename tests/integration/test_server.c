@@ -11,7 +11,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static struct it_server srv;
 
@@ -467,7 +467,7 @@ START_TEST(migrations_twice_and_concurrently)
 }
 END_TEST
 
-Suite *server_suite(void)
+CHECK_SUITE(server)
 {
 	Suite *s = suite_create("server");
 	TCase *tc = tcase_create("get_bike_status");

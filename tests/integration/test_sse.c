@@ -9,7 +9,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static struct it_server srv;
 static char bin_env[600];
@@ -137,7 +137,7 @@ START_TEST(missing_capability_is_a_plain_400)
 }
 END_TEST
 
-Suite *sse_suite(void)
+CHECK_SUITE(sse)
 {
 	Suite *s = suite_create("sse");
 	TCase *tc = tcase_create("conformance-server");

@@ -15,7 +15,7 @@
 
 #include "common/mem.h"
 #include "harness.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define META                                                                                       \
 	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                   \
@@ -861,7 +861,7 @@ START_TEST(sigterm_answers_what_was_read_then_exits)
 }
 END_TEST
 
-Suite *stdio_suite(void)
+CHECK_SUITE(stdio)
 {
 	Suite *s = suite_create("stdio");
 	TCase *tc = tcase_create("bikaroo-mcp stdio");

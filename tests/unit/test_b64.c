@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/b64.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 START_TEST(round_trip)
 {
@@ -51,7 +51,7 @@ START_TEST(rejects_invalid)
 }
 END_TEST
 
-Suite *b64_suite(void)
+CHECK_SUITE(b64)
 {
 	Suite *s = suite_create("b64");
 	TCase *tc = tcase_create("core");

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 /* Both writers agree on v (consumed). */
 static void jsonw_same(json_t *v)
@@ -157,7 +157,7 @@ START_TEST(random_documents_match_jansson)
 }
 END_TEST
 
-Suite *jsonw_suite(void)
+CHECK_SUITE(jsonw)
 {
 	Suite *s = suite_create("jsonw");
 	TCase *tc = tcase_create("core");

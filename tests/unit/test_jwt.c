@@ -11,7 +11,7 @@
 #include "server/auth/auth.h"
 #include "server/auth/fetch.h"
 #include "server/auth/jwt.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define ISS "https://issuer.bikaroo.test"
 #define AUD "https://mcp.bikaroo.test/mcp"
@@ -323,7 +323,7 @@ START_TEST(outbound_url_policy)
 }
 END_TEST
 
-Suite *jwt_suite(void)
+CHECK_SUITE(jwt)
 {
 	Suite *s = suite_create("jwt");
 	TCase *tc = tcase_create("tokens");

@@ -8,7 +8,7 @@
 #include "server/auth/scopes.h"
 #include "tests/conformance/uriset.h"
 #include "domain/rights.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 START_TEST(host_allow_list)
 {
@@ -112,7 +112,7 @@ START_TEST(uri_set)
 }
 END_TEST
 
-Suite *misc_suite(void)
+CHECK_SUITE(misc)
 {
 	Suite *s = suite_create("misc");
 	TCase *tc = tcase_create("core");

@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "server/transport/http.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define OPS_THREADS 4
 #define OPS_ADDS 20000
@@ -192,7 +192,7 @@ START_TEST(listen_addresses_v4_and_v6)
 }
 END_TEST
 
-Suite *ops_suite(void)
+CHECK_SUITE(ops)
 {
 	Suite *s = suite_create("ops");
 	TCase *tc = tcase_create("metrics-traces-addresses");

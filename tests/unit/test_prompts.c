@@ -9,7 +9,7 @@
 #include "server/protocol/dispatch.h"
 #include "server/protocol/prompts.h"
 #include "server/protocol/resources.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 /* The product's description, and one with fixture rows after its own. */
 static struct mcp_server product, extended;
@@ -247,7 +247,7 @@ START_TEST(extra_rows_are_listed_page_by_page_and_read)
 }
 END_TEST
 
-Suite *prompts_suite(void)
+CHECK_SUITE(prompts)
 {
 	Suite *s = suite_create("prompts");
 	TCase *tc = tcase_create("render");

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "server/protocol/ratelimit.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static int rl_admitted(struct ratelimit *rl, const char *subject, const char *client, bool write,
 		       int tries)
@@ -74,7 +74,7 @@ START_TEST(no_limit_when_switched_off)
 }
 END_TEST
 
-Suite *ratelimit_suite(void)
+CHECK_SUITE(ratelimit)
 {
 	Suite *s = suite_create("ratelimit");
 	TCase *tc = tcase_create("buckets");

@@ -6,7 +6,7 @@
 #include "server/capabilities/catalog.h"
 #include "server/protocol/dispatch.h"
 #include "server/protocol/tools.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 static json_t *sch;
 
@@ -100,7 +100,7 @@ START_TEST(registered_schemas_are_supported)
 }
 END_TEST
 
-Suite *schema_suite(void)
+CHECK_SUITE(schema)
 {
 	Suite *s = suite_create("schema");
 	TCase *tc = tcase_create("core");

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "server/auth/tokcache.h"
-#include "suites.h"
+#include "tests/check_main.h"
 
 #define T0 1700000000L
 
@@ -203,7 +203,7 @@ START_TEST(the_cache_is_bounded_and_keeps_recent_entries)
 }
 END_TEST
 
-Suite *tokcache_suite(void)
+CHECK_SUITE(tokcache)
 {
 	Suite *s = suite_create("tokcache");
 	TCase *tc = tcase_create("cache");
