@@ -1,5 +1,8 @@
 /* Streamable HTTP transport (libmicrohttpd). Moves bytes and headers; semantics live in the
- * protocol core (protocol/dispatch.h), listen streams in listen.h. */
+ * protocol core (protocol/dispatch.h), listen streams in listen.h. Its files: http.c (start,
+ * drain, stop), http_route.c (the order of checks, /mcp), http_reply.c (responses, media
+ * types), http_stream.c (listen streams), http_auth.c (bearer tokens), http_health.c (probes,
+ * /metrics), http_allow.c (Host/Origin), http_server.h (their shared state). */
 #ifndef BIKAROO_HTTP_H
 #define BIKAROO_HTTP_H
 
@@ -9,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "domain/types.h"
+#include "http_allow.h" /* the Host/Origin allow-lists, exposed for unit tests */
 #include "server/protocol/mcp.h"
 
 struct http_server;
@@ -63,10 +67,5 @@ void http_set_draining(struct http_server *s, bool draining);
  * unit tests. */
 int http_parse_address(const char *text, long *port_out, struct sockaddr_storage *sa, unsigned *len)
 	__attribute__((warn_unused_result));
-
-/* Host/Origin allow-list checks (exposed for unit tests). host_port is the Host header
- * value, origin the Origin header value; extra is a comma-separated list of extra names. */
-bool http_host_allowed(const char *host_port, const char *extra);
-bool http_origin_allowed(const char *origin, const char *extra);
 
 #endif

@@ -3,7 +3,7 @@
  * emits are collected here while it runs and sent as one text/event-stream body, followed by the
  * final response as the last event; libmicrohttpd never has to stream from another thread.
  * One event per message: "event: message\ndata: <one-line JSON>\n\n" (no id: fields, the
- * streams are not resumable). No libmicrohttpd types here: http.c owns the response. */
+ * streams are not resumable). No libmicrohttpd types here: http_reply.c sends the response. */
 #ifndef BIKAROO_SSE_H
 #define BIKAROO_SSE_H
 

@@ -61,6 +61,7 @@ struct stdio_conn {
 	const struct mcp_server *server;
 	/* Resource subscriptions of both eras (listen.h). */
 	struct listen_hub *hub;
+	struct listen_out_ops sub_ops; /* how its messages leave: stdio_sub_write */
 	struct mcp_subscriptions subscriptions;
 	struct mcp_listen listen;
 };
@@ -114,13 +115,11 @@ static void *stdio_sub_write(void *out, const json_t *msg)
 	return NULL;
 }
 
-static const struct listen_out_ops stdio_sub_ops = {.write = stdio_sub_write};
-
 /* mcp_subscriptions.change for this connection (2025-era resources/subscribe). */
 static int stdio_sub_change(void *ctx, const struct fleet_actor *actor, const char *uri, bool on)
 {
 	struct stdio_conn *c = ctx;
-	return listen_hub_subscribe(c->hub, actor, uri, on, &stdio_sub_ops, c);
+	return listen_hub_subscribe(c->hub, actor, uri, on, &c->sub_ops, c);
 }
 
 /* mcp_listen.open for this connection (2026-07-28 subscriptions/listen). */
@@ -129,7 +128,7 @@ static enum mcp_listen_status stdio_listen_open(void *ctx, const struct fleet_ac
 						const char *const *uris, size_t n)
 {
 	struct stdio_conn *c = ctx;
-	return listen_hub_open(c->hub, actor, id, ack, uris, n, &stdio_sub_ops, c);
+	return listen_hub_open(c->hub, actor, id, ack, uris, n, &c->sub_ops, c);
 }
 
 static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const char *line, size_t len,
@@ -333,6 +332,7 @@ int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor
 {
 	struct stdio_conn c = {.actor = actor, .server = server, .session = {.log_level = -1}};
 	c.hub = listen_hub_new(server->changes, STDIO_MAX_LISTENS, 0, 0);
+	c.sub_ops = (struct listen_out_ops){.write = stdio_sub_write};
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
 	pthread_mutex_init(&c.lock, NULL);

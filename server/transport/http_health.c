@@ -1,0 +1,68 @@
+/* Health and metrics over HTTP (http_health.h). */
+#include "http_health.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "common/mem.h"
+#include "common/metrics.h"
+#include "http_reply.h"
+
+enum MHD_Result http_health(struct http_server *s, struct MHD_Connection *c, const char *method,
+			    bool ready)
+{
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
+		return http_send_headers(s, c, 405, NULL, h);
+	}
+	json_t *missing = json_array();
+	if (ready && (atomic_load(&s->draining) || atomic_load(&s->stopping)))
+		json_array_append_new(missing, json_string("draining: this instance is stopping"));
+	else if (ready && s->ready)
+		s->ready(missing);
+	bool ok = json_array_size(missing) == 0;
+	json_t *doc = ok ? json_pack("{s:s}", "status", ready ? "ready" : "alive")
+			 : json_pack("{s:s, s:O}", "status", "not ready", "missing", missing);
+	json_decref(missing);
+	char *body = jsonw_dump(doc);
+	json_decref(doc);
+	return http_send_headers(s, c, ok ? 200 : 503, body, NULL);
+}
+
+enum MHD_Result http_metrics_access(void *cls, struct MHD_Connection *c, const char *url,
+				    const char *method, const char *version, const char *upload,
+				    size_t *upload_size, void **con_cls)
+{
+	(void)cls, (void)version, (void)upload, (void)upload_size;
+	if (!*con_cls) { /* the headers: answer once the (empty) body is in */
+		*con_cls = (void *)1;
+		return MHD_YES;
+	}
+	unsigned status = 200;
+	char *body;
+	if (strcmp(url, "/metrics") != 0) {
+		status = 404;
+		body = mem_strdup("Not Found: the metrics are at /metrics\n");
+	} else if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+		   strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+		status = 405;
+		body = mem_strdup("Method Not Allowed: GET /metrics\n");
+	} else {
+		body = metrics_render();
+	}
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				status == 200 ? "text/plain; version=0.0.4; charset=utf-8"
+					      : "text/plain; charset=utf-8");
+	if (status == 405)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}

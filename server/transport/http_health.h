@@ -1,0 +1,23 @@
+/* Health and metrics over HTTP: GET /healthz and /readyz (public: no token, no data, no Host
+ * check: a load balancer or an orchestrator asks by address) and GET /metrics on its own
+ * listener. */
+#ifndef BIKAROO_HTTP_HEALTH_H
+#define BIKAROO_HTTP_HEALTH_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "http_server.h"
+
+/* Answers a probe: /healthz (ready false) or /readyz (ready true: what s->ready says is
+ * missing, or "draining"). */
+enum MHD_Result http_health(struct http_server *s, struct MHD_Connection *c, const char *method,
+			    bool ready);
+
+/* The metrics listener's access handler (cls: the struct http_server): GET /metrics only. */
+enum MHD_Result http_metrics_access(void *cls, struct MHD_Connection *c, const char *url,
+				    const char *method, const char *version, const char *upload,
+				    size_t *upload_size, void **con_cls);
+
+#endif

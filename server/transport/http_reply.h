@@ -1,0 +1,54 @@
+/* What every file of the HTTP transport needs to read a request's headers and answer it: the
+ * responses (JSON bodies, refusals, SSE bodies) and the media types. libmicrohttpd types stay
+ * in the http_* files of this folder. */
+#ifndef BIKAROO_HTTP_REPLY_H
+#define BIKAROO_HTTP_REPLY_H
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "http_server.h"
+
+/* Sends body (new, may be NULL) with status and extra headers: NULL-terminated name/value pairs
+ * (borrowed). While s stops, every answer closes its connection. */
+enum MHD_Result http_send_headers(struct http_server *s, struct MHD_Connection *c, unsigned status,
+				  char *body, const char *const *headers);
+/* A JSON-RPC error without id, for refusals before the body is read, with one extra header
+ * (name NULL: none). */
+enum MHD_Result http_refuse_with(struct http_server *s, struct MHD_Connection *c, unsigned status,
+				 int code, const char *message, const char *name,
+				 const char *value);
+/* The same, with Allow when allow is not NULL. */
+enum MHD_Result http_refuse(struct http_server *s, struct MHD_Connection *c, unsigned status,
+			    int code, const char *message, const char *allow);
+/* A 200 whose body is SSE events (sse.h); body is stolen. */
+enum MHD_Result http_send_sse(struct http_server *s, struct MHD_Connection *c, char *body);
+/* Queues r (consumed) as a 200 SSE stream. */
+enum MHD_Result http_queue_sse(struct http_server *s, struct MHD_Connection *c,
+			       struct MHD_Response *r);
+
+/* A request header's first value (borrowed from libmicrohttpd), or NULL. */
+const char *http_header(struct MHD_Connection *c, const char *name);
+
+/* Every occurrence of one header: its first two values and how many there are (a repeated
+ * Host, Origin or Authorization is refused, never read as its first value). */
+struct http_values {
+	const char *name;
+	const char *values[2];
+	size_t n;
+};
+struct http_values http_header_all(struct MHD_Connection *c, const char *name);
+
+/* True when a media type value (Content-Type, one item of Accept) is type, parameters aside. */
+bool http_media_is(const char *value, const char *type);
+/* True when an Accept header admits application/json (absent Accept admits everything). */
+bool http_accepts_json(const char *accept);
+/* True when an Accept header admits text/event-stream: only then may a response become an SSE
+ * stream. */
+bool http_accepts_sse(const char *accept);
+
+/* The guard's record of c's connection (the socket context http.c set), or NULL. */
+struct guard_conn *http_guard_conn(struct MHD_Connection *c);
+
+#endif

@@ -1,0 +1,281 @@
+/* Routing of the HTTP transport (http_route.h). */
+#include "http_route.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "access.h"
+#include "common/jsonw.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "http_allow.h"
+#include "http_auth.h"
+#include "http_health.h"
+#include "http_reply.h"
+#include "http_server.h"
+#include "http_stream.h"
+#include "server/auth/auth.h"
+#include "server/protocol/dispatch.h"
+#include "sse.h"
+
+/* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
+#define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
+
+static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connection *c,
+				       struct http_req *st)
+{
+	struct fleet_actor token_actor;
+	if (s->tokens) {
+		enum MHD_Result refused;
+		if (!http_authenticate(s, c, st, &token_actor, &refused))
+			return refused;
+	}
+	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || !http_media_is(ct, "application/json"))
+		return http_refuse(s, c, 415, MCP_INVALID_REQUEST,
+				   "Unsupported Media Type: Content-Type must be application/json",
+				   NULL);
+	if (!http_accepts_json(http_header(c, MHD_HTTP_HEADER_ACCEPT)))
+		return http_refuse(s, c, 406, MCP_INVALID_REQUEST,
+				   "Not Acceptable: Accept must admit application/json", NULL);
+	struct mcp_request req = {
+		.transport = MCP_TRANSPORT_HTTP,
+		.body = st->body ? st->body : "",
+		.body_len = st->len,
+		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
+		.h_method = http_header(c, "Mcp-Method"),
+		.h_name = http_header(c, "Mcp-Name"),
+		.actor = s->tokens ? &token_actor : &s->actor,
+		.reqid = st->reqid,
+		.per_principal = s->tokens,
+		.trace_id = st->trace,
+	};
+	snprintf(st->subject, sizeof st->subject, "%s", req.actor->subject);
+	snprintf(st->client, sizeof st->client, "%s", req.actor->client_id);
+	struct sse_buf sse = {0};
+	struct http_listen_req lr = {.srv = s, .conn = c};
+	struct mcp_listen listen = {http_listen_open, &lr};
+	req.listen = &listen;
+	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
+		req.emit = sse_emit;
+		req.emit_ctx = &sse;
+	}
+	struct mcp_response resp;
+	mcp_handle(s->mcp, &req, &resp);
+	st->method = resp.method;
+	st->name = resp.name;
+	st->outcome = resp.outcome;
+	if (lr.opened) {
+		sse_free(&sse);
+		mcp_response_free(&resp);
+		return http_send_stream(s, c, lr.opened);
+	}
+	char *ch = resp.missing_scope ? auth_challenge(AUTH_OK, resp.missing_scope, NULL) : NULL;
+	char *body = resp.body;
+	resp.body = NULL;
+	/* Notifications went out before the result: answer as an SSE stream (a refusal keeps its
+	 * status and plain JSON body; the notifications are then dropped). */
+	if (sse.events && body && resp.http_status == 200) {
+		char *stream = sse_finish(&sse, body);
+		free(body);
+		free(ch);
+		return http_send_sse(s, c, stream);
+	}
+	sse_free(&sse);
+	char retry[24];
+	snprintf(retry, sizeof retry, "%ld", resp.retry_after ? resp.retry_after : MCP_RETRY_AFTER);
+	const char *h[] = {ch ? MHD_HTTP_HEADER_WWW_AUTHENTICATE : MHD_HTTP_HEADER_RETRY_AFTER,
+			   ch ? ch : retry, NULL};
+	enum MHD_Result ret =
+		http_send_headers(s, c, (unsigned)resp.http_status, body,
+				  ch || resp.unavailable || resp.retry_after ? h : NULL);
+	free(ch);
+	return ret;
+}
+
+static const char *http_path_label(const char *url)
+{
+	if (strcmp(url, "/mcp") == 0)
+		return "/mcp";
+	if (strcmp(url, "/healthz") == 0)
+		return "/healthz";
+	if (strcmp(url, "/readyz") == 0)
+		return "/readyz";
+	return auth_prm_path(url) ? "/.well-known/oauth-protected-resource" : "other";
+}
+
+static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *upload, size_t *upload_size,
+				  struct http_req *st, bool first)
+{
+	if (first) {
+		if (strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0) {
+			/* Answered at the end of the request, not now: libmicrohttpd closes the
+			 * connection after an answer queued before the request was read, and a
+			 * probe (or a load balancer) keeps its connection. */
+			st->probe = true;
+			return MHD_YES;
+		}
+		if (atomic_load(&s->stopping)) {
+			/* Not begun, so nothing done: another instance may take it. */
+			st->refused = true;
+			return http_refuse_with(
+				s, c, 503, MCP_INTERNAL_ERROR,
+				"Service Unavailable: this server is stopping; retry "
+				"(nothing was done)",
+				MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		}
+		/* 1: Host and Origin against DNS rebinding; exactly one of each (RFC 9112 section
+		 * 3.2: a repeated Host is a 400). */
+		struct http_values host = http_header_all(c, MHD_HTTP_HEADER_HOST);
+		struct http_values origin = http_header_all(c, MHD_HTTP_HEADER_ORIGIN);
+		if (host.n > 1) {
+			log_msg(LOG_WARN, st->reqid, "refused: more than one Host header");
+			st->refused = true;
+			return http_refuse(s, c, 400, MCP_INVALID_REQUEST,
+					   "Bad Request: more than one Host header", NULL);
+		}
+		if (!http_host_allowed(host.values[0], s->allowed_hosts) || origin.n > 1 ||
+		    (origin.n && !http_origin_allowed(origin.values[0], s->allowed_origins))) {
+			log_msg(LOG_WARN, st->reqid, "refused: Host or Origin not allowed");
+			st->refused = true;
+			return http_refuse(s, c, 403, MCP_INVALID_REQUEST,
+					   "Forbidden: Host or Origin not allowed", NULL);
+		}
+		if (auth_prm_path(url)) {
+			st->refused = true;
+			return http_prm(s, c, method);
+		}
+		if (strcmp(url, "/mcp") != 0) {
+			st->refused = true;
+			return http_refuse(s, c, 404, MCP_INVALID_REQUEST,
+					   "Not Found: the endpoint is /mcp", NULL);
+		}
+		/* 2: POST only. */
+		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+			st->refused = true;
+			return http_refuse(s, c, 405, MCP_INVALID_REQUEST,
+					   "Method Not Allowed: this endpoint accepts POST only",
+					   "POST");
+		}
+		/* 3: the declared size, before reading anything. */
+		const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > s->max_body) {
+			st->refused = true;
+			return http_refuse(s, c, 413, MCP_INVALID_REQUEST, "Payload Too Large",
+					   NULL);
+		}
+		return MHD_YES;
+	}
+	if (!*upload_size)
+		guard_body_done(s->guard, http_guard_conn(c));
+	if (st->probe) {
+		if (!*upload_size)
+			return http_health(s, c, method, strcmp(url, "/readyz") == 0);
+		*upload_size = 0; /* a probe's body, if any, is not read */
+		return MHD_YES;
+	}
+	if (st->refused) {
+		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		/* 3 again: streamed bodies (chunked) are counted as they arrive. libmicrohttpd
+		 * cannot answer in the middle of a body, so the rest is discarded (not stored)
+		 * and the 413 goes out at its end; a sender that never stops is cut off. */
+		if (st->too_large || st->len + *upload_size > s->max_body) {
+			st->too_large = true;
+			st->discarded += *upload_size;
+			*upload_size = 0;
+			free(st->body);
+			st->body = NULL;
+			st->len = st->cap = 0;
+			return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
+		if (st->len + *upload_size + 1 > st->cap) {
+			st->cap = (st->len + *upload_size + 1) * 2;
+			if (st->cap > s->max_body + 1)
+				st->cap = s->max_body + 1;
+			st->body = mem_realloc(st->body, st->cap);
+		}
+		memcpy(st->body + st->len, upload, *upload_size);
+		st->len += *upload_size;
+		st->body[st->len] = '\0';
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (st->too_large) {
+		st->refused = true;
+		return http_refuse(s, c, 413, MCP_INVALID_REQUEST, "Payload Too Large", NULL);
+	}
+	return http_handle_mcp(s, c, st);
+}
+
+enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
+			    const char *method, const char *version, const char *upload,
+			    size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct http_server *s = cls;
+	struct http_req *st = *con_cls;
+	bool first = !st;
+	if (first) {
+		guard_headers_done(s->guard, http_guard_conn(c));
+		st = mem_calloc(1, sizeof *st);
+		clock_gettime(CLOCK_MONOTONIC, &st->t0);
+		snprintf(st->reqid, sizeof st->reqid, "r%lu", atomic_fetch_add(&s->counter, 1) + 1);
+		st->path = http_path_label(url);
+		log_trace_id(http_header(c, "traceparent"), st->trace);
+		snprintf(st->verb, sizeof st->verb, "%s", method);
+		*con_cls = st;
+		atomic_fetch_add(&s->inflight, 1); /* until http_completed */
+	}
+	return http_route(s, c, url, method, upload, upload_size, st, first);
+}
+
+/* The request's access line and metrics (access.h). */
+static void http_account(const struct http_req *st, unsigned http_status)
+{
+	/* Probes come every few seconds: their lines are debug, the rest info. */
+	bool probe = strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0;
+	struct access_entry e = {
+		.transport = "http",
+		.reqid = st->reqid,
+		.trace = st->trace,
+		.http = st->verb,
+		.path = st->path,
+		.method = st->method,
+		.name = st->name,
+		.subject = st->subject,
+		.client = st->client,
+		.outcome = st->outcome         ? st->outcome
+			   : http_status == 0  ? "aborted"
+			   : http_status < 400 ? "ok"
+					       : "refused",
+		.status = http_status,
+		.t0 = st->t0,
+		.quiet = probe,
+	};
+	access_record(&e);
+}
+
+void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		    enum MHD_RequestTerminationCode toe)
+{
+	(void)toe;
+	struct http_server *s = cls;
+	guard_request_done(s->guard, http_guard_conn(c));
+	struct http_req *st = *con_cls;
+	if (st) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+		http_account(st, ci ? ci->http_status : 0);
+		free(st->body);
+		free(st);
+		atomic_fetch_sub(&s->inflight, 1);
+	}
+	*con_cls = NULL;
+}
