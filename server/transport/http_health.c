@@ -7,6 +7,7 @@
 #include "common/jsonw.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "http_frame.h"
 #include "http_reply.h"
 
 enum MHD_Result http_health(struct http_server *s, struct MHD_Connection *c, const char *method,
@@ -34,14 +35,19 @@ enum MHD_Result http_metrics_access(void *cls, struct MHD_Connection *c, const c
 				    const char *method, const char *version, const char *upload,
 				    size_t *upload_size, void **con_cls)
 {
-	(void)cls, (void)version, (void)upload, (void)upload_size;
-	if (!*con_cls) { /* the headers: answer once the (empty) body is in */
-		*con_cls = (void *)1;
-		return MHD_YES;
-	}
+	(void)cls, (void)upload, (void)upload_size;
 	unsigned status = 200;
 	char *body;
-	if (strcmp(url, "/metrics") != 0) {
+	const char *bad = NULL;
+	if (!*con_cls) { /* the headers: answer once the (empty) body is in */
+		bad = http_frame_check(c, method, version);
+		if (!bad) {
+			*con_cls = (void *)1;
+			return MHD_YES;
+		}
+		status = 400;
+		body = mem_printf("Bad Request: %s\n", bad);
+	} else if (strcmp(url, "/metrics") != 0) {
 		status = 404;
 		body = mem_strdup("Not Found: the metrics are at /metrics\n");
 	} else if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
@@ -62,6 +68,8 @@ enum MHD_Result http_metrics_access(void *cls, struct MHD_Connection *c, const c
 					      : "text/plain; charset=utf-8");
 	if (status == 405)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (bad) /* what follows the head is never read as a request */
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "http_allow.h"
 #include "http_auth.h"
+#include "http_frame.h"
 #include "http_health.h"
 #include "http_reply.h"
 #include "http_server.h"
@@ -218,7 +219,6 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 			    const char *method, const char *version, const char *upload,
 			    size_t *upload_size, void **con_cls)
 {
-	(void)version;
 	struct http_server *s = cls;
 	struct http_req *st = *con_cls;
 	bool first = !st;
@@ -232,6 +232,18 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 		snprintf(st->verb, sizeof st->verb, "%s", method);
 		*con_cls = st;
 		atomic_fetch_add(&s->inflight, 1); /* until http_completed */
+		/* 0: one way to frame it, before anything else (probes included): the answer
+		 * closes the connection, so what follows the head is never read as a request. */
+		const char *bad = http_frame_check(c, method, version);
+		if (bad) {
+			log_msg(LOG_WARN, st->reqid, "refused: request framing (%s)", bad);
+			st->refused = true;
+			char *text = mem_printf("Bad Request: %s", bad);
+			enum MHD_Result ret = http_refuse_with(s, c, 400, MCP_INVALID_REQUEST, text,
+							       MHD_HTTP_HEADER_CONNECTION, "close");
+			free(text);
+			return ret;
+		}
 	}
 	return http_route(s, c, url, method, upload, upload_size, st, first);
 }

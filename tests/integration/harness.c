@@ -150,6 +150,23 @@ int it_server_stop(struct it_server *s)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+unsigned it_metrics_port(const struct it_server *s)
+{
+	FILE *f = fopen(s->log_file, "r");
+	if (!f)
+		return 0;
+	static const char mark[] = "metrics at http://127.0.0.1:";
+	char line[2048];
+	unsigned port = 0;
+	while (!port && fgets(line, sizeof line, f)) {
+		const char *m = strstr(line, mark);
+		if (m)
+			port = (unsigned)strtoul(m + strlen(mark), NULL, 10);
+	}
+	fclose(f);
+	return port;
+}
+
 int it_run(const char *subcommand, const char *const *extra_env)
 {
 	pid_t pid = it_spawn(subcommand, extra_env, NULL);

@@ -20,6 +20,9 @@ struct it_server {
 int it_server_start(struct it_server *s, const char *const *extra_env);
 /* SIGTERM, wait; returns the exit status (0 = clean; valgrind errors give 99). */
 int it_server_stop(struct it_server *s);
+/* The port of s's metrics listener (BIKAROO_METRICS_LISTEN=127.0.0.1:0), read from its log;
+ * 0 when it has none. */
+unsigned it_metrics_port(const struct it_server *s);
 /* Runs the binary with a subcommand and extra env; returns its exit status. */
 int it_run(const char *subcommand, const char *const *extra_env);
 

@@ -120,17 +120,7 @@ static int ab_raw_status(unsigned port, const char *request)
  * e.g. "bikaroo_rate_limit_rejections_total{reason=\"write\"}"; -1 when absent. */
 static long ab_metric(const struct it_server *s, const char *series)
 {
-	FILE *f = fopen(s->log_file, "r");
-	ck_assert_ptr_nonnull(f);
-	char line[2048];
-	unsigned port = 0;
-	while (!port && fgets(line, sizeof line, f)) {
-		const char *m = strstr(line, "metrics at http://127.0.0.1:");
-		if (m)
-			port = (unsigned)strtoul(m + strlen("metrics at http://127.0.0.1:"), NULL,
-						 10);
-	}
-	fclose(f);
+	unsigned port = it_metrics_port(s);
 	ck_assert_msg(port != 0, "no metrics listener in %s", s->log_file);
 	struct it_response r;
 	it_http(port, "GET", "/metrics", NULL, NULL, 0, &r);
