@@ -126,8 +126,8 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("body-timeout-ms", "BIKAROO_BODY_TIMEOUT_MS", body_timeout_ms, "30000", 100, 600000,
 	      "a request's body must be complete this long after its headers"),
 	CFG_L("max-pending-headers", "BIKAROO_MAX_PENDING_HEADERS", max_pending, "256", 0, 100000,
-	      "connections still sending their headers at most; past it the oldest is closed (0: "
-	      "no cap)"),
+	      "connections still sending their headers at most (no token checked yet); past it the "
+	      "oldest is closed (0, or not below BIKAROO_MAX_CONNECTIONS: a quarter of it)"),
 	CFG_L("max-connections", "BIKAROO_MAX_CONNECTIONS", max_connections, "1024", 16, 100000,
 	      "HTTP connections at once (the descriptor limit is raised to fit)"),
 	CFG_L("max-connections-per-ip", "BIKAROO_MAX_CONNECTIONS_PER_IP", max_per_ip, "512", 0,

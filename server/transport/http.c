@@ -264,11 +264,20 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->allowed_origins = mem_strdup(set->allowed_origins);
 	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS, (size_t)set->listen_per_subject,
 				set->keepalive_s);
+	long max_conn = http_fd_budget(set->max_connections);
+	/* Connections without a complete request have not shown a token: a share of the total,
+	 * never all of it, so that they cannot keep valid callers out. */
+	long max_pending = set->max_pending;
+	if (max_pending <= 0 || max_pending >= max_conn) {
+		max_pending = max_conn / 4 > 0 ? max_conn / 4 : 1;
+		log_warn("http: %ld connections at most may wait for their headers (a quarter of "
+			 "BIKAROO_MAX_CONNECTIONS; BIKAROO_MAX_PENDING_HEADERS must be below it)",
+			 max_pending);
+	}
 	struct guard_settings gs = {.header_ms = set->header_timeout_ms,
 				    .body_ms = set->body_timeout_ms,
-				    .max_pending = set->max_pending};
+				    .max_pending = max_pending};
 	s->guard = guard_new(&gs);
-	long max_conn = http_fd_budget(set->max_connections);
 	s->daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 			MHD_ALLOW_SUSPEND_RESUME | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),

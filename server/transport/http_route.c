@@ -28,20 +28,6 @@
 static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connection *c,
 				       struct http_req *st)
 {
-	struct fleet_actor token_actor;
-	if (s->tokens) {
-		enum MHD_Result refused;
-		if (!http_authenticate(s, c, st, &token_actor, &refused))
-			return refused;
-	}
-	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
-	if (!ct || !http_media_is(ct, "application/json"))
-		return http_refuse(s, c, 415, MCP_INVALID_REQUEST,
-				   "Unsupported Media Type: Content-Type must be application/json",
-				   NULL);
-	if (!http_accepts_json(http_header(c, MHD_HTTP_HEADER_ACCEPT)))
-		return http_refuse(s, c, 406, MCP_INVALID_REQUEST,
-				   "Not Acceptable: Accept must admit application/json", NULL);
 	struct mcp_request req = {
 		.transport = MCP_TRANSPORT_HTTP,
 		.body = st->body ? st->body : "",
@@ -49,7 +35,7 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
 		.h_method = http_header(c, "Mcp-Method"),
 		.h_name = http_header(c, "Mcp-Name"),
-		.actor = s->tokens ? &token_actor : &s->actor,
+		.actor = s->tokens ? &st->actor : &s->actor,
 		.reqid = st->reqid,
 		.per_principal = s->tokens,
 		.trace_id = st->trace,
@@ -97,6 +83,43 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 	return ret;
 }
 
+/* Whether the request announces a body (a Content-Length other than 0, or a transfer coding). */
+static bool http_has_body(struct MHD_Connection *c)
+{
+	const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	return http_header(c, MHD_HTTP_HEADER_TRANSFER_ENCODING) || (cl && strtoull(cl, NULL, 10));
+}
+
+/* Steps 4 to 7 of the order of checks, on the headers of a POST /mcp: the bearer token (4-5),
+ * the media types (6), one of each MCP header (7). Sets st->refused with the refusal queued. */
+static enum MHD_Result http_check_headers(struct http_server *s, struct MHD_Connection *c,
+					  struct http_req *st)
+{
+	enum MHD_Result ret = MHD_YES;
+	st->refused = true;
+	if (s->tokens && !http_authenticate(s, c, st, &st->actor, &ret))
+		return ret;
+	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || !http_media_is(ct, "application/json"))
+		return http_refuse(s, c, 415, MCP_INVALID_REQUEST,
+				   "Unsupported Media Type: Content-Type must be application/json",
+				   NULL);
+	if (!http_accepts_json(http_header(c, MHD_HTTP_HEADER_ACCEPT)))
+		return http_refuse(s, c, 406, MCP_INVALID_REQUEST,
+				   "Not Acceptable: Accept must admit application/json", NULL);
+	static const char names[][24] = {"MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (http_header_all(c, names[i]).n > 1) {
+			log_msg(LOG_WARN, st->reqid, "refused: more than one %s header", names[i]);
+			char *text = mem_printf("Bad Request: more than one %s header", names[i]);
+			ret = http_refuse(s, c, 400, MCP_INVALID_REQUEST, text, NULL);
+			free(text);
+			return ret;
+		}
+	st->refused = false;
+	return MHD_YES;
+}
+
 static const char *http_path_label(const char *url)
 {
 	if (strcmp(url, "/mcp") == 0)
@@ -116,9 +139,13 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 		if (strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0) {
 			/* Answered at the end of the request, not now: libmicrohttpd closes the
 			 * connection after an answer queued before the request was read, and a
-			 * probe (or a load balancer) keeps its connection. */
+			 * probe (or a load balancer) keeps its connection. One that announces a
+			 * body is answered now: its body is never awaited. */
 			st->probe = true;
-			return MHD_YES;
+			if (!http_has_body(c))
+				return MHD_YES;
+			st->refused = true;
+			return http_health(s, c, method, strcmp(url, "/readyz") == 0);
 		}
 		if (atomic_load(&s->stopping)) {
 			/* Not begun, so nothing done: another instance may take it. */
@@ -169,18 +196,24 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 			return http_refuse(s, c, 413, MCP_INVALID_REQUEST, "Payload Too Large",
 					   NULL);
 		}
+		/* 4 and after: everything the headers alone decide, so that a request that fails
+		 * is answered now and its body never awaited (libmicrohttpd discards what still
+		 * comes, then closes): a connection without a valid token ends with its headers. */
+		enum MHD_Result ret = http_check_headers(s, c, st);
+		if (st->refused)
+			return ret;
 		return MHD_YES;
 	}
 	if (!*upload_size)
 		guard_body_done(s->guard, http_guard_conn(c));
+	if (st->refused) {
+		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
+		return MHD_YES;
+	}
 	if (st->probe) {
 		if (!*upload_size)
 			return http_health(s, c, method, strcmp(url, "/readyz") == 0);
 		*upload_size = 0; /* a probe's body, if any, is not read */
-		return MHD_YES;
-	}
-	if (st->refused) {
-		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
 		return MHD_YES;
 	}
 	if (*upload_size) {

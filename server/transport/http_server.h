@@ -60,6 +60,7 @@ struct http_req {
 	const char *outcome; /* static, or NULL (then from the status) */
 	char subject[FLEET_ID_MAX], client[FLEET_ID_MAX];
 	char trace[33];
+	struct fleet_actor actor; /* the bearer token's principal, checked on the headers */
 };
 
 #endif

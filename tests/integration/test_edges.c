@@ -236,6 +236,118 @@ START_TEST(the_metrics_listener_refuses_a_request_framed_two_ways)
 }
 END_TEST
 
+/* ---- checks before bodies ------------------------------------------------------------------ */
+
+static double ed_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The status of the answer to head (sent on fd, a new connection to port when fd is -1), 0 when
+ * none came within 5 s; *ms how long it took. */
+static int ed_status_of(unsigned port, const char *head, double *ms)
+{
+	int fd = ed_connect(port);
+	double t0 = ed_now_ms();
+	ed_send_all(fd, head, strlen(head));
+	char buf[256] = {0};
+	ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
+	*ms = ed_now_ms() - t0;
+	close(fd);
+	int status = 0;
+	return n > 0 && sscanf(buf, "HTTP/1.1 %d", &status) == 1 ? status : 0;
+}
+
+#define ED_BIG_HEAD(auth, type)                                                                    \
+	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" auth "Content-Type: " type "\r\n"              \
+	"Accept: application/json\r\nContent-Length: 65536\r\n\r\n"
+
+/* A request without a valid token that announces 64 KiB and sends none of them is answered 401
+ * on its headers, its body never awaited, and its connection ends: a flood of them (more than
+ * the connection limit) leaves the server serving new connections. */
+START_TEST(a_request_without_a_valid_token_is_refused_on_its_headers)
+{
+	const char *env[] = {"BIKAROO_AUTH=jwt",
+			     "BIKAROO_AUTH_ISSUER=https://issuer.bikaroo.test",
+			     "BIKAROO_RESOURCE_URI=https://mcp.bikaroo.test/mcp",
+			     "BIKAROO_MAX_CONNECTIONS=64",
+			     "BIKAROO_MAX_PENDING_HEADERS=16",
+			     NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	/* A token is judged with the issuer's keys, which this issuer (unreachable) never gives:
+	 * 503 temporarily_unavailable, at once too. */
+	static const char *const heads[] = {
+		ED_BIG_HEAD("", "application/json"),
+		ED_BIG_HEAD("Authorization: Basic Zm9vOmJhcg==\r\n", "application/json"),
+		ED_BIG_HEAD("Authorization: Bearer garbage\r\n", "application/json"),
+	};
+	static const int expect[] = {401, 401, 503};
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		double ms;
+		int status = ed_status_of(s.port, heads[i], &ms);
+		ck_assert_msg(status == expect[i] && ms < 2000, "head %zu: %d after %.0f ms", i,
+			      status, ms);
+	}
+	/* 100 of them within a second, on connections the client keeps open (more than the 64
+	 * allowed): each is answered and closed by the server; a new connection is then served
+	 * at once. */
+	enum { ED_FLOOD = 100 };
+	int fds[ED_FLOOD];
+	for (int i = 0; i < ED_FLOOD; i++) {
+		fds[i] = ed_connect(s.port);
+		send(fds[i], heads[i % 3], strlen(heads[i % 3]), MSG_NOSIGNAL);
+		ed_sleep_ms(10); /* 100 in a second: more than 64 held would be refused */
+	}
+	int answered = 0;
+	for (int i = 0; i < ED_FLOOD; i++) {
+		char buf[256] = {0};
+		int status = 0;
+		if (recv(fds[i], buf, sizeof buf - 1, 0) > 0 &&
+		    sscanf(buf, "HTTP/1.1 %d", &status) == 1 && status == expect[i % 3])
+			answered++;
+	}
+	ck_assert_int_eq(answered, ED_FLOOD);
+	double ms;
+	int status = ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms);
+	ck_assert_msg(status == 200 && ms < 2000, "healthz: %d after %.0f ms", status, ms);
+	for (int i = 0; i < ED_FLOOD; i++)
+		close(fds[i]);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* The other checks the headers decide are made on them too: a wrong media type (415), an Accept
+ * without JSON (406), a repeated MCP header (400), a probe announcing a body: answered at once,
+ * the 64 KiB announced never awaited. */
+START_TEST(checks_on_headers_never_wait_for_the_body)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	static const struct {
+		const char *head;
+		int status;
+	} cases[] = {
+		{ED_BIG_HEAD("", "text/plain"), 415},
+		{"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+		 "Accept: text/html\r\nContent-Length: 65536\r\n\r\n",
+		 406},
+		{ED_BIG_HEAD("Mcp-Method: ping\r\nMcp-Method: tools/call\r\n", "application/json"),
+		 400},
+		{"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 65536\r\n\r\n", 200},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		double ms;
+		int status = ed_status_of(s.port, cases[i].head, &ms);
+		ck_assert_msg(status == cases[i].status && ms < 2000, "case %zu: %d after %.0f ms",
+			      i, status, ms);
+	}
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 CHECK_SUITE(edges)
 {
 	Suite *su = suite_create("edges");
@@ -243,6 +355,8 @@ CHECK_SUITE(edges)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_request_framed_two_ways_is_refused_and_what_follows_never_runs);
 	tcase_add_test(tc, the_metrics_listener_refuses_a_request_framed_two_ways);
+	tcase_add_test(tc, a_request_without_a_valid_token_is_refused_on_its_headers);
+	tcase_add_test(tc, checks_on_headers_never_wait_for_the_body);
 	suite_add_tcase(su, tc);
 	return su;
 }
