@@ -51,7 +51,7 @@ LABEL org.opencontainers.image.title="bikaroo-mcp" \
       org.opencontainers.image.vendor="Bikaroo" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="LicenseRef-Bikaroo-proprietary" \
-      org.opencontainers.image.documentation="README.md (Compose)"
+      org.opencontainers.image.documentation="docs/operating.md (Compose)"
 # socat: docker-compose.yml's demo forwards the demo identity provider to each replica's loopback.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \

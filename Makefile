@@ -249,7 +249,8 @@ help:
 
 # Capability contracts (tests/contracts): the contract of every tool, resource, template and
 # prompt as a client lists it; `make contracts` records it in tests/contracts/snapshot.json after
-# checking each version bump (README: Versioning), then checks the README's capability table.
+# checking each version bump (docs/capabilities.md: Versioning), then checks the capability table
+# of docs/capabilities.md.
 .PHONY: contracts
 $(B)/contracts-dump: $(B)/tests/contracts/dump.o $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -257,7 +258,7 @@ $(B)/contracts-dump: $(B)/tests/contracts/dump.o $(B)/libbikaroo.a
 contracts: $(B)/contracts-dump
 	$(B)/contracts-dump >$(B)/contracts-current.json
 	python3 scripts/contracts.py --update tests/contracts/snapshot.json $(B)/contracts-current.json
-	python3 scripts/contracts.py readme README.md $(B)/contracts-current.json
+	python3 scripts/contracts.py readme docs/capabilities.md $(B)/contracts-current.json
 
 # Installation (FHS): the binary in $(PREFIX)/bin, its documents, prompts and migrations in
 # $(PREFIX)/share/bikaroo-mcp, the unit and the man page. The installed binary is linked with a
@@ -279,7 +280,7 @@ $(IB)/bikaroo-mcp: $(B)/server/main.o $(IB)/cfg.o $(B)/libbikaroo.a
 install: $(IB)/bikaroo-mcp
 	scripts/install.sh "$(DESTDIR)" "$(PREFIX)" $(IB)/bikaroo-mcp
 
-# A Debian package of the installed tree (dpkg-deb), then lintian on it (README: Install).
+# A Debian package of the installed tree (dpkg-deb), then lintian on it (docs/operating.md: Install).
 deb: deps
 	$(MAKE) --no-print-directory PREFIX=/usr $(B)/install_usr/bikaroo-mcp
 	scripts/deb.sh $(B)

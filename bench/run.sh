@@ -177,7 +177,7 @@ else
   ceiling_path=/.well-known/oauth-protected-resource
 fi
 
-# The same server through a transaction-pooling PgBouncer (README "Deploying with a pooler"):
+# The same server through a transaction-pooling PgBouncer (docs/operating.md "Deploying with a pooler"):
 # BIKAROO_DB_POOLER=transaction (unnamed statements), a pool as large as the workers, LISTEN
 # direct. Measured for get_bike_status when pgbouncer is installed.
 pooled_pid=

@@ -16,7 +16,7 @@
 /* What to report. Every pointer is borrowed; NULL = absent for the optional ones. */
 struct report_request {
 	const char *bike_id;
-	const char *issue;           /* one of the DOMAIN.md issue codes */
+	const char *issue;           /* one of the docs/domain.md issue codes */
 	const char *description;     /* optional, <= REPORT_DESCRIPTION_MAX characters */
 	const char *case_id;         /* optional: an open case of this bike to extend */
 	const char *idempotency_key; /* optional: scoped to the acting subject */
@@ -63,7 +63,7 @@ struct report_result {
 enum fleet_status report_damage(const struct fleet_actor *actor, const struct report_request *req,
 				struct report_result *out) __attribute__((warn_unused_result));
 
-/* True when issue is one of the DOMAIN.md issue codes. */
+/* True when issue is one of the docs/domain.md issue codes. */
 bool report_issue_valid(const char *issue);
 
 #endif

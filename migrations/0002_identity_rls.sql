@@ -1,7 +1,7 @@
--- 0002: the acting identity and row-level security (SECURITY.md section 4).
+-- 0002: the acting identity and row-level security (docs/security.md, the second line).
 -- Every request's work runs in one transaction that starts with fleet.act_as(subject, client):
 -- it fixes the identity and the perimeter once, transaction-locally; the policies below only
--- compare rows against those settings (no per-row lookups, see ARCHITECTURE.md section 8).
+-- compare rows against those settings (no per-row lookups, see docs/architecture.md).
 
 -- What the caller may do, as the business database sees it. Empty perimeter = nothing visible.
 CREATE TYPE fleet.acting AS (

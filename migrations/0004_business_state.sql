@@ -1,8 +1,8 @@
--- 0004: the business state behind report_damaged_bike (DOMAIN.md, SECURITY.md section 4):
+-- 0004: the business state behind report_damaged_bike (docs/domain.md, docs/security.md):
 -- damage reports, investigation cases and their events, bike status history, idempotency
 -- records and the audit log. Every table has row-level security enabled and forced; policies
 -- only compare rows against the settings fleet.act_as() fixed for the transaction (no per-row
--- lookups, ARCHITECTURE.md section 8), and every write is stamped with the acting subject and
+-- lookups, docs/architecture.md), and every write is stamped with the acting subject and
 -- client application, which the WITH CHECK clauses hold to those settings.
 
 -- The write policies below call fleet.current_may_report(), so it is declared here, failing

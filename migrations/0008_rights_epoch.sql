@@ -1,5 +1,5 @@
 -- 0008: rights at the cost of a probe (issue "Hot path at the database's own pace",
--- ARCHITECTURE.md section 8). fleet.act_as() resolves a caller's rights (three lookups under
+-- docs/architecture.md). fleet.act_as() resolves a caller's rights (three lookups under
 -- RLS) once per backend connection and (subject, client), and keeps them in a session setting
 -- tagged with the rights epoch they were read at. Every later call checks the tag against this
 -- one-row table (one primary-key probe) and resolves again when it differs. The triggers of

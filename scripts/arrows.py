@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check the layer arrows of ARCHITECTURE.md section 2 over server/, domain/ and common/.
+"""Check the layer arrows of server/README.md ("Allowed arrows") over server/, domain/ and common/.
 
 1. Forbidden includes: each `#include "..."` is resolved (first next to the including file, then
    from the repository root) to a file whose folder gives its layer; the arrow must be in ALLOWED.

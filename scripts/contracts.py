@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Capability contracts: versioning that cannot surprise clients (README: Versioning).
+"""Capability contracts: versioning that cannot surprise clients (docs/capabilities.md).
 
   contracts.py check SNAPSHOT CURRENT    compare the recorded snapshot with the catalogue now
   contracts.py --update SNAPSHOT CURRENT record CURRENT in SNAPSHOT (refused when a bump is wrong)
-  contracts.py readme README CURRENT     the README's capability table against the catalogue
+  contracts.py readme DOC CURRENT        DOC's capability table (docs/capabilities.md) against
+                                         the catalogue
 
 CURRENT is the output of build/contracts-dump (tests/contracts/dump.c), '-' for stdin: every
 tool, resource, resource template and prompt as a 2026-07-28 client lists it (the contract)
@@ -510,7 +511,7 @@ def snapshot_json(recs):
     caps = [{f: sorted_keys(recs[k][0][f]) for f in order if f in recs[k][0]}
             for k in sorted(recs, key=lambda k: (KINDS.index(k[0]), k[1]))]
     doc = {"about": "The public contract of every capability with its version, as recorded by "
-                    "`make contracts` (scripts/contracts.py; README: Versioning). Do not edit "
+                    "`make contracts` (scripts/contracts.py; docs/capabilities.md). Do not edit "
                     "by hand.",
            "capabilities": caps}
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -541,7 +542,7 @@ def cmd_check(snapshot, current, update):
     return 1 if failures or stale else 0
 
 
-# ---- the README's capability table --------------------------------------------------------
+# ---- the capability table of docs/capabilities.md ------------------------------------------
 
 README_COLUMNS = ("kind", "name", "version", "risk", "owner", "roles", "confirmation",
                   "lifecycle")
@@ -601,14 +602,14 @@ def cmd_readme(path, current):
         g = recs[key][1]
         for col in ("version", "risk", "owner"):
             if row[col] != (g.get(col) or ""):
-                bad.append("%s: %s: %s %r in the README, %r in the catalogue"
+                bad.append("%s: %s: %s %r in the table, %r in the catalogue"
                            % (where, name, col, row[col], g.get(col)))
         if roles(row["roles"]) != roles(g.get("roles")):
-            bad.append("%s: %s: roles %r in the README, %r in the catalogue"
+            bad.append("%s: %s: roles %r in the table, %r in the catalogue"
                        % (where, name, row["roles"], g.get("roles")))
         lc = (row["lifecycle"].split() or [""])[0].strip(",;(")
         if lc != g.get("lifecycle"):
-            bad.append("%s: %s: lifecycle %r in the README, %r in the catalogue"
+            bad.append("%s: %s: lifecycle %r in the table, %r in the catalogue"
                        % (where, name, lc, g.get("lifecycle")))
         elif lc == "deprecated":
             for opt in ("sunset", "replacement"):
@@ -629,7 +630,7 @@ def cmd_readme(path, current):
 
 def main(argv):
     usage = ("usage: contracts.py check SNAPSHOT CURRENT | --update SNAPSHOT CURRENT | "
-             "readme README CURRENT")
+             "readme DOC CURRENT")
     if len(argv) != 4:
         sys.exit(usage)
     cmd, a, b = argv[1:]

@@ -3,8 +3,8 @@
 # stages `make install` (PREFIX=/usr) in BUILD_DIR/deb/root, adds the control files
 # (packaging/debian: the maintainer scripts create the system user), builds
 # BUILD_DIR/bikaroo-mcp_VERSION_ARCH.deb with dpkg-deb and runs lintian on it. Prints the
-# package's path last. Lintian's findings go to BUILD_DIR/deb/lintian.txt (README: Install
-# lists the ones left, with why); an error-level finding fails the build.
+# package's path last. Lintian's findings go to BUILD_DIR/deb/lintian.txt (docs/operating.md:
+# Install lists the ones left, with why); an error-level finding fails the build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 B=${1:-build}

@@ -75,7 +75,7 @@ struct ratelimit_settings cfg_ratelimit_settings(const struct cfg *c);
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv) __attribute__((warn_unused_result));
 /* Logs every key at debug level, secrets masked. */
 void cfg_log(const struct cfg *c);
-/* Prints the configuration table (for --help and the README). */
+/* Prints the configuration table (for --help and docs/configuration.md). */
 void cfg_print_help(void);
 /* Prints the configuration table as text, man (roff .TP paragraphs for a man page's
  * ENVIRONMENT section) or markdown (a table); CFG_INVALID for another format. */

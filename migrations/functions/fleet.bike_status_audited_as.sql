@@ -1,4 +1,4 @@
--- get_bike_status with its audit row in the same round trip (ARCHITECTURE.md section 8: the
+-- get_bike_status with its audit row in the same round trip (docs/architecture.md: the
 -- hot path stays one statement). The audit row is written after act_as, from the read's row.
 -- plpgsql, not LANGUAGE sql (0004's first version, replaced in 0005): a SQL function with a SET
 -- clause is never inlined, and PostgreSQL 15 parses and plans its body again on every call, where

@@ -16,7 +16,7 @@ struct adapter_settings {
 /* The settings of ctx's server (never NULL: defaults when the description has none). */
 const struct adapter_settings *adapter_settings(const struct mcp_ctx *ctx);
 
-/* The answer when PostgreSQL is unavailable, whatever the method (SECURITY.md row 15): -32603
+/* The answer when PostgreSQL is unavailable, whatever the method (docs/security.md): -32603
  * "The fleet database is unavailable right now", HTTP 503 + Retry-After; never a result. */
 int adapter_unavailable(struct mcp_error *err);
 /* A domain call that failed for want of the database or of a working statement:

@@ -2,7 +2,7 @@
  * its governance (version, owner, domain, risk, data, roles, systems, confirmation, audit,
  * lifecycle), the way curl keeps its protocol handler table outside the transfer engine. Adding
  * a capability: a file in capabilities/ for its behaviour, a domain function, its row here,
- * its line in the README's capability table, and its contract snapshot (tests/contracts). */
+ * its row in docs/capabilities.md's table, and its contract snapshot (tests/contracts). */
 #include "catalog.h"
 
 #include <stdlib.h>

@@ -373,7 +373,7 @@ void mcp_handle(const struct mcp_server *server, const struct mcp_request *req,
 		json_array_foreach (msg, i, e)
 			if (mcp_has_envelope(e))
 				break;
-		/* 2025-03-26 batches are not supported (removed in 2025-06-18); see README. */
+		/* 2025-03-26 batches are not supported (removed in 2025-06-18): docs/using.md. */
 		mcp_error_out(out, 400, NULL, MCP_INVALID_REQUEST,
 			      i < json_array_size(msg)
 				      ? "Invalid Request: batches are not allowed in 2026-07-28"

@@ -338,7 +338,7 @@ struct prompt_desc {
 	const char *title;
 	const char *description;
 	/* Template under the prompts directory (a constant name), or NULL when render is set.
-	 * Format: see prompts/README.md. */
+	 * Format: docs/using.md ("Prompt arguments are data"). */
 	const char *file;
 	prompt_render_fn render;
 	size_t nargs;

@@ -1,7 +1,7 @@
 /* Volume limits on tools/call: token buckets per subject and per client application, one budget
  * for reads and one for writes. A call takes one token from its subject's bucket and one from its
  * client application's; past either, it is refused with the seconds until a token is back. The
- * buckets live in this process (several instances each keep their own: see the README). */
+ * buckets live in this process (several instances each keep their own: see docs/limits.md). */
 #ifndef BIKAROO_RATELIMIT_H
 #define BIKAROO_RATELIMIT_H
 

@@ -4,7 +4,7 @@
 # shape (numeric USER, HEALTHCHECK, OCI labels, secrets through *_FILE, no password in an
 # environment, replicas without host ports), the server's *_FILE reading, then the whole
 # topology run natively from `docker-compose config` output (native.py, in a private mount
-# namespace). What only a container engine can show: README, Compose.
+# namespace). What only a container engine can show: docs/operating.md, Compose.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 t=$(mktemp -d)

@@ -1,4 +1,4 @@
-// Summarises one conformance run directory (-o DIR) for the README: scored scenarios that pass
+// Summarises one conformance run directory (-o DIR) for docs/contributing.md: scored scenarios that pass
 // cleanly (no failure, no warning), scored checks passed / failed / warnings, and how many
 // scenarios the requirement set runs without scoring them (extensions, pending).
 // Usage: node summary.mjs RUN_DIR REQUIREMENTS SUITE_INDEX_JS

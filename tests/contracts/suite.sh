@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Capability contracts (README: Versioning): checks the catalogue's contracts against the committed
-# snapshot and the README's capability table against the catalogue, then tests the checker on
-# mutated copies of the real dump (a checker that accepts everything would pass the first part).
+# Capability contracts (docs/capabilities.md): checks the catalogue's contracts against the
+# committed snapshot and the capability table of docs/capabilities.md against the catalogue, then
+# tests the checker on mutated copies of the real dump (a checker that accepts everything would
+# pass the first part).
 # Usage: tests/contracts/suite.sh (a suite of scripts/test.sh; its build-directory argument is
 # ignored: a check of data, not of memory, it always (re)builds build/contracts-dump through make
 # with the default flags). No database. Prints one "ok - ..." / "not ok - ..." line per test and
@@ -11,6 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 B=build
 check="python3 scripts/contracts.py"
 snap=tests/contracts/snapshot.json
+doc=docs/capabilities.md
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 pass=0
@@ -27,7 +29,7 @@ fi
 if "$B/contracts-dump" >"$t/current.json" 2>"$t/dump.err"; then ok "contracts-dump lists the catalogue"
 else cat "$t/dump.err"; notok "contracts-dump lists the catalogue"; summary; exit 1; fi
 
-# expect NAME PATTERN|"" RC SNAPSHOT CURRENT [check|readme README]: runs the checker; passes when
+# expect NAME PATTERN|"" RC SNAPSHOT CURRENT [check|readme DOC]: runs the checker; passes when
 # its exit status is RC (0 or non-zero "1") and its output matches PATTERN (grep -E).
 expect() {
   local name=$1 pat=$2 want=$3 s=$4 c=$5 mode=${6:-check} out rc
@@ -56,7 +58,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$t/current.json" "$t/$1" "$2"
 
 # ---- the real catalogue --------------------------------------------------------------------
 expect "the catalogue matches the committed snapshot" "^contracts: [0-9]+ capabilities, 0 changed, 0 failures$" 0 "$snap" "$t/current.json"
-expect "the README's capability table matches the catalogue" ", 0 failures$" 0 README.md "$t/current.json" readme
+expect "the capability table of docs/capabilities.md matches the catalogue" ", 0 failures$" 0 "$doc" "$t/current.json" readme
 
 # ---- self-tests: the checker on mutated copies of the dump ---------------------------------
 bs='con("tool","get_bike_status")'
@@ -114,13 +116,13 @@ $check --update "$t/e-snap.json" "$t/e-dep.json" >"$t/e-update.out" 2>&1 || sed 
 CONTRACTS_TODAY=2030-01-15 expect "a deprecated capability removed before its sunset fails" "get_bike_status: removed from the catalogue \(major\) before its sunset 2030-01-31: deprecated capabilities keep working until their sunset" 1 "$t/e-snap.json" "$t/e.json"
 CONTRACTS_TODAY=2030-02-01 expect "a deprecated capability removed after its sunset only needs recording" "get_bike_status: removed after its sunset 2030-01-31: run make contracts" 1 "$t/e-snap.json" "$t/e.json"
 
-# ---- self-tests: the README check ----------------------------------------------------------
-# shellcheck disable=SC2016 # the backticks are the README's, not an expansion
-sed -E '/^\| *`?tool`? *\| *`?get_bike_status`? *\|/ s/\| *1\.0\.0 *\|/| 1.0.1 |/' README.md >"$t/README-version.md"
-expect "a README row with a wrong version fails" "get_bike_status: version '1\.0\.1' in the README, '1\.0\.0' in the catalogue" 1 "$t/README-version.md" "$t/current.json" readme
+# ---- self-tests: the capability table check ------------------------------------------------
+# shellcheck disable=SC2016 # the backticks are the table's, not an expansion
+sed -E '/^\| *`?tool`? *\| *`?get_bike_status`? *\|/ s/\| *1\.0\.0 *\|/| 1.0.1 |/' "$doc" >"$t/doc-version.md"
+expect "a table row with a wrong version fails" "get_bike_status: version '1\.0\.1' in the table, '1\.0\.0' in the catalogue" 1 "$t/doc-version.md" "$t/current.json" readme
 # shellcheck disable=SC2016
-grep -vE '^\| *`?prompt`? *\|' README.md >"$t/README-missing.md"
-expect "a README without a capability's row fails" "investigate-damaged-bike .*missing from the capability table" 1 "$t/README-missing.md" "$t/current.json" readme
+grep -vE '^\| *`?prompt`? *\|' "$doc" >"$t/doc-missing.md"
+expect "a table without a capability's row fails" "investigate-damaged-bike .*missing from the capability table" 1 "$t/doc-missing.md" "$t/current.json" readme
 mutate e2.json "del c['tool']['report_damaged_bike']"
-expect "a README row of a capability the catalogue no longer has fails" "report_damaged_bike is not in the catalogue" 1 README.md "$t/e2.json" readme
+expect "a table row of a capability the catalogue no longer has fails" "report_damaged_bike is not in the catalogue" 1 "$doc" "$t/e2.json" readme
 summary

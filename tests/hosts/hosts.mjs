@@ -94,12 +94,21 @@ function checkContainer(file, { name, e }) {
   else ok(`${file} (${name}, container): docker run -i --rm ... ${a[a.length - 2]} stdio has its shape (no Docker engine here to run it)`);
 }
 
-// The README shows every file as it is (section Host configurations).
-const readme = fs.readFileSync(path.join(dir, '../README.md'), 'utf8');
+// docs/hosts.md shows every file as it is (section Host configurations), and every host
+// configuration the README shows is one of the files, as it is.
+const hostsDoc = fs.readFileSync(path.join(dir, '../docs/hosts.md'), 'utf8');
+const texts = new Map();
 for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
   const text = fs.readFileSync(path.join(dir, file), 'utf8').trimEnd();
-  if (readme.includes(`\`hosts/${file}\``) && readme.includes(`\`\`\`json\n${text}\n\`\`\``)) ok(`README shows hosts/${file} as it is`);
-  else nok(`README shows hosts/${file} as it is`, 'missing or different');
+  texts.set(text, file);
+  if (hostsDoc.includes(`\`hosts/${file}\``) && hostsDoc.includes(`\`\`\`json\n${text}\n\`\`\``)) ok(`docs/hosts.md shows hosts/${file} as it is`);
+  else nok(`docs/hosts.md shows hosts/${file} as it is`, 'missing or different');
+}
+const readme = fs.readFileSync(path.join(dir, '../README.md'), 'utf8');
+for (const m of readme.matchAll(/```json\n([\s\S]*?)\n```/g)) {
+  if (!m[1].includes('"bikaroo-fleet"')) continue;
+  if (texts.has(m[1])) ok(`the README's host configuration is hosts/${texts.get(m[1])} as it is`);
+  else nok("the README's host configuration is one of hosts/*.json as it is", 'no file has this text');
 }
 
 for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {

@@ -221,7 +221,7 @@ START_TEST(burst_past_the_write_budget_gets_429_and_reaches_no_database)
 }
 END_TEST
 
-/* The limits are per instance (README): two instances of one subject each grant their own
+/* The limits are per instance (docs/limits.md): two instances of one subject each grant their own
  * budget, so N instances allow N times it. */
 START_TEST(each_instance_keeps_its_own_budget)
 {

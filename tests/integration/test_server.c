@@ -341,7 +341,7 @@ START_TEST(parallel_reads)
 }
 END_TEST
 
-/* What a caller sees when PostgreSQL goes away and comes back (SECURITY.md row 15): a backend
+/* What a caller sees when PostgreSQL goes away and comes back (docs/security.md): a backend
  * ended while idle is replaced without the caller noticing; a database that refuses the server
  * is 503 + Retry-After with a JSON-RPC error (never a result, never a tool result that looks
  * like an answer); once it accepts again, the next call is served. */

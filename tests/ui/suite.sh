@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Browser tests of the MCP Apps views (README: Views for MCP Apps hosts), run by scripts/test.sh:
+# Browser tests of the MCP Apps views (docs/views.md), run by scripts/test.sh:
 # starts three products on free ports (marie via customer-care-assistant, who may report; dev via
 # developer-ide, who may not; marie via careful-assistant, which must confirm on the server's side) and runs tests/ui/browser.mjs with the pinned Node 22, Debian's
 # Chromium (scripts/deps.sh) and puppeteer-core. Screenshots of each view (and the two products'
