@@ -136,16 +136,19 @@ const browser = await puppeteer.launch({
 // Opens the host page and connects it; returns the page.
 async function openHost(who, o) {
   const page = await browser.newPage();
-  await page.setViewport({ width: (o?.width || 600) + 40, height: 900 });
+  // Tall enough for every frame a test opens: screenshots are of the viewport (a full-page one
+  // resizes it, and the views' frames, on another origin, may then be captured blank).
+  await page.setViewport({ width: (o?.width || 600) + 40, height: 2000 });
   page.on("pageerror", (e) => console.log(`# page error: ${e.message}`));
   await page.goto(hostUrl(who, o), { waitUntil: "load" });
   await page.waitForFunction(() => window.bikarooHost, { timeout: STEP_MS });
   await page.evaluate(() => window.bikarooHost.connect());
   return page;
 }
-// The view's own frame (the sandbox proxy's inner frame) for the outer iframe data-view=name.
-async function viewFrame(page, name) {
-  const outer = await page.waitForSelector(`iframe[data-view="${name}"]`, { timeout: STEP_MS });
+// The view's own frame (the sandbox proxy's inner frame) for the nth outer iframe data-view=name.
+async function viewFrame(page, name, nth = 0) {
+  await page.waitForFunction((sel, n) => document.querySelectorAll(sel).length > n, { timeout: STEP_MS }, `iframe[data-view="${name}"]`, nth);
+  const outer = (await page.$$(`iframe[data-view="${name}"]`))[nth];
   const proxyFrame = await outer.contentFrame();
   for (let i = 0; i < 100; i++) {
     const inner = proxyFrame.childFrames()[0];
@@ -156,6 +159,16 @@ async function viewFrame(page, name) {
 }
 const text = (frame, sel) => frame.$eval(sel, (e) => e.textContent.trim());
 const visible = (frame, sel) => frame.$eval(sel, (e) => !e.hidden && e.offsetParent !== null);
+// Waits until sel is shown (the card shows some controls only once it has read what the caller
+// may do through the host).
+async function waitVisible(frame, sel, ms = STEP_MS) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await visible(frame, sel).catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${sel} is not shown`);
+}
 async function waitText(frame, sel, re, ms = STEP_MS) {
   const deadline = Date.now() + ms;
   let last = "";
@@ -167,7 +180,17 @@ async function waitText(frame, sel, re, ms = STEP_MS) {
   throw new Error(`${sel}: ${JSON.stringify(last)} does not match ${re}`);
 }
 async function shot(page, name) {
-  await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
+  // Once the frames have stopped resizing (a frame the host has just resized can be captured
+  // before it is painted again, blank).
+  let last = "";
+  for (let i = 0; i < 30; i++) {
+    const now = await page.$$eval("iframe", (fs) => fs.map((f) => f.style.height).join());
+    if (now === last) break;
+    last = now;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  await new Promise((r) => setTimeout(r, 150));
+  await page.screenshot({ path: path.join(OUT, `${name}.png`) });
 }
 // Presses keys in order on whatever has the focus (keyboard only).
 async function keys(page, ...list) {
@@ -217,19 +240,43 @@ await check("a client that declares the extension sees the links and reads both 
 
 let page;
 let card;
-await check("the card shows the bike as a person reads it: status, region, station, battery, no open case", async () => {
+// The colour a status is shown in (the dot before its label).
+const dotColor = (frame, sel) => frame.$eval(sel, (e) => getComputedStyle(e, "::before").backgroundColor);
+await check("the card shows the bike as a person reads it: status in its colour, region, station, battery gauge, how long ago it was seen, no open case", async () => {
   page = await openHost("marie");
   await page.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
   card = await viewFrame(page, "get_bike_status");
   await waitText(card, "#title", new RegExp(`^Bike ${BIKE}$`));
-  const [label, code] = psql(`SELECT s.label || '|' || b.status FROM fleet.bikes b JOIN fleet.status_codes s ON s.code = b.status WHERE b.bike_id = ${quote(BIKE)}`).split("|");
+  const [label, code, battery, seen] = psql(`SELECT s.label || '|' || b.status || '|' || coalesce(b.battery_pct::text, '') || '|' || to_char(b.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM fleet.bikes b JOIN fleet.status_codes s ON s.code = b.status WHERE b.bike_id = ${quote(BIKE)}`).split("|");
   assert((await text(card, "#f-status")) === label, `status ${await text(card, "#f-status")} != ${label}`);
   assert((await card.$eval("#f-status", (e) => e.dataset.code)) === code, "status code");
   assert((await text(card, "#f-region")) === "FR-PAR", "region");
   assert((await text(card, "#f-case")) === "none", "open case");
-  assert(/^\d+ %$|^unknown$/.test(await text(card, "#f-battery")), "battery");
+  if (battery) {
+    assert((await text(card, "#f-battery")) === `${battery} %`, "battery");
+    assert(Number(await card.$eval("#f-meter", (e) => !e.hidden && e.value)) === Number(battery), "battery gauge");
+  } else {
+    assert((await text(card, "#f-battery")) === "unknown" && !(await visible(card, "#f-meter")), "no gauge without a reading");
+  }
+  // "3 days ago" (relative to this machine's clock, so the demo's dates may also be ahead).
+  const ago = await text(card, "#f-seen");
+  assert((await card.$eval("#f-seen", (e) => e.dateTime)) === seen, "the time element carries the instant");
+  assert(/ ago$|^in \d|^(yesterday|tomorrow|now|today|last |next )/.test(ago), `seen: ${ago}`);
+  // The status's colour, and a legend giving every status code of PostgreSQL its label and colour.
+  const codes = psql("SELECT code || '|' || label FROM fleet.status_codes ORDER BY sort_order").split("\n").map((l) => l.split("|"));
+  await card.$eval("#legend", (d) => { d.open = true; });
+  const legend = await card.$$eval("#legend-list li", (ls) => ls.map((l) => [l.dataset.code, l.textContent.trim(), getComputedStyle(l.querySelector(".swatch")).backgroundColor]));
+  assert(JSON.stringify(legend.map((l) => l[0])) === JSON.stringify(codes.map((c) => c[0])), `legend codes: ${legend.map((l) => l[0])}`);
+  for (const [c, l] of codes) assert(legend.find((x) => x[0] === c)[1].startsWith(l), `legend label of ${c}`);
+  assert(new Set(legend.map((l) => l[2])).size === codes.length, `every status its own colour: ${legend.map((l) => l[2])}`);
+  assert((await dotColor(card, "#f-status")) === legend.find((l) => l[0] === code)[2], "the status is shown in its legend colour");
+  // What marie may do next: report, which opens a new case.
+  await waitVisible(card, "#open-report");
+  assert(/opens a new investigation case/.test(await text(card, "#next-report")), "what a report would do");
+  assert(!(await visible(card, "#next-readonly")), "no read-only note for a reporter");
   assert(!(await visible(card, "#open-case")), "no case button without an open case");
   await shot(page, "bike-card-en-light");
+  await card.$eval("#legend", (d) => { d.open = false; });
 });
 
 await check("the report form offers the tool's issues and description limit, labelled", async () => {
@@ -245,6 +292,7 @@ await check("the report form offers the tool's issues and description limit, lab
 const description = `Browser test ${randomUUID()}: the rear brake does not hold.`;
 let caseId;
 await check("with the keyboard alone, the card shows what will happen, then files the report once and shows the new status", async () => {
+  await waitVisible(card, "#open-report");
   await card.focus("#open-report");
   await keys(page, "Enter");
   assert((await focused(card)) === "issue", "the form takes the focus on its first field");
@@ -274,17 +322,21 @@ await check("with the keyboard alone, the card shows what will happen, then file
   assert(by === "marie" && via === "customer-care-assistant" && issue === "brake_failure", rows[0]);
   assert((await text(card, "#message")).includes(reportId), "the message names the report");
   assert((await text(card, "#f-case")) === caseId, "the card shows the open case");
+  await waitText(card, "#f-case-state", /^\(open, 1 report, opened .* by marie\)$/);
+  assert((await text(card, "#next-report")) === `A report joins open case ${caseId}.`, "what the next report would do");
   const key = psql(`SELECT idem_key FROM fleet.idempotency_keys WHERE report_id = ${quote(reportId)}`);
   assert(/^[0-9a-f-]{32,36}$/.test(key), `sent with a fresh idempotencyKey: ${JSON.stringify(key)}`);
   await shot(page, "bike-card-reported");
 });
 
-await check("the open case opens its timeline, which reads the case through the host", async () => {
+await check("the open case opens its timeline, which reads the case through the host and says what the caller may do next", async () => {
+  await waitVisible(card, "#open-case");
   await card.focus("#open-case");
   await keys(page, "Enter");
   const tl = await viewFrame(page, "investigation-case");
   await waitText(tl, "#title", new RegExp(`^Case ${caseId}$`));
   assert((await text(tl, "#f-bike")) === BIKE && (await text(tl, "#f-state")) === "open", "case header");
+  await waitText(tl, "#next", new RegExp(`^This case is open\\. A damage report on bike ${BIKE} .*joins it\\.$`));
   const items = await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent));
   assert(items.some((t) => t.includes("Case opened")), `timeline: ${items}`);
   assert(items.some((t) => t.includes("Brake failure") && t.includes(description) && t.includes("marie via customer-care-assistant")), `timeline: ${items}`);
@@ -301,7 +353,11 @@ await check("in French and the dark theme at 320 px the card reads in French and
     await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
     const f = await viewFrame(p, "get_bike_status");
     await waitText(f, "#title", new RegExp(`^Vélo ${BIKE}$`));
+    await waitVisible(f, "#open-report");
     assert((await text(f, "#open-report")) === "Signaler un dommage", "French button");
+    assert((await text(f, "#f-status")) === "Indisponible", `French status: ${await text(f, "#f-status")}`);
+    assert(/^(il y a |dans |hier|demain|maintenant|aujourd)/.test(await text(f, "#f-seen")), `French freshness: ${await text(f, "#f-seen")}`);
+    await waitText(f, "#f-case-state", /^\(ouvert, \d+ signalements?, ouvert .* par marie\)$/);
     assert((await f.$eval("dt", (e) => e.textContent)) === "État", "French label");
     assert((await f.evaluate(() => document.documentElement.dataset.theme)) === "dark", "dark theme");
     const bg = await f.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -312,10 +368,16 @@ await check("in French and the dark theme at 320 px the card reads in French and
     assert(over.w <= over.c, `horizontal overflow at 320 px: ${over.w} > ${over.c}`);
     assert((await text(f, "label[for=issue]")) === "Problème constaté", "French form");
     await shot(p, "bike-card-fr-dark-320");
+    await f.$eval("#legend", (d) => { d.open = true; });
+    await shot(p, "bike-card-fr-dark-320-legend");
+    await f.$eval("#legend", (d) => { d.open = false; });
+    await waitVisible(f, "#open-case");
     await f.focus("#open-case");
     await keys(p, "Enter");
     const tl = await viewFrame(p, "investigation-case");
     await waitText(tl, "#title", /^Dossier IC-/);
+    await waitText(tl, "#next", /^Ce dossier est ouvert\./);
+    assert((await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent))).some((x) => x.includes("État Disponible → Indisponible")), "French status change");
     const tlOver = await tl.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
     assert(tlOver, "the timeline overflows at 320 px");
     await shot(p, "case-timeline-fr-dark-320");
@@ -332,6 +394,7 @@ async function refusedReport(who, re, o) {
   await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
   const f = await viewFrame(p, "get_bike_status");
   await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
+  await waitVisible(f, "#open-report");
   await f.focus("#open-report");
   await keys(p, "Enter", "Tab");
   await p.keyboard.type(`${who} tries to report`);
@@ -342,12 +405,49 @@ async function refusedReport(who, re, o) {
   return { p, msg };
 }
 
-await check("a user without the right (dev via developer-ide) sees the refusal in words and nothing is written", async () => {
-  const { p, msg } = await refusedReport("dev", /^Not reported: /);
+await check("a user who may not report (dev via developer-ide) is not offered \"Report damage\" and is told what they can do", async () => {
+  const p = await openHost("dev");
   try {
-    assert(/not permitted to report damage/.test(msg), msg);
-    assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE reported_by = 'dev'`) === "0", "dev's report exists");
-    await shot(p, "bike-card-refused");
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
+    await waitVisible(f, "#next-readonly");
+    assert(/^You can read this bike\. Reporting damage needs a role and an application allowed to report\.$/.test(await text(f, "#next-readonly")), "the read-only note");
+    assert(!(await visible(f, "#open-report")) && !(await visible(f, "#next-report")), "Report damage is offered to dev");
+    await shot(p, "bike-card-read-only");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a mistyped bike id ends the waiting with the server's words; so does an id of the wrong shape", async () => {
+  const p = await openHost("marie");
+  try {
+    await p.evaluate(() => window.bikarooHost.callTool("get_bike_status", { bikeId: "VL-999999" }));
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#problem", /^Bike VL-999999 could not be shown: .*VL-999999 was not found/);
+    assert(!(await visible(f, "#loading")) && !(await visible(f, "#card")), "still waiting, or a card shown");
+    assert((await f.$eval("#problem", (e) => e.getAttribute("role"))) === "alert", "announced as an alert");
+    await shot(p, "bike-card-not-found");
+    await p.evaluate(() => window.bikarooHost.callTool("get_bike_status", { bikeId: "VL 2048" }));
+    const g = await viewFrame(p, "get_bike_status", 1);
+    await waitText(g, "#problem", /^Bike VL 2048 could not be shown: \S/);
+    assert(!(await visible(g, "#loading")), "still waiting after an invalid id");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a case id of the wrong shape, or a case the caller cannot see, ends the timeline's waiting in words", async () => {
+  const p = await openHost("marie");
+  try {
+    await p.evaluate(() => window.bikarooHost.openResource("bikaroo://cases/IC-12"));
+    const a = await viewFrame(p, "investigation-case");
+    await waitText(a, "#message", /^The case could not be shown: “IC-12” is not a case id/);
+    await p.evaluate(() => window.bikarooHost.openResource("bikaroo://cases/IC-999999999"));
+    const b = await viewFrame(p, "investigation-case", 1);
+    await waitText(b, "#message", /^The case could not be shown: Case IC-999999999 was not found among the cases you can see\.$/);
+    await shot(p, "case-timeline-not-found");
   } finally {
     await p.close();
   }
