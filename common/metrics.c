@@ -43,7 +43,7 @@ const struct metrics_family metrics_db_waits = {
 const struct metrics_family metrics_db_errors = {
 	"bikaroo_db_errors_total",
 	"Database failures: connect (cannot connect), lost (connection broke while a statement "
-	"ran), statement (the statement failed)",
+	"ran), statement (the statement failed), timeout (no answer within the call timeout)",
 	METRICS_COUNTER,
 	1,
 	{"kind"}};
@@ -76,6 +76,13 @@ const struct metrics_family metrics_connections_cut = {
 	METRICS_COUNTER,
 	1,
 	{"reason"}};
+const struct metrics_family metrics_http_shed = {
+	"bikaroo_http_calls_shed_total",
+	"HTTP calls answered 503 without being run: the queue for a worker was full, or the call "
+	"waited in it past BIKAROO_QUEUE_WAIT_MS",
+	METRICS_COUNTER,
+	1,
+	{"reason"}};
 const struct metrics_family metrics_build_info = {"bikaroo_build_info",
 						  "The version and source revision of this binary",
 						  METRICS_GAUGE,
@@ -88,6 +95,7 @@ static const struct metrics_family *const metrics_families[] = {
 	&metrics_db_busy,        &metrics_db_connections,    &metrics_db_waits,
 	&metrics_db_errors,      &metrics_token_validations, &metrics_token_cache,
 	&metrics_listen_streams, &metrics_rate_limited,      &metrics_connections_cut,
+	&metrics_http_shed,
 };
 
 /* Upper bounds of every latency histogram, seconds. */

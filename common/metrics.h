@@ -44,7 +44,8 @@ extern const struct metrics_family metrics_rate_limited;      /* [reason]: read 
 								  listen_full (listen streams) */
 extern const struct metrics_family metrics_connections_cut;   /* [reason]: header_deadline,
 								  body_deadline or pending_cap */
-extern const struct metrics_family metrics_build_info;        /* gauge [version revision] */
+extern const struct metrics_family metrics_http_shed;  /* [reason]: queue_full or queue_wait */
+extern const struct metrics_family metrics_build_info; /* gauge [version revision] */
 
 /* Adds delta to the series of f with these label values (f->nlabels of them, borrowed; NULL
  * when f has none). A counter only grows: a negative delta is ignored. */

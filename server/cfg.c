@@ -143,6 +143,15 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("db-retry-max-ms", "BIKAROO_DB_RETRY_MAX_MS", db_retry_max_ms, "5000", 100, 600000,
 	      "database unreachable at start: the longest wait between two tries (the back-off "
 	      "doubles from 250 ms up to it); meanwhile what needs it gets 503"),
+	CFG_L("call-timeout-ms", "BIKAROO_CALL_TIMEOUT_MS", call_timeout_ms, "5000", 100, 600000,
+	      "a call's deadline: no database statement is waited for past it (the server aborts "
+	      "it too: statement_timeout), and the call is answered 503 + Retry-After"),
+	CFG_L("queue-max", "BIKAROO_QUEUE_MAX", queue_max, "64", 1, 100000,
+	      "HTTP calls read whole and waiting for a worker at most; past it 503 + Retry-After "
+	      "at once (nothing done)"),
+	CFG_L("queue-wait-ms", "BIKAROO_QUEUE_WAIT_MS", queue_wait_ms, "1000", 1, 600000,
+	      "an HTTP call that waited this long for a worker is answered 503 + Retry-After "
+	      "(nothing done) instead of being run"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "read-only tools/call per minute and subject (0: no limit); past it 429 + "
 	      "Retry-After"),
@@ -423,6 +432,9 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.max_connections = c->max_connections,
 		.max_per_ip = c->max_per_ip,
 		.listen_per_subject = c->listen_per_subject,
+		.call_timeout_ms = c->call_timeout_ms,
+		.queue_max = c->queue_max,
+		.queue_wait_ms = c->queue_wait_ms,
 	};
 }
 

@@ -52,6 +52,10 @@ struct cfg {
 	long drain_ms;           /* BIKAROO_DRAIN_MS: graceful stop */
 	long listen_per_subject; /* BIKAROO_LISTEN_PER_SUBJECT */
 	long db_retry_max_ms;    /* BIKAROO_DB_RETRY_MAX_MS: database down at start */
+	/* Bounded waits and admission (domain/pg/db.h, server/transport/http_work.h). */
+	long call_timeout_ms; /* BIKAROO_CALL_TIMEOUT_MS */
+	long queue_max;       /* BIKAROO_QUEUE_MAX */
+	long queue_wait_ms;   /* BIKAROO_QUEUE_WAIT_MS */
 	/* Volume limits on tools/call (server/protocol/ratelimit.h). */
 	long rate_reads, rate_read_burst;   /* BIKAROO_RATE_READS, BIKAROO_RATE_READ_BURST */
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */

@@ -175,8 +175,13 @@ static enum fleet_status main_ready_db(int *version)
 static void main_ready(json_t *missing)
 {
 	int version = 0;
-	enum fleet_status st = main_ready_db(&version);
-	if (st == FLEET_UNAVAILABLE && db_held())
+	/* While statements time out, say so without one more query that would wait too. */
+	enum fleet_status st = db_stalled() ? FLEET_UNAVAILABLE : main_ready_db(&version);
+	if (db_stalled())
+		json_array_append_new(missing,
+				      json_string("database: statements time out (no answer within "
+						  "BIKAROO_CALL_TIMEOUT_MS); calls get 503"));
+	else if (st == FLEET_UNAVAILABLE && db_held())
 		json_array_append_new(
 			missing, json_string("database: unavailable since the start, retrying "
 					     "(DATABASE_URL); nothing that needs it is served"));
@@ -278,7 +283,8 @@ static int main_db_configure(const struct cfg *cfg)
 	}
 	struct db_settings s = {.conninfo = cfg->database_url,
 				.listen_conninfo = cfg->listen_db_url,
-				.transaction_pooler = pooled};
+				.transaction_pooler = pooled,
+				.statement_timeout_ms = cfg->call_timeout_ms};
 	db_configure(&s);
 	return 0;
 }

@@ -2,12 +2,16 @@
  * No lock on the hot path: a mutex guards only the list of connections used at shutdown. */
 #include "db.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/deadline.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
@@ -23,7 +27,11 @@ struct db_conn {
 
 static char *db_conninfo;
 static char *db_listen_conninfo;
-static bool db_pooled; /* transaction pooler: no named statements */
+static bool db_pooled;     /* transaction pooler: no named statements */
+static long db_timeout_ms; /* BIKAROO_CALL_TIMEOUT_MS; 0: statements are waited for */
+/* CLOCK_MONOTONIC milliseconds of the last statement that timed out and of the last that
+ * answered (db_stalled). */
+static atomic_llong db_timed_out_at, db_answered_at;
 static pthread_mutex_t db_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct db_conn *db_all;
 static _Thread_local struct db_conn *db_mine;
@@ -37,6 +45,47 @@ void db_configure(const struct db_settings *s)
 	db_listen_conninfo = mem_strdup(
 		s->listen_conninfo && *s->listen_conninfo ? s->listen_conninfo : db_conninfo);
 	db_pooled = s->transaction_pooler;
+	db_timeout_ms = s->statement_timeout_ms > 0 ? s->statement_timeout_ms : 0;
+}
+
+static long long db_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* When the statement about to run must have answered: the statement timeout, or the calling
+ * thread's call deadline when that is sooner (CLOCK_MONOTONIC ms; 0: never). */
+static long long db_until(void)
+{
+	long cap = db_timeout_ms > 0 ? db_timeout_ms : 24L * 3600 * 1000;
+	long left = deadline_left_ms(cap);
+	if (left == cap && db_timeout_ms <= 0)
+		return 0;
+	return db_now_ms() + left;
+}
+
+/* Waits for events on pg's socket until `until` (0: no limit); false when the time is up. */
+static bool db_poll(PGconn *pg, short events, long long until)
+{
+	for (;;) {
+		long long left = until ? until - db_now_ms() : -1;
+		if (until && left <= 0)
+			return false;
+		struct pollfd p = {.fd = PQsocket(pg), .events = events};
+		int n = poll(&p, 1, until ? (int)(left > 60000 ? 60000 : left) : -1);
+		if (n > 0)
+			return true;
+		if (n < 0 && errno != EINTR)
+			return true; /* let libpq find the fault on its next read or write */
+	}
+}
+
+bool db_stalled(void)
+{
+	long long out = atomic_load(&db_timed_out_at);
+	return out && out >= atomic_load(&db_answered_at) && db_now_ms() - out < 30000;
 }
 
 static void db_notice_quiet(void *arg, const char *message)
@@ -64,21 +113,25 @@ static void db_count_error(const char *kind)
 	metrics_add(&metrics_db_errors, v, 1);
 }
 
+/* Defaults a configured conninfo overrides (it is expanded after them, as dbname): a peer that
+ * vanishes over TCP (no reset, a black hole) fails the connection's next use within about a
+ * minute instead of the kernel's hours. Unix-socket connections ignore them. */
+static const char *const db_keys[] = {"keepalives",
+				      "keepalives_idle",
+				      "keepalives_interval",
+				      "keepalives_count",
+				      "tcp_user_timeout",
+				      "dbname",
+				      NULL};
+#define DB_VALUES(conninfo)                                                                        \
+	{                                                                                          \
+		"1", "30", "10", "3", "60000", (conninfo) ? (conninfo) : "", NULL                  \
+	}
+
 static PGconn *db_connect(const char *conninfo)
 {
-	/* Defaults a configured conninfo overrides (it is expanded after them): a peer that
-	 * vanishes over TCP (no reset, a black hole) fails the connection's next use within about
-	 * a minute instead of the kernel's hours, so a worker answers 503 rather than hang.
-	 * Unix-socket connections ignore them. */
-	static const char *const keys[] = {"keepalives",
-					   "keepalives_idle",
-					   "keepalives_interval",
-					   "keepalives_count",
-					   "tcp_user_timeout",
-					   "dbname",
-					   NULL};
-	const char *values[] = {"1", "30", "10", "3", "60000", conninfo ? conninfo : "", NULL};
-	PGconn *pg = PQconnectdbParams(keys, values, 1);
+	const char *values[] = DB_VALUES(conninfo);
+	PGconn *pg = PQconnectdbParams(db_keys, values, 1);
 	if (PQstatus(pg) != CONNECTION_OK) {
 		/* The message names host and role, never the password. */
 		log_error("database connection failed: %s", PQerrorMessage(pg));
@@ -90,9 +143,105 @@ static PGconn *db_connect(const char *conninfo)
 	return pg;
 }
 
+/* Closes a connection whose state is unknown (a statement not answered in time) without
+ * waiting on it: non-blocking, so that a frozen path cannot hold the goodbye. */
+static void db_discard(PGconn *pg)
+{
+	if (!pg)
+		return;
+	PQsetnonblocking(pg, 1);
+	PQfinish(pg);
+}
+
+/* Sends what libpq holds for pg and waits for the statement's result, until `until` (0: no
+ * limit). Returns the last result (caller PQclear()s; NULL when the connection broke), or NULL
+ * with *timed_out when the time was up first. */
+static PGresult *db_wait(PGconn *pg, long long until, bool *timed_out)
+{
+	*timed_out = false;
+	int f;
+	while ((f = PQflush(pg)) > 0) {
+		if (!db_poll(pg, POLLOUT | POLLIN, until)) {
+			*timed_out = true;
+			return NULL;
+		}
+		if (!PQconsumeInput(pg))
+			break;
+	}
+	PGresult *last = NULL;
+	for (;;) {
+		while (PQisBusy(pg)) {
+			if (!db_poll(pg, POLLIN, until)) {
+				*timed_out = true;
+				PQclear(last);
+				return NULL;
+			}
+			if (!PQconsumeInput(pg))
+				break; /* broken: PQgetResult says so */
+		}
+		PGresult *r = PQgetResult(pg);
+		if (!r)
+			break;
+		PQclear(last);
+		last = r;
+		if (PQstatus(pg) == CONNECTION_BAD)
+			break;
+	}
+	return last;
+}
+
 PGconn *db_open(void)
 {
 	return db_connect(db_conninfo);
+}
+
+/* A worker's connection, established by `until` (0: no limit) rather than libpq's own
+ * connect_timeout, non-blocking from then on (statements are sent and awaited by db_wait),
+ * with the statement timeout set on the server's side when no pooler is in between (a
+ * session setting there would outlive the transaction). NULL (logged) on failure. */
+static PGconn *db_connect_worker(long long until)
+{
+	const char *values[] = DB_VALUES(db_conninfo);
+	PGconn *pg = PQconnectStartParams(db_keys, values, 1);
+	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
+	while (pg && PQstatus(pg) != CONNECTION_BAD && ps != PGRES_POLLING_OK &&
+	       ps != PGRES_POLLING_FAILED) {
+		if (!db_poll(pg, ps == PGRES_POLLING_READING ? POLLIN : POLLOUT, until)) {
+			log_error("database connection failed: no answer within the call timeout "
+				  "(BIKAROO_CALL_TIMEOUT_MS)");
+			PQfinish(pg);
+			db_count_error("timeout");
+			atomic_store(&db_timed_out_at, db_now_ms());
+			return NULL;
+		}
+		ps = PQconnectPoll(pg);
+	}
+	if (!pg || PQstatus(pg) != CONNECTION_OK) {
+		log_error("database connection failed: %s", pg ? PQerrorMessage(pg) : "no memory");
+		PQfinish(pg);
+		db_count_error("connect");
+		return NULL;
+	}
+	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
+	PQsetnonblocking(pg, 1);
+	if (!db_pooled && db_timeout_ms > 0) {
+		char sql[64];
+		snprintf(sql, sizeof sql, "SET statement_timeout = %ld", db_timeout_ms);
+		bool timed_out = false;
+		PGresult *r = PQsendQuery(pg, sql) ? db_wait(pg, until, &timed_out) : NULL;
+		bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+		PQclear(r);
+		if (!ok) {
+			log_error("database connection failed: cannot set statement_timeout%s",
+				  timed_out ? " within the call timeout" : "");
+			db_discard(pg);
+			db_count_error(timed_out ? "timeout" : "connect");
+			if (timed_out)
+				atomic_store(&db_timed_out_at, db_now_ms());
+			return NULL;
+		}
+	}
+	return pg;
 }
 
 PGconn *db_open_listen(void)
@@ -112,11 +261,11 @@ static struct db_conn *db_thread_conn(enum fleet_status *st)
 		pthread_mutex_unlock(&db_list_lock);
 	}
 	if (db_mine->pg) {
-		PQfinish(db_mine->pg);
+		db_discard(db_mine->pg);
 		metrics_add(&metrics_db_connections, NULL, -1);
 	}
 	db_mine->nprepared = 0;
-	db_mine->pg = db_open();
+	db_mine->pg = db_connect_worker(db_until());
 	if (db_mine->pg)
 		metrics_add(&metrics_db_connections, NULL, 1);
 	if (!db_mine->pg) {
@@ -150,9 +299,12 @@ static enum fleet_status db_status_of(PGresult *res, PGconn *pg)
  * have reached the server: until then a broken connection can be retried without running it
  * twice. */
 static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, int nparams,
-			const char *const *params, enum fleet_status *st, bool *sent)
+			const char *const *params, enum fleet_status *st, bool *sent,
+			bool *timed_out)
 {
 	*sent = false;
+	*timed_out = false;
+	long long until = db_until();
 	/* A backend that ended while the connection sat idle (a restart, an administrator's
 	 * terminate) has left its goodbye to read: find out now, before sending anything. The
 	 * goodbye is a FATAL message, which libpq takes as a notice, then the end of the stream,
@@ -165,7 +317,13 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 	 * its transactions, so nothing named outlives it on a server connection that another
 	 * client gets next. */
 	if (!db_pooled && !db_is_prepared(c, name)) {
-		PGresult *p = PQprepare(c->pg, name, sql, nparams, NULL);
+		PGresult *p = PQsendPrepare(c->pg, name, sql, nparams, NULL)
+				      ? db_wait(c->pg, until, timed_out)
+				      : NULL;
+		if (*timed_out) {
+			*st = FLEET_UNAVAILABLE;
+			return NULL;
+		}
 		if (PQresultStatus(p) != PGRES_COMMAND_OK) {
 			*st = db_status_of(p, c->pg);
 			log_error("prepare %s failed: %s", name, PQresultErrorMessage(p));
@@ -177,8 +335,13 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 			c->prepared[c->nprepared++] = name;
 	}
 	*sent = true;
-	PGresult *res = db_pooled ? PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0)
-				  : PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+	int queued = db_pooled ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0)
+			       : PQsendQueryPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+	PGresult *res = queued ? db_wait(c->pg, until, timed_out) : NULL;
+	if (*timed_out) {
+		*st = FLEET_UNAVAILABLE;
+		return NULL;
+	}
 	ExecStatusType rs = PQresultStatus(res);
 	if (rs == PGRES_TUPLES_OK || rs == PGRES_COMMAND_OK) {
 		*st = FLEET_OK;
@@ -225,13 +388,36 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 		return NULL;
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
+		if (deadline_passed()) {
+			/* The call is over: nothing more is sent for it. */
+			*st = FLEET_UNAVAILABLE;
+			return NULL;
+		}
 		struct db_conn *c = db_thread_conn(st);
 		if (!c)
 			return NULL;
-		bool sent;
-		PGresult *res = db_try(c, name, sql, nparams, params, st, &sent);
-		if (*st == FLEET_OK)
+		bool sent, timed_out;
+		PGresult *res = db_try(c, name, sql, nparams, params, st, &sent, &timed_out);
+		if (*st == FLEET_OK) {
+			atomic_store(&db_answered_at, db_now_ms());
 			return res;
+		}
+		if (timed_out) {
+			/* No answer in time: the path may be frozen (a partition, a stuck proxy)
+			 * with the connection still open. The connection's state is unknown, so it
+			 * is closed (the server ends the statement at its statement_timeout) and
+			 * the next statement opens another. Sent, it may have committed: the caller
+			 * hears "unavailable", never a retry here. */
+			db_discard(c->pg);
+			metrics_add(&metrics_db_connections, NULL, -1);
+			c->pg = NULL;
+			atomic_store(&db_timed_out_at, db_now_ms());
+			db_count_error("timeout");
+			log_error("statement %s: no answer within the call timeout "
+				  "(BIKAROO_CALL_TIMEOUT_MS); its connection is closed",
+				  name);
+			return NULL;
+		}
 		if (*st == FLEET_UNAVAILABLE && PQstatus(c->pg) != CONNECTION_OK) {
 			/* The connection broke (a restarted server, a terminated backend). Before
 			 * the statement was sent, reconnect once and retry. After, it may have
@@ -239,7 +425,7 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 			 * the caller hears "unavailable" and a retry is the client's (idempotency
 			 * keys make it safe). */
 			PQclear(res);
-			PQfinish(c->pg);
+			db_discard(c->pg);
 			metrics_add(&metrics_db_connections, NULL, -1);
 			c->pg = NULL;
 			if (!sent)
@@ -296,6 +482,13 @@ enum fleet_status db_check_login_role(const char **why)
 		atomic_store(&db_holding, false);
 	}
 	PQclear(res);
+	/* The thread that checks (start-up, or the wait for a database that was down) runs no
+	 * other statement: its connection is not kept idle beside the workers'. */
+	if (db_mine && db_mine->pg) {
+		db_discard(db_mine->pg);
+		db_mine->pg = NULL;
+		metrics_add(&metrics_db_connections, NULL, -1);
+	}
 	return st;
 }
 

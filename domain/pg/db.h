@@ -15,6 +15,10 @@ struct db_settings {
 	bool transaction_pooler;     /* conninfo goes through a transaction-pooling PgBouncer:
 					unnamed statements only (PQexecParams), since 1.18 cannot
 					track named prepared statements across server connections */
+	long statement_timeout_ms;   /* BIKAROO_CALL_TIMEOUT_MS: no statement (connecting
+					included) is waited for longer, nor past the calling thread's
+					call deadline (common/deadline.h); on a direct connection the
+					server aborts it too (statement_timeout). 0: no bound */
 };
 
 /* Stores the settings (copied). Call once before any worker uses the database. */
@@ -52,7 +56,10 @@ bool db_held(void);
  * behind a transaction pooler, sql as an unnamed statement each time) with text parameters. Returns
  * the result (caller PQclear()s) or NULL with *st set. A connection found broken before the
  * statement was sent is reopened and the statement run once more, transparently; one that breaks
- * while it runs gives FLEET_UNAVAILABLE (it may have committed: never run twice). */
+ * while it runs gives FLEET_UNAVAILABLE (it may have committed: never run twice). So does a
+ * statement that does not answer within the statement timeout or the thread's call deadline:
+ * its connection is closed and replaced at the next statement (it may have committed too).
+ * Once the deadline passed, nothing more is sent: FLEET_UNAVAILABLE at once. */
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
 	__attribute__((warn_unused_result));
@@ -60,6 +67,10 @@ PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 /* SQLSTATE of the calling thread's last statement that db_exec_prepared() reported as failed
  * ("" when none), e.g. to map 23505 or retry 40P01. Borrowed, valid until the next call. */
 const char *db_last_sqlstate(void);
+
+/* Whether statements are timing out now: one gave up waiting within the last 30 s and none
+ * has answered since (for readiness, which then answers without a query of its own). */
+bool db_stalled(void);
 
 /* Closes every connection opened by any thread. Call at shutdown only. */
 void db_shutdown(void);

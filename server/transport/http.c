@@ -24,6 +24,7 @@
 #include "http_route.h"
 #include "http_server.h"
 #include "http_stream.h"
+#include "http_work.h"
 #include "listen.h"
 
 /* Each connection's libmicrohttpd memory pool: the request line and headers (a token is at most
@@ -31,6 +32,9 @@
  * zeroes the pool between requests, so its size is paid per request (the profile of the issue
  * "Hot path at the database's own pace": 2.5-4.5% of the CPU at 64 KiB). */
 #define HTTP_CONNECTION_MEMORY ((size_t)16 * 1024)
+/* libmicrohttpd's event threads: they read, check and answer; calls run on the workers
+ * (BIKAROO_THREADS, http_work.h), so a few are enough to keep probes and refusals immediate. */
+#define HTTP_EVENT_THREADS 4u
 
 /* ---- connections: the slow-client guard (guard.h) sees each one from accept to close ---- */
 
@@ -260,6 +264,12 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	if (actor)
 		s->actor = *actor;
 	s->max_body = set->max_body;
+	s->call_timeout_ms = set->call_timeout_ms;
+	struct http_work_settings ws = {.threads = set->threads,
+					.queue_max = set->queue_max > 0 ? set->queue_max : 1,
+					.queue_wait_ms = set->queue_wait_ms};
+	http_route_init(&ws);
+	s->work = http_work_new(&ws);
 	s->allowed_hosts = mem_strdup(set->allowed_hosts);
 	s->allowed_origins = mem_strdup(set->allowed_origins);
 	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS, (size_t)set->listen_per_subject,
@@ -282,7 +292,7 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
 			MHD_ALLOW_SUSPEND_RESUME | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)set->threads,
+		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, HTTP_EVENT_THREADS,
 		MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
 		http_connection, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
@@ -339,12 +349,15 @@ void http_stop(struct http_server *s)
 		/* Listen streams end with their result; libmicrohttpd may stop only when no
 		 * connection is suspended, which ending them ensures. */
 		listen_hub_end_all(s->hub, true);
+		http_work_free(s->work); /* what is still queued is answered 503 */
+		s->work = NULL;
 		http_streams_drain(s);
 		MHD_stop_daemon(s->daemon);
 	}
 	if (s->metrics)
 		MHD_stop_daemon(s->metrics);
-	guard_free(s->guard); /* after the daemon: every connection was closed */
+	http_work_free(s->work); /* when the daemon never started */
+	guard_free(s->guard);    /* after the daemon: every connection was closed */
 	listen_hub_free(s->hub);
 	free(s->allowed_hosts);
 	free(s->allowed_origins);

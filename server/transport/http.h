@@ -40,14 +40,19 @@ struct http_settings {
 	long max_connections;        /* connections at once */
 	long max_per_ip;             /* connections from one address (0: no limit) */
 	long listen_per_subject;     /* listen streams one subject may hold (0: no share) */
+	long call_timeout_ms;        /* a call's deadline on its worker (common/deadline.h) */
+	long queue_max;              /* calls read whole waiting for a worker, at most */
+	long queue_wait_ms;          /* a call that waited longer is answered 503, not run */
 	const char *metrics_listen;  /* ADDR:PORT of GET /metrics ("" for none) */
 	http_ready_fn ready;         /* NULL: ready whenever alive */
 };
 
-/* Starts serving POST /mcp for mcp (borrowed until http_stop) on set's address, acting as actor
- * (copied), or, when actor is NULL, as the principal of each request's bearer token (auth.c,
- * initialised before). *out is new (free with http_stop). *bound_port receives the port
- * actually bound, also written to set->ready_file when that is set. */
+/* Starts serving POST /mcp for mcp (on set->threads workers: the event threads that read and
+ * answer never run a call, so probes and refusals never wait for one) (borrowed until http_stop) on
+ * set's address, acting as actor (copied), or, when actor is NULL, as the principal of each
+ * request's bearer token (auth.c, initialised before). *out is new (free with http_stop).
+ * *bound_port receives the port actually bound, also written to set->ready_file when that is set.
+ */
 enum http_status http_start(const struct http_settings *set, const struct mcp_server *mcp,
 			    const struct fleet_actor *actor, struct http_server **out,
 			    unsigned *bound_port) __attribute__((warn_unused_result));

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "access.h"
+#include "common/deadline.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
@@ -18,6 +19,7 @@
 #include "http_reply.h"
 #include "http_server.h"
 #include "http_stream.h"
+#include "http_work.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
 #include "sse.h"
@@ -25,16 +27,32 @@
 /* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
 #define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
 
-static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connection *c,
-				       struct http_req *st)
+/* Runs one call on a worker (http_work.h): the protocol core answers into st->out, within the
+ * call's deadline; a call that waited too long in the queue is answered 503 without being run.
+ * Then its connection resumes, and the event thread sends st->out (http_send_out). */
+static void http_call_run(void *arg, bool run)
 {
+	struct http_req *st = arg;
+	struct http_server *s = st->srv;
+	if (!run) {
+		st->outcome = "shed";
+		st->out = (struct http_out){
+			.status = 503,
+			.body = mem_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+					   "-32603,\"message\":\"Service Unavailable: too many "
+					   "calls waiting; retry (nothing was done)\"}}"),
+			.retry_after = 1,
+		};
+		MHD_resume_connection(st->conn);
+		return;
+	}
 	struct mcp_request req = {
 		.transport = MCP_TRANSPORT_HTTP,
 		.body = st->body ? st->body : "",
 		.body_len = st->len,
-		.h_protocol_version = http_header(c, "MCP-Protocol-Version"),
-		.h_method = http_header(c, "Mcp-Method"),
-		.h_name = http_header(c, "Mcp-Name"),
+		.h_protocol_version = st->h_version,
+		.h_method = st->h_method,
+		.h_name = st->h_name,
 		.actor = s->tokens ? &st->actor : &s->actor,
 		.reqid = st->reqid,
 		.per_principal = s->tokens,
@@ -43,44 +61,100 @@ static enum MHD_Result http_handle_mcp(struct http_server *s, struct MHD_Connect
 	snprintf(st->subject, sizeof st->subject, "%s", req.actor->subject);
 	snprintf(st->client, sizeof st->client, "%s", req.actor->client_id);
 	struct sse_buf sse = {0};
-	struct http_listen_req lr = {.srv = s, .conn = c};
+	struct http_listen_req lr = {.srv = s, .conn = st->conn};
 	struct mcp_listen listen = {http_listen_open, &lr};
 	req.listen = &listen;
-	if (http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT))) {
+	if (st->sse_ok) {
 		req.emit = sse_emit;
 		req.emit_ctx = &sse;
 	}
 	struct mcp_response resp;
+	deadline_start(s->call_timeout_ms);
 	mcp_handle(s->mcp, &req, &resp);
+	deadline_clear();
 	st->method = resp.method;
 	st->name = resp.name;
 	st->outcome = resp.outcome;
+	struct http_out *o = &st->out;
 	if (lr.opened) {
-		sse_free(&sse);
-		mcp_response_free(&resp);
-		return http_send_stream(s, c, lr.opened);
-	}
-	char *ch = resp.missing_scope ? auth_challenge(AUTH_OK, resp.missing_scope, NULL) : NULL;
-	char *body = resp.body;
-	resp.body = NULL;
-	/* Notifications went out before the result: answer as an SSE stream (a refusal keeps its
-	 * status and plain JSON body; the notifications are then dropped). */
-	if (sse.events && body && resp.http_status == 200) {
-		char *stream = sse_finish(&sse, body);
-		free(body);
-		free(ch);
-		return http_send_sse(s, c, stream);
+		o->stream = lr.opened;
+	} else {
+		o->status = (unsigned)resp.http_status;
+		o->body = resp.body;
+		resp.body = NULL;
+		o->challenge = resp.missing_scope
+				       ? auth_challenge(AUTH_OK, resp.missing_scope, NULL)
+				       : NULL;
+		/* Notifications went out before the result: answer as an SSE stream (a refusal
+		 * keeps its status and plain JSON body; the notifications are then dropped). */
+		if (sse.events && o->body && o->status == 200) {
+			char *stream = sse_finish(&sse, o->body);
+			free(o->body);
+			o->body = stream;
+			o->sse = true;
+		} else if (!o->challenge && (resp.unavailable || resp.retry_after)) {
+			o->retry_after = resp.retry_after ? resp.retry_after : MCP_RETRY_AFTER;
+		}
 	}
 	sse_free(&sse);
+	mcp_response_free(&resp);
+	MHD_resume_connection(st->conn);
+}
+
+/* Sends what the worker made of the call (on the event thread, the connection resumed). */
+static enum MHD_Result http_send_out(struct http_server *s, struct MHD_Connection *c,
+				     struct http_req *st)
+{
+	struct http_out *o = &st->out;
+	if (o->stream) {
+		struct http_stream *stream = o->stream;
+		o->stream = NULL;
+		return http_send_stream(s, c, stream);
+	}
+	char *body = o->body, *ch = o->challenge;
+	o->body = o->challenge = NULL;
+	if (o->sse)
+		return http_send_sse(s, c, body);
 	char retry[24];
-	snprintf(retry, sizeof retry, "%ld", resp.retry_after ? resp.retry_after : MCP_RETRY_AFTER);
+	snprintf(retry, sizeof retry, "%ld", o->retry_after);
 	const char *h[] = {ch ? MHD_HTTP_HEADER_WWW_AUTHENTICATE : MHD_HTTP_HEADER_RETRY_AFTER,
 			   ch ? ch : retry, NULL};
 	enum MHD_Result ret =
-		http_send_headers(s, c, (unsigned)resp.http_status, body,
-				  ch || resp.unavailable || resp.retry_after ? h : NULL);
+		http_send_headers(s, c, o->status, body, ch || o->retry_after ? h : NULL);
 	free(ch);
 	return ret;
+}
+
+/* Hands a call read whole to the workers, or refuses it now when too many wait already: a
+ * request read is always answered (503, nothing done), never reset. */
+static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connection *c,
+				      struct http_req *st)
+{
+	if (!http_work_reserve(s->work)) {
+		st->refused = true;
+		st->outcome = "shed";
+		return http_refuse_with(
+			s, c, 503, MCP_INTERNAL_ERROR,
+			"Service Unavailable: too many calls waiting; retry (nothing "
+			"was done)",
+			MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	}
+	st->srv = s;
+	st->conn = c;
+	st->queued = true;
+	st->h_version = http_header(c, "MCP-Protocol-Version");
+	st->h_method = http_header(c, "Mcp-Method");
+	st->h_name = http_header(c, "Mcp-Name");
+	st->sse_ok = http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT));
+	/* Suspended before it is queued: its worker may resume it at once. */
+	MHD_suspend_connection(c);
+	http_work_push(s->work, st);
+	return MHD_YES;
+}
+
+void http_route_init(struct http_work_settings *ws)
+{
+	ws->run = http_call_run;
 }
 
 /* Whether the request announces a body (a Content-Length other than 0, or a transfer coding). */
@@ -245,7 +319,9 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 		st->refused = true;
 		return http_refuse(s, c, 413, MCP_INVALID_REQUEST, "Payload Too Large", NULL);
 	}
-	return http_handle_mcp(s, c, st);
+	if (st->queued)
+		return http_send_out(s, c, st);
+	return http_hand_over(s, c, st);
 }
 
 enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
@@ -318,6 +394,8 @@ void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
 		http_account(st, ci ? ci->http_status : 0);
+		free(st->out.body);
+		free(st->out.challenge);
 		free(st->body);
 		free(st);
 		atomic_fetch_sub(&s->inflight, 1);

@@ -15,4 +15,8 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    enum MHD_RequestTerminationCode toe);
 
+struct http_work_settings;
+/* Names the function that runs a call on a worker (ws->run). */
+void http_route_init(struct http_work_settings *ws);
+
 #endif

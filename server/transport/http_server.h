@@ -17,7 +17,10 @@
 #include "listen.h"
 #include "server/protocol/mcp.h"
 
+struct MHD_Connection;
 struct MHD_Daemon;
+struct http_stream;
+struct http_work;
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -40,6 +43,18 @@ struct http_server {
 	atomic_int inflight;
 	/* Listen streams whose response libmicrohttpd still holds (for the drain at shutdown). */
 	atomic_int live_streams;
+	struct http_work *work; /* the workers that run calls, and their queue */
+	long call_timeout_ms;   /* each call's deadline on its worker */
+};
+
+/* A call's answer, made on a worker and sent by the event thread once the connection resumes. */
+struct http_out {
+	unsigned status;
+	char *body;                 /* owned: JSON, or SSE events when sse */
+	bool sse;                   /* body is a text/event-stream body */
+	char *challenge;            /* owned WWW-Authenticate value, or NULL */
+	long retry_after;           /* > 0: a Retry-After header */
+	struct http_stream *stream; /* a listen stream to answer with instead, or NULL */
 };
 
 /* One request, from its headers to the completion callback. */
@@ -61,6 +76,13 @@ struct http_req {
 	char subject[FLEET_ID_MAX], client[FLEET_ID_MAX];
 	char trace[33];
 	struct fleet_actor actor; /* the bearer token's principal, checked on the headers */
+	/* Handed to a worker (http_work.h): what it needs, read on the event thread first. */
+	struct http_server *srv;
+	struct MHD_Connection *conn;               /* suspended while the call waits and runs */
+	bool queued;                               /* handed over; the next access call sends out */
+	const char *h_version, *h_method, *h_name; /* MCP headers (libmicrohttpd's) or NULL */
+	bool sse_ok;                               /* Accept admits text/event-stream */
+	struct http_out out;
 };
 
 #endif

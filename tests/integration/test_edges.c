@@ -7,10 +7,13 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +28,12 @@ static long ed_count(const char *sql)
 	long n = strtol(v, NULL, 10);
 	free(v);
 	return n;
+}
+
+/* Time limits of the tests, times ten under valgrind (BIKAROO_WRAPPER). */
+static double ed_ms(double ms)
+{
+	return *it_env("BIKAROO_WRAPPER") ? ms * 10 : ms;
 }
 
 static void ed_sleep_ms(long ms)
@@ -288,8 +297,8 @@ START_TEST(a_request_without_a_valid_token_is_refused_on_its_headers)
 	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
 		double ms;
 		int status = ed_status_of(s.port, heads[i], &ms);
-		ck_assert_msg(status == expect[i] && ms < 2000, "head %zu: %d after %.0f ms", i,
-			      status, ms);
+		ck_assert_msg(status == expect[i] && ms < ed_ms(2000), "head %zu: %d after %.0f ms",
+			      i, status, ms);
 	}
 	/* 100 of them within a second, on connections the client keeps open (more than the 64
 	 * allowed): each is answered and closed by the server; a new connection is then served
@@ -312,7 +321,7 @@ START_TEST(a_request_without_a_valid_token_is_refused_on_its_headers)
 	ck_assert_int_eq(answered, ED_FLOOD);
 	double ms;
 	int status = ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms);
-	ck_assert_msg(status == 200 && ms < 2000, "healthz: %d after %.0f ms", status, ms);
+	ck_assert_msg(status == 200 && ms < ed_ms(2000), "healthz: %d after %.0f ms", status, ms);
 	for (int i = 0; i < ED_FLOOD; i++)
 		close(fds[i]);
 	ck_assert_int_eq(it_server_stop(&s), 0);
@@ -341,10 +350,289 @@ START_TEST(checks_on_headers_never_wait_for_the_body)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		double ms;
 		int status = ed_status_of(s.port, cases[i].head, &ms);
-		ck_assert_msg(status == cases[i].status && ms < 2000, "case %zu: %d after %.0f ms",
-			      i, status, ms);
+		ck_assert_msg(status == cases[i].status && ms < ed_ms(2000),
+			      "case %zu: %d after %.0f ms", i, status, ms);
 	}
 	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* ---- bounded waits: a frozen path to PostgreSQL --------------------------------------------- */
+
+/* A TCP relay of the test's own between the server and PostgreSQL's unix socket. Frozen, it
+ * moves no byte and accepts no connection, but closes none: a network partition or a stuck
+ * proxy, the connections open and silent. */
+struct ed_relay {
+	int lfd;
+	unsigned port;
+	char target[100]; /* the unix socket */
+	atomic_bool frozen, stop;
+	int fds[64][2]; /* [client side, server side], -1: free */
+	pthread_t thread;
+};
+
+static void ed_relay_close(struct ed_relay *r, int i)
+{
+	close(r->fds[i][0]);
+	close(r->fds[i][1]);
+	r->fds[i][0] = r->fds[i][1] = -1;
+}
+
+static void *ed_relay_run(void *p)
+{
+	struct ed_relay *r = p;
+	while (!atomic_load(&r->stop)) {
+		if (atomic_load(&r->frozen)) {
+			ed_sleep_ms(20);
+			continue;
+		}
+		struct pollfd pf[129];
+		int map[129];
+		int n = 0;
+		pf[n] = (struct pollfd){.fd = r->lfd, .events = POLLIN};
+		map[n++] = -1;
+		for (int i = 0; i < 64; i++)
+			for (int k = 0; k < 2 && r->fds[i][0] >= 0; k++) {
+				pf[n] = (struct pollfd){.fd = r->fds[i][k], .events = POLLIN};
+				map[n++] = i * 2 + k;
+			}
+		if (poll(pf, (nfds_t)n, 20) <= 0)
+			continue;
+		for (int j = 0; j < n && !atomic_load(&r->frozen); j++) {
+			if (!pf[j].revents)
+				continue;
+			if (map[j] < 0) {
+				int c = accept(r->lfd, NULL, NULL);
+				int u = socket(AF_UNIX, SOCK_STREAM, 0);
+				struct sockaddr_un sa = {.sun_family = AF_UNIX};
+				snprintf(sa.sun_path, sizeof sa.sun_path, "%s", r->target);
+				int slot = -1;
+				for (int i = 0; i < 64 && slot < 0; i++)
+					if (r->fds[i][0] < 0)
+						slot = i;
+				if (c < 0 || u < 0 || slot < 0 ||
+				    connect(u, (struct sockaddr *)&sa, sizeof sa) != 0) {
+					close(c), close(u);
+					continue;
+				}
+				r->fds[slot][0] = c, r->fds[slot][1] = u;
+				continue;
+			}
+			int i = map[j] / 2, k = map[j] % 2;
+			if (r->fds[i][0] < 0)
+				continue;
+			char buf[65536];
+			ssize_t got = recv(r->fds[i][k], buf, sizeof buf, 0);
+			if (got <= 0 ||
+			    send(r->fds[i][1 - k], buf, (size_t)got, MSG_NOSIGNAL) != got)
+				ed_relay_close(r, i);
+		}
+	}
+	for (int i = 0; i < 64; i++)
+		if (r->fds[i][0] >= 0)
+			ed_relay_close(r, i);
+	return NULL;
+}
+
+static void ed_relay_start(struct ed_relay *r)
+{
+	memset(r, 0, sizeof *r);
+	memset(r->fds, -1, sizeof r->fds);
+	snprintf(r->target, sizeof r->target, "%s/.s.PGSQL.5432", it_env("PGTMP_SOCK"));
+	r->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	ck_assert_int_eq(bind(r->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	ck_assert_int_eq(listen(r->lfd, 64), 0);
+	socklen_t len = sizeof sa;
+	getsockname(r->lfd, (struct sockaddr *)&sa, &len);
+	r->port = ntohs(sa.sin_port);
+	pthread_create(&r->thread, NULL, ed_relay_run, r);
+}
+
+static void ed_relay_stop(struct ed_relay *r)
+{
+	atomic_store(&r->stop, true);
+	pthread_join(r->thread, NULL);
+	close(r->lfd);
+}
+
+/* DATABASE_URL=... for a server of the test's own: the harness's URL with every pin kept, but
+ * through the relay on relay_port (0: directly) and with application_name app. New string. */
+static char *ed_database_url(unsigned relay_port, const char *app)
+{
+	const char *url = it_env("DATABASE_URL");
+	const char *q = strchr(url, '?');
+	ck_assert_ptr_nonnull(q);
+	char *rest = mem_strdup(q + 1), *kept = mem_strdup("");
+	for (char *save = NULL, *kv = strtok_r(rest, "&", &save); kv;
+	     kv = strtok_r(NULL, "&", &save)) {
+		bool moved = relay_port &&
+			     (strncmp(kv, "host=", 5) == 0 || strncmp(kv, "port=", 5) == 0);
+		if (moved || strncmp(kv, "application_name=", 17) == 0)
+			continue;
+		char *more = mem_printf("%s&%s", kept, kv);
+		free(kept);
+		kept = more;
+	}
+	char *db = relay_port ? mem_printf("DATABASE_URL=%.*s?host=127.0.0.1&port=%u%s"
+					   "&application_name=%s",
+					   (int)(q - url), url, relay_port, kept, app)
+			      : mem_printf("DATABASE_URL=%.*s?%s&application_name=%s",
+					   (int)(q - url), url, kept + 1, app);
+	free(rest);
+	free(kept);
+	return db;
+}
+
+/* One call on a thread of its own: its status, its time, whether it said Retry-After. */
+struct ed_call {
+	unsigned port;
+	const char *tool, *params;
+	long status;
+	double ms;
+	bool retry_after;
+	char message[256];
+	pthread_t thread;
+};
+
+static void *ed_call_run(void *p)
+{
+	struct ed_call *c = p;
+	struct it_response r;
+	double t0 = ed_now_ms();
+	it_mcp(c->port, "tools/call", c->tool, c->params, &r);
+	c->ms = ed_now_ms() - t0;
+	c->status = r.status;
+	c->retry_after = r.headers && strstr(r.headers, "Retry-After: ") != NULL;
+	const char *m =
+		json_string_value(json_object_get(json_object_get(r.json, "error"), "message"));
+	snprintf(c->message, sizeof c->message, "%s", m ? m : "");
+	it_response_free(&r);
+	return NULL;
+}
+
+#define ED_READ "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}"
+/* A report whose idempotency key is this run's own (key: cap bytes). */
+static char *ed_report_params(char *key, size_t cap)
+{
+	snprintf(key, cap, "edges-stall-%d", (int)getpid());
+	return mem_printf("\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":"
+			  "\"VL-3302\",\"issue\":\"flat_tire\",\"idempotencyKey\":\"%s\"}",
+			  key);
+}
+
+/* The TCP path to PostgreSQL frozen for 8 s (the connections open, nothing moving): every call
+ * is answered 503 + Retry-After within the call timeout (1.5 s here) and what waited for a
+ * worker soon after, none waits out the freeze; a report says it may not have been filed and
+ * that its retry with the same idempotency key is safe; /healthz answers at once and /readyz
+ * within its bound, 503 naming the database. Thawed, the same process serves again on new
+ * connections, and the report retried with its key is filed exactly once. */
+START_TEST(a_frozen_database_path_gets_503_within_the_call_timeout)
+{
+	struct ed_relay relay;
+	ed_relay_start(&relay);
+	char *db = ed_database_url(relay.port, "bikaroo");
+	const char *env[] = {db, "BIKAROO_CALL_TIMEOUT_MS=1500", "BIKAROO_THREADS=4", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	char key[64];
+	char *report = ed_report_params(key, sizeof key);
+	struct it_response r;
+	it_mcp(s.port, "tools/call", "get_bike_status", ED_READ, &r);
+	ck_assert_int_eq(r.status, 200);
+	it_response_free(&r);
+
+	atomic_store(&relay.frozen, true);
+	enum { ED_CALLS = 8 };
+	struct ed_call calls[ED_CALLS];
+	for (int i = 0; i < ED_CALLS; i++) {
+		bool is_report = i == 0;
+		calls[i] = (struct ed_call){.port = s.port,
+					    .tool = is_report ? "report_damaged_bike"
+							      : "get_bike_status",
+					    .params = is_report ? report : ED_READ};
+		pthread_create(&calls[i].thread, NULL, ed_call_run, &calls[i]);
+		if (is_report)
+			ed_sleep_ms(100); /* the report first: it runs (and waits), not queued */
+	}
+	ed_sleep_ms(300);
+	double ms;
+	int status = ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms);
+	ck_assert_msg(status == 200 && ms < ed_ms(500), "healthz: %d after %.0f ms", status, ms);
+	for (int i = 0; i < ED_CALLS; i++)
+		pthread_join(calls[i].thread, NULL);
+	for (int i = 0; i < ED_CALLS; i++) {
+		ck_assert_msg(calls[i].status == 503 && calls[i].retry_after &&
+				      calls[i].ms < ed_ms(4000),
+			      "call %d: %ld after %.0f ms (Retry-After: %d)", i, calls[i].status,
+			      calls[i].ms, calls[i].retry_after);
+	}
+	ck_assert_msg(strstr(calls[0].message, "idempotencyKey") != NULL, "%s", calls[0].message);
+	double slowest = 0;
+	for (int i = 0; i < ED_CALLS; i++)
+		slowest = calls[i].ms > slowest ? calls[i].ms : slowest;
+	struct it_response ready;
+	double t0 = ed_now_ms();
+	it_http(s.port, "GET", "/readyz", NULL, NULL, 0, &ready);
+	double ready_ms = ed_now_ms() - t0;
+	ck_assert_msg(ready.status == 503 && ready_ms < ed_ms(2500) &&
+			      strstr(ready.body, "database"),
+		      "readyz: %ld after %.0f ms: %s", ready.status, ready_ms, ready.body);
+	it_response_free(&ready);
+	status = ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms);
+	ck_assert_msg(status == 200 && ms < ed_ms(500), "healthz: %d after %.0f ms", status, ms);
+	printf("stall: %d calls answered 503 + Retry-After, the slowest after %.0f ms (call "
+	       "timeout 1500 ms); /healthz %.0f ms, /readyz 503 after %.0f ms\n",
+	       ED_CALLS, slowest, ms, ready_ms);
+
+	ed_sleep_ms(8000 - 4000); /* the freeze lasts 8 s in all */
+	atomic_store(&relay.frozen, false);
+	long ok = 0;
+	for (int t = 0; t < 50 && ok != 200; t++) {
+		it_mcp(s.port, "tools/call", "get_bike_status", ED_READ, &r);
+		ok = r.status;
+		it_response_free(&r);
+		if (ok != 200)
+			ed_sleep_ms(200);
+	}
+	ck_assert_int_eq(ok, 200);
+	it_mcp(s.port, "tools/call", "report_damaged_bike", report, &r);
+	ck_assert_int_eq(r.status, 200);
+	it_response_free(&r);
+	char *q1 = mem_printf("SELECT count(*) FROM fleet.idempotency_keys WHERE idem_key = '%s'",
+			      key);
+	ck_assert_int_eq(ed_count(q1), 1);
+	free(q1);
+	free(report);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	ed_relay_stop(&relay);
+	free(db);
+}
+END_TEST
+
+/* A server keeps one database connection per worker and the change feed's, no more: the
+ * start-up check of its login role does not keep one of its own open and idle. */
+START_TEST(the_login_role_check_keeps_no_connection)
+{
+	char *db = ed_database_url(0, "edges-conns");
+	const char *env[] = {db, "BIKAROO_THREADS=2", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	for (int i = 0; i < 20; i++) {
+		struct it_response r;
+		it_mcp(s.port, "tools/call", "get_bike_status", ED_READ, &r);
+		ck_assert_int_eq(r.status, 200);
+		it_response_free(&r);
+	}
+	long all = ed_count("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+			    "'edges-conns'");
+	long feed = ed_count("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+			     "'edges-conns' AND query LIKE 'LISTEN%'");
+	ck_assert_msg(all - feed <= 2, "%ld connections besides the change feed's for 2 workers",
+		      all - feed);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	free(db);
 }
 END_TEST
 
@@ -357,6 +645,8 @@ CHECK_SUITE(edges)
 	tcase_add_test(tc, the_metrics_listener_refuses_a_request_framed_two_ways);
 	tcase_add_test(tc, a_request_without_a_valid_token_is_refused_on_its_headers);
 	tcase_add_test(tc, checks_on_headers_never_wait_for_the_body);
+	tcase_add_test(tc, a_frozen_database_path_gets_503_within_the_call_timeout);
+	tcase_add_test(tc, the_login_role_check_keeps_no_connection);
 	suite_add_tcase(su, tc);
 	return su;
 }
