@@ -366,6 +366,26 @@ for c in $conns_list; do
   measure "stdio_tools_list" "$c" one_stdio list "$c"
   measure "stdio_get_bike_status" "$c" one_stdio bike "$c"
 done
+# --- overload: get_bike_status offered open-loop (bench/openloop.c: calls sent at a fixed rate
+# whatever the server answers, latency from when each was due) at a quarter of the capacity
+# just measured (the unloaded p99) and at twice it: goodput (200s with a result per second)
+# and the admitted calls' p99, against that capacity and that p99. The rest must be answered
+# 503/429 with Retry-After, never reset.
+if [[ -z ${BENCH_ONLY:-} || overload =~ $BENCH_ONLY ]]; then
+  cc -O2 -o "$tmp/openloop" bench/openloop.c
+  cmax=$(for c in $conns_list; do echo "$c"; done | sort -n | tail -n 1)
+  cap=$(awk -v c="$cmax" '$1 == "http_get_bike_status" && $2 == c {print $3}' "$results")
+  osecs=$((secs < 5 ? 5 : secs))
+  if [[ -n $cap && $cap -gt 0 ]]; then
+    psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.audit_log" >/dev/null
+    low=$("$tmp/openloop" "$port" "$token" $((cap / 4)) "$osecs" 256)
+    high=$("$tmp/openloop" "$port" "$token" $((cap * 2)) "$osecs" 256)
+    log "  overload @${cmax}-conn capacity $cap/s: quarter: $low"
+    log "  overload: twice: $high"
+    field() { sed -nE "s/.* $2=([0-9]+).*/\1/p" <<<"$1"; }
+    echo "overload $cap $(field "$high" ok) $(field "$high" p99) $(field "$low" p99) $(field "$high" shed) $(field "$high" limited) $(field "$high" resets) $(field "$high" other) $(field "$high" unanswered) $osecs" >"$tmp/overload"
+  fi
+fi
 rss=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
 calls=$(psql -X -At "$super" -c "SELECT count(*) FROM fleet.audit_log WHERE audit_id > $audit0")
 
@@ -405,6 +425,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
     echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
     echo "| audit rows per group commit, $c conns | $(get audit_rows_per_batch "$c" 3) | |"
   done
+  if [[ -s $tmp/overload ]]; then
+    read -r cap ok p99h p99l shed limited resets other unanswered osecs <"$tmp/overload"
+    echo "| overload: get_bike_status offered open-loop at 2x the capacity above ($((cap * 2))/s for ${osecs}s): goodput / capacity | $(ratio "$((ok / osecs))" "$cap") | >= 0.90 |"
+    echo "| overload: admitted p99 at 2x / p99 at a quarter of capacity ($(awk -v a="$p99h" -v b="$p99l" 'BEGIN { printf "%.1f ms / %.1f ms", a / 1000, b / 1000 }')) | $(ratio "$p99h" "$p99l") | <= 5 |"
+    echo "| overload: the calls not served at 2x | 503 + Retry-After: $shed, 429 + Retry-After: $limited, resets: $resets, other: $other, unanswered: $unanswered | resets 0 |"
+  fi
 } >"$tmp/table.md"
 cat "$tmp/table.md"
 if [[ -n ${BENCH_ONLY:-} ]]; then

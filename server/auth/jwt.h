@@ -56,7 +56,9 @@ bool jwt_audience_matches(const json_t *aud, const char *audience);
 bool jwt_time(const json_t *claims, const char *name, long *out);
 
 /* True when a token expiring at exp lives at most max seconds: exp - iat, or exp - now when
- * claims has no usable iat (max 0: any lifetime). */
+ * claims has no usable iat (max 0: any lifetime). The second case is an introspection answer's
+ * only (RFC 7662 makes iat optional): a JWT access token without iat is refused before this
+ * (RFC 9068 section 2.2 requires it). */
 bool jwt_lifetime_ok(const json_t *claims, long exp, long now, long max);
 
 #endif

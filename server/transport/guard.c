@@ -195,14 +195,42 @@ void guard_free(struct guard *g)
 	free(g);
 }
 
+/* Whether fd holds, unread, the end of a request's headers: a valid request the event loop
+ * has not read yet (under load), not a dribbler. */
+static bool guard_head_waiting(int fd)
+{
+	char b[8192];
+	ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+	for (ssize_t i = 0; i + 3 < n; i++)
+		if (b[i] == '\r' && b[i + 1] == '\n' && b[i + 2] == '\r' && b[i + 3] == '\n')
+			return true;
+	return false;
+}
+
+/* Under the lock: the oldest of the first GUARD_SCAN connections waiting for headers that has
+ * no complete request waiting to be read, or NULL (then none is closed: a request sent whole
+ * is answered, never cut). */
+#define GUARD_SCAN 32
+static struct guard_conn *guard_oldest_incomplete(struct guard *g)
+{
+	int i = 0;
+	for (struct guard_conn *c = g->q[GUARD_PENDING].head; c && i < GUARD_SCAN; c = c->next, i++)
+		if (!guard_head_waiting(c->fd))
+			return c;
+	return NULL;
+}
+
 struct guard_conn *guard_opened(struct guard *g, int fd)
 {
 	struct guard_conn *c = mem_calloc(1, sizeof *c);
 	c->fd = fd;
 	pthread_mutex_lock(&g->lock);
-	/* Past the cap, the oldest connection still without headers makes room. */
-	if (g->set.max_pending && g->q[GUARD_PENDING].n >= (unsigned long)g->set.max_pending)
-		guard_cut(g, g->q[GUARD_PENDING].head, &g->counts.evicted, "pending_cap");
+	/* Past the cap, the oldest connection still without a complete request makes room. */
+	if (g->set.max_pending && g->q[GUARD_PENDING].n >= (unsigned long)g->set.max_pending) {
+		struct guard_conn *victim = guard_oldest_incomplete(g);
+		if (victim)
+			guard_cut(g, victim, &g->counts.evicted, "pending_cap");
+	}
 	guard_move(g, c, GUARD_PENDING);
 	pthread_mutex_unlock(&g->lock);
 	return c;

@@ -2,9 +2,10 @@
  * its body, whatever the rate the bytes dribble in (libmicrohttpd only has an inactivity
  * timeout), and a cap on connections that have not completed their headers, past which the
  * oldest such connection is closed (a valid client sends its headers at once; a dribbler is
- * always the oldest). Knows sockets, not HTTP: the transport tells it what happened on each
- * connection, it shuts down the sockets whose time is up (shutdown(2), so the event loop sees
- * the end and closes the connection itself; the descriptor stays valid until then). */
+ * always the oldest), unless its socket holds a whole request not read yet (under load: a
+ * valid call, answered, never cut). Knows sockets, not HTTP: the transport tells it what happened
+ * on each connection, it shuts down the sockets whose time is up (shutdown(2), so the event loop
+ * sees the end and closes the connection itself; the descriptor stays valid until then). */
 #ifndef BIKAROO_GUARD_H
 #define BIKAROO_GUARD_H
 

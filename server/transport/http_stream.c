@@ -27,6 +27,7 @@ struct http_stream {
 	char *buf;
 	size_t len, off, cap;
 	bool suspended, ending;
+	bool slow;               /* its client read too slowly: nothing more but the final result */
 	int refs;                /* the hub's and the response's */
 	struct http_server *srv; /* its guard watches for the client hanging up (borrowed) */
 };
@@ -44,15 +45,19 @@ static void http_stream_unref(void *out)
 	free(st);
 }
 
-/* Appends text (under st->lock); returns the connection to resume, or NULL. */
-static struct MHD_Connection *http_stream_append(struct http_stream *st, const char *text)
+/* Appends text (under st->lock), past the budget only when final (the stream's result); returns
+ * the connection to resume, or NULL. */
+static struct MHD_Connection *http_stream_append(struct http_stream *st, const char *text,
+						 bool final)
 {
 	size_t n = strlen(text);
-	if (!st->conn || st->ending)
+	if (!st->conn || st->ending || (st->slow && !final))
 		return NULL;
-	if (st->len - st->off + n > HTTP_STREAM_MAX_BYTES) {
-		log_warn("listen stream: the client reads too slowly; closing it");
-		st->ending = true; /* the reader ends the stream once the buffer is drained */
+	if (!final && st->len - st->off + n > HTTP_STREAM_MAX_BYTES) {
+		/* The hub sees it (slow) and ends the stream with its result, which goes out
+		 * once what is buffered has been read. */
+		log_warn("listen stream: the client reads too slowly; ending it with its result");
+		st->slow = true;
 	} else {
 		if (st->off && st->off == st->len)
 			st->off = st->len = 0;
@@ -69,10 +74,10 @@ static struct MHD_Connection *http_stream_append(struct http_stream *st, const c
 	return st->conn;
 }
 
-static void *http_stream_text(struct http_stream *st, const char *text, bool end)
+static void *http_stream_text(struct http_stream *st, const char *text, bool end, bool final)
 {
 	pthread_mutex_lock(&st->lock);
-	struct MHD_Connection *resume = text ? http_stream_append(st, text) : NULL;
+	struct MHD_Connection *resume = text ? http_stream_append(st, text, final) : NULL;
 	if (end) {
 		st->ending = true;
 		if (st->suspended && st->conn) {
@@ -90,19 +95,29 @@ static void *http_stream_write(void *out, const json_t *msg)
 	char *json = jsonw_dump(msg);
 	char *ev = mem_printf("event: message\ndata: %s\n\n", json);
 	free(json);
-	void *resume = http_stream_text(out, ev, false);
+	/* The listen request's result (it carries "result") ends the stream: never dropped. */
+	void *resume = http_stream_text(out, ev, false, json_object_get(msg, "result") != NULL);
 	free(ev);
 	return resume;
 }
 
+static bool http_stream_slow(void *out)
+{
+	struct http_stream *st = out;
+	pthread_mutex_lock(&st->lock);
+	bool slow = st->slow;
+	pthread_mutex_unlock(&st->lock);
+	return slow;
+}
+
 static void *http_stream_ping(void *out)
 {
-	return http_stream_text(out, ": keep-alive\n\n", false);
+	return http_stream_text(out, ": keep-alive\n\n", false, false);
 }
 
 static void *http_stream_end(void *out)
 {
-	return http_stream_text(out, NULL, true);
+	return http_stream_text(out, NULL, true, false);
 }
 
 static void http_stream_kick(void *token)
@@ -127,6 +142,7 @@ void http_stream_ops_init(struct listen_out_ops *ops)
 		.end = http_stream_end,
 		.kick = http_stream_kick,
 		.gone = http_stream_gone,
+		.slow = http_stream_slow,
 		.release = http_stream_unref,
 	};
 }
@@ -156,7 +172,7 @@ static ssize_t http_stream_read(void *cls, uint64_t pos, char *out, size_t max)
  * not at its next keep-alive, and its slot is free for the next listen. */
 static void http_stream_hangup(void *arg)
 {
-	void *resume = http_stream_text(arg, NULL, true);
+	void *resume = http_stream_text(arg, NULL, true, false);
 	if (resume)
 		MHD_resume_connection(resume);
 }

@@ -168,6 +168,10 @@ static void listen_changed(const struct mcp_change *c, void *arg)
 				continue;
 			}
 		}
+		if (e->id && e->ops->slow && e->ops->slow(e->out)) {
+			listen_finish(h, p, &ks); /* the client reads too slowly: its result */
+			continue;
+		}
 		p = &e->next;
 	}
 	pthread_mutex_unlock(&h->lock);

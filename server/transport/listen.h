@@ -33,6 +33,9 @@ struct listen_out_ops {
 	void (*kick)(void *token);
 	/* Whether the client has gone away (NULL: never): the hub then forgets the stream. */
 	bool (*gone)(void *out);
+	/* Whether the client reads too slowly to be kept (NULL: never): the hub then ends the
+	 * stream with its result, which write() must take whatever it holds. */
+	bool (*slow)(void *out);
 	/* The hub forgets out (NULL: nothing to do). */
 	void (*release)(void *out);
 };

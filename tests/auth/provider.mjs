@@ -209,6 +209,7 @@ async function forge(q) {
     case 'nbf_future': return signWith(realRsa, 'RS256', at, claims(q, { nbf: now + 3600 }));
     case 'iat_future': return signWith(realRsa, 'RS256', at, claims(q, { iat: now + 3600, exp: now + 7200 }));
     case 'no_exp': { const c = claims(q); delete c.exp; return signWith(realRsa, 'RS256', at, c); }
+    case 'no_iat': { const c = claims(q); delete c.iat; return signWith(realRsa, 'RS256', at, c); }
     case 'no_aud': { const c = claims(q); delete c.aud; return signWith(realRsa, 'RS256', at, c); }
     case 'no_sub': { const c = claims(q); delete c.sub; return signWith(realRsa, 'RS256', at, c); }
     case 'no_jti': { const c = claims(q); delete c.jti; return signWith(realRsa, 'RS256', at, c); }

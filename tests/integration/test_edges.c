@@ -611,6 +611,129 @@ START_TEST(a_frozen_database_path_gets_503_within_the_call_timeout)
 }
 END_TEST
 
+/* Overload: 40 calls at once on 2 workers with room for 4 more in the queue, the workers held
+ * (the path to PostgreSQL frozen): the 34 that cannot wait are answered 503 + Retry-After at
+ * once, the queued ones 503 once they waited too long, the running ones 503 at their deadline:
+ * every call answered, none reset; /healthz and /metrics answered meanwhile. */
+START_TEST(overload_is_answered_503_never_reset)
+{
+	struct ed_relay relay;
+	ed_relay_start(&relay);
+	char *db = ed_database_url(relay.port, "bikaroo");
+	const char *env[] = {db,
+			     "BIKAROO_CALL_TIMEOUT_MS=2000",
+			     "BIKAROO_THREADS=2",
+			     "BIKAROO_QUEUE_MAX=4",
+			     "BIKAROO_QUEUE_WAIT_MS=500",
+			     "BIKAROO_RATE_READ_BURST=1000",
+			     NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	atomic_store(&relay.frozen, true);
+	enum { ED_LOAD = 40 };
+	static struct ed_call calls[ED_LOAD];
+	for (int i = 0; i < ED_LOAD; i++) {
+		calls[i] = (struct ed_call){
+			.port = s.port, .tool = "get_bike_status", .params = ED_READ};
+		pthread_create(&calls[i].thread, NULL, ed_call_run, &calls[i]);
+	}
+	ed_sleep_ms(200);
+	double ms;
+	int status = ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms);
+	ck_assert_msg(status == 200 && ms < ed_ms(500), "healthz: %d after %.0f ms", status, ms);
+	unsigned mport = it_metrics_port(&s);
+	status = ed_status_of(mport, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms);
+	ck_assert_msg(status == 200 && ms < ed_ms(500), "metrics: %d after %.0f ms", status, ms);
+	for (int i = 0; i < ED_LOAD; i++)
+		pthread_join(calls[i].thread, NULL);
+	int fast = 0, answered = 0;
+	for (int i = 0; i < ED_LOAD; i++) {
+		ck_assert_msg(calls[i].status == 503 && calls[i].retry_after,
+			      "call %d: %ld after %.0f ms", i, calls[i].status, calls[i].ms);
+		answered++;
+		if (calls[i].ms < ed_ms(500))
+			fast++;
+	}
+	ck_assert_int_eq(answered, ED_LOAD);
+	ck_assert_msg(fast >= ED_LOAD - 6, "only %d of %d answered at once", fast, ED_LOAD);
+	printf("overload: %d calls on 2 workers and a queue of 4: all answered 503 + Retry-After, "
+	       "%d of them within 500 ms\n",
+	       ED_LOAD, fast);
+	atomic_store(&relay.frozen, false);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	ed_relay_stop(&relay);
+	free(db);
+}
+END_TEST
+
+/* ---- listen streams ------------------------------------------------------------------------- */
+
+/* A client that stops reading its listen stream (a 2 KiB receive buffer) while 25,000 updates
+ * come (the kernel's send buffer, up to 4 MiB, fills first): the server ends the stream once it
+ * holds 256 KiB unsent, and its last event is still the listen request's result. */
+START_TEST(a_stream_cut_for_a_slow_reader_ends_with_its_result)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	const char *body =
+		"{\"jsonrpc\":\"2.0\",\"id\":\"slow-1\",\"method\":\"subscriptions/listen\","
+		"\"params\":{\"notifications\":{\"resourceSubscriptions\":[\"bikaroo://fleet/bikes/"
+		"VL-2078\"]},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+	char *req = mem_printf("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+			       "application/json\r\nAccept: application/json, text/event-stream\r\n"
+			       "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: "
+			       "subscriptions/listen\r\nContent-Length: %zu\r\n\r\n%s",
+			       strlen(body), body);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int small = 2048;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+	struct timeval tv = {10, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port)};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	ed_send_all(fd, req, strlen(req));
+	free(req);
+	/* The acknowledgement, then no more reading while the updates come. */
+	size_t cap = 16 << 20, n = 0;
+	char *got = mem_alloc(cap);
+	got[0] = '\0';
+	while (!strstr(got, "slow-1") && n < cap - 1) {
+		ssize_t k = recv(fd, got + n, cap - 1 - n, 0);
+		ck_assert_int_gt(k, 0);
+		n += (size_t)k;
+		got[n] = '\0';
+	}
+	char *touched = it_sql("DO $$ BEGIN FOR i IN 1..25000 LOOP UPDATE fleet.bikes SET "
+			       "battery_pct = (coalesce(battery_pct, 0) + 1) % 100 WHERE bike_id = "
+			       "'VL-2078'; COMMIT; END LOOP; END $$");
+	ck_assert_ptr_nonnull(touched);
+	free(touched);
+	ed_sleep_ms(1000);
+	for (;;) {
+		ssize_t k = recv(fd, got + n, cap - 1 - n, 0);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		got[n] = '\0';
+	}
+	close(fd);
+	ck_assert_msg(n < cap - 1, "the stream was never cut");
+	/* The last event of the stream is the result of listen slow-1. */
+	const char *last = NULL;
+	for (const char *p = strstr(got, "event: message"); p; p = strstr(p + 1, "event: message"))
+		last = p;
+	ck_assert_ptr_nonnull(last);
+	ck_assert_msg(strstr(last, "\"result\"") && strstr(last, "slow-1"),
+		      "the stream (%zu bytes) ended with %s", n, got + (n > 400 ? n - 400 : 0));
+	ck_assert_msg(ed_occurrences(got, "notifications/resources/updated") < 25000,
+		      "every update was sent: no cut");
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	free(got);
+}
+END_TEST
+
 /* A server keeps one database connection per worker and the change feed's, no more: the
  * start-up check of its login role does not keep one of its own open and idle. */
 START_TEST(the_login_role_check_keeps_no_connection)
@@ -647,6 +770,8 @@ CHECK_SUITE(edges)
 	tcase_add_test(tc, checks_on_headers_never_wait_for_the_body);
 	tcase_add_test(tc, a_frozen_database_path_gets_503_within_the_call_timeout);
 	tcase_add_test(tc, the_login_role_check_keeps_no_connection);
+	tcase_add_test(tc, overload_is_answered_503_never_reset);
+	tcase_add_test(tc, a_stream_cut_for_a_slow_reader_ends_with_its_result);
 	suite_add_tcase(su, tc);
 	return su;
 }
