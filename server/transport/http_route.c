@@ -396,6 +396,8 @@ void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		http_account(st, ci ? ci->http_status : 0);
 		free(st->out.body);
 		free(st->out.challenge);
+		if (st->out.stream)
+			http_stream_abandon(st->out.stream);
 		free(st->body);
 		free(st);
 		atomic_fetch_sub(&s->inflight, 1);

@@ -177,7 +177,8 @@ static void http_stream_hangup(void *arg)
 		MHD_resume_connection(resume);
 }
 
-/* libmicrohttpd is done with the response (the client left, or the stream ended). */
+/* libmicrohttpd is done with the response (the client left, or the stream ended), or it never
+ * had it (http_stream_abandon). */
 static void http_stream_released(void *cls)
 {
 	struct http_stream *st = cls;
@@ -234,4 +235,9 @@ void http_streams_drain(struct http_server *s)
 		struct timespec ts = {0, 10 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+void http_stream_abandon(struct http_stream *st)
+{
+	http_stream_released(st); /* gone from now on: the hub forgets it at its next event */
 }

@@ -39,6 +39,10 @@ enum mcp_listen_status http_listen_open(void *ctx, const struct fleet_actor *act
 enum MHD_Result http_send_stream(struct http_server *s, struct MHD_Connection *c,
 				 struct http_stream *st);
 
+/* A stream opened for a request that will never answer with it (its connection went before):
+ * the response's share of it is given back. */
+void http_stream_abandon(struct http_stream *st);
+
 /* Waits (at most about two seconds) until libmicrohttpd has sent every ended stream to its
  * end, so that stopping the daemon does not cut a final result short. */
 void http_streams_drain(struct http_server *s);
