@@ -101,7 +101,8 @@ static const struct cfg_key cfg_keys[] = {
 	      "seconds of clock skew tolerated on exp, nbf and iat"),
 	CFG_L("auth-max-lifetime", "BIKAROO_AUTH_MAX_LIFETIME", auth_max_lifetime, "3600", 0,
 	      31622400,
-	      "longest token lifetime accepted, in seconds: exp - iat (exp - now without iat); "
+	      "longest token lifetime accepted, in seconds: exp - iat (a JWT needs iat; exp - now "
+	      "for an introspection answer without it); "
 	      "0: any"),
 	CFG_L("auth-timeout-ms", "BIKAROO_AUTH_TIMEOUT_MS", auth_timeout_ms, "3000", 100, 30000,
 	      "timeout of each call to the authorization server"),
