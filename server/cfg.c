@@ -91,6 +91,10 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_S("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
 	      "at least 32 characters shared by all instances: protects requestState "
 	      "(empty: a random key, valid on this process only)"),
+	CFG_S("state-secret-previous", "BIKAROO_STATE_SECRET_PREVIOUS", state_secret_previous, "",
+	      true,
+	      "secrets also accepted for requestState, one per line (at most 4): the previous one "
+	      "during a rotation, or the next one before it becomes BIKAROO_STATE_SECRET"),
 	CFG_S("resource-uri", "BIKAROO_RESOURCE_URI", resource_uri, "", false,
 	      "this server's canonical URI (https://host/mcp): the audience tokens must name"),
 	CFG_S("auth-issuer", "BIKAROO_AUTH_ISSUER", auth_issuer, "", false,

@@ -28,6 +28,8 @@ struct cfg {
 	char *log_format;      /* BIKAROO_LOG_FORMAT: text or json */
 	char *metrics_listen;  /* BIKAROO_METRICS_LISTEN: ADDRESS:PORT of /metrics, "" for none */
 	char *state_secret;    /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
+	char *state_secret_previous; /* BIKAROO_STATE_SECRET_PREVIOUS: also accepted, one per line
+				      */
 	/* Authorization (server/auth.c). */
 	char *resource_uri;          /* BIKAROO_RESOURCE_URI: canonical URI, the tokens' audience */
 	char *auth_issuer;           /* BIKAROO_AUTH_ISSUER */

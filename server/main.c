@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/keyring.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
@@ -25,7 +26,6 @@
 #include "server/cfg.h"
 #include "server/protocol/dispatch.h"
 #include "server/protocol/ratelimit.h"
-#include "server/protocol/reqstate.h"
 #include "server/transport/http.h"
 #include "server/transport/stdio.h"
 
@@ -244,8 +244,9 @@ static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
 	if (main_check_dir("BIKAROO_RESOURCES_DIR", cfg->resources_dir) != 0 ||
 	    main_check_dir("BIKAROO_PROMPTS_DIR", cfg->prompts_dir) != 0)
 		return -1;
-	if (reqstate_init(cfg->state_secret) != 0) {
-		log_error("BIKAROO_STATE_SECRET must be at least 32 characters");
+	enum keyring_status ks = keyring_init(cfg->state_secret, cfg->state_secret_previous);
+	if (ks != KEYRING_OK) {
+		log_error("%s", keyring_status_text(ks));
 		return -1;
 	}
 	if (mcp_server_load(server, cfg->resources_dir, cfg->prompts_dir) != 0) {
@@ -400,6 +401,13 @@ static int main_serve(const struct cfg *cfg)
 		db_shutdown();
 		return 1;
 	}
+	/* The key ids, so that an operator sees each step of a rotation reach every instance. */
+	char accepted[(KEYRING_ID_HEX + 1) * KEYRING_MAX_PREVIOUS + 1] = "";
+	for (size_t i = 1; keyring_at(i); i++)
+		snprintf(accepted + strlen(accepted), sizeof accepted - strlen(accepted), "%s%s",
+			 i > 1 ? " " : "", keyring_at(i)->id);
+	log_info("requestState: sealed with key %s%s%s", keyring_current()->id,
+		 *accepted ? ", also accepted: " : "", accepted);
 	if (!*cfg->state_secret)
 		log_warn("BIKAROO_STATE_SECRET is not set: requestState tokens are valid on this "
 			 "process only (set one shared secret for several instances)");

@@ -1,4 +1,6 @@
-/* Sealed requestState: base64url(payload JSON) "." base64url(HMAC-SHA256(key, prefix+payload)). */
+/* Sealed requestState: base64url(payload JSON) "." base64url(HMAC-SHA256(key, prefix+payload)),
+ * the payload naming the sealing key's id ("k"). The keys are the process's key ring
+ * (common/keyring.h); this file keeps no state of its own. */
 #include "reqstate.h"
 
 #include <openssl/crypto.h>
@@ -12,27 +14,15 @@
 
 #include "common/b64.h"
 #include "common/jsonw.h"
+#include "common/keyring.h"
 #include "common/log.h"
 #include "common/mem.h"
 
 #define REQSTATE_DOMAIN "mcp-requestState-v1."
 
-static unsigned char reqstate_key[32];
-static bool reqstate_ready;
-
 int reqstate_init(const char *secret)
 {
-	if (secret && *secret) {
-		if (strlen(secret) < 32)
-			return -1; /* the caller names its setting */
-		/* Derive a fixed-size key so that any secret text works. */
-		SHA256((const unsigned char *)secret, strlen(secret), reqstate_key);
-	} else {
-		if (RAND_bytes(reqstate_key, sizeof reqstate_key) != 1)
-			return -1;
-	}
-	reqstate_ready = true;
-	return 0;
+	return keyring_init(secret, NULL) == KEYRING_OK ? 0 : -1;
 }
 
 static void reqstate_hex(const unsigned char *in, size_t n, char *out)
@@ -54,14 +44,15 @@ void reqstate_digest(const json_t *v, char out[65])
 	free(canon);
 }
 
-static void reqstate_mac(const char *body, size_t n, unsigned char mac[32])
+static void reqstate_mac(const struct keyring_key *k, const char *body, size_t n,
+			 unsigned char mac[32])
 {
 	unsigned int len = 32;
 	size_t dn = strlen(REQSTATE_DOMAIN);
 	unsigned char *msg = mem_alloc(dn + n);
 	memcpy(msg, REQSTATE_DOMAIN, dn);
 	memcpy(msg + dn, body, n);
-	HMAC(EVP_sha256(), reqstate_key, sizeof reqstate_key, msg, dn + n, mac, &len);
+	HMAC(EVP_sha256(), k->key, sizeof k->key, msg, dn + n, mac, &len);
 	free(msg);
 }
 
@@ -70,18 +61,22 @@ char *reqstate_seal(const struct fleet_actor *actor, const char *method, const c
 {
 	unsigned char raw[REQSTATE_NONCE_HEX / 2];
 	char nonce[REQSTATE_NONCE_HEX + 1];
-	if (!reqstate_ready || RAND_bytes(raw, sizeof raw) != 1)
-		abort(); /* our bug (init not called) or no entropy: never hand out weak state */
+	const struct keyring_key *key = keyring_current();
+	if (!key || RAND_bytes(raw, sizeof raw) != 1)
+		abort(); /* our bug (no key ring) or no entropy: never hand out weak state */
 	reqstate_hex(raw, sizeof raw, nonce);
-	json_t *body = json_pack("{s:i, s:s, s:s, s:s, s:s, s:I, s:s, s:O}", "v", 1, "sub",
-				 actor->subject, "cid", actor->client_id, "m", method, "d", digest,
-				 "exp", (json_int_t)(time(NULL) + ttl_s), "n", nonce, "p", payload);
+	/* "v" stays 1: a release before key rings ignores "k" and opens this state when its one
+	 * secret is the current key (a rolling upgrade). */
+	json_t *body =
+		json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:O}", "v", 1, "k", key->id,
+			  "sub", actor->subject, "cid", actor->client_id, "m", method, "d", digest,
+			  "exp", (json_int_t)(time(NULL) + ttl_s), "n", nonce, "p", payload);
 	char *text = jsonw_dump(body);
 	json_decref(body);
 	char *b = b64_encode((const unsigned char *)text, strlen(text), true);
 	free(text);
 	unsigned char mac[32];
-	reqstate_mac(b, strlen(b), mac);
+	reqstate_mac(key, b, strlen(b), mac);
 	char *m = b64_encode(mac, sizeof mac, true);
 	char *state = mem_printf("%s.%s", b, m);
 	free(b);
@@ -101,18 +96,34 @@ enum reqstate_status reqstate_open(const char *state, const struct fleet_actor *
 	*payload = NULL;
 	size_t len = state ? strlen(state) : 0;
 	const char *dot = state ? strchr(state, '.') : NULL;
-	if (!reqstate_ready || !dot || len > REQSTATE_MAX_LEN)
+	if (!keyring_current() || !dot || len > REQSTATE_MAX_LEN)
 		goto out;
 	size_t blen = (size_t)(dot - state), mlen = 0, tlen = 0;
 	mac = b64_decode(dot + 1, len - blen - 1, true, &mlen);
-	unsigned char want[32];
-	reqstate_mac(state, blen, want);
-	/* Constant-time comparison before anything else is looked at. */
-	if (!mac || mlen != sizeof want || CRYPTO_memcmp(mac, want, sizeof want) != 0)
-		goto out;
+	/* Every accepted key, each compared in constant time, before anything else is looked at
+	 * (a ring holds at most 5 keys). */
+	const struct keyring_key *by = NULL;
+	for (size_t i = 0; mac && mlen == 32 && keyring_at(i); i++) {
+		unsigned char want[32];
+		reqstate_mac(keyring_at(i), state, blen, want);
+		if (CRYPTO_memcmp(mac, want, sizeof want) == 0)
+			by = keyring_at(i);
+	}
 	text = b64_decode(state, blen, true, &tlen);
 	json_error_t e;
 	body = text ? json_loadb((const char *)text, tlen, JSON_REJECT_DUPLICATES, &e) : NULL;
+	const char *kid = json_string_value(json_object_get(body, "k"));
+	if (!by) {
+		/* Refused whatever it says. Only the reason is read from it: a state naming a key
+		 * this ring no longer holds was most likely sealed before a rotation. */
+		if (kid && !keyring_find(kid))
+			st = REQSTATE_RETIRED_KEY;
+		goto out;
+	}
+	/* A state names the key that sealed it; one without ("k" came with key rings) was sealed
+	 * by an earlier release with the key that verified it. */
+	if (json_object_get(body, "k") && (!kid || strcmp(kid, by->id) != 0))
+		goto out;
 	const char *sub = json_string_value(json_object_get(body, "sub"));
 	const char *cid = json_string_value(json_object_get(body, "cid"));
 	const char *m = json_string_value(json_object_get(body, "m"));
@@ -153,6 +164,10 @@ const char *reqstate_status_text(enum reqstate_status st)
 	case REQSTATE_EXPIRED: return "requestState has expired";
 	case REQSTATE_WRONG_CALLER: return "requestState was issued to another caller";
 	case REQSTATE_WRONG_REQUEST: return "requestState was issued for another request";
+	case REQSTATE_RETIRED_KEY:
+		return "requestState was sealed with a key this server does not accept (its secret "
+		       "was rotated out, or it comes from another deployment): start the request "
+		       "again";
 	}
 	return "requestState is not valid";
 }

@@ -19,10 +19,13 @@ enum reqstate_status {
 	REQSTATE_EXPIRED,
 	REQSTATE_WRONG_CALLER,  /* sealed for another subject or client */
 	REQSTATE_WRONG_REQUEST, /* sealed for another method or other parameters */
+	REQSTATE_RETIRED_KEY,   /* sealed with a key the ring no longer holds (rotated out) */
 };
 
-/* Sets the HMAC key from a secret of at least 32 bytes (any text), or, when secret is empty,
- * from 32 random bytes: then states are valid on this process only. 0 on success. */
+/* States are sealed with the current key of the process's key ring (common/keyring.h) and
+ * opened with any key it accepts. This sets a ring of one key, from a secret of at least 32
+ * bytes (any text), or, when secret is empty, from 32 random bytes: then states are valid on
+ * this process only. 0 on success. The server sets its ring with keyring_init(). */
 int reqstate_init(const char *secret) __attribute__((warn_unused_result));
 
 /* Writes the SHA-256 (hex) of v's canonical JSON (sorted keys, compact) into out[65]. */

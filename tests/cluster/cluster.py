@@ -73,6 +73,11 @@ class Cluster:
         except OSError:
             return ''
 
+    def print_tails(self, n=15):
+        """The end of every process's log, as TAP comments (after a harness failure)."""
+        for name in self.procs:
+            print(f'# --- {name}\n# ' + self.tail(name, n).replace('\n', '\n# '))
+
     def wait(self, what, ok, seconds=30, name=None):
         end = time.monotonic() + seconds
         while time.monotonic() < end:
