@@ -47,7 +47,7 @@ SAY     := @printf '  %-5s %s\n'
 endif
 
 .PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench bench-rss clean \
-        install deb soak help
+        install deb soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
 
@@ -243,6 +243,7 @@ help:
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'
+	@echo 'make budgets       one subject at full speed through 3 instances for 60 s (tests/budgets)'
 	@echo 'make install       install under PREFIX (DESTDIR stages); make deb: a Debian package'
 	@echo 'make clean         remove build/'
 	@echo 'Variables: B=build dir, OPT, SAN, CC, VERSION, V=1 (full compiler lines). Server settings: build/bikaroo-mcp help'
@@ -289,3 +290,8 @@ deb: deps
 # database connections flat over the second half, no error but the intended 4xx. Not in make test.
 soak: deps all
 	scripts/soak.sh $(B)
+
+# Issue 20's budget test at its full length: one subject at full speed for 60 s through three
+# instances behind nginx (make test runs the same suite for 20 s). Not in make test.
+budgets: deps all
+	BUDGET_SECONDS=60 scripts/suite.sh $(B) tests/budgets/suite.sh

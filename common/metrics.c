@@ -69,6 +69,26 @@ const struct metrics_family metrics_rate_limited = {"bikaroo_rate_limit_rejectio
 						    METRICS_COUNTER,
 						    1,
 						    {"reason"}};
+const struct metrics_family metrics_rate_limited_client = {
+	"bikaroo_rate_limit_client_rejections_total",
+	"tools/call refused by a volume limit, by client application (the first 32 named, the "
+	"others as \"other\") and budget (read or write)",
+	METRICS_COUNTER,
+	2,
+	{"client", "budget"}};
+const struct metrics_family metrics_rate_store_calls = {
+	"bikaroo_rate_limit_store_calls_total",
+	"Leases asked of the deployment-wide budget store: ok (answered) or failed",
+	METRICS_COUNTER,
+	1,
+	{"result"}};
+const struct metrics_family metrics_rate_fallback = {
+	"bikaroo_rate_limit_local_fallback",
+	"1 while the budget store does not answer and this instance enforces budgets of its own "
+	"(each instance grants a whole budget), else 0",
+	METRICS_GAUGE,
+	0,
+	{0}};
 const struct metrics_family metrics_connections_cut = {
 	"bikaroo_http_connections_closed_total",
 	"Connections the slow-client guard closed: past a deadline, or the oldest of too many "
@@ -91,10 +111,11 @@ const struct metrics_family metrics_build_info = {"bikaroo_build_info",
 
 /* Every family, in the order /metrics shows them. */
 static const struct metrics_family *const metrics_families[] = {
-	&metrics_build_info,     &metrics_requests,          &metrics_request_seconds,
-	&metrics_db_busy,        &metrics_db_connections,    &metrics_db_waits,
-	&metrics_db_errors,      &metrics_token_validations, &metrics_token_cache,
-	&metrics_listen_streams, &metrics_rate_limited,      &metrics_connections_cut,
+	&metrics_build_info,       &metrics_requests,          &metrics_request_seconds,
+	&metrics_db_busy,          &metrics_db_connections,    &metrics_db_waits,
+	&metrics_db_errors,        &metrics_token_validations, &metrics_token_cache,
+	&metrics_listen_streams,   &metrics_rate_limited,      &metrics_rate_limited_client,
+	&metrics_rate_store_calls, &metrics_rate_fallback,     &metrics_connections_cut,
 	&metrics_http_shed,
 };
 

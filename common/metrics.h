@@ -36,14 +36,20 @@ extern const struct metrics_family metrics_db_busy;         /* gauge: statements
 extern const struct metrics_family metrics_db_connections;  /* gauge: connections open */
 extern const struct metrics_family metrics_db_waits;        /* waits for a free connection */
 extern const struct metrics_family metrics_db_errors;       /* [kind] */
-extern const struct metrics_family metrics_token_validations; /* [mode outcome] */
-extern const struct metrics_family metrics_token_cache;       /* [result]: hit or miss */
-extern const struct metrics_family metrics_listen_streams;    /* gauge [transport] */
-extern const struct metrics_family metrics_rate_limited;      /* [reason]: read or write
-								  (tools/call), listen_share or
-								  listen_full (listen streams) */
-extern const struct metrics_family metrics_connections_cut;   /* [reason]: header_deadline,
-								  body_deadline or pending_cap */
+extern const struct metrics_family metrics_token_validations;   /* [mode outcome] */
+extern const struct metrics_family metrics_token_cache;         /* [result]: hit or miss */
+extern const struct metrics_family metrics_listen_streams;      /* gauge [transport] */
+extern const struct metrics_family metrics_rate_limited;        /* [reason]: read or write
+								    (tools/call), listen_share or
+								    listen_full (listen streams) */
+extern const struct metrics_family metrics_rate_limited_client; /* [client budget]: tools/call
+								  refused, by client application
+								  (bounded: ratelimit.h) */
+extern const struct metrics_family metrics_rate_store_calls;    /* [result]: ok or failed */
+extern const struct metrics_family metrics_rate_fallback;       /* gauge: 1 while the budget store
+								  fails and budgets are local */
+extern const struct metrics_family metrics_connections_cut;     /* [reason]: header_deadline,
+								    body_deadline or pending_cap */
 extern const struct metrics_family metrics_http_shed;  /* [reason]: queue_full or queue_wait */
 extern const struct metrics_family metrics_build_info; /* gauge [version revision] */
 

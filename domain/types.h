@@ -45,6 +45,19 @@ struct fleet_actor {
 	char token_ref[FLEET_TOKEN_REF_MAX];
 };
 
+/* A lease from a deployment-wide token bucket (domain/budgets.h; taken by the protocol core's
+ * volume limits through the hook the application hands it). */
+struct fleet_budget_lease {
+	const char *holder; /* a subject or a client application id (borrowed) */
+	bool client;        /* holder is a client application (else a subject) */
+	bool write;         /* the budget of state-changing calls (else of reads) */
+	long want;          /* tokens asked for, 1..burst */
+	double per_s;       /* the bucket's refill, tokens a second (> 0) */
+	double burst;       /* the bucket's size */
+	long granted;       /* out: 0..want, as many as the bucket held */
+	double level;       /* out: tokens left in the bucket once the lease is taken */
+};
+
 /* The status's name for logs and messages (static). */
 static inline const char *fleet_status_name(enum fleet_status st)
 {

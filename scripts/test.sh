@@ -78,6 +78,10 @@ psql -X "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-dat
 export BIKAROO_AUTH=local
 # Every server of the tests serves its metrics on a free port (the default is one fixed port).
 export BIKAROO_METRICS_LISTEN=127.0.0.1:0
+# Budgets are the deployment's by default: buckets in the database, which outlive a server. The
+# suites start many servers on one database and expect each one's budget afresh; the shared
+# budgets are the subject of tests/budgets (and of the unit tests), which ask for them.
+export BIKAROO_RATE_STORE=local
 tests/e2e/install.sh || { echo "cannot install the pinned npm packages (tests/package.json)"; exit 1; }
 
 only=${TEST_ONLY:-}

@@ -170,6 +170,10 @@ static const struct cfg_key cfg_keys[] = {
 	      10000,
 	      "a client application's budgets (all its subjects together) are this many times a "
 	      "subject's"),
+	CFG_S("rate-store", "BIKAROO_RATE_STORE", rate_store, "database", false,
+	      "where the tools/call budgets live: database (shared by every instance on the same "
+	      "database, leases of up to 16 calls; local budgets while it fails) or local (each "
+	      "instance its own)"),
 	CFG_L("keepalive-seconds", "BIKAROO_KEEPALIVE_SECONDS", keepalive_seconds, "15", 1, 300,
 	      "seconds between keep-alives on subscriptions/listen streams (HTTP); streams whose "
 	      "token expired end on the next one"),

@@ -62,6 +62,7 @@ struct cfg {
 	long rate_reads, rate_read_burst;   /* BIKAROO_RATE_READS, BIKAROO_RATE_READ_BURST */
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */
 	long rate_client_factor;            /* BIKAROO_RATE_CLIENT_FACTOR */
+	char *rate_store;                   /* BIKAROO_RATE_STORE: database or local */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "domain/budgets.h"
 #include "domain/pg/db.h"
 #include "domain/pg/migrate.h"
 #include "domain/rights.h"
@@ -232,6 +233,15 @@ static int main_stdio_identity(const struct cfg *cfg, struct fleet_actor *out)
 	return -1;
 }
 
+/* The volume limits' budget store (ratelimit.h): buckets shared in the database. */
+static int main_budget_take(void *ctx, struct fleet_budget_lease *l, size_t n)
+{
+	(void)ctx;
+	return budgets_take(l, n) == FLEET_OK ? 0 : -1;
+}
+
+static const struct ratelimit_store main_budget_store = {main_budget_take, NULL};
+
 /* Bikaroo's server description, loaded (documents, templates, schemas), with the requestState
  * key; 0, or -1 (logged, naming the setting). */
 static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
@@ -240,6 +250,13 @@ static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
 	app->confirm_ttl_s = cfg->confirm_ttl;
 	catalog_describe(server, app);
 	struct ratelimit_settings rset = cfg_ratelimit_settings(cfg);
+	if (strcmp(cfg->rate_store, "database") == 0) {
+		rset.store = &main_budget_store;
+	} else if (strcmp(cfg->rate_store, "local") != 0) {
+		log_error("BIKAROO_RATE_STORE must be database or local, not %s", cfg->rate_store);
+		server->limits = NULL;
+		return -1;
+	}
 	server->limits = ratelimit_new(&rset);
 	if (main_check_dir("BIKAROO_RESOURCES_DIR", cfg->resources_dir) != 0 ||
 	    main_check_dir("BIKAROO_PROMPTS_DIR", cfg->prompts_dir) != 0)

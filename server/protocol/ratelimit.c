@@ -1,31 +1,50 @@
 /* Token buckets in a bounded hash table (see ratelimit.h). A bucket that has filled up again is
- * the same as no bucket: when the table is full those are dropped first, then the fullest one. */
+ * the same as no bucket: when the table is full those are dropped first, then the fullest one
+ * (with the leases it held: a dropped lease is tokens never spent, never tokens granted twice).
+ * With a budget store, a bucket also holds this process's lease of the shared bucket and, when
+ * the shared bucket had no whole lease to give, the time before which it is not asked again. */
 #include "ratelimit.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 
 #define RATELIMIT_SLOTS 4096u
 #define RATELIMIT_MAX_KEYS 16384u
+/* Times a call finds the leases it waited for taken by other calls before it is refused. */
+#define RATELIMIT_ROUNDS 4
 
 struct rl_bucket {
 	struct rl_bucket *next;
-	double tokens, stamp; /* tokens at stamp (monotonic seconds) */
+	double tokens, stamp; /* this process's bucket: tokens at stamp (monotonic seconds) */
+	long leased;          /* tokens of the shared bucket this process holds */
+	double hold_until;    /* the shared bucket was emptied: not asked before then */
+	bool asking;          /* a call is asking the store for a lease of it */
 	bool write, client;
 	char name[]; /* subject or client id */
 };
 
 struct ratelimit {
 	struct ratelimit_settings set;
-	pthread_mutex_t lock; /* guards what follows */
+	pthread_mutex_t lock;    /* guards what follows */
+	pthread_cond_t answered; /* the store answered a call's ask (CLOCK_MONOTONIC) */
 	struct rl_bucket *slots[RATELIMIT_SLOTS];
 	size_t keys;
 	unsigned long refused_reads, refused_writes;
+	/* The store: not asked before store_retry_at (it failed, or one call is probing it);
+	 * fallback while on this process's buckets because it failed. */
+	double store_retry_at;
+	bool fallback;
+	/* The client applications named in the refusal metrics (bounded label set). */
+	size_t nlabels;
+	char labels[RATELIMIT_CLIENT_LABELS][65];
 };
 
 static double rl_now(void)
@@ -110,6 +129,9 @@ static struct rl_bucket *rl_find(struct ratelimit *rl, const char *name, bool wr
 	double per_s;
 	rl_budget(rl, write, client, &b->tokens, &per_s);
 	b->stamp = now;
+	b->leased = 0;
+	b->hold_until = 0;
+	b->asking = false;
 	b->write = write;
 	b->client = client;
 	memcpy(b->name, name, n + 1);
@@ -119,16 +141,21 @@ static struct rl_bucket *rl_find(struct ratelimit *rl, const char *name, bool wr
 	return b;
 }
 
+/* s seconds as a Retry-After: whole seconds rounded up, 1 to a day. */
+static long rl_seconds(double s)
+{
+	if (s > 86400)
+		return 86400;
+	long whole = (long)s;
+	return whole < 1 ? 1 : whole < s ? whole + 1 : whole;
+}
+
 /* Seconds until bucket b holds one token again (at least 1). */
 static long rl_wait(const struct ratelimit *rl, const struct rl_bucket *b)
 {
 	double burst, per_s;
 	rl_budget(rl, b->write, b->client, &burst, &per_s);
-	double s = (1.0 - b->tokens) / per_s;
-	if (s > 86400)
-		return 86400;
-	long whole = (long)s;
-	return whole < 1 ? 1 : whole < s ? whole + 1 : whole;
+	return rl_seconds((1.0 - b->tokens) / per_s);
 }
 
 struct ratelimit *ratelimit_new(const struct ratelimit_settings *set)
@@ -138,6 +165,11 @@ struct ratelimit *ratelimit_new(const struct ratelimit_settings *set)
 	if (rl->set.client_factor < 1)
 		rl->set.client_factor = 1;
 	pthread_mutex_init(&rl->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rl->answered, &ca);
+	pthread_condattr_destroy(&ca);
 	return rl;
 }
 
@@ -150,8 +182,163 @@ void ratelimit_free(struct ratelimit *rl)
 			next = b->next;
 			free(b);
 		}
+	if (rl->fallback)
+		metrics_add(&metrics_rate_fallback, NULL, -1);
+	pthread_cond_destroy(&rl->answered);
 	pthread_mutex_destroy(&rl->lock);
 	free(rl);
+}
+
+/* Under the lock: the buckets of subject and client, brought up to now, room made for them. */
+static void rl_pair(struct ratelimit *rl, const char *subject, const char *client, bool write,
+		    double now, struct rl_bucket **s, struct rl_bucket **c)
+{
+	while (rl->keys + 2 > RATELIMIT_MAX_KEYS)
+		rl_evict(rl, now); /* before the look-ups: they hold pointers into the table */
+	*s = rl_find(rl, subject, write, false, now);
+	*c = rl_find(rl, client, write, true, now);
+}
+
+/* Under the lock, this process's buckets deciding: a token from each, or the wait. */
+static enum ratelimit_status rl_take_local(struct ratelimit *rl, struct rl_bucket *s,
+					   struct rl_bucket *c, long *retry_after_s)
+{
+	if (s->tokens >= 1.0 && c->tokens >= 1.0) {
+		s->tokens -= 1.0;
+		c->tokens -= 1.0;
+		return RATELIMIT_OK;
+	}
+	long ws = s->tokens < 1.0 ? rl_wait(rl, s) : 0;
+	long wc = c->tokens < 1.0 ? rl_wait(rl, c) : 0;
+	*retry_after_s = ws > wc ? ws : wc;
+	return RATELIMIT_LIMITED;
+}
+
+/* Under the lock, the shared buckets deciding: a token of each lease, or the wait until the
+ * shared bucket that was emptied may be asked again; RATELIMIT_OK with *ask set when a bucket
+ * without a lease may be asked for one now. This process's buckets follow what is
+ * spent, so that a fall-back starts from this process's use, not from full buckets. */
+static enum ratelimit_status rl_take_shared(struct rl_bucket *s, struct rl_bucket *c, double now,
+					    long *retry_after_s, bool *ask)
+{
+	*ask = false;
+	if (s->leased >= 1 && c->leased >= 1) {
+		s->leased--;
+		c->leased--;
+		s->tokens = s->tokens >= 1.0 ? s->tokens - 1.0 : 0.0;
+		c->tokens = c->tokens >= 1.0 ? c->tokens - 1.0 : 0.0;
+		return RATELIMIT_OK;
+	}
+	double hold = 0;
+	if (s->leased < 1 && s->hold_until > hold)
+		hold = s->hold_until;
+	if (c->leased < 1 && c->hold_until > hold)
+		hold = c->hold_until;
+	if (hold > now) {
+		*retry_after_s = rl_seconds(hold - now);
+		return RATELIMIT_LIMITED;
+	}
+	*ask = true;
+	return RATELIMIT_OK;
+}
+
+/* The lease to ask for bucket b of holder: an eighth of its burst, 1 to RATELIMIT_LEASE_MAX. */
+static struct fleet_budget_lease rl_lease(const struct ratelimit *rl, const struct rl_bucket *b,
+					  const char *holder)
+{
+	double burst, per_s;
+	rl_budget(rl, b->write, b->client, &burst, &per_s);
+	long want = (long)(burst / 8);
+	want = want < 1 ? 1 : want > RATELIMIT_LEASE_MAX ? RATELIMIT_LEASE_MAX : want;
+	return (struct fleet_budget_lease){.holder = holder,
+					   .client = b->client,
+					   .write = b->write,
+					   .want = want,
+					   .per_s = per_s,
+					   .burst = burst};
+}
+
+/* Under the lock: what the store answered (rc, leases l[0..n)) applied to s and c. */
+static void rl_store_answered(struct ratelimit *rl, int rc, const struct fleet_budget_lease *l,
+			      size_t n, struct rl_bucket *s, struct rl_bucket *c, double now)
+{
+	if (rc != 0) {
+		rl->store_retry_at = now + RATELIMIT_STORE_RETRY_S;
+		if (!rl->fallback) {
+			rl->fallback = true;
+			metrics_add(&metrics_rate_fallback, NULL, 1);
+			log_warn("volume limits: the budget store does not answer: this instance "
+				 "uses its own budgets for %d s, then tries again",
+				 RATELIMIT_STORE_RETRY_S);
+		}
+		return;
+	}
+	rl->store_retry_at = 0;
+	if (rl->fallback) {
+		rl->fallback = false;
+		metrics_add(&metrics_rate_fallback, NULL, -1);
+		log_info("volume limits: the budget store answers again: budgets are the "
+			 "deployment's");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct rl_bucket *b = l[i].client ? c : s;
+		b->leased += l[i].granted;
+		/* Emptied: not asked again before a token is back, nor within a second (what a
+		 * Retry-After can say), so that a caller past its budget costs each instance at
+		 * most one store call a second, whatever its pace. */
+		if (l[i].granted < l[i].want) {
+			double wait = (1.0 - l[i].level) / l[i].per_s;
+			b->hold_until = now + (wait > 1.0 ? wait : 1.0);
+		}
+	}
+}
+
+/* The label of client in the refusal metrics: its id while fewer than RATELIMIT_CLIENT_LABELS
+ * are named and it reads safely as a label value, else "other". Under the lock. */
+static const char *rl_client_label(struct ratelimit *rl, const char *client)
+{
+	for (size_t i = 0; i < rl->nlabels; i++)
+		if (strcmp(rl->labels[i], client) == 0)
+			return rl->labels[i];
+	size_t n = strlen(client);
+	if (n == 0 || n >= sizeof rl->labels[0] || rl->nlabels == RATELIMIT_CLIENT_LABELS)
+		return "other";
+	for (const char *p = client; *p; p++)
+		if (*p < '!' || *p > '~' || *p == '"' || *p == '\\')
+			return "other";
+	memcpy(rl->labels[rl->nlabels], client, n + 1);
+	return rl->labels[rl->nlabels++];
+}
+
+/* Under the lock: asks the store for the leases s and c lack, the lock released meanwhile, and
+ * applies the answer; *s and *c are found again after (they may have been evicted). Other calls
+ * for these buckets wait for the answer rather than ask too (asking, rl->answered). */
+static void rl_ask(struct ratelimit *rl, const char *subject, const char *client, bool write,
+		   struct rl_bucket **s, struct rl_bucket **c)
+{
+	struct fleet_budget_lease l[2];
+	size_t n = 0;
+	if ((*s)->leased < 1) {
+		l[n++] = rl_lease(rl, *s, subject);
+		(*s)->asking = true;
+	}
+	if ((*c)->leased < 1) {
+		l[n++] = rl_lease(rl, *c, client);
+		(*c)->asking = true;
+	}
+	if (rl->fallback) /* one call probes a store that failed; the others stay local */
+		rl->store_retry_at = rl_now() + RATELIMIT_STORE_RETRY_S;
+	pthread_mutex_unlock(&rl->lock);
+	int rc = rl->set.store->take(rl->set.store->ctx, l, n);
+	const char *result[] = {rc == 0 ? "ok" : "failed"};
+	metrics_add(&metrics_rate_store_calls, result, 1);
+	pthread_mutex_lock(&rl->lock);
+	double now = rl_now();
+	rl_pair(rl, subject, client, write, now, s, c);
+	for (size_t i = 0; i < n; i++)
+		(l[i].client ? *c : *s)->asking = false;
+	rl_store_answered(rl, rc, l, n, *s, *c, now);
+	pthread_cond_broadcast(&rl->answered);
 }
 
 enum ratelimit_status ratelimit_take(struct ratelimit *rl, const char *subject, const char *client,
@@ -160,25 +347,41 @@ enum ratelimit_status ratelimit_take(struct ratelimit *rl, const char *subject, 
 	*retry_after_s = 0;
 	if (!rl || (write ? rl->set.write_per_minute : rl->set.read_per_minute) == 0)
 		return RATELIMIT_OK;
-	double now = rl_now();
+	struct rl_bucket *s, *c;
+	enum ratelimit_status st;
 	pthread_mutex_lock(&rl->lock);
-	while (rl->keys + 2 > RATELIMIT_MAX_KEYS)
-		rl_evict(rl, now); /* before the look-ups: they hold pointers into the table */
-	struct rl_bucket *s = rl_find(rl, subject, write, false, now);
-	struct rl_bucket *c = rl_find(rl, client, write, true, now);
-	enum ratelimit_status st = RATELIMIT_OK;
-	if (s->tokens < 1.0 || c->tokens < 1.0) {
-		long ws = s->tokens < 1.0 ? rl_wait(rl, s) : 0;
-		long wc = c->tokens < 1.0 ? rl_wait(rl, c) : 0;
-		*retry_after_s = ws > wc ? ws : wc;
+	for (int round = 0;; round++) {
+		double now = rl_now();
+		rl_pair(rl, subject, client, write, now, &s, &c);
+		if (!rl->set.store || now < rl->store_retry_at) {
+			st = rl_take_local(rl, s, c, retry_after_s);
+			break;
+		}
+		bool ask;
+		st = rl_take_shared(s, c, now, retry_after_s, &ask);
+		if (!ask)
+			break;
+		if (round == RATELIMIT_ROUNDS) { /* leases taken by other calls each time */
+			st = RATELIMIT_LIMITED;
+			*retry_after_s = 1;
+			break;
+		}
+		if ((s->leased < 1 && s->asking) || (c->leased < 1 && c->asking)) {
+			struct timespec until;
+			clock_gettime(CLOCK_MONOTONIC, &until);
+			until.tv_sec += 2;
+			pthread_cond_timedwait(&rl->answered, &rl->lock, &until);
+			continue;
+		}
+		rl_ask(rl, subject, client, write, &s, &c);
+	}
+	if (st == RATELIMIT_LIMITED) {
 		if (write)
 			rl->refused_writes++;
 		else
 			rl->refused_reads++;
-		st = RATELIMIT_LIMITED;
-	} else {
-		s->tokens -= 1.0;
-		c->tokens -= 1.0;
+		const char *labels[] = {rl_client_label(rl, client), write ? "write" : "read"};
+		metrics_add(&metrics_rate_limited_client, labels, 1);
 	}
 	pthread_mutex_unlock(&rl->lock);
 	return st;
@@ -193,4 +396,14 @@ void ratelimit_counts(struct ratelimit *rl, unsigned long *reads, unsigned long 
 	*reads = rl->refused_reads;
 	*writes = rl->refused_writes;
 	pthread_mutex_unlock(&rl->lock);
+}
+
+bool ratelimit_on_fallback(struct ratelimit *rl)
+{
+	if (!rl)
+		return false;
+	pthread_mutex_lock(&rl->lock);
+	bool f = rl->fallback;
+	pthread_mutex_unlock(&rl->lock);
+	return f;
 }

@@ -30,6 +30,19 @@ def port_open(host, port):
         return False
 
 
+class Tap:
+    """A test's `ok - WHAT` / `not ok - WHAT` lines (what scripts/test.sh counts), with the
+    failures counted: ok = Tap(); ok(cond, what); ... return 1 if ok.failures else 0."""
+
+    def __init__(self):
+        self.failures = 0
+
+    def __call__(self, cond, what):
+        print(f'{"ok" if cond else "not ok"} - {what}', flush=True)
+        self.failures += 0 if cond else 1
+        return cond
+
+
 class Cluster:
     def __init__(self, tmp):
         self.tmp = tmp

@@ -221,12 +221,14 @@ START_TEST(burst_past_the_write_budget_gets_429_and_reaches_no_database)
 }
 END_TEST
 
-/* The limits are per instance (docs/limits.md): two instances of one subject each grant their own
- * budget, so N instances allow N times it. */
+/* With BIKAROO_RATE_STORE=local the limits are per instance (docs/limits.md): two instances of one
+ * subject each grant their own budget, so N instances allow N times it (tests/budgets shows the
+ * default, one budget for the deployment). */
 START_TEST(each_instance_keeps_its_own_budget)
 {
 	struct it_server a, b;
-	const char *env[] = {"BIKAROO_RATE_WRITES=1", "BIKAROO_RATE_WRITE_BURST=5", NULL};
+	const char *env[] = {"BIKAROO_RATE_WRITES=1", "BIKAROO_RATE_WRITE_BURST=5",
+			     "BIKAROO_RATE_STORE=local", NULL};
 	ck_assert_int_eq(it_server_start(&a, env), 0);
 	ck_assert_int_eq(it_server_start(&b, env), 0);
 	int ok[2] = {0, 0};

@@ -132,6 +132,8 @@ static const char *const mig_added_since_d73423a[] = {
 	"fleet.audit_log", /* 0009: its trace_id column (audit_record and audit_batch write it);
 			      0010: its token_ref column */
 	"audit_ref(",      /* 0010: splits the request reference for the audit functions */
+	"budget",          /* 0012: the deployment's tools/call budgets (fleet.budgets,
+			      fleet.budget_take) */
 };
 
 /* Cuts, in place, every block of a dump (from one "--\n-- Name: " header to the next) whose

@@ -15,15 +15,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'cluster'))
 import cluster as C  # noqa: E402
 
-failures = 0
+ok = C.Tap()
 CAPS = {'elicitation': {'form': {}}}
 ACCEPT = {'confirm': {'action': 'accept', 'content': {'confirm': True}}}
-
-
-def ok(cond, what):
-    global failures
-    print(f'{"ok" if cond else "not ok"} - {what}', flush=True)
-    failures += 0 if cond else 1
 
 
 def begin(port, bike):
@@ -128,7 +122,7 @@ def main(tmp):
     finally:
         cl.close()
         C.drop_database(db)
-    return 1 if failures else 0
+    return 1 if ok.failures else 0
 
 
 if __name__ == '__main__':
