@@ -103,6 +103,29 @@ const struct metrics_family metrics_http_shed = {
 	METRICS_COUNTER,
 	1,
 	{"reason"}};
+const struct metrics_family metrics_ready = {
+	"bikaroo_ready",
+	"1 when this readiness check passed the last time it ran (every 5 s, and on GET /readyz): "
+	"database (the login role answers, the schema is the one this binary needs), issuer_keys "
+	"(jwt mode: the issuer's key set is loaded)",
+	METRICS_GAUGE,
+	1,
+	{"check"}};
+const struct metrics_family metrics_audit_batches = {
+	"bikaroo_audit_batches_total",
+	"Group-commit batches of read audit rows: ok (written), failed (not written: their reads "
+	"answered 503)",
+	METRICS_COUNTER,
+	1,
+	{"result"}};
+const struct metrics_family metrics_drain_started = {
+	"bikaroo_drain_started_seconds",
+	"When this instance began draining (SIGTERM), in seconds since the epoch; 0 while serving",
+	METRICS_GAUGE,
+	0,
+	{0}};
+const struct metrics_family metrics_drain_limit = {
+	"bikaroo_drain_limit_seconds", "BIKAROO_DRAIN_MS, in seconds", METRICS_GAUGE, 0, {0}};
 const struct metrics_family metrics_build_info = {"bikaroo_build_info",
 						  "The version and source revision of this binary",
 						  METRICS_GAUGE,
@@ -111,12 +134,16 @@ const struct metrics_family metrics_build_info = {"bikaroo_build_info",
 
 /* Every family, in the order /metrics shows them. */
 static const struct metrics_family *const metrics_families[] = {
-	&metrics_build_info,       &metrics_requests,          &metrics_request_seconds,
-	&metrics_db_busy,          &metrics_db_connections,    &metrics_db_waits,
-	&metrics_db_errors,        &metrics_token_validations, &metrics_token_cache,
-	&metrics_listen_streams,   &metrics_rate_limited,      &metrics_rate_limited_client,
-	&metrics_rate_store_calls, &metrics_rate_fallback,     &metrics_connections_cut,
-	&metrics_http_shed,
+	&metrics_build_info,       &metrics_requests,
+	&metrics_request_seconds,  &metrics_db_busy,
+	&metrics_db_connections,   &metrics_db_waits,
+	&metrics_db_errors,        &metrics_token_validations,
+	&metrics_token_cache,      &metrics_listen_streams,
+	&metrics_rate_limited,     &metrics_rate_limited_client,
+	&metrics_rate_store_calls, &metrics_rate_fallback,
+	&metrics_connections_cut,  &metrics_ready,
+	&metrics_audit_batches,    &metrics_drain_started,
+	&metrics_drain_limit,      &metrics_http_shed,
 };
 
 /* Upper bounds of every latency histogram, seconds. */
@@ -200,6 +227,13 @@ void metrics_add(const struct metrics_family *f, const char *const *values, long
 	struct metrics_slot *s = metrics_find(f, values, true);
 	if (s)
 		atomic_fetch_add_explicit(&s->value, delta, memory_order_relaxed);
+}
+
+void metrics_set(const struct metrics_family *f, const char *const *values, long value)
+{
+	struct metrics_slot *s = metrics_find(f, values, true);
+	if (s && f->type == METRICS_GAUGE)
+		atomic_store_explicit(&s->value, value, memory_order_relaxed);
 }
 
 void metrics_observe(const struct metrics_family *f, const char *const *values, double seconds)

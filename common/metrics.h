@@ -50,12 +50,19 @@ extern const struct metrics_family metrics_rate_fallback;       /* gauge: 1 whil
 								  fails and budgets are local */
 extern const struct metrics_family metrics_connections_cut;     /* [reason]: header_deadline,
 								    body_deadline or pending_cap */
-extern const struct metrics_family metrics_http_shed;  /* [reason]: queue_full or queue_wait */
-extern const struct metrics_family metrics_build_info; /* gauge [version revision] */
+extern const struct metrics_family metrics_http_shed;     /* [reason]: queue_full or queue_wait */
+extern const struct metrics_family metrics_build_info;    /* gauge [version revision] */
+extern const struct metrics_family metrics_ready;         /* gauge [check]: database, issuer_keys */
+extern const struct metrics_family metrics_audit_batches; /* [result]: ok or failed */
+extern const struct metrics_family metrics_drain_started; /* gauge: unix seconds, 0 */
+extern const struct metrics_family metrics_drain_limit;   /* gauge: BIKAROO_DRAIN_MS, seconds */
+extern const struct metrics_family metrics_build_info;    /* gauge [version revision] */
 
 /* Adds delta to the series of f with these label values (f->nlabels of them, borrowed; NULL
  * when f has none). A counter only grows: a negative delta is ignored. */
 void metrics_add(const struct metrics_family *f, const char *const *values, long delta);
+/* Sets a gauge's series to value. */
+void metrics_set(const struct metrics_family *f, const char *const *values, long value);
 /* A histogram observation, in seconds. */
 void metrics_observe(const struct metrics_family *f, const char *const *values, double seconds);
 

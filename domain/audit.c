@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "domain/pg/db.h"
 
 /* A row waiting for its batch: lives on its caller's stack until done. */
@@ -160,6 +161,8 @@ static enum fleet_status audit_flush(struct audit_waiter *const *rows, size_t n)
 	}
 	enum fleet_status st;
 	PGresult *res = db_exec_prepared("audit_batch", sql, AUDIT_BATCH_NCOLS, params, &st);
+	const char *result[] = {res ? "ok" : "failed"};
+	metrics_add(&metrics_audit_batches, result, 1);
 	if (res) {
 		PQclear(res);
 	} else {

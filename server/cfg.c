@@ -170,6 +170,12 @@ static const struct cfg_key cfg_keys[] = {
 	      10000,
 	      "a client application's budgets (all its subjects together) are this many times a "
 	      "subject's"),
+	CFG_S("notify-socket", "NOTIFY_SOCKET", notify_socket, "", false,
+	      "set by systemd for a Type=notify unit: where READY=1, STOPPING=1 and WATCHDOG=1 "
+	      "are sent (serve)"),
+	CFG_L("watchdog-usec", "WATCHDOG_USEC", watchdog_usec, "0", 0, 3600000000L,
+	      "set by systemd from WatchdogSec=: WATCHDOG=1 every half of it while the HTTP "
+	      "event loops answer GET /healthz (0: no watchdog)"),
 	CFG_S("rate-store", "BIKAROO_RATE_STORE", rate_store, "database", false,
 	      "where the tools/call budgets live: database (shared by every instance on the same "
 	      "database, leases of up to 16 calls; local budgets while it fails) or local (each "

@@ -63,6 +63,9 @@ struct cfg {
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */
 	long rate_client_factor;            /* BIKAROO_RATE_CLIENT_FACTOR */
 	char *rate_store;                   /* BIKAROO_RATE_STORE: database or local */
+	/* systemd (common/service.h). */
+	char *notify_socket; /* NOTIFY_SOCKET: "" when not run by systemd as Type=notify */
+	long watchdog_usec;  /* WATCHDOG_USEC: 0 without WatchdogSec= */
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/service.h"
 #include "domain/budgets.h"
 #include "domain/pg/db.h"
 #include "domain/pg/migrate.h"
@@ -204,6 +205,33 @@ static void main_ready(json_t *missing)
 	const char *auth = auth_ready();
 	if (auth)
 		json_array_append_new(missing, json_string(auth));
+	const char *db[] = {"database"}, *keys[] = {"issuer_keys"};
+	metrics_set(&metrics_ready, db, st == FLEET_OK && version >= MIGRATE_SCHEMA_VERSION);
+	metrics_set(&metrics_ready, keys, auth == NULL);
+}
+
+/* Whether everything main_ready() checks is ready (service.h's readiness loop). The loop's
+ * thread keeps no database connection between two checks: a server holds one per worker. */
+static bool main_ready_now(void)
+{
+	json_t *missing = json_array();
+	main_ready(missing);
+	bool ready = json_array_size(missing) == 0;
+	json_decref(missing);
+	db_release();
+	return ready;
+}
+
+/* The address the watchdog probes the server at: the listen address, loopback for "any". */
+static const char *main_probe_host(const char *listen, char *buf, size_t cap)
+{
+	if (strcmp(listen, "0.0.0.0") == 0)
+		return "127.0.0.1";
+	if (strcmp(listen, "::") == 0 || strcmp(listen, "[::]") == 0)
+		return "::1";
+	snprintf(buf, cap, "%s", listen + (listen[0] == '['));
+	buf[strcspn(buf, "]")] = '\0';
+	return buf;
 }
 
 /* The principal of a stdio session (identity.h), the database judging whether a local
@@ -461,8 +489,20 @@ static int main_serve(const struct cfg *cfg)
 	struct main_db_wait wait = {.max_ms = cfg->db_retry_max_ms};
 	if (db_down)
 		mem_thread(&wait.thread, main_db_wait_run, &wait, "database wait");
+	/* systemd: READY=1 once the database and the keys are, the watchdog fed by the workers. */
+	char probe[64];
+	struct service_settings sset = {.notify_socket = cfg->notify_socket,
+					.watchdog_usec = cfg->watchdog_usec,
+					.probe_host =
+						main_probe_host(cfg->listen, probe, sizeof probe),
+					.probe_port = port,
+					.ready = main_ready_now};
+	metrics_set(&metrics_drain_limit, NULL, cfg->drain_ms / 1000);
+	struct service *svc = service_start(&sset);
 	while (!main_stop)
 		sigsuspend(&old); /* no window between the test and the wait */
+	service_stopping(svc);
+	metrics_set(&metrics_drain_started, NULL, (long)time(NULL));
 	if (db_down) {
 		atomic_store(&wait.stop, true);
 		pthread_join(wait.thread, NULL);
@@ -471,6 +511,7 @@ static int main_serve(const struct cfg *cfg)
 	log_info("stopping: draining (at most %ld ms)", cfg->drain_ms);
 	long took = http_drain(srv, cfg->drain_ms);
 	log_info("drained in %ld ms", took);
+	service_stop(svc);
 	http_stop(srv);
 	main_server_close(&server);
 	db_shutdown();

@@ -492,6 +492,16 @@ enum fleet_status db_check_login_role(const char **why)
 	return st;
 }
 
+void db_release(void)
+{
+	if (!db_mine || !db_mine->pg)
+		return;
+	db_discard(db_mine->pg);
+	db_mine->pg = NULL;
+	db_mine->nprepared = 0;
+	metrics_add(&metrics_db_connections, NULL, -1);
+}
+
 void db_shutdown(void)
 {
 	pthread_mutex_lock(&db_list_lock);

@@ -72,6 +72,10 @@ const char *db_last_sqlstate(void);
  * has answered since (for readiness, which then answers without a query of its own). */
 bool db_stalled(void);
 
+/* Closes the calling thread's connection, if it holds one (a thread that checks now and then,
+ * not a worker: the next statement opens a new one). */
+void db_release(void);
+
 /* Closes every connection opened by any thread. Call at shutdown only. */
 void db_shutdown(void);
 

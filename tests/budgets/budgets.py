@@ -18,7 +18,6 @@ import http.client
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -128,7 +127,6 @@ def main(tmp):
     db = f'budgets_it_{os.getpid()}'
     app_url, owner_url = C.fresh_database(db)
     cl = C.Cluster(tmp)
-    locker = None
     try:
         env = dict(os.environ, DATABASE_URL=app_url, BIKAROO_AUTH='local', BIKAROO_LOCAL_SUBJECT='marie',
                    BIKAROO_LOCAL_CLIENT='customer-care-assistant', BIKAROO_LOG_LEVEL='info',
@@ -181,10 +179,7 @@ def main(tmp):
            f'admitted and {refused} refused calls')
 
         # --- 2. the store unreachable: its table locked by another session
-        locker = subprocess.Popen(['psql', '-X', '-q', owner_url, '-c',
-                                   f'BEGIN; LOCK TABLE fleet.budgets IN ACCESS EXCLUSIVE MODE; '
-                                   f'SELECT pg_sleep({FALLBACK_SECONDS + 4}); COMMIT;'],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        locker = cl.lock_table('locker', owner_url, 'fleet.budgets', FALLBACK_SECONDS + 4)
         time.sleep(1)
         admitted, refused, bad, elapsed = load.run(FALLBACK_SECONDS)
         gauges = [metric(m, 'bikaroo_rate_limit_local_fallback') for m in mports]
@@ -201,7 +196,6 @@ def main(tmp):
 
         # --- 3. the store back
         locker.wait(30)
-        locker = None
         end = time.monotonic() + 15
         while time.monotonic() < end:
             load.run(1)
@@ -213,9 +207,6 @@ def main(tmp):
         ok(False, f'budgets harness: {e}')
         cl.print_tails()
     finally:
-        if locker:
-            locker.kill()
-            locker.wait()
         cl.close()
         C.drop_database(db)
     return 1 if ok.failures else 0

@@ -122,6 +122,13 @@ class Cluster:
         self.wait(name, lambda: os.path.exists(ready) and open(ready).read().strip(), 30, name)
         return int(open(ready).read().strip())
 
+    def lock_table(self, name, url, table, seconds):
+        """Another session holding table ACCESS EXCLUSIVE for seconds (as VACUUM FULL or an
+        administrator's LOCK would): the psql process, stopped by close() if still running."""
+        return self.spawn(name, ['psql', '-X', '-q', url, '-c',
+                                 f'BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE; '
+                                 f'SELECT pg_sleep({seconds}); COMMIT;'])
+
     def nginx_conf(self, listen, upstreams=None):
         """docker/nginx.conf with its `harness:` lines rewritten: listen on listen (one address or a
         list), and when
