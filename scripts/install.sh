@@ -2,6 +2,7 @@
 # install.sh DESTDIR PREFIX BINARY: what `make install` does (FHS layout under DESTDIR):
 #   PREFIX/bin/bikaroo-mcp                       the binary (built for PREFIX/share/bikaroo-mcp)
 #   PREFIX/share/bikaroo-mcp/{resources,prompts,migrations}
+#   PREFIX/share/bikaroo-mcp/monitoring          Prometheus alerting rules, Grafana dashboard
 #   PREFIX/share/man/man1/bikaroo-mcp.1.gz       generated from the configuration table
 #   UNITDIR/bikaroo-mcp.service                  default PREFIX/lib/systemd/system
 #   SYSCONFDIR/bikaroo-mcp/bikaroo-mcp.env       default /etc; never overwritten
@@ -23,6 +24,9 @@ for d in resources prompts migrations; do
     install -D -m 0644 "$f" "$share/$f"
   done < <(find "$d" -type f ! -name README.md | LC_ALL=C sort)
 done
+install -d "$share/monitoring"
+install -m 0644 packaging/monitoring/bikaroo-mcp-alerts.yml packaging/monitoring/bikaroo-mcp-dashboard.json \
+  "$share/monitoring/"
 scripts/manpage.sh "$bin" | gzip -9n >"$dest$prefix/share/man/man1/bikaroo-mcp.1.gz"
 chmod 0644 "$dest$prefix/share/man/man1/bikaroo-mcp.1.gz"
 sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" packaging/bikaroo-mcp.service.in \
