@@ -13,10 +13,12 @@ stage=$B/deb
 root=$stage/root
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 # The binary's own version (bikaroo-mcp --version: "bikaroo-mcp 0.9.0 (revision abc1234)"), with
-# the commit's date and revision: a later build sorts after an earlier one.
+# the commit's time and revision: a later commit sorts after an earlier one, also on the same day
+# (the date alone left two builds of one day ordered by their hashes: an upgrade could be a
+# downgrade for dpkg).
 rev=$(git rev-parse --short HEAD 2>/dev/null || echo 0)
 upstream=$("$bin" --version 2>/dev/null | awk '$1 == "bikaroo-mcp" && $2 ~ /^[0-9]/ { print $2 }' || true)
-version=${DEB_VERSION:-${upstream:-0.1.0}+git$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d).$rev}
+version=${DEB_VERSION:-${upstream:-0.1.0}+git$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d%H%M%S).$rev}
 arch=$(dpkg --print-architecture)
 
 rm -rf "$stage"

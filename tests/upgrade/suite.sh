@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# tests/upgrade/suite.sh: upgrading from the previous release (tests/upgrade/PREVIOUS, built from
+# git by previous.sh). The migrations added since it only expand the schema; a rolling upgrade
+# behind nginx under load loses nothing, doubles nothing and completes every confirmation
+# (upgrade.py); and the previous .deb upgraded to this one with dpkg -i in a copy-on-write root
+# keeps the operator's settings file, the system user and their rights.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+t=$(mktemp -d)
+chmod 755 "$t"
+trap 'rm -rf "$t"' EXIT
+fails=0
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; fails=$((fails + 1)); }
+commit=$(tr -d '[:space:]' <tests/upgrade/PREVIOUS)
+
+prev=$(tests/upgrade/previous.sh)
+case $? in
+0) ok "the previous release (${commit:0:12}) builds from git: $("$prev/build/bikaroo-mcp" --version), $(basename "$prev"/build/bikaroo-mcp_*.deb)" ;;
+3) echo "skip - upgrading from ${commit:0:12}: this checkout does not hold that commit (a shallow clone)"; exit 0 ;;
+*) nok "the previous release (${commit:0:12}) builds from git (build/previous-*/build.log)"; exit 1 ;;
+esac
+
+# Expand, then contract: what this release adds to the schema since the previous one must leave
+# everything the previous release reads in place, since it serves on the new schema during the
+# roll. A contract step (a DROP, a RENAME, a narrowed type) waits for the release after every
+# instance runs this one (docs/fleet.md).
+added=$(git diff --name-only --diff-filter=A "$commit" -- 'migrations/[0-9]*.sql')
+bad=$(for f in $added; do
+  sed 's/--.*$//' "$f" | tr '\n' ' ' | grep -oiE '\b(DROP|RENAME|TRUNCATE)\b[^;]*|ALTER COLUMN [^;]*\b(TYPE|SET NOT NULL)\b[^;]*' |
+    sed "s|^|$f: |"
+done)
+if [[ -z $bad ]]; then
+  ok "the migrations added since ${commit:0:12} only expand the schema (${added//$'\n'/, }): no DROP, RENAME, TRUNCATE, type change or new NOT NULL"
+else
+  nok "a migration added since ${commit:0:12} contracts the schema the previous release reads: $bad"
+fi
+# A numbered file is applied once (migrations/README.md): an edit beyond its comments would
+# leave databases migrated before it with another schema.
+sql_only() { sed 's/--.*$//' | tr -s ' \t\n' ' '; }
+changed=$(for f in $(git diff --name-only --diff-filter=MD "$commit" -- 'migrations/[0-9]*.sql'); do
+  [[ -f $f ]] && a=$(git show "$commit:$f" | sql_only) && b=$(sql_only <"$f") && [[ "$a" == "$b" ]] || echo "$f"
+done)
+[[ -z $changed ]] && ok "no numbered migration of the previous release was changed (beyond comments) or removed" ||
+  nok "numbered migrations of the previous release changed or removed: $changed"
+
+python3 tests/upgrade/upgrade.py "$t" "$prev" || fails=$((fails + 1))
+
+# --- the package: the previous .deb, the operator's settings, then this release's .deb.
+if ! new=$(make -s --no-print-directory deb 2>"$t/deb.log" | tail -n 1) || [[ ! -f $new ]]; then
+  cat "$t/deb.log"; nok "make deb builds this release's package"; exit 1
+fi
+old=$(ls "$prev"/build/bikaroo-mcp_*.deb)
+if dpkg --compare-versions "$(dpkg-deb -f "$new" Version)" gt "$(dpkg-deb -f "$old" Version)"; then
+  ok "this release's package version sorts after the previous one's ($(dpkg-deb -f "$old" Version) < $(dpkg-deb -f "$new" Version))"
+else
+  nok "this release's package version sorts after the previous one's: $(dpkg-deb -f "$old" Version) vs $(dpkg-deb -f "$new" Version)"
+fi
+if ! unshare -m true 2>/dev/null; then
+  echo "skip - dpkg -i previous then current in a copy-on-write root: no private mount namespace here (unshare -m)"
+  exit $((fails > 0))
+fi
+cow=$t/cow
+mkdir -p "$cow/u" "$cow/w" "$cow/m"
+cp "$old" "$cow/u/old.deb"
+cp "$new" "$cow/u/new.deb"
+cat >"$t/dpkg.sh" <<DPKG
+set -e
+mount --make-rprivate /
+mount -t overlay overlay -o lowerdir=/,upperdir=$cow/u,workdir=$cow/w $cow/m
+mount -t proc proc $cow/m/proc
+mount --rbind /dev $cow/m/dev
+chroot $cow/m sh -ec '
+  dpkg -i /old.deb >/dev/null
+  env=/etc/bikaroo-mcp/bikaroo-mcp.env
+  # The operator fills in the settings, as the file says to.
+  sed -i "s|^DATABASE_URL=.*|DATABASE_URL=postgresql://fleet_app@db.internal/bikaroo|; s|^BIKAROO_PORT=.*|BIKAROO_PORT=9090|" \$env
+  echo "BIKAROO_AUTH_ISSUER=https://login.example.com" >>\$env
+  sha256sum \$env | cut -d" " -f1 >/tmp/env.sum
+  echo "before: \$(id -u bikaroo-mcp):\$(id -g bikaroo-mcp) \$(dpkg-query -W -f="\\\${Version}" bikaroo-mcp)"
+  # As apt upgrades with Dpkg::Options::=--force-confold: the operator s file is kept.
+  dpkg --force-confold -i /new.deb >/dev/null
+  echo "after: \$(id -u bikaroo-mcp):\$(id -g bikaroo-mcp) \$(dpkg-query -W -f="\\\${Version}" bikaroo-mcp)"
+  echo "settings kept: \$(sha256sum \$env | cut -d" " -f1 | cmp -s - /tmp/env.sum && echo yes || echo no) \$(stat -c "%U:%G %a" \$env)"
+  echo "unit: \$(grep -c "^Type=notify\$" /lib/systemd/system/bikaroo-mcp.service)"
+  echo "binary: \$(bikaroo-mcp --version)"
+  echo "runs as: \$(setpriv --reuid=bikaroo-mcp --regid=bikaroo-mcp --clear-groups --no-new-privs --bounding-set=-all bikaroo-mcp --version)"
+'
+DPKG
+if out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
+  before=$(sed -n 's/^before: //p' <<<"$out") after=$(sed -n 's/^after: //p' <<<"$out")
+  [[ ${before%% *} == "${after%% *}" && ${after#* } == "$(dpkg-deb -f "$new" Version)" ]] &&
+    ok "dpkg -i previous then current: the package is upgraded ($before -> $after), the system user and group kept" ||
+    nok "dpkg -i previous then current: $out"
+  grep -qx 'settings kept: yes root:bikaroo-mcp 640' <<<"$out" &&
+    ok "the operator's settings file is kept, byte for byte, root:bikaroo-mcp 0640 (dpkg --force-confold)" ||
+    nok "the operator's settings file after the upgrade: $(grep '^settings' <<<"$out")"
+  grep -qx 'unit: 1' <<<"$out" && grep -q "^binary: bikaroo-mcp .*$(git rev-parse --short=12 HEAD 2>/dev/null || echo)" <<<"$out" &&
+    grep -q '^runs as: bikaroo-mcp ' <<<"$out" &&
+    ok "the new unit (Type=notify) and binary are in place and run as bikaroo-mcp ($(sed -n 's/^binary: //p' <<<"$out"))" ||
+    nok "the new unit and binary after the upgrade: $out"
+  getent passwd bikaroo-mcp >/dev/null && nok "the machine itself gained the user bikaroo-mcp (the overlay leaked)"
+else
+  nok "dpkg -i previous then current in a copy-on-write root: $out"
+fi
+exit $((fails > 0))
