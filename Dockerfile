@@ -25,7 +25,8 @@ RUN apt-get update \
 COPY docker/nginx.conf /etc/nginx/bikaroo.conf
 USER 33:33
 EXPOSE 8080
-HEALTHCHECK --interval=5s --timeout=3s CMD ["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /proxy-health HTTP/1.0\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 200 '"]
+# TLS on 8080 (docker/nginx.conf): a plain request gets the redirect to https.
+HEALTHCHECK --interval=5s --timeout=3s CMD ["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /proxy-health HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' >&3 && head -n 1 <&3 | grep -q ' 308 '"]
 ENTRYPOINT ["nginx", "-e", "stderr", "-c", "/etc/nginx/bikaroo.conf", "-g", "daemon off;"]
 
 FROM debian:12-slim AS demo-idp

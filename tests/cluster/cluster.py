@@ -129,19 +129,23 @@ class Cluster:
                                  f'BEGIN; LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE; '
                                  f'SELECT pg_sleep({seconds}); COMMIT;'])
 
-    def nginx_conf(self, listen, upstreams=None):
+    def nginx_conf(self, listen, upstreams=None, tls=False):
         """docker/nginx.conf with its `harness:` lines rewritten: listen on listen (one address or a
         list), and when
         upstreams is given (host:port strings) these servers instead of the service name; the
-        paths it writes in this cluster's folder."""
+        paths it writes in this cluster's folder. Plain HTTP (the lines marked `harness: tls`
+        left out) unless tls: then as the file says (its certificate in /run/secrets)."""
         with open(os.path.join(ROOT, 'docker/nginx.conf')) as f:
             conf = f.read()
         d = os.path.join(self.tmp, 'nginx')
         os.makedirs(d, exist_ok=True)
         conf = conf.replace('/tmp/', d + '/')
+        if not tls:
+            conf = re.sub(r'^.*# harness: tls\n', '', conf, flags=re.M)
         listens = [listen] if isinstance(listen, str) else listen
-        conf = re.sub(r'^(\s*)listen \S+; # harness: listen$',
-                      lambda m: '\n'.join(f'{m.group(1)}listen {a};' for a in listens), conf, flags=re.M)
+        ssl = ' ssl' if tls else ''
+        conf = re.sub(r'^(\s*)listen \S+(?: ssl)?; # harness: listen$',
+                      lambda m: '\n'.join(f'{m.group(1)}listen {a}{ssl};' for a in listens), conf, flags=re.M)
         if upstreams is not None:
             def servers(m):
                 opts = m.group(2)
@@ -200,9 +204,9 @@ def envelope(method, params, rid=1):
     return {'jsonrpc': '2.0', 'id': rid, 'method': method, 'params': p}
 
 
-def call(url, token, method, params, name=None, timeout=10, rid=1, caps=None):
-    """One MCP 2026-07-28 request (raw HTTP); (status, parsed body or None). Raises OSError on
-    connection errors (refused, reset, timeout)."""
+def call(url, token, method, params, name=None, timeout=10, rid=1, caps=None, context=None):
+    """One MCP 2026-07-28 request (raw HTTP; https with the ssl context given); (status, parsed
+    body or None). Raises OSError on connection errors (refused, reset, timeout)."""
     env = envelope(method, params, rid)
     if caps:
         env['params']['_meta']['io.modelcontextprotocol/clientCapabilities'] = caps
@@ -215,7 +219,7 @@ def call(url, token, method, params, name=None, timeout=10, rid=1, caps=None):
         h['Authorization'] = f'Bearer {token}'
     req = urllib.request.Request(url, data=body, headers=h, method='POST')
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with urllib.request.urlopen(req, timeout=timeout, context=context) as r:
             raw = r.read()
             status = r.status
     except urllib.error.HTTPError as e:

@@ -17,6 +17,9 @@ postgres over the local socket), password authentication on TCP.
     python3 native.py TMP STAGE CONFIG.yml PUBLIC_PORT"""
 import http.client
 import json
+import ssl
+import urllib.error
+import urllib.request
 import re
 import os
 import random
@@ -177,7 +180,8 @@ def main(tmp, stage, config_path, public):
             ok(all(healthy(srv, me, 30) for me in addr['server']),
                f'server: {len(names)} replicas healthy by their healthcheck (GET /readyz)')
 
-        # --- proxy: the proxy image's nginx with docker/nginx.conf, on the published host port.
+        # --- proxy: the proxy image's nginx with docker/nginx.conf, TLS with the secrets'
+        # certificate, on the published host port.
         prx = services['proxy']
         published = prx['ports'][0]
         if isinstance(published, str):  # "HOST_IP:PUBLISHED:TARGET"
@@ -188,25 +192,64 @@ def main(tmp, stage, config_path, public):
         # Its container port on its own address, the published one on the host side; the
         # upstream stays `server:8080` (the hosts file answers the replicas).
         me = addr['proxy'][0]
-        conf = cl.nginx_conf([f'{me}:8080', f'127.0.0.1:{public}'])
+        conf = cl.nginx_conf([f'{me}:8080', f'127.0.0.1:{public}'], tls=True)
         cl.nginx(conf, '127.0.0.1', public, name='proxy')
         ok(healthy(prx, me, 10), 'proxy: nginx serves docker/nginx.conf in front of the replicas, '
            'healthy by its healthcheck')
 
-        # --- a real client through the proxy, with a token from the demo identity provider at its
-        # published port (the issuer's URL, which each replica's forward also serves).
+        # --- TLS end to end: the demo CA of docker/make-secrets.sh is what clients trust.
+        ca = os.path.join(os.path.dirname(cfg['secrets']['tls_cert']['file']), 'tls_ca')
+        tls = ssl.create_default_context(cafile=ca)
         resource = srv['environment']['BIKAROO_RESOURCE_URI']
+        ok(resource == f'https://127.0.0.1:{public}/mcp', f'server: its resource URI is https ({resource})')
+        base = f'https://127.0.0.1:{public}'
+        with urllib.request.urlopen(f'{base}/.well-known/oauth-protected-resource/mcp', context=tls, timeout=10) as r:
+            prm, hsts = json.load(r), r.headers.get('Strict-Transport-Security', '')
+        ok(prm.get('resource') == resource and hsts.startswith('max-age='),
+           f'https: the protected-resource metadata names {prm.get("resource")}; HSTS "{hsts}"')
+        st, body = C.call(resource, None, 'tools/list', {}, context=tls)
+        ok(st == 401, f'without a token the proxy answers 401 from the server (JWT mode): {st}')
+        conn = http.client.HTTPSConnection('127.0.0.1', public, context=tls, timeout=10)
+        conn.request('POST', '/mcp', b'{}', {'Content-Type': 'application/json'})
+        r = conn.getresponse()
+        challenge = r.getheader('WWW-Authenticate') or ''
+        r.read()
+        conn.close()
+        ok(f'resource_metadata="{base}/.well-known/oauth-protected-resource/mcp"' in challenge,
+           f'the 401 challenge names the https metadata: {challenge}')
+        conn = http.client.HTTPConnection('127.0.0.1', public, timeout=10)
+        conn.request('POST', '/mcp', b'{}', {'Content-Type': 'application/json', 'Host': f'127.0.0.1:{public}'})
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        ok(r.status == 308 and r.getheader('Location') == f'{base}/mcp',
+           f'plain HTTP on the public port is redirected to https: {r.status} {r.getheader("Location")}')
+        try:
+            urllib.request.urlopen(f'{base}/.well-known/oauth-protected-resource/mcp', timeout=10,
+                                   context=ssl.create_default_context())
+            unverified = 'accepted'
+        except urllib.error.URLError as e:
+            unverified = str(e.reason)
+        ok('CERTIFICATE_VERIFY_FAILED' in unverified,
+           f'a client without the demo CA refuses the certificate ({unverified[:80]})')
+
+        # --- a real client through the proxy, verifying its certificate, with a token from the
+        # demo identity provider at its published port (the issuer's URL, which each replica's
+        # forward also serves).
         token = C.mint(srv['environment']['BIKAROO_AUTH_ISSUER'], 'marie', 'customer-care-assistant', 'fleet:read fleet:report', resource)
+        node_env = dict(os.environ, NODE_EXTRA_CA_CERTS=ca)
+        r = subprocess.run(['node', os.path.join(C.ROOT, 'tests/compose/client.mjs'), resource, token],
+                           capture_output=True, text=True, timeout=90, env=node_env)
+        sys.stdout.write(r.stdout)
+        ok(r.returncode == 0, f'the official client over https through the proxy (the demo CA trusted), with a '
+           f'token from the demo identity provider' + ('' if r.returncode == 0 else f': {r.stderr[-1500:]}'))
         r = subprocess.run(['node', os.path.join(C.ROOT, 'tests/compose/client.mjs'), resource, token],
                            capture_output=True, text=True, timeout=90)
-        sys.stdout.write(r.stdout)
-        ok(r.returncode == 0, f'the official client through the proxy, with a token from the demo identity provider'
-           + ('' if r.returncode == 0 else f': {r.stderr[-1500:]}'))
+        ok(r.returncode != 0 and 'certificate' in r.stderr.lower(),
+           'the same client without the demo CA refuses the connection (the certificate is verified)')
         # Both replicas served (their logs carry the calls they answered).
         served = [n for n in names if 'tools/call' in open(cl.log[n], errors='replace').read()]
         ok(len(served) == len(names), f'the proxy spread the calls over the replicas (served: {", ".join(served)})')
-        st, body = C.call(resource, None, 'tools/list', {})
-        ok(st == 401, f'without a token the proxy answers 401 from the server (JWT mode): {st}')
     except Exception as e:
         ok(False, f'compose topology: {e}')
         for name in cl.procs:
