@@ -427,7 +427,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
     echo "| audit rows per group commit, $c conns | $(get audit_rows_per_batch "$c" 3) | |"
   done
   if [[ -s $tmp/overload ]]; then
-    read -r cap ok p99h p99l shed limited resets other unanswered osecs <"$tmp/overload"
+    read -r _ cap ok p99h p99l shed limited resets other unanswered osecs <"$tmp/overload"
     echo "| overload: get_bike_status offered open-loop at 2x the capacity above ($((cap * 2))/s for ${osecs}s): goodput / capacity | $(ratio "$((ok / osecs))" "$cap") | >= 0.90 |"
     echo "| overload: admitted p99 at 2x / p99 at a quarter of capacity ($(awk -v a="$p99h" -v b="$p99l" 'BEGIN { printf "%.1f ms / %.1f ms", a / 1000, b / 1000 }')) | $(ratio "$p99h" "$p99l") | <= 5 |"
     echo "| overload: the calls not served at 2x | 503 + Retry-After: $shed, 429 + Retry-After: $limited, resets: $resets, other: $other, unanswered: $unanswered | resets 0 |"
