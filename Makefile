@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
            -Wformat=2 -Wvla -Wpointer-arith
 OPT     ?= -O2 -g
 SAN     ?=
-override CFLAGS = $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. $(WARN) -pthread \
+override CFLAGS = $(OPT) $(SAN) -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -I$(B) $(WARN) -pthread \
            -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(DEPFLAGS) $(shell pkg-config --cflags $(PKGS))
 DEPFLAGS = -MMD -MP
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
@@ -28,7 +28,9 @@ DOMAIN  := $(wildcard domain/*.c domain/pg/*.c)
 SERVER  := server/cfg.c $(wildcard server/*/*.c)
 HEADERS := $(wildcard common/*.h domain/*.h domain/pg/*.h server/*.h server/*/*.h tests/*/*.h)
 LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
-LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o)
+LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o) $(B)/gen/schemas.o
+# The capabilities' JSON Schemas, checked and embedded by the build (scripts/schema_embed.c).
+SCHEMAS := $(sort $(wildcard server/capabilities/schemas/*.json))
 UNIT    := $(wildcard tests/unit/*.c)
 CORE    := $(wildcard tests/core/*.c)
 # The protocol core alone (no capability, no domain code, no libpq), for its own unit tests.
@@ -46,7 +48,7 @@ Q       := @
 SAY     := @printf '  %-5s %s\n'
 endif
 
-.PHONY: all deps run test unit integration e2e asan valgrind fuzz lint format format-check bench bench-rss clean \
+.PHONY: all deps run test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss clean \
         install deb soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
@@ -75,6 +77,20 @@ $(B)/server/main.o: server/main.c $(B)/revision
 .PHONY: FORCE
 FORCE:
 
+# Every schema file checked (valid JSON, only the keywords the validator implements) and turned
+# into a C string: a schema the server could not enforce fails the build, not a request.
+$(B)/schema-embed: scripts/schema_embed.c server/protocol/schema.c common/mem.c
+	@mkdir -p $(dir $@)
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson)
+
+$(B)/gen/schemas.c: $(B)/schema-embed $(SCHEMAS)
+	@mkdir -p $(dir $@)
+	$(SAY) GEN '$@ ($(words $(SCHEMAS)) schemas)'
+	$(Q)$(B)/schema-embed $@ $(B)/gen/schemas.h $(SCHEMAS)
+$(B)/gen/schemas.h: $(B)/gen/schemas.c
+$(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/schemas.h
+
 $(B)/libbikaroo.a: $(LIBOBJ)
 	$(SAY) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -83,14 +99,15 @@ $(B)/bikaroo-mcp: $(B)/server/main.o $(B)/libbikaroo.a
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Test-only server with the C-side perimeter check compiled out (domain/bikes.c): the tests show
-# that row-level security alone still refuses other regions. Never installed or run by `make run`.
-$(B)/domain/bikes-rls-only.o: domain/bikes.c
+# Test-only server with the C-side perimeter check of every read compiled out (domain/reads.c, the
+# one read path): the tests show that row-level security alone still refuses other regions.
+# Never installed or run by `make run`.
+$(B)/domain/reads-rls-only.o: domain/reads.c
 	@mkdir -p $(dir $@)
 	$(SAY) CC $< '(RLS alone)'
 	$(Q)$(CC) $(CFLAGS) -DFLEET_TEST_NO_C_PERIMETER -c $< -o $@
 
-$(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/bikes-rls-only.o $(B)/libbikaroo.a
+$(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/reads-rls-only.o $(B)/libbikaroo.a
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -163,12 +180,23 @@ integration: deps
 	  $(B)/integration-tests --list | sed 's/^/  /'; exit 2; fi
 	TEST_ONLY=integration SUITE='$(SUITE)' scripts/test.sh $(B)
 
+# `make script SUITE=ui`: one of the script suites (tests/NAME/suite.sh) with the same set-up.
+script: deps
+	@if [ -z "$(SUITE)" ] || [ ! -x 'tests/$(SUITE)/suite.sh' ]; then \
+	  echo "make script: SUITE=NAME, one of:"; ls tests/*/suite.sh | sed -E 's|tests/(.*)/suite.sh|  \1|'; exit 2; fi
+	$(MAKE) --no-print-directory all $(B)/bikaroo-mcp-rls-only
+	TEST_ONLY=script SUITE='$(SUITE)' scripts/test.sh $(B)
+
 e2e: deps
 	@if [ -n "$(FILE)" ] && [ ! -f 'tests/e2e/$(FILE).test.mjs' ]; then \
 	  echo "make e2e: no tests/e2e/$(FILE).test.mjs; the files are:"; \
 	  ls tests/e2e/*.test.mjs | sed -E 's|tests/e2e/(.*)\.test\.mjs|  \1|'; exit 2; fi
 	$(MAKE) --no-print-directory all
 	TEST_ONLY=e2e E2E_FILE='$(FILE)' scripts/test.sh $(B)
+
+# A new tool's skeleton (server/README.md "Adding a capability"): NAME=snake_case KIND=read|write.
+new-capability:
+	@scripts/new-capability.sh '$(NAME)' '$(KIND)'
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
 # drive the sanitized binary).
@@ -201,8 +229,10 @@ lint:
 	  --inline-suppr --std=c11 -I . common domain server tests
 	@scripts/banned.sh
 	@python3 scripts/arrows.py
+	@$(MAKE) --no-print-directory all
+	@scripts/globals.sh $(B)
 
-FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h
+FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h scripts/schema_embed.c
 
 format:
 	clang-format -i $(FORMATTED)
@@ -235,11 +265,13 @@ help:
 	@echo 'make unit          the unit tests only'
 	@echo 'make integration   the integration tests (SUITE=name: one suite, e.g. hotpath)'
 	@echo 'make e2e           the end-to-end tests (FILE=name: tests/e2e/name.test.mjs)'
+	@echo 'make script        one script suite: SUITE=name (tests/name/suite.sh)'
 	@echo 'make asan          make test with AddressSanitizer and UBSan'
 	@echo 'make valgrind      make test under valgrind memcheck'
 	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
 	@echo 'make bench         the benchmarks'
-	@echo 'make lint          cppcheck, banned calls, layer arrows'
+	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, no mutable globals'
+	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'

@@ -1,9 +1,10 @@
-/* Bikes: a bike's status read as the acting identity (plain, or audited), and the bike ids a
- * caller may see, for completion. No MCP, JSON-RPC or HTTP here: plain structs in, plain
- * structs and a status out. */
+/* Bikes: a bike's status read as the acting identity, and the bike ids a caller may see, for
+ * completion; both through the one read path (reads.h). No MCP, JSON-RPC or HTTP here: plain
+ * structs in, plain structs and a status out. */
 #ifndef BIKAROO_BIKES_H
 #define BIKAROO_BIKES_H
 
+#include "audit.h"
 #include "types.h"
 
 #define BIKES_MAX_COMPLETIONS 100
@@ -13,8 +14,9 @@ struct fleet_bike_status {
 	char status[FLEET_TEXT_MAX];
 	char status_label[FLEET_TEXT_MAX];
 	char region[FLEET_TEXT_MAX];
-	char station[FLEET_TEXT_MAX]; /* "" = none */
-	int battery_pct;              /* -1 = unknown */
+	char station[FLEET_TEXT_MAX];      /* "" = none */
+	char station_name[FLEET_TEXT_MAX]; /* "" = none */
+	int battery_pct;                   /* -1 = unknown */
 	char last_seen_at[FLEET_TIME_MAX];
 	char open_case_id[FLEET_TEXT_MAX]; /* "" = none */
 };
@@ -22,20 +24,12 @@ struct fleet_bike_status {
 /* True when id has the shape of a bike id: ^VL-[0-9]{4,6}$. */
 bool bikes_id_valid(const char *id);
 
-/* Reads a bike's status as actor. FLEET_NOT_FOUND for unknown and out-of-perimeter bikes alike;
- * FLEET_FORBIDDEN when the actor's role or client may not read at all. */
+/* Reads a bike's status as actor (fleet.bike_status_as). FLEET_NOT_FOUND for unknown and
+ * out-of-perimeter bikes alike; FLEET_FORBIDDEN when the actor's role or client may not read at
+ * all. With audit (reads.h), the call's one audit row, committed before it returns; every call,
+ * even a malformed id, leaves its row. */
 enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike_id,
-			       struct fleet_bike_status *out) __attribute__((warn_unused_result));
-
-/* The same read, and the call's audit row (tool get_bike_status, target bike_id, the
- * arguments' digest, outcome ok / not_found / denied, request_id): a denial's row in the read's
- * own transaction (fleet.bike_status_read_as, or fleet.audit_as for a token without fleet:read),
- * an allowed read's by group commit (audit_record_read). Returns only once the row has
- * committed; when it could not be written, that status (e.g. FLEET_UNAVAILABLE), never the
- * read. args_digest: SHA-256 hex of the canonical arguments; request_id may be NULL. */
-enum fleet_status bikes_status_audited(const struct fleet_actor *actor, const char *bike_id,
-				       const char *args_digest, const char *request_id,
-				       struct fleet_bike_status *out)
+			       const struct audit_entry *audit, struct fleet_bike_status *out)
 	__attribute__((warn_unused_result));
 
 /* Up to BIKES_MAX_COMPLETIONS bike ids starting with prefix (compared literally) among the

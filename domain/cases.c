@@ -1,37 +1,55 @@
-/* Investigation cases: one case with its damage reports and events, read as the acting identity
- * in one call of fleet.case_as (row-level security and the case's visibility rules apply). */
+/* Investigation cases: the column map of fleet.case_as for the one read path (reads.h), and its
+ * rows (the case, then its reports and events) as a case file. */
 #include "cases.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/mem.h"
-#include "domain/pg/db.h"
-#include "rights.h"
+#include "reads.h"
 
-/* case_as's item columns, looked up by name once per result. */
-enum {
-	CASE_KIND,
-	CASE_ID,
-	CASE_AT,
-	CASE_BIKE,
-	CASE_REGION,
-	CASE_STATE,
-	CASE_SUBJECT,
-	CASE_CLIENT,
-	CASE_ISSUE,
-	CASE_DESCRIPTION,
-	CASE_DETAIL,
-	CASE_REGIONS, /* the caller's perimeter, in full (rights.regions is bounded) */
-	CASE_NCOLS
+/* Most reports and events read with one case. */
+#define CASES_MAX_ROWS 10000
+
+/* One row of case_as: the case, a report or an event. */
+struct cases_row {
+	char kind[16];
+	char item_id[FLEET_TEXT_MAX];
+	char at[FLEET_TIME_MAX];
+	char bike_id[FLEET_BIKE_ID_MAX];
+	char region[FLEET_TEXT_MAX];
+	char state[FLEET_TEXT_MAX];
+	char subject[FLEET_ID_MAX];
+	char client_id[FLEET_ID_MAX];
+	char issue[FLEET_TEXT_MAX];
+	char *description;
+	char detail[FLEET_TEXT_MAX];
 };
-static const char *const cases_columns[CASE_NCOLS] = {
-	[CASE_KIND] = "kind",       [CASE_ID] = "item_id",
-	[CASE_AT] = "at",           [CASE_BIKE] = "bike_id",
-	[CASE_REGION] = "region",   [CASE_STATE] = "state",
-	[CASE_SUBJECT] = "subject", [CASE_CLIENT] = "client_id",
-	[CASE_ISSUE] = "issue",     [CASE_DESCRIPTION] = "description",
-	[CASE_DETAIL] = "detail",   [CASE_REGIONS] = "out_regions",
+
+#define CASE_COLUMN(field, type, column) READS_COLUMN(struct cases_row, field, type, column)
+static const struct reads_column cases_columns[] = {
+	CASE_COLUMN(kind, READS_TEXT, "kind"),
+	CASE_COLUMN(item_id, READS_TEXT, "item_id"),
+	CASE_COLUMN(at, READS_TEXT, "at"),
+	CASE_COLUMN(bike_id, READS_TEXT, "bike_id"),
+	CASE_COLUMN(region, READS_TEXT, "region"),
+	CASE_COLUMN(state, READS_TEXT, "state"),
+	CASE_COLUMN(subject, READS_TEXT, "subject"),
+	CASE_COLUMN(client_id, READS_TEXT, "client_id"),
+	CASE_COLUMN(issue, READS_TEXT, "issue"),
+	CASE_COLUMN(description, READS_TEXT_NEW, "description"),
+	CASE_COLUMN(detail, READS_TEXT, "detail"),
+};
+
+static const struct reads_query cases_query = {
+	.function = "fleet.case_as",
+	.nargs = 1,
+	.rights_prefix = "out_",
+	.region_column = "region",
+	.key_column = "kind",
+	.columns = cases_columns,
+	.ncolumns = sizeof cases_columns / sizeof cases_columns[0],
+	.row_size = sizeof(struct cases_row),
 };
 
 void cases_free(struct case_file *c)
@@ -43,72 +61,54 @@ void cases_free(struct case_file *c)
 	c->nitems = 0;
 }
 
-static void cases_read_item(const PGresult *res, const int *col, int row, struct case_item *it)
+/* A report or event row as a case item; its description is handed over. */
+static void cases_item(struct cases_row *row, struct case_item *it)
 {
-	const char *kind = PQgetvalue(res, row, col[CASE_KIND]);
-	it->is_event = strcmp(kind, "event") == 0;
-	db_copy(it->id, sizeof it->id, PQgetvalue(res, row, col[CASE_ID]));
-	db_copy(it->at, sizeof it->at, PQgetvalue(res, row, col[CASE_AT]));
-	db_copy(it->subject, sizeof it->subject, PQgetvalue(res, row, col[CASE_SUBJECT]));
-	db_copy(it->client_id, sizeof it->client_id, PQgetvalue(res, row, col[CASE_CLIENT]));
-	db_copy(it->kind, sizeof it->kind, PQgetvalue(res, row, col[CASE_ISSUE]));
+	it->is_event = strcmp(row->kind, "event") == 0;
+	memcpy(it->id, row->item_id, sizeof it->id);
+	memcpy(it->at, row->at, sizeof it->at);
+	memcpy(it->subject, row->subject, sizeof it->subject);
+	memcpy(it->client_id, row->client_id, sizeof it->client_id);
+	memcpy(it->kind, row->issue, sizeof it->kind);
 	if (it->is_event) {
-		db_copy(it->report_id, sizeof it->report_id,
-			PQgetvalue(res, row, col[CASE_DETAIL]));
+		memcpy(it->report_id, row->detail, sizeof it->report_id);
 	} else {
-		db_copy(it->status_after, sizeof it->status_after,
-			PQgetvalue(res, row, col[CASE_STATE]));
-		db_copy(it->status_before, sizeof it->status_before,
-			PQgetvalue(res, row, col[CASE_DETAIL]));
-		if (!PQgetisnull(res, row, col[CASE_DESCRIPTION]))
-			it->description = mem_strdup(PQgetvalue(res, row, col[CASE_DESCRIPTION]));
+		memcpy(it->status_after, row->state, sizeof it->status_after);
+		memcpy(it->status_before, row->detail, sizeof it->status_before);
+		it->description = row->description;
+		row->description = NULL;
 	}
 }
 
 enum fleet_status cases_read(const struct fleet_actor *actor, const char *case_id,
-			     struct case_file *out)
+			     const struct audit_entry *audit, struct case_file *out)
 {
-	static const char sql[] = "SELECT * FROM fleet.case_as($1, $2, $3)";
 	memset(out, 0, sizeof *out);
-	if (!case_id || strncmp(case_id, "IC-", 3) != 0 || strlen(case_id) >= FLEET_TEXT_MAX)
-		return FLEET_NOT_FOUND;
-	const char *params[3] = {actor->subject, actor->client_id, case_id};
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared("case_as", sql, 3, params, &st);
-	if (!res)
-		return st;
-	int rows = PQntuples(res);
-	int col[CASE_NCOLS];
-	struct rights rights;
-	if (rows < 1 || rights_read_row(res, "case_as", "out_", &rights) != FLEET_OK ||
-	    db_columns(res, "case_as", cases_columns, CASE_NCOLS, col) != FLEET_OK) {
+	struct cases_row *rows = NULL;
+	size_t n = 0;
+	enum fleet_status st = reads_run_all(&cases_query, actor, &case_id, audit, CASES_MAX_ROWS,
+					     (void **)&rows, &n);
+	if (st != FLEET_OK)
+		goto out;
+	if (strcmp(rows[0].kind, "case") != 0) {
 		st = FLEET_INTERNAL;
 		goto out;
 	}
-	if (!rights_may_read(actor, &rights)) {
-		st = FLEET_FORBIDDEN;
-		goto out;
-	}
-	if (PQgetisnull(res, 0, col[CASE_KIND]) ||
-	    strcmp(PQgetvalue(res, 0, col[CASE_KIND]), "case") != 0 ||
-	    !rights_in_perimeter(PQgetvalue(res, 0, col[CASE_REGIONS]),
-				 PQgetvalue(res, 0, col[CASE_REGION]))) {
-		st = FLEET_NOT_FOUND;
-		goto out;
-	}
-	db_copy(out->case_id, sizeof out->case_id, PQgetvalue(res, 0, col[CASE_ID]));
-	db_copy(out->opened_at, sizeof out->opened_at, PQgetvalue(res, 0, col[CASE_AT]));
-	db_copy(out->bike_id, sizeof out->bike_id, PQgetvalue(res, 0, col[CASE_BIKE]));
-	db_copy(out->region, sizeof out->region, PQgetvalue(res, 0, col[CASE_REGION]));
-	db_copy(out->state, sizeof out->state, PQgetvalue(res, 0, col[CASE_STATE]));
-	db_copy(out->opened_by, sizeof out->opened_by, PQgetvalue(res, 0, col[CASE_SUBJECT]));
-	db_copy(out->opened_via, sizeof out->opened_via, PQgetvalue(res, 0, col[CASE_CLIENT]));
-	db_copy(out->closed_at, sizeof out->closed_at, PQgetvalue(res, 0, col[CASE_DETAIL]));
-	out->items = mem_calloc((size_t)rows, sizeof *out->items);
-	for (int r = 1; r < rows; r++)
-		cases_read_item(res, col, r, &out->items[out->nitems++]);
-	st = FLEET_OK;
+	const struct cases_row *c = &rows[0];
+	memcpy(out->case_id, c->item_id, sizeof out->case_id);
+	memcpy(out->opened_at, c->at, sizeof out->opened_at);
+	memcpy(out->bike_id, c->bike_id, sizeof out->bike_id);
+	memcpy(out->region, c->region, sizeof out->region);
+	memcpy(out->state, c->state, sizeof out->state);
+	memcpy(out->opened_by, c->subject, sizeof out->opened_by);
+	memcpy(out->opened_via, c->client_id, sizeof out->opened_via);
+	memcpy(out->closed_at, c->detail, sizeof out->closed_at);
+	out->items = mem_calloc(n, sizeof *out->items);
+	for (size_t r = 1; r < n; r++)
+		cases_item(&rows[r], &out->items[out->nitems++]);
 out:
-	PQclear(res);
+	if (rows)
+		reads_free_rows(&cases_query, rows, n);
+	free(rows);
 	return st;
 }

@@ -3,6 +3,7 @@
 #ifndef BIKAROO_CASES_H
 #define BIKAROO_CASES_H
 
+#include "audit.h"
 #include "types.h"
 
 /* One entry of a case: its reports and its events, in time order. */
@@ -32,11 +33,13 @@ struct case_file {
 	size_t nitems;
 };
 
-/* Reads a case with its reports and events as actor. FLEET_NOT_FOUND for unknown cases and
- * cases the caller may not see (outside the perimeter; for roles other than fleet_operator,
- * cases they neither opened nor reported into) alike. */
+/* Reads a case with its reports and events as actor (fleet.case_as, through reads.h).
+ * FLEET_NOT_FOUND for unknown cases and cases the caller may not see (outside the perimeter;
+ * for roles other than fleet_operator, cases they neither opened nor reported into) alike.
+ * With audit, the call's one audit row (reads.h). */
 enum fleet_status cases_read(const struct fleet_actor *actor, const char *case_id,
-			     struct case_file *out) __attribute__((warn_unused_result));
+			     const struct audit_entry *audit, struct case_file *out)
+	__attribute__((warn_unused_result));
 void cases_free(struct case_file *c);
 
 #endif

@@ -1,8 +1,13 @@
-/* The change feed over LISTEN/NOTIFY (see changes.h). */
+/* The change feed over LISTEN/NOTIFY, and the process's one follower of it (see changes.h). */
 #include "changes.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/mem.h"
@@ -12,7 +17,7 @@ struct changes {
 	PGconn *pg;
 };
 
-struct changes *changes_open(void)
+static struct changes *changes_open(void)
 {
 	PGconn *pg = db_open_listen();
 	if (!pg)
@@ -31,7 +36,7 @@ struct changes *changes_open(void)
 	return ch;
 }
 
-int changes_fd(const struct changes *ch)
+static int changes_fd(const struct changes *ch)
 {
 	return PQsocket(ch->pg);
 }
@@ -49,7 +54,8 @@ static bool changes_read(const PGnotify *n, struct change *c)
 	return (c->entity || c->subject || c->client) && *n->extra;
 }
 
-int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *arg), void *arg)
+static int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *arg),
+			 void *arg)
 {
 	if (!PQconsumeInput(ch->pg) || PQstatus(ch->pg) != CONNECTION_OK)
 		return -1;
@@ -63,10 +69,125 @@ int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *a
 	return 0;
 }
 
-void changes_close(struct changes *ch)
+static void changes_close(struct changes *ch)
 {
 	if (!ch)
 		return;
 	PQfinish(ch->pg);
 	free(ch);
+}
+
+/* ---- the follower: a process singleton --------------------------------------------------- */
+
+/* Listeners are ticked every second: each decides what is due (keep-alives, expiries). */
+#define CHANGES_TICK_SECONDS 1
+
+static struct {
+	pthread_mutex_t lock;
+	struct changes_listener *listeners;
+	struct changes *first; /* opened with the first listener, then the thread's */
+	bool running;
+	pthread_t thread;
+	int wake[2];
+} changes_follower = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Tells every listener of one change (NULL: a gap). */
+static void changes_tell_all(const struct change *c, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&changes_follower.lock);
+	for (struct changes_listener *l = changes_follower.listeners; l; l = l->next)
+		l->changed(c, l->arg);
+	pthread_mutex_unlock(&changes_follower.lock);
+}
+
+static void changes_tick(void)
+{
+	pthread_mutex_lock(&changes_follower.lock);
+	for (struct changes_listener *l = changes_follower.listeners; l; l = l->next)
+		if (l->tick)
+			l->tick(l->arg);
+	pthread_mutex_unlock(&changes_follower.lock);
+}
+
+static void *changes_run(void *arg)
+{
+	(void)arg;
+	struct changes *ch = changes_follower.first;
+	bool gap = !ch;
+	time_t last_tick = time(NULL);
+	for (;;) {
+		if (!ch && (ch = changes_open()) != NULL && gap) {
+			log_info("change feed back: subscribers are told to read again");
+			changes_tell_all(NULL, NULL);
+		}
+		struct pollfd p[2] = {{.fd = changes_follower.wake[0], .events = POLLIN},
+				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
+		/* Without a feed, try again every second. */
+		if (poll(p, 2, 1000 * CHANGES_TICK_SECONDS) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			break;
+		if (ch && p[1].revents && changes_drain(ch, changes_tell_all, NULL) != 0) {
+			log_warn("change feed lost; reconnecting");
+			changes_close(ch);
+			ch = NULL;
+			gap = true;
+		}
+		if (time(NULL) - last_tick >= CHANGES_TICK_SECONDS) {
+			last_tick = time(NULL);
+			changes_tick();
+		}
+	}
+	changes_close(ch);
+	return NULL;
+}
+
+bool changes_follow(struct changes_listener *l)
+{
+	pthread_mutex_lock(&changes_follower.lock);
+	bool known = false;
+	for (struct changes_listener *k = changes_follower.listeners; k && !known; k = k->next)
+		known = k->arg == l->arg;
+	if (!known) {
+		l->next = changes_follower.listeners;
+		changes_follower.listeners = l;
+	}
+	/* Created from a worker, the thread inherits its blocked SIGINT/SIGTERM. */
+	if (!changes_follower.running && pipe(changes_follower.wake) == 0) {
+		changes_follower.first = changes_open();
+		mem_thread(&changes_follower.thread, changes_run, NULL, "change feed");
+		changes_follower.running = true;
+	}
+	pthread_mutex_unlock(&changes_follower.lock);
+	return !known;
+}
+
+struct changes_listener *changes_unfollow(const void *arg)
+{
+	struct changes_listener *gone = NULL;
+	pthread_mutex_lock(&changes_follower.lock);
+	for (struct changes_listener **p = &changes_follower.listeners; *p; p = &(*p)->next)
+		if ((*p)->arg == arg) {
+			gone = *p;
+			*p = gone->next;
+			break;
+		}
+	pthread_mutex_unlock(&changes_follower.lock);
+	return gone;
+}
+
+void changes_stop(void)
+{
+	pthread_mutex_lock(&changes_follower.lock);
+	bool running = changes_follower.running;
+	changes_follower.running = false;
+	pthread_mutex_unlock(&changes_follower.lock);
+	if (!running)
+		return;
+	if (write(changes_follower.wake[1], "x", 1) != 1)
+		log_warn("cannot stop the change feed: %s", strerror(errno));
+	pthread_join(changes_follower.thread, NULL);
+	close(changes_follower.wake[0]);
+	close(changes_follower.wake[1]);
 }

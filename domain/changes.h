@@ -18,14 +18,27 @@ struct change {
 	const char *client;  /* a client application whose rights changed */
 };
 
-/* Connects and LISTENs; NULL (logged) when the database cannot be reached. */
-struct changes *changes_open(void);
-/* The socket to poll for input. */
-int changes_fd(const struct changes *ch);
-/* Reads what has arrived and calls fn(change, arg) for each notification (one it cannot read
- * is logged and skipped). Returns 0, or -1 when the connection is lost (close it and open a
- * new one; changes meanwhile are not replayed). */
-int changes_drain(struct changes *ch, void (*fn)(const struct change *c, void *arg), void *arg);
-void changes_close(struct changes *ch);
+/* Who hears of changes. */
+struct changes_listener {
+	/* A committed change; c NULL after a gap in the feed (the connection was lost: anything
+	 * may have changed meanwhile, rights too). Called on the follower's thread, under its
+	 * lock: never call changes_follow() or changes_unfollow() from here. */
+	void (*changed)(const struct change *c, void *arg);
+	/* Every second (keep-alives, expiries), or NULL. */
+	void (*tick)(void *arg);
+	void *arg;                     /* identifies the listener (changes_unfollow) */
+	struct changes_listener *next; /* the follower's */
+};
+
+/* The follower is a process singleton: one thread and one LISTEN connection of its own,
+ * started with the first listener, which keeps reconnecting while the database is away and
+ * tells a gap once it is back. changes_follow() registers l (borrowed until unfollowed) and
+ * returns once the follower listens, so nothing committed afterwards is missed; false (nothing
+ * registered) when a listener with l->arg is registered already. */
+bool changes_follow(struct changes_listener *l);
+/* Unregisters the listener with arg; returns it (NULL: none). */
+struct changes_listener *changes_unfollow(const void *arg);
+/* Stops the follower's thread (at shutdown, after every listener is gone). */
+void changes_stop(void);
 
 #endif

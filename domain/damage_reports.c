@@ -87,10 +87,10 @@ static const char *const report_columns[REPORT_NCOLS] = {
  * avoids both; the retry is the safety net) and mapping a unique violation to a conflict. */
 static PGresult *report_exec(const char *const *params, enum fleet_status *st)
 {
-	static const char sql[] =
-		"SELECT * FROM fleet.report_damage_as($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+	static const char sql[] = "SELECT * FROM fleet.report_damage_as($1, $2, $3, $4, $5, $6, "
+				  "$7, $8, $9, $10, $11)";
 	for (int attempt = 0;; attempt++) {
-		PGresult *res = db_exec_prepared("report_damage_as", sql, 10, params, st);
+		PGresult *res = db_exec_prepared("report_damage_as", sql, 11, params, st);
 		if (res)
 			return res;
 		const char *state = db_last_sqlstate();
@@ -114,11 +114,17 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 	enum fleet_status st = report_check_request(req);
 	if (st != FLEET_OK)
 		return st;
-	const char *params[10] = {actor->subject,       actor->client_id,
-				  req->bike_id,         req->issue,
-				  req->description,     req->case_id,
-				  req->idempotency_key, req->args_digest,
-				  req->request_id,      req->confirmed ? "true" : "false"};
+	const char *params[11] = {actor->subject,
+				  actor->client_id,
+				  req->bike_id,
+				  req->issue,
+				  req->description,
+				  req->case_id,
+				  req->idempotency_key,
+				  req->args_digest,
+				  req->request_id,
+				  req->confirmed ? "true" : "false",
+				  req->tool};
 	PGresult *res = report_exec(params, &st);
 	if (!res)
 		return st;

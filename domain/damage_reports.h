@@ -15,6 +15,7 @@
 
 /* What to report. Every pointer is borrowed; NULL = absent for the optional ones. */
 struct report_request {
+	const char *tool; /* the calling tool's name (its audit rows and idempotency keys) */
 	const char *bike_id;
 	const char *issue;           /* one of the docs/domain.md issue codes */
 	const char *description;     /* optional, <= REPORT_DESCRIPTION_MAX characters */

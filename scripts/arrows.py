@@ -12,6 +12,11 @@
 3. Business words in server/protocol/ (code, strings and comments alike), except inside the
    identifiers that domain/types.h defines (fleet_status, FLEET_BIKE_ID_MAX...) and the
    include-guard macros (BIKAROO_MCP_H).
+4. File sizes (SIZES): a folder's files stay under its limit, so that a file keeps one concern
+   (the transport's files under 600 lines; the protocol's headers, one per reader, under 200).
+5. What product code must not use (FORBIDDEN_WORDS): e.g. the test fixtures' escape from schema
+   checking. Generated headers (GENERATED, written by the build under its gen/ folder) count
+   as includes of their own layer.
 tests/ and bench/ are not checked. Exit 1 on any finding. Usage: arrows.py [--root DIR] [--graph]
 """
 import argparse
@@ -52,6 +57,16 @@ SYSTEM = {  # <header or prefix/> -> (label, layers or paths (fnmatch patterns) 
     "microhttpd.h": ("libmicrohttpd", {"server/transport/http*"}),  # the HTTP adapter's files
     "curl/": ("libcurl", {"auth", "server/main.c"}),
 }
+GENERATED = {  # include name -> layers that may include it (the build writes it: B/gen/...)
+    "gen/schemas.h": {"capabilities"},  # the capabilities' JSON Schemas (scripts/schema_embed.c)
+}
+SIZES = [  # (path prefix, file endings, most lines)
+    ("server/transport/", (".c", ".h"), 600),
+    ("server/protocol/", (".h",), 200),
+]
+FORBIDDEN_WORDS = [  # (path prefix, word, why)
+    ("server/", "schema_listed_only", "test fixtures only: product schemas are checked"),
+]
 PROTOCOL = "server/protocol/"
 TYPES_HEADER = "domain/types.h"
 BUSINESS_WORDS = re.compile(r"bikaroo|bike|fleet:", re.IGNORECASE)
@@ -132,6 +147,10 @@ def check_includes(root, files, findings, edges):
                 ok, why = system_ok(src, name)
                 if not ok:
                     findings.append("%s:%d: forbidden include of <%s> (%s)" % (src, n, name, why))
+                continue
+            if name in GENERATED:
+                if layer_of(src) not in GENERATED[name]:
+                    findings.append("%s:%d: forbidden include of generated %s" % (src, n, name))
                 continue
             target = resolve(root, src, name)
             if target is None:
@@ -225,6 +244,32 @@ def check_words(root, files, findings):
     return count
 
 
+def check_sizes(root, files, findings):
+    count = 0
+    for src in files:
+        for prefix, endings, most in SIZES:
+            if src.startswith(prefix) and src.endswith(endings):
+                lines = read(root, src).count("\n")
+                if lines > most:
+                    count += 1
+                    findings.append("%s: %d lines, over the %d of %s (split it along its concerns)"
+                                    % (src, lines, most, prefix))
+    return count
+
+
+def check_forbidden(root, files, findings):
+    count = 0
+    for src in files:
+        for prefix, word, why in FORBIDDEN_WORDS:
+            if not src.startswith(prefix):
+                continue
+            for n, text in enumerate(read(root, src).splitlines(), 1):
+                if word in text and not src.startswith("server/protocol/"):
+                    count += 1
+                    findings.append("%s:%d: %s (%s)" % (src, n, word, why))
+    return count
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -239,6 +284,9 @@ def main():
     check_includes(root, files, include_findings, edges)
     cycles, graph = check_cycles(modules, edges, cycle_findings)
     words = check_words(root, files, word_findings)
+    size_findings, forbidden_findings = [], []
+    sizes = check_sizes(root, files, size_findings)
+    forbidden = check_forbidden(root, files, forbidden_findings)
 
     if args.graph:
         print("digraph modules {")
@@ -246,11 +294,12 @@ def main():
             for b in graph[a]:
                 print('  "%s" -> "%s";' % (a, b))
         print("}")
-    for line in include_findings + cycle_findings + word_findings:
+    for line in include_findings + cycle_findings + word_findings + size_findings + forbidden_findings:
         print(line)
-    print("arrows: %d files, %d modules, %d forbidden includes, %d cycles, %d business words in protocol/"
-          % (len(files), len(modules), len(include_findings), cycles, words))
-    return 1 if include_findings or cycles or words else 0
+    print("arrows: %d files, %d modules, %d forbidden includes, %d cycles, %d business words in "
+          "protocol/, %d files over their size, %d forbidden words"
+          % (len(files), len(modules), len(include_findings), cycles, words, sizes, forbidden))
+    return 1 if include_findings or cycles or words or sizes or forbidden else 0
 
 
 if __name__ == "__main__":

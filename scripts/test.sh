@@ -3,8 +3,9 @@
 # Check unit tests, Check integration tests (the real binary over HTTP), and end-to-end tests with
 # MCP clients written by others. Ends with one line 'N passed, N failed'.
 # BIKAROO_VALGRIND=1 runs every server process and the unit tests under valgrind memcheck.
-# TEST_ONLY=integration (SUITE=NAME: one suite) or TEST_ONLY=e2e (E2E_FILE=NAME: one
-# tests/e2e/NAME.test.mjs) runs one part with the same set-up (make integration, make e2e).
+# TEST_ONLY=integration (SUITE=NAME: one suite), TEST_ONLY=e2e (E2E_FILE=NAME: one
+# tests/e2e/NAME.test.mjs) or TEST_ONLY=script (SUITE=NAME: tests/NAME/suite.sh) runs one part
+# with the same set-up (make integration, make e2e, make script).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 B=${1:-build}
@@ -116,6 +117,7 @@ run_script_suites() {
 # printing no line at all, counts as one failure. Adding a suite needs no change here.
 for suite in tests/*/suite.sh; do
   name=$(basename "$(dirname "$suite")")
+  [[ -n ${SUITE:-} && $name != "$SUITE" ]] && continue
   echo "== $name ($suite)"
   "$suite" "$B" 2>&1 | tee "$IT_TMP/suite-$name.out"
   rc=${PIPESTATUS[0]}
@@ -178,8 +180,9 @@ against_product conformance PRODUCT_URL "conformance " 4 tests/conformance/run.s
 case $only in
   integration) run_integration ;;
   e2e) run_e2e ;;
+  script) run_script_suites ;;
   '') run_check_programs; run_integration; run_script_suites; run_e2e; run_conformance ;;
-  *) echo "test.sh: TEST_ONLY is integration, e2e or unset" >&2; exit 2 ;;
+  *) echo "test.sh: TEST_ONLY is integration, e2e, script or unset" >&2; exit 2 ;;
 esac
 
 # Repeat what failed just above the summary: CI shows only the tail of a long run.

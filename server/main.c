@@ -26,6 +26,7 @@
 #include "server/capabilities/catalog.h"
 #include "server/capabilities/change_feed.h"
 #include "server/cfg.h"
+#include "domain/changes.h"
 #include "server/protocol/dispatch.h"
 #include "server/protocol/ratelimit.h"
 #include "server/transport/http.h"
@@ -270,22 +271,30 @@ static int main_budget_take(void *ctx, struct fleet_budget_lease *l, size_t n)
 
 static const struct ratelimit_store main_budget_store = {main_budget_take, NULL};
 
+/* What the transports serve: Bikaroo's server description (immutable once built), the settings
+ * its handlers read, the volume limits, and the service loading them made. */
+struct main_product {
+	struct mcp_server desc;
+	struct mcp_app app;
+	struct ratelimit *limits;
+	struct mcp_service *svc;
+};
+
 /* Bikaroo's server description, loaded (documents, templates, schemas), with the requestState
  * key; 0, or -1 (logged, naming the setting). */
-static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
-			    struct adapter_settings *app)
+static int main_server_open(const struct cfg *cfg, struct main_product *p)
 {
-	app->confirm_ttl_s = cfg->confirm_ttl;
-	catalog_describe(server, app);
+	*p = (struct main_product){.app = {.confirm_ttl_s = cfg->confirm_ttl}};
+	if (catalog_describe(&p->desc, &p->app) != 0)
+		return -1;
 	struct ratelimit_settings rset = cfg_ratelimit_settings(cfg);
 	if (strcmp(cfg->rate_store, "database") == 0) {
 		rset.store = &main_budget_store;
 	} else if (strcmp(cfg->rate_store, "local") != 0) {
 		log_error("BIKAROO_RATE_STORE must be database or local, not %s", cfg->rate_store);
-		server->limits = NULL;
 		return -1;
 	}
-	server->limits = ratelimit_new(&rset);
+	p->limits = ratelimit_new(&rset);
 	if (main_check_dir("BIKAROO_RESOURCES_DIR", cfg->resources_dir) != 0 ||
 	    main_check_dir("BIKAROO_PROMPTS_DIR", cfg->prompts_dir) != 0)
 		return -1;
@@ -294,7 +303,11 @@ static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
 		log_error("%s", keyring_status_text(ks));
 		return -1;
 	}
-	if (mcp_server_load(server, cfg->resources_dir, cfg->prompts_dir) != 0) {
+	struct mcp_service_config sc = {.resources_dir = cfg->resources_dir,
+					.prompts_dir = cfg->prompts_dir,
+					.limits = p->limits};
+	p->svc = mcp_service_new(&p->desc, &sc);
+	if (!p->svc) {
 		log_error(
 			"cannot load the documents and prompt templates (BIKAROO_RESOURCES_DIR=%s, "
 			"BIKAROO_PROMPTS_DIR=%s)",
@@ -304,12 +317,14 @@ static int main_server_open(const struct cfg *cfg, struct mcp_server *server,
 	return 0;
 }
 
-static void main_server_close(struct mcp_server *server)
+static void main_server_close(struct main_product *p)
 {
-	change_feed_stop();
-	mcp_server_unload(server);
-	ratelimit_free(server->limits);
-	server->limits = NULL;
+	changes_stop();
+	mcp_service_free(p->svc);
+	p->svc = NULL;
+	ratelimit_free(p->limits);
+	p->limits = NULL;
+	mcp_server_release(&p->desc);
 }
 
 /* The database settings from the configuration; -1 (logged) when they do not fit together. */
@@ -339,8 +354,7 @@ static int main_db_configure(const struct cfg *cfg)
 static int main_stdio(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
-	struct mcp_server server;
-	struct adapter_settings app;
+	struct main_product product = {0};
 	int rc = 1;
 	if (main_check_database_url(cfg->database_url, "DATABASE_URL") != 0 ||
 	    main_db_configure(cfg) != 0)
@@ -353,13 +367,13 @@ static int main_stdio(const struct cfg *cfg)
 	}
 	if (main_stdio_identity(cfg, &actor) != 0)
 		goto out;
-	if (main_server_open(cfg, &server, &app) != 0)
+	if (main_server_open(cfg, &product) != 0)
 		goto close;
 	log_info("serving MCP over stdio acting as subject %s via client %s", actor.subject,
 		 actor.client_id);
-	rc = stdio_serve(&server, &actor, (size_t)cfg->max_body);
+	rc = stdio_serve(product.svc, &actor, (size_t)cfg->max_body);
 close:
-	main_server_close(&server);
+	main_server_close(&product);
 out:
 	db_shutdown();
 	auth_cleanup();
@@ -439,10 +453,9 @@ static int main_serve(const struct cfg *cfg)
 			 cfg->db_retry_max_ms);
 		db_hold_until_checked();
 	}
-	struct mcp_server server;
-	struct adapter_settings app;
-	if (main_server_open(cfg, &server, &app) != 0) {
-		main_server_close(&server);
+	struct main_product product;
+	if (main_server_open(cfg, &product) != 0) {
+		main_server_close(&product);
 		db_shutdown();
 		return 1;
 	}
@@ -467,9 +480,9 @@ static int main_serve(const struct cfg *cfg)
 	unsigned port = 0;
 	struct http_settings hset = cfg_http_settings(cfg);
 	hset.ready = main_ready;
-	if (http_start(&hset, &server, local ? &actor : NULL, &srv, &port) != HTTP_OK) {
+	if (http_start(&hset, product.svc, local ? &actor : NULL, &srv, &port) != HTTP_OK) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		main_server_close(&server);
+		main_server_close(&product);
 		db_shutdown();
 		auth_cleanup();
 		return 1;
@@ -513,7 +526,7 @@ static int main_serve(const struct cfg *cfg)
 	log_info("drained in %ld ms", took);
 	service_stop(svc);
 	http_stop(srv);
-	main_server_close(&server);
+	main_server_close(&product);
 	db_shutdown();
 	auth_cleanup();
 	return atomic_load(&main_refused) ? 1 : 0;

@@ -8,9 +8,12 @@
 -- Order of locks, the same for every call: the idempotency key (advisory, per subject and
 -- key), then the bike row (FOR UPDATE); concurrent reports on one bike therefore serialize and
 -- see each other's open case, and no two calls can wait on each other in reverse order.
+-- p_tool is the calling tool's name as its catalogue row gives it (the audit rows and the
+-- idempotency keys carry it): the server is its one source.
 CREATE OR REPLACE FUNCTION fleet.report_damage_as(p_subject text, p_client text, p_bike text, p_issue text,
                                                   p_description text, p_case text, p_key text,
-                                                  p_digest text, p_request_id text, p_confirmed boolean)
+                                                  p_digest text, p_request_id text, p_confirmed boolean,
+                                                  p_tool text)
 RETURNS TABLE (out_role text, out_regions text[], out_is_human boolean,
                out_client_may_read boolean, out_client_may_report boolean,
                out_requires_confirmation boolean, out_outcome text, out_bike_id text,
@@ -46,7 +49,7 @@ BEGIN
 
     IF NOT may THEN
         out_outcome := 'forbidden';
-        PERFORM audit_record('report_damaged_bike', p_bike, p_digest, 'denied',
+        PERFORM audit_record(p_tool, p_bike, p_digest, 'denied',
                              'role, client application or subject may not report',
                              p_request_id, NULL);
         RETURN NEXT;
@@ -61,7 +64,7 @@ BEGIN
       FROM bikes b WHERE b.bike_id = p_bike FOR UPDATE;
     IF NOT FOUND THEN
         out_outcome := 'not_found';
-        PERFORM audit_record('report_damaged_bike', p_bike, p_digest, 'not_found', NULL,
+        PERFORM audit_record(p_tool, p_bike, p_digest, 'not_found', NULL,
                              p_request_id, NULL);
         RETURN NEXT;
         RETURN;
@@ -79,7 +82,7 @@ BEGIN
         SELECT * INTO k FROM idempotency_keys ik
          WHERE ik.subject = p_subject AND ik.idem_key = p_key;
         IF FOUND THEN
-            IF k.args_digest <> p_digest OR k.tool <> 'report_damaged_bike' THEN
+            IF k.args_digest <> p_digest OR k.tool <> p_tool THEN
                 out_outcome := 'key_conflict';
                 v_audit := 'conflict';
             ELSE
@@ -92,7 +95,7 @@ BEGIN
                 out_recorded_at := to_char(k.recorded_at AT TIME ZONE 'UTC',
                                            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
             END IF;
-            PERFORM audit_record('report_damaged_bike', p_bike, p_digest, v_audit, NULL,
+            PERFORM audit_record(p_tool, p_bike, p_digest, v_audit, NULL,
                                  p_request_id, out_report_id);
             RETURN NEXT;
             RETURN;
@@ -119,7 +122,7 @@ BEGIN
             out_outcome := 'case_other_bike';
         END IF;
         IF out_outcome IS NOT NULL THEN
-            PERFORM audit_record('report_damaged_bike', p_bike, p_digest, 'failed',
+            PERFORM audit_record(p_tool, p_bike, p_digest, 'failed',
                                  out_outcome, p_request_id, NULL);
             RETURN NEXT;
             RETURN;
@@ -129,7 +132,7 @@ BEGIN
     IF a.requires_confirmation AND NOT coalesce(p_confirmed, false) THEN
         out_outcome := 'confirmation_required';
         out_status := v_status;
-        PERFORM audit_record('report_damaged_bike', p_bike, p_digest, 'confirmation_required',
+        PERFORM audit_record(p_tool, p_bike, p_digest, 'confirmation_required',
                              NULL, p_request_id, NULL);
         RETURN NEXT;
         RETURN;
@@ -164,10 +167,10 @@ BEGIN
     IF p_key IS NOT NULL THEN
         INSERT INTO idempotency_keys (subject, idem_key, tool, args_digest, client_id, region,
                                       bike_id, report_id, case_id, status, recorded_at)
-        VALUES (p_subject, p_key, 'report_damaged_bike', p_digest, p_client, bk.region,
+        VALUES (p_subject, p_key, p_tool, p_digest, p_client, bk.region,
                 bk.bike_id, v_report, v_case, v_status, v_now);
     END IF;
-    PERFORM audit_record('report_damaged_bike', p_bike, p_digest, 'ok', NULL, p_request_id,
+    PERFORM audit_record(p_tool, p_bike, p_digest, 'ok', NULL, p_request_id,
                          v_report);
     out_outcome := 'ok';
     out_status := v_status;
@@ -177,6 +180,30 @@ BEGIN
     out_recorded_at := to_char(v_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
     RETURN NEXT;
 END
+$$;
+
+REVOKE ALL ON FUNCTION fleet.report_damage_as(text, text, text, text, text, text, text, text,
+                                              text, boolean, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.report_damage_as(text, text, text, text, text, text, text, text,
+                                                   text, boolean, text) TO fleet_app;
+
+-- The previous release's form, without p_tool: kept while a rolling upgrade runs both releases
+-- on one database (expand now, contract in a later release).
+CREATE OR REPLACE FUNCTION fleet.report_damage_as(p_subject text, p_client text, p_bike text, p_issue text,
+                                                  p_description text, p_case text, p_key text,
+                                                  p_digest text, p_request_id text, p_confirmed boolean)
+RETURNS TABLE (out_role text, out_regions text[], out_is_human boolean,
+               out_client_may_read boolean, out_client_may_report boolean,
+               out_requires_confirmation boolean, out_outcome text, out_bike_id text,
+               out_region text, out_status_before text, out_status text,
+               out_open_case_id text, out_report_id text, out_case_id text,
+               out_recorded_at text)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, fleet
+AS $$
+    SELECT * FROM fleet.report_damage_as(p_subject, p_client, p_bike, p_issue, p_description,
+                                         p_case, p_key, p_digest, p_request_id, p_confirmed,
+                                         'report_damaged_bike')
 $$;
 
 REVOKE ALL ON FUNCTION fleet.report_damage_as(text, text, text, text, text, text, text, text,

@@ -7,17 +7,32 @@
 
 #include "common/jsonw.h"
 #include "common/log.h"
-#include "domain/audit.h"
+#include "domain/bikes.h"
 #include "domain/rights.h"
 #include "server/protocol/reqstate.h"
+#include "server/protocol/server.h"
 #include "server/protocol/tools.h"
 
-const struct adapter_settings *adapter_settings(const struct mcp_ctx *ctx)
+const struct mcp_app *adapter_settings(const struct mcp_ctx *ctx)
 {
-	static const struct adapter_settings defaults = {.confirm_ttl_s = 300};
-	const struct adapter_settings *s = ctx->server->app;
-	return s ? s : &defaults;
+	static const struct mcp_app defaults = {.confirm_ttl_s = 300};
+	return ctx->server->app ? ctx->server->app : &defaults;
 }
+
+/* The extension's settings name the content types a host renders (mimeTypes, REQUIRED). */
+#define ADAPTER_UI_DECLARED                                                                        \
+	.extension = ADAPTER_UI_EXTENSION, .setting_key = "mimeTypes",                             \
+	.setting_value = ADAPTER_UI_MIME_TYPE
+
+const struct mcp_ext_meta adapter_card_link = {
+	ADAPTER_UI_DECLARED,
+	.meta = "{\"ui\":{\"resourceUri\":\"" ADAPTER_UI_CARD_URI "\"}}",
+};
+
+const struct mcp_ext_meta adapter_timeline_link = {
+	ADAPTER_UI_DECLARED,
+	.meta = "{\"ui\":{\"resourceUri\":\"" ADAPTER_UI_TIMELINE_URI "\"}}",
+};
 
 int adapter_unavailable(struct mcp_error *err)
 {
@@ -49,10 +64,12 @@ enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status
 	return RESOURCE_FAILED;
 }
 
-int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
+json_t *adapter_structured(json_t *sc)
 {
-	enum fleet_status st = rights_effective_scopes(ctx->req->actor, may);
-	return st == FLEET_OK ? 0 : adapter_domain_error(st, err);
+	char *text = jsonw_dump(sc);
+	json_t *r = tools_result(text, sc, false);
+	free(text);
+	return r;
 }
 
 void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
@@ -66,28 +83,53 @@ void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
 		 id);
 }
 
+void adapter_call_entry(struct mcp_ctx *ctx, json_t *args, struct adapter_call *c)
+{
+	reqstate_digest(args ? args : json_null(), c->digest);
+	adapter_request_ref(ctx, c->reqid, sizeof c->reqid);
+	const char *key = ctx->tool ? ctx->tool->audit.target : NULL;
+	c->entry = (struct audit_entry){
+		.tool = ctx->tool ? ctx->tool->name : "(none)",
+		.target = key ? json_string_value(json_object_get(args, key)) : NULL,
+		.args_digest = c->digest,
+		.request_id = c->reqid,
+	};
+}
+
+int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
+{
+	enum fleet_status st = rights_effective_scopes(ctx->req->actor, may);
+	return st == FLEET_OK ? 0 : adapter_domain_error(st, err);
+}
+
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		   const char *detail)
 {
-	char digest[65], reqid[ADAPTER_REF_MAX];
-	reqstate_digest(args ? args : json_null(), digest);
-	adapter_request_ref(ctx, reqid, sizeof reqid);
-	const char *key = ctx->server->target_arg;
-	struct audit_entry e = {.tool = tool,
-				.target =
-					key ? json_string_value(json_object_get(args, key)) : NULL,
-				.args_digest = digest,
-				.outcome = outcome,
-				.detail = detail,
-				.request_id = reqid};
-	if (audit_record(ctx->req->actor, &e) != FLEET_OK)
+	struct adapter_call c;
+	adapter_call_entry(ctx, args, &c);
+	c.entry.tool = tool; /* the name asked for, when no row matched it */
+	c.entry.outcome = outcome;
+	c.entry.detail = detail;
+	if (audit_record(ctx->req->actor, &c.entry) != FLEET_OK)
 		log_msg(LOG_WARN, ctx->req->reqid, "audit row missing for %s", tool);
 }
 
-json_t *adapter_structured(json_t *sc)
+int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err)
 {
-	char *text = jsonw_dump(sc);
-	json_t *r = tools_result(text, sc, false);
-	free(text);
-	return r;
+	char ids[BIKES_MAX_COMPLETIONS][FLEET_BIKE_ID_MAX];
+	size_t n = 0;
+	enum fleet_status st = bikes_complete_ids(ctx->req->actor, prefix, ids, &n, total);
+	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
+		return adapter_domain_error(st, err);
+	/* A caller who may not read gets no suggestions, like a caller whose prefix matches
+	 * nothing: completion never reveals what the caller could not read. */
+	*values = json_array();
+	if (st != FLEET_OK) {
+		*total = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(*values, json_string(ids[i]));
+	return 0;
 }

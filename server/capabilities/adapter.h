@@ -1,23 +1,51 @@
-/* What every capability adapter shares: the application settings its handlers read, the
- * mapping of domain failures to MCP answers, and the hooks the server description gives the
- * protocol core (the caller's effective scopes, the audit row of a tools/call). No capability
- * includes another; they all include this. */
+/* What every capability shares: the application settings its handlers read, the governance
+ * words every record repeats, the views' links, the mapping of domain failures to MCP answers,
+ * the audit entry of a call, the bike-id completer, and the hooks the server description gives
+ * the protocol core (the caller's effective scopes, the audit row of a tools/call). No
+ * capability includes another; they all include this. */
 #ifndef BIKAROO_ADAPTER_H
 #define BIKAROO_ADAPTER_H
 
+#include "domain/audit.h"
 #include "domain/types.h"
-#include "server/protocol/mcp.h"
+#include "server/protocol/capability.h"
 
-/* The application's settings, reached by handlers as ctx->server->app. */
-struct adapter_settings {
+/* The application's settings (struct mcp_server.app), reached by handlers through
+ * adapter_settings(). */
+struct mcp_app {
 	long confirm_ttl_s; /* seconds a report's confirmation request stays valid */
 };
 
 /* The settings of ctx's server (never NULL: defaults when the description has none). */
-const struct adapter_settings *adapter_settings(const struct mcp_ctx *ctx);
+const struct mcp_app *adapter_settings(const struct mcp_ctx *ctx);
 
-/* The answer when PostgreSQL is unavailable, whatever the method (docs/security.md): -32603
- * "The fleet database is unavailable right now", HTTP 503 + Retry-After; never a result. */
+/* ---- governance: the words every record repeats ------------------------------------------ */
+
+#define ADAPTER_OWNER "fleet-operations-platform"
+#define ADAPTER_READERS "viewer,customer_care,fleet_operator"
+/* A stable capability of the fleet domain, owned by the platform team. */
+#define ADAPTER_GOV_STABLE .owner = ADAPTER_OWNER, .domain = "fleet", .lifecycle = "stable"
+/* Every role reads; nothing to confirm. */
+#define ADAPTER_GOV_READ_ONLY .roles = ADAPTER_READERS, .confirmation = "none (read-only)"
+/* Documents shipped with the server are cached this long by clients. */
+#define ADAPTER_DOC_TTL_MS 3600000L
+
+/* ---- the views (MCP Apps): their URIs and the links rows carry to them ----------------------- */
+
+#define ADAPTER_UI_EXTENSION "io.modelcontextprotocol/ui"
+#define ADAPTER_UI_MIME_TYPE "text/html;profile=mcp-app"
+#define ADAPTER_UI_CARD_URI "ui://bikaroo/bike-card"
+#define ADAPTER_UI_TIMELINE_URI "ui://bikaroo/case-timeline"
+
+/* A tool's link to the bike card (get_bike_status, report_damaged_bike); the case template's
+ * link to the timeline. Shown only to clients that declared the extension. */
+extern const struct mcp_ext_meta adapter_card_link;
+extern const struct mcp_ext_meta adapter_timeline_link;
+
+/* ---- answers ----------------------------------------------------------------------------- */
+
+/* The answer when PostgreSQL is unavailable, whatever the method: -32603 "The fleet database
+ * is unavailable right now", HTTP 503 + Retry-After; never a result. */
 int adapter_unavailable(struct mcp_error *err);
 /* A domain call that failed for want of the database or of a working statement:
  * FLEET_UNAVAILABLE is adapter_unavailable(), anything else -32603 "Internal error". */
@@ -27,22 +55,44 @@ int adapter_domain_error(enum fleet_status st, struct mcp_error *err);
  * adapter_domain_error (RESOURCE_FAILED). */
 enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status st,
 					  struct mcp_error *err);
+/* The text of a JSON value as a CallToolResult with structured content (sc stolen). */
+json_t *adapter_structured(json_t *sc);
 
-/* struct mcp_server.caller_scopes: scopes ∩ role ∩ client application as PostgreSQL states
- * them (calls still apply the perimeter per object). */
-int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err);
+/* ---- audit ------------------------------------------------------------------------------- */
+
 /* The request reference every audit row is written with (the request_id argument of the domain's
  * audited calls): the request's trace id and a space, the token's reference (fleet_actor.
  * token_ref, never the token) and a space, each when there is one, then its JSON-RPC id.
  * fleet.audit_ref splits it into the row's trace_id, token_ref and request_id. */
 #define ADAPTER_REF_MAX (33 + FLEET_TOKEN_REF_MAX + 96)
 void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap);
+
+/* Where an audit entry's texts live while the call runs. */
+struct adapter_call {
+	char digest[65];             /* SHA-256 hex of the canonical arguments */
+	char reqid[ADAPTER_REF_MAX]; /* adapter_request_ref() */
+	struct audit_entry entry;    /* tool and target from the row being called (ctx->tool) */
+};
+/* The audit entry of the tools/call in ctx with args (borrowed, may be NULL): its tool's name
+ * and the argument its audit policy names as target, from the row, never written again by the
+ * capability; outcome and detail are left for whoever writes the row. */
+void adapter_call_entry(struct mcp_ctx *ctx, json_t *args, struct adapter_call *c);
+
+/* ---- hooks of the server description ------------------------------------------------------ */
+
+/* struct mcp_server.caller_scopes: scopes ∩ role ∩ client application as PostgreSQL states
+ * them (calls still apply the perimeter per object). */
+int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err);
 /* struct mcp_server.audit: the audit row of one tools/call (who, which tool and target, a
  * digest of the arguments, the outcome, the request id); never the arguments, never a token. */
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		   const char *detail);
 
-/* The text of a JSON value as a CallToolResult with structured content (sc stolen). */
-json_t *adapter_structured(json_t *sc);
+/* ---- shared business keys ----------------------------------------------------------------- */
+
+/* completion_fn of a bike id (a template's {bikeId}, a prompt's bikeId): the caller's perimeter
+ * only, prefix match, id order; nothing for a caller who may not read. */
+int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err);
 
 #endif

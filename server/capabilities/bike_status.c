@@ -1,46 +1,41 @@
-/* Bike status: one bike as the caller may see it, through a tool, a resource template and
- * completion (see bike_status.h). */
-#include "bike_status.h"
-
+/* Bike status: one bike as the caller may see it, through the tool get_bike_status and the
+ * resource template bikaroo://fleet/bikes/{bikeId}, one JSON view of a bike for both. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "adapter.h"
 #include "common/jsonw.h"
-#include "server/protocol/reqstate.h"
+#include "domain/bikes.h"
+#include "gen/schemas.h"
 #include "server/protocol/resources.h"
 #include "server/protocol/tools.h"
 
 #define BIKE_STATUS_TTL_MS 10000L
 
-const char bike_status_description[] =
-	"Current status of one bike: status code and label, region and station, battery level, "
-	"when it was last seen, and its open investigation case if any. Only bikes in your regions "
-	"are visible; others read as not found.";
+static const struct mcp_governance bike_status_governance = {
+	.version = "1.0.0",
+	ADAPTER_GOV_STABLE,
+	.risk = "low",
+	.data = "internal: fleet operations data of the caller's regions, no personal data",
+	ADAPTER_GOV_READ_ONLY,
+	.systems = "postgresql:fleet",
+	.audit = "one audit row per call: subject, client, tool, bikeId, argument digest, "
+		 "outcome, request id",
+};
 
-const char bike_status_in[] =
-	"{\"type\":\"object\","
-	"\"properties\":{\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
-	"\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"}},"
-	"\"required\":[\"bikeId\"],\"additionalProperties\":false}";
+static const struct mcp_governance bike_governance = {
+	.version = "1.0.0",
+	ADAPTER_GOV_STABLE,
+	.risk = "low",
+	.data = "internal: fleet operations data of the caller's regions, no personal data",
+	ADAPTER_GOV_READ_ONLY,
+	.systems = "postgresql:fleet",
+	.audit = "none (resource reads are not audited; the tool's calls are)",
+};
 
-const char bike_status_out[] =
-	"{\"type\":\"object\","
-	"\"properties\":{"
-	"\"bikeId\":{\"type\":\"string\"},"
-	"\"status\":{\"type\":\"string\",\"description\":\"A code of "
-	"bikaroo://fleet/status-codes.\"},"
-	"\"statusLabel\":{\"type\":\"string\"},"
-	"\"region\":{\"type\":\"string\"},"
-	"\"station\":{\"type\":[\"string\",\"null\"]},"
-	"\"batteryPct\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":100},"
-	"\"lastSeenAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
-	"\"openCaseId\":{\"type\":[\"string\",\"null\"]}},"
-	"\"required\":[\"bikeId\",\"status\",\"statusLabel\",\"region\",\"station\",\"batteryPct\","
-	"\"lastSeenAt\",\"openCaseId\"],"
-	"\"additionalProperties\":false}";
-
-json_t *bike_status_json(const struct fleet_bike_status *b)
+/* One bike's status as the tool's structured content and the template's document (new): one
+ * shape, matching the tool's outputSchema. */
+static json_t *bike_status_json(const struct fleet_bike_status *b)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b->bike_id, "status",
 			 b->status, "statusLabel", b->status_label, "region", b->region, "station",
@@ -75,14 +70,15 @@ static json_t *bike_status_refusal(enum fleet_status st, const char *bike_id)
 	return tools_result(text, NULL, true);
 }
 
-int bike_status_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)
+/* get_bike_status: the read and its one audit row (domain/reads.h). */
+static int bike_status_call(struct mcp_ctx *ctx, json_t *args, json_t **result,
+			    struct mcp_error *err)
 {
 	const char *bike_id = json_string_value(json_object_get(args, "bikeId"));
+	struct adapter_call call;
+	adapter_call_entry(ctx, args, &call);
 	struct fleet_bike_status b;
-	char digest[65], reqid[ADAPTER_REF_MAX];
-	reqstate_digest(args, digest);
-	adapter_request_ref(ctx, reqid, sizeof reqid);
-	enum fleet_status st = bikes_status_audited(ctx->req->actor, bike_id, digest, reqid, &b);
+	enum fleet_status st = bikes_status(ctx->req->actor, bike_id, &call.entry, &b);
 	if (st == FLEET_UNAVAILABLE)
 		return adapter_unavailable(err);
 	*result = st == FLEET_OK ? adapter_structured(bike_status_json(&b))
@@ -90,11 +86,13 @@ int bike_status_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struct 
 	return 0;
 }
 
-enum resource_status bike_status_read(struct mcp_ctx *ctx, const char *uri, const char *value,
-				      json_t **result, struct mcp_error *err)
+/* bikaroo://fleet/bikes/{bikeId}: the same read and rules as the tool. */
+static enum resource_status bike_status_read(struct mcp_ctx *ctx, const char *uri,
+					     const char *value, json_t **result,
+					     struct mcp_error *err)
 {
 	struct fleet_bike_status b;
-	enum fleet_status st = bikes_status(ctx->req->actor, value, &b);
+	enum fleet_status st = bikes_status(ctx->req->actor, value, NULL, &b);
 	if (st != FLEET_OK)
 		return adapter_read_failure(ctx, st, err);
 	json_t *doc = bike_status_json(&b);
@@ -106,22 +104,45 @@ enum resource_status bike_status_read(struct mcp_ctx *ctx, const char *uri, cons
 	return RESOURCE_OK;
 }
 
-int bike_status_complete(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
-			 struct mcp_error *err)
-{
-	char ids[BIKES_MAX_COMPLETIONS][FLEET_BIKE_ID_MAX];
-	size_t n = 0;
-	enum fleet_status st = bikes_complete_ids(ctx->req->actor, prefix, ids, &n, total);
-	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
-		return adapter_domain_error(st, err);
-	/* A caller who may not read gets no suggestions, like a caller whose prefix matches
-	 * nothing: completion never reveals what the caller could not read. */
-	*values = json_array();
-	if (st != FLEET_OK) {
-		*total = 0;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(*values, json_string(ids[i]));
-	return 0;
-}
+static const struct tool_desc bike_status_tools[] = {{
+	.name = "get_bike_status",
+	.title = "Bike status",
+	.description = "Current status of one bike: status code and label, region and station, "
+		       "battery level, when it was last seen, and its open investigation case if "
+		       "any. Only bikes in your regions are visible; others read as not found.",
+	.input_schema = schema_get_bike_status_input,
+	.output_schema = schema_get_bike_status_output,
+	.read_only = true,
+	.idempotent = true,
+	.scope = FLEET_SCOPE_READ,
+	.scope_name = "fleet:read",
+	.fn = bike_status_call,
+	.audit = {.target = "bikeId", .self = true},
+	.example = "{\"bikeId\":\"VL-2048\"}",
+	.governance = &bike_status_governance,
+	.ext = &adapter_card_link,
+}};
+
+static const struct resource_template_desc bike_status_templates[] = {{
+	.uri_template = "bikaroo://fleet/bikes/{bikeId}",
+	.name = "bike",
+	.title = "Bike status",
+	.description = "The current status of one bike in your regions (the same data as the "
+		       "get_bike_status tool), as JSON.",
+	.mime_type = "application/json",
+	.prefix = "bikaroo://fleet/bikes/",
+	.var = "bikeId",
+	.suffix = "",
+	.read = bike_status_read,
+	.complete = adapter_complete_bike_id,
+	.scope = FLEET_SCOPE_READ,
+	.governance = &bike_governance,
+}};
+
+const struct mcp_capability capability_bike_status = {
+	.name = "bike_status",
+	.tools = bike_status_tools,
+	.ntools = MCP_COUNT(bike_status_tools),
+	.templates = bike_status_templates,
+	.ntemplates = MCP_COUNT(bike_status_templates),
+};

@@ -1,21 +1,33 @@
-/* Cases: bikaroo://cases/{caseId}, the domain's cases_read() as an MCP resource. */
-#include "cases.h"
-
+/* Cases: bikaroo://cases/{caseId}, an investigation case with its reports and events as the
+ * caller may see it (domain/cases.h). */
 #include <stdio.h>
-#include <string.h>
-
-#define CASES_TTL_MS 10000L
+#include <stdlib.h>
 
 #include "adapter.h"
 #include "common/jsonw.h"
-#include "common/mem.h"
+#include "domain/cases.h"
+#include "server/protocol/resources.h"
+
+#define CASES_TTL_MS 10000L
+#define CASES_URI_PREFIX "bikaroo://cases/"
+
+static const struct mcp_governance cases_governance = {
+	.version = "1.0.0",
+	ADAPTER_GOV_STABLE,
+	.risk = "low",
+	.data = "internal: case history with the reporters' subjects and free-text descriptions "
+		"(may hold personal data)",
+	ADAPTER_GOV_READ_ONLY,
+	.systems = "postgresql:fleet",
+	.audit = "none (resource reads are not audited)",
+};
 
 static json_t *cases_opt(const char *s)
 {
 	return *s ? json_string(s) : json_null();
 }
 
-json_t *cases_json(const struct case_file *c)
+static json_t *cases_json(const struct case_file *c)
 {
 	json_t *reports = json_array(), *events = json_array();
 	for (size_t i = 0; i < c->nitems; i++) {
@@ -44,49 +56,47 @@ json_t *cases_json(const struct case_file *c)
 			 "closedAt", cases_opt(c->closed_at), "reports", reports, "events", events);
 }
 
-int cases_resource_read(struct mcp_ctx *ctx, const char *case_id, json_t **contents,
-			struct mcp_error *err)
+static enum resource_status cases_read_template(struct mcp_ctx *ctx, const char *uri,
+						const char *value, json_t **result,
+						struct mcp_error *err)
 {
 	struct case_file c;
-	char *uri = mem_printf("%s%s", CASES_URI_PREFIX, case_id ? case_id : "");
-	enum fleet_status st = cases_read(ctx->req->actor, case_id, &c);
-	int rc = 0;
+	enum fleet_status st = cases_read(ctx->req->actor, value, NULL, &c);
 	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL) {
-		rc = adapter_domain_error(st, err);
-		goto out;
+		adapter_domain_error(st, err);
+		return RESOURCE_FAILED;
 	}
-	if (st != FLEET_OK) {
-		/* Forbidden, unknown and out of perimeter read alike: no existence oracle. */
-		rc = mcp_fail(err, ctx->modern ? MCP_INVALID_PARAMS : MCP_LEGACY_RESOURCE_NOT_FOUND,
-			      "Resource not found", json_pack("{s:s}", "uri", uri));
-		goto out;
-	}
+	/* Forbidden, unknown and out of perimeter read alike: no existence oracle. */
+	if (st != FLEET_OK)
+		return RESOURCE_NOT_FOUND;
 	json_t *body = cases_json(&c);
+	cases_free(&c);
 	char *text = jsonw_dump(body);
 	json_decref(body);
-	*contents = json_pack("[{s:s, s:s, s:s}]", "uri", uri, "mimeType", "application/json",
-			      "text", text);
+	*result = resources_text_result(uri, "application/json", text, CASES_TTL_MS, true);
 	free(text);
-	cases_free(&c);
-out:
-	free(uri);
-	return rc;
-}
-
-enum resource_status cases_read_template(struct mcp_ctx *ctx, const char *uri, const char *value,
-					 json_t **result, struct mcp_error *err)
-{
-	(void)uri;
-	json_t *contents = NULL;
-	if (cases_resource_read(ctx, value, &contents, err) != 0) {
-		if (err->code == MCP_INTERNAL_ERROR)
-			return RESOURCE_FAILED;
-		json_decref(err->data); /* the registry answers "Resource not found" itself */
-		err->data = NULL;
-		return RESOURCE_NOT_FOUND;
-	}
-	json_t *r = json_pack("{s:o}", "contents", contents);
-	mcp_cacheable(r, CASES_TTL_MS, true); /* per user */
-	*result = r;
 	return RESOURCE_OK;
 }
+
+static const struct resource_template_desc cases_templates[] = {{
+	.uri_template = CASES_URI_PREFIX "{caseId}",
+	.name = "investigation-case",
+	.title = "Investigation case",
+	.description = "An investigation case (caseId, e.g. IC-1001) with its damage reports and "
+		       "events. Fleet operators see every case of their regions; others the cases "
+		       "they opened or reported into.",
+	.mime_type = "application/json",
+	.prefix = CASES_URI_PREFIX,
+	.var = "caseId",
+	.suffix = "",
+	.read = cases_read_template,
+	.scope = FLEET_SCOPE_READ,
+	.governance = &cases_governance,
+	.ext = &adapter_timeline_link,
+}};
+
+const struct mcp_capability capability_cases = {
+	.name = "cases",
+	.templates = cases_templates,
+	.ntemplates = MCP_COUNT(cases_templates),
+};

@@ -1,35 +1,14 @@
-/* The resource change feed's follower (see feed.h). */
+/* The change feed for the protocol core (see change_feed.h): each sink follows the domain's
+ * changes (domain/changes.h) as its own listener, which maps entity keys to resource URIs. */
 #include "change_feed.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common/log.h"
+#include "common/mem.h"
 #include "domain/changes.h"
-
-static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mcp_change_sink *feed_sinks;
-static struct changes *feed_changes; /* opened by the first feed_add, then the thread's */
-static bool feed_running;
-static pthread_t feed_thread;
-static int feed_wake[2];
-/* Sinks are ticked every second: each decides what is due (keep-alives, expiries). */
-#define FEED_TICK_SECONDS 1
-
-/* Tells every sink of one change (NULL: a gap), as the protocol sees it. */
-static void feed_tell_all(const struct mcp_change *c)
-{
-	pthread_mutex_lock(&feed_lock);
-	for (struct mcp_change_sink *s = feed_sinks; s; s = s->next)
-		s->changed(c, s->arg);
-	pthread_mutex_unlock(&feed_lock);
-}
 
 /* Which resource shows which entity: a key prefix (with an id after it) or a whole key. */
 static const struct {
@@ -57,11 +36,15 @@ static bool feed_uri_of(const char *entity, char *buf, size_t cap)
 	return false;
 }
 
-/* A domain change as the protocol sees it: the URI of the resource showing the entity, or whose
- * rights changed. */
+/* A domain change as the protocol sees it, for one sink: the URI of the resource showing the
+ * entity, or whose rights changed; NULL stays a gap. */
 static void feed_tell(const struct change *c, void *arg)
 {
-	(void)arg;
+	struct mcp_change_sink *sink = arg;
+	if (!c) {
+		sink->changed(NULL, sink->arg);
+		return;
+	}
 	char uri[512];
 	struct mcp_change mc = {.subject = c->subject, .client = c->client};
 	if (c->entity) {
@@ -71,98 +54,27 @@ static void feed_tell(const struct change *c, void *arg)
 		}
 		mc.uri = uri;
 	}
-	feed_tell_all(&mc);
+	sink->changed(&mc, sink->arg);
 }
 
-static void feed_tick(void)
+static void feed_tick(void *arg)
 {
-	pthread_mutex_lock(&feed_lock);
-	for (struct mcp_change_sink *s = feed_sinks; s; s = s->next)
-		if (s->tick)
-			s->tick(s->arg);
-	pthread_mutex_unlock(&feed_lock);
-}
-
-static void *feed_run(void *arg)
-{
-	(void)arg;
-	struct changes *ch = feed_changes;
-	bool gap = !ch;
-	time_t last_tick = time(NULL);
-	for (;;) {
-		if (!ch && (ch = changes_open()) != NULL && gap) {
-			log_info("change feed back: subscribers are told to read again");
-			feed_tell_all(NULL);
-		}
-		struct pollfd p[2] = {{.fd = feed_wake[0], .events = POLLIN},
-				      {.fd = ch ? changes_fd(ch) : -1, .events = POLLIN}};
-		/* Without a feed, try again every second. */
-		if (poll(p, 2, ch ? 1000 * FEED_TICK_SECONDS : 1000) < 0 && errno != EINTR)
-			break;
-		if (p[0].revents)
-			break;
-		if (ch && p[1].revents && changes_drain(ch, feed_tell, NULL) != 0) {
-			log_warn("change feed lost; reconnecting");
-			changes_close(ch);
-			ch = NULL;
-			gap = true;
-		}
-		if (time(NULL) - last_tick >= FEED_TICK_SECONDS) {
-			last_tick = time(NULL);
-			feed_tick();
-		}
-	}
-	changes_close(ch);
-	return NULL;
+	struct mcp_change_sink *sink = arg;
+	if (sink->tick)
+		sink->tick(sink->arg);
 }
 
 static void feed_add(struct mcp_change_sink *s)
 {
-	pthread_mutex_lock(&feed_lock);
-	bool known = false;
-	for (struct mcp_change_sink *k = feed_sinks; k && !known; k = k->next)
-		known = k == s;
-	if (!known) {
-		s->next = feed_sinks;
-		feed_sinks = s;
-	}
-	/* Created from a worker, the thread inherits its blocked SIGINT/SIGTERM. */
-	if (!feed_running && pipe(feed_wake) == 0) {
-		feed_changes = changes_open();
-		feed_running = pthread_create(&feed_thread, NULL, feed_run, NULL) == 0;
-		if (!feed_running) {
-			changes_close(feed_changes);
-			close(feed_wake[0]);
-			close(feed_wake[1]);
-		}
-	}
-	pthread_mutex_unlock(&feed_lock);
+	struct changes_listener *l = mem_calloc(1, sizeof *l);
+	*l = (struct changes_listener){.changed = feed_tell, .tick = feed_tick, .arg = s};
+	if (!changes_follow(l))
+		free(l); /* added before */
 }
 
 static void feed_remove(struct mcp_change_sink *s)
 {
-	pthread_mutex_lock(&feed_lock);
-	for (struct mcp_change_sink **p = &feed_sinks; *p; p = &(*p)->next)
-		if (*p == s) {
-			*p = s->next;
-			break;
-		}
-	pthread_mutex_unlock(&feed_lock);
-}
-
-void change_feed_stop(void)
-{
-	pthread_mutex_lock(&feed_lock);
-	bool running = feed_running;
-	feed_running = false;
-	pthread_mutex_unlock(&feed_lock);
-	if (!running)
-		return;
-	if (write(feed_wake[1], "x", 1) != 1)
-		log_warn("cannot stop the change feed: %s", strerror(errno));
-	pthread_join(feed_thread, NULL);
-	close(feed_wake[0]);
-	close(feed_wake[1]);
+	free(changes_unfollow(s));
 }
 
 const struct mcp_change_feed change_feed = {.add = feed_add, .remove = feed_remove};

@@ -1,17 +1,13 @@
-/* The change feed: one thread per process follows the domain's changes (domain/changes.h:
- * entities whose content changed, callers whose rights changed), maps each entity to the
- * resource URIs that show it, and tells every registered sink (the transports' listen hubs).
- * It opens its database connection with the first sink and keeps trying while the database is
- * away (reporting a gap once it is back). */
+/* The change feed for the protocol core: the domain's changes (domain/changes.h: entities whose
+ * content changed, callers whose rights changed), each entity mapped to the resource URI that
+ * shows it, told to every sink (the transports' listen hubs). The domain's follower is a
+ * process singleton, stopped with changes_stop(). */
 #ifndef BIKAROO_CHANGE_FEED_H
 #define BIKAROO_CHANGE_FEED_H
 
-#include "server/protocol/mcp.h"
+#include "server/protocol/changes.h"
 
 /* The feed, for the server description (struct mcp_server.changes). */
 extern const struct mcp_change_feed change_feed;
-
-/* Stops the thread (at shutdown, after every sink is removed). */
-void change_feed_stop(void);
 
 #endif

@@ -3,8 +3,6 @@
  * the user themselves. Nothing is remembered between the two round trips but what the sealed
  * requestState carries; an accepted state is used as an implicit idempotency key, so replaying
  * it returns the first result and writes nothing. */
-#include "damage_report.h"
-
 #include <stdio.h>
 #include <string.h>
 
@@ -13,71 +11,39 @@
 #include "common/mem.h"
 #include "domain/audit.h"
 #include "domain/damage_reports.h"
+#include "gen/schemas.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/tools.h"
 
-#define TOOL_NAME "report_damaged_bike"
 #define TOOL_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
 
-const char damage_report_description[] =
-	"Report a damaged bike. In one transaction this files a damage report (reportId, e.g. "
-	"DR-8492), makes the bike unavailable unless it is already out of service (in_repair, "
-	"lost, "
-	"retired), and opens an investigation case for the bike or adds the report to its open "
-	"case "
-	"(caseId). This changes state: call it once per real report. Only calls that carry an "
-	"idempotencyKey are idempotent: repeating a call with the same key returns the first "
-	"result "
-	"and writes nothing; without a key every call files a new report. Pass caseId only to name "
-	"the bike's open case you already know (a fleet operator may name any open case of their "
-	"regions; others a case they opened or reported into).";
-
-const char damage_report_in[] =
-	"{\"type\":\"object\","
-	"\"properties\":{"
-	"\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\","
-	"\"description\":\"The bike's id as printed on its frame, e.g. VL-2048.\"},"
-	"\"issue\":{\"type\":\"string\",\"enum\":[\"rear_wheel_blocked\",\"flat_tire\","
-	"\"brake_failure\",\"chain_broken\",\"battery_fault\",\"frame_damage\",\"lighting_fault\","
-	"\"other\"],\"description\":\"What is wrong.\"},"
-	"\"description\":{\"type\":\"string\",\"maxLength\":2000,"
-	"\"description\":\"What the rider or agent observed, in their words (up to 2000 "
-	"characters).\"},"
-	"\"caseId\":{\"type\":\"string\",\"pattern\":\"^IC-[0-9]{4,9}$\","
-	"\"description\":\"Optional: the bike's open investigation case to extend.\"},"
-	"\"idempotencyKey\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":200,"
-	"\"description\":\"Optional: a key you choose (e.g. a UUID) that makes retries safe: the "
-	"same key with the same arguments returns the first result.\"}},"
-	"\"required\":[\"bikeId\",\"issue\"],\"additionalProperties\":false}";
-
-const char damage_report_out[] =
-	"{\"type\":\"object\","
-	"\"properties\":{"
-	"\"bikeId\":{\"type\":\"string\"},"
-	"\"status\":{\"type\":\"string\",\"description\":\"The bike's status after the report.\"},"
-	"\"reportId\":{\"type\":\"string\"},"
-	"\"caseId\":{\"type\":\"string\"},"
-	"\"recordedAt\":{\"type\":\"string\",\"format\":\"date-time\"}},"
-	"\"required\":[\"bikeId\",\"status\",\"reportId\",\"caseId\",\"recordedAt\"],"
-	"\"additionalProperties\":false}";
+static const struct mcp_governance damage_report_governance = {
+	.version = "1.0.0",
+	ADAPTER_GOV_STABLE,
+	.risk = "high",
+	.data = "internal: fleet operations data; the free-text description may hold personal "
+		"data a rider gave",
+	.roles = "customer_care,fleet_operator",
+	.systems = "postgresql:fleet",
+	.confirmation = "the host confirms with the user; client applications registered with "
+			"requires_confirmation confirm on the server's side (elicitation)",
+	.audit = "one audit row per call, in the report's own transaction: subject, client, tool, "
+		 "bikeId, argument digest, outcome, request id",
+};
 
 /* One call being handled: its arguments and what the audit rows need. */
 struct tool_call {
 	struct mcp_ctx *ctx;
 	json_t *args; /* borrowed */
-	char digest[65];
-	char reqid[ADAPTER_REF_MAX];
+	struct adapter_call audit;
 	const char *bike_id;
 };
 
 static void tool_audit(const struct tool_call *c, const char *outcome, const char *detail)
 {
-	struct audit_entry e = {.tool = TOOL_NAME,
-				.target = c->bike_id,
-				.args_digest = c->digest,
-				.outcome = outcome,
-				.detail = detail,
-				.request_id = c->reqid};
+	struct audit_entry e = c->audit.entry;
+	e.outcome = outcome;
+	e.detail = detail;
 	if (audit_record(c->ctx->req->actor, &e) != FLEET_OK)
 		log_msg(LOG_WARN, c->ctx->req->reqid, "audit row missing for %s", outcome);
 }
@@ -163,9 +129,9 @@ static bool tool_can_elicit(const struct mcp_ctx *ctx)
 }
 
 /* The digest a requestState is bound to: the tool name and its exact arguments. */
-static void tool_call_digest(json_t *args, char out[65])
+static void tool_call_digest(const struct tool_call *c, char out[65])
 {
-	json_t *call = json_pack("{s:s, s:O}", "name", TOOL_NAME, "arguments", args);
+	json_t *call = json_pack("{s:s, s:O}", "name", c->ctx->tool->name, "arguments", c->args);
 	reqstate_digest(call, out);
 	json_decref(call);
 }
@@ -183,13 +149,13 @@ static json_t *tool_ask_confirmation(const struct tool_call *c, const struct rep
 	char *message = mem_printf(
 		"Confirm %s: report \"%s\" on bike %s (region %s, currently %s). Effect: a damage "
 		"report is filed, %s %s, and %s%s. You act as %s through %s.",
-		TOOL_NAME, req->issue, r->bike_id, r->region, r->status_before,
+		c->ctx->tool->name, req->issue, r->bike_id, r->region, r->status_before,
 		stays ? "the bike stays" : "the bike becomes", r->status,
 		*r->open_case_id ? "the report is added to open investigation case "
 				 : "a new investigation case is opened",
 		r->open_case_id, actor->subject, actor->client_id);
-	tool_call_digest(c->args, call_digest);
-	json_t *payload = json_pack("{s:s, s:s}", "tool", TOOL_NAME, "bike", r->bike_id);
+	tool_call_digest(c, call_digest);
+	json_t *payload = json_pack("{s:s, s:s}", "tool", c->ctx->tool->name, "bike", r->bike_id);
 	char *state = reqstate_seal(actor, "tools/call", call_digest, payload,
 				    adapter_settings(c->ctx)->confirm_ttl_s, NULL);
 	json_decref(payload);
@@ -248,7 +214,7 @@ static int tool_confirmation_retry(struct tool_call *c, json_t **result, struct 
 				NULL);
 	}
 	char call_digest[65], nonce[REQSTATE_NONCE_HEX + 1];
-	tool_call_digest(c->args, call_digest);
+	tool_call_digest(c, call_digest);
 	json_t *payload = NULL;
 	enum reqstate_status rs = reqstate_open(json_string_value(state), c->ctx->req->actor,
 						"tools/call", call_digest, &payload, nonce);
@@ -277,20 +243,21 @@ static int tool_confirmation_retry(struct tool_call *c, json_t **result, struct 
 	return 1;
 }
 
-int damage_report_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)
+static int damage_report_call(struct mcp_ctx *ctx, json_t *args, json_t **result,
+			      struct mcp_error *err)
 {
 	struct tool_call c = {.ctx = ctx, .args = args};
 	c.bike_id = json_string_value(json_object_get(args, "bikeId"));
-	reqstate_digest(args, c.digest);
-	adapter_request_ref(ctx, c.reqid, sizeof c.reqid);
+	adapter_call_entry(ctx, args, &c.audit);
 	struct report_request req = {
+		.tool = ctx->tool->name,
 		.bike_id = c.bike_id,
 		.issue = json_string_value(json_object_get(args, "issue")),
 		.description = json_string_value(json_object_get(args, "description")),
 		.case_id = json_string_value(json_object_get(args, "caseId")),
 		.idempotency_key = json_string_value(json_object_get(args, "idempotencyKey")),
-		.args_digest = c.digest,
-		.request_id = c.reqid,
+		.args_digest = c.audit.digest,
+		.request_id = c.audit.reqid,
 	};
 	char implicit_key[REQSTATE_NONCE_HEX + 16];
 	int go = tool_confirmation_retry(&c, result, err, &req.confirmed, implicit_key);
@@ -345,3 +312,44 @@ int damage_report_call(struct mcp_ctx *ctx, json_t *args, json_t **result, struc
 					       "caseId", r.case_id, "recordedAt", r.recorded_at));
 	return 0;
 }
+
+static const struct tool_desc damage_report_tools[] = {{
+	.name = "report_damaged_bike",
+	.title = "Report a damaged bike",
+	.description = "Report a damaged bike. In one transaction this files a damage report "
+		       "(reportId, e.g. "
+		       "DR-8492), makes the bike unavailable unless it is already out of service "
+		       "(in_repair, "
+		       "lost, "
+		       "retired), and opens an investigation case for the bike or adds the report "
+		       "to its open "
+		       "case "
+		       "(caseId). This changes state: call it once per real report. Only calls "
+		       "that carry an "
+		       "idempotencyKey are idempotent: repeating a call with the same key returns "
+		       "the first "
+		       "result "
+		       "and writes nothing; without a key every call files a new report. Pass "
+		       "caseId only to name "
+		       "the bike's open case you already know (a fleet operator may name any open "
+		       "case of their "
+		       "regions; others a case they opened or reported into).",
+	.input_schema = schema_report_damaged_bike_input,
+	.output_schema = schema_report_damaged_bike_output,
+	.read_only = false,
+	.destructive = false,
+	.idempotent = false, /* only calls with an idempotencyKey are: see the description */
+	.scope = FLEET_SCOPE_REPORT,
+	.scope_name = "fleet:report",
+	.fn = damage_report_call,
+	.audit = {.target = "bikeId", .self = true},
+	.example = "{\"bikeId\":\"VL-2048\",\"issue\":\"flat_tire\"}",
+	.governance = &damage_report_governance,
+	.ext = &adapter_card_link,
+}};
+
+const struct mcp_capability capability_damage_report = {
+	.name = "damage_report",
+	.tools = damage_report_tools,
+	.ntools = MCP_COUNT(damage_report_tools),
+};

@@ -1,6 +1,4 @@
-/* Status codes: the domain's reference table as a JSON document (see status_codes.h). */
-#include "status_codes.h"
-
+/* Status codes: bikaroo://fleet/status-codes, the domain's reference table as a JSON document. */
 #include <stdlib.h>
 
 #include "adapter.h"
@@ -10,8 +8,19 @@
 
 #define STATUS_CODES_TTL_MS 300000L
 
-enum resource_status status_codes_resource(struct mcp_ctx *ctx, const char *uri, const char *value,
-					   json_t **result, struct mcp_error *err)
+static const struct mcp_governance status_codes_governance = {
+	.version = "1.0.0",
+	ADAPTER_GOV_STABLE,
+	.risk = "none",
+	.data = "public reference data",
+	ADAPTER_GOV_READ_ONLY,
+	.systems = "postgresql:fleet",
+	.audit = "none (reference data)",
+};
+
+static enum resource_status status_codes_resource(struct mcp_ctx *ctx, const char *uri,
+						  const char *value, json_t **result,
+						  struct mcp_error *err)
 {
 	(void)value;
 	struct fleet_status_code codes[STATUS_CODES_MAX];
@@ -33,3 +42,21 @@ enum resource_status status_codes_resource(struct mcp_ctx *ctx, const char *uri,
 	free(text);
 	return RESOURCE_OK;
 }
+
+static const struct resource_desc status_codes_resources[] = {{
+	.uri = "bikaroo://fleet/status-codes",
+	.name = "status-codes",
+	.title = "Bike status codes",
+	.description = "Every bike status code with its label, its meaning and whether a bike in "
+		       "that status can be rented (JSON).",
+	.mime_type = "application/json",
+	.read = status_codes_resource,
+	.scope = FLEET_SCOPE_READ,
+	.governance = &status_codes_governance,
+}};
+
+const struct mcp_capability capability_status_codes = {
+	.name = "status_codes",
+	.resources = status_codes_resources,
+	.nresources = MCP_COUNT(status_codes_resources),
+};

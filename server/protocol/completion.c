@@ -6,6 +6,7 @@
 
 #include "prompts.h"
 #include "resources.h"
+#include "server.h"
 
 #define COMPLETION_MAX_VALUES 100
 

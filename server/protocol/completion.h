@@ -3,7 +3,7 @@
 #ifndef BIKAROO_COMPLETION_H
 #define BIKAROO_COMPLETION_H
 
-#include "mcp.h"
+#include "capability.h"
 
 /* Longest argument.value accepted; longer is -32602. */
 #define COMPLETION_VALUE_MAX 256

@@ -3,7 +3,9 @@
  * section A.5 (first failure decides). */
 #include "dispatch.h"
 
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,6 +18,7 @@
 #include "notify.h"
 #include "prompts.h"
 #include "resources.h"
+#include "service.h"
 #include "tools.h"
 
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
@@ -351,11 +354,12 @@ static void mcp_handle_legacy(struct mcp_ctx *ctx, const char *method, json_t *p
 	mcp_dispatch(ctx, m, params, out);
 }
 
-void mcp_handle(const struct mcp_server *server, const struct mcp_request *req,
+void mcp_handle(const struct mcp_service *svc, const struct mcp_request *req,
 		struct mcp_response *out)
 {
 	memset(out, 0, sizeof *out);
-	struct mcp_ctx ctx = {.server = server, .req = req, .version = "2025-03-26"};
+	struct mcp_ctx ctx = {
+		.server = svc->server, .service = svc, .req = req, .version = "2025-03-26"};
 	json_t *empty_caps = json_object();
 	ctx.client_caps = empty_caps;
 	ctx.client_extensions = empty_caps;
@@ -449,10 +453,13 @@ void mcp_response_free(struct mcp_response *r)
 	r->body = NULL;
 }
 
+/* ---- loading a description ----------------------------------------------------------- */
+
 /* Every row's extension part is well formed, and so is the server's extensions object (kept
- * parsed in s->loaded). */
-static int mcp_server_check_ext(struct mcp_server *s)
+ * parsed in svc). */
+static int mcp_service_check_ext(struct mcp_service *svc)
 {
+	const struct mcp_server *s = svc->server;
 	int bad = 0;
 	for (size_t i = 0; i < s->ntools; i++)
 		bad |= mcp_ext_check(s->tools[i].ext);
@@ -463,37 +470,46 @@ static int mcp_server_check_ext(struct mcp_server *s)
 	json_t *e = s->extensions ? json_loads(s->extensions, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	if (s->extensions && !json_is_object(e))
 		bad = -1;
-	s->loaded->extensions = e;
+	svc->extensions = e;
 	if (bad)
 		log_error("server description: an extension's _meta or the extensions object is "
 			  "not a JSON object");
 	return bad ? -1 : 0;
 }
 
-int mcp_server_load(struct mcp_server *s, const char *resources_dir, const char *prompts_dir)
+struct mcp_service *mcp_service_new(const struct mcp_server *s,
+				    const struct mcp_service_config *cfg)
 {
-	s->loaded = mem_calloc(1, sizeof *s->loaded);
-	if (mcp_server_check_ext(s) != 0) {
-		mcp_server_unload(s);
-		return -1;
-	}
+	struct mcp_service *svc = mem_calloc(1, sizeof *svc);
+	svc->server = s;
+	svc->limits = cfg->limits;
 	/* Prompt templates may embed a resource document: documents first. */
-	if (tools_load(s) != 0 || resources_load(s, resources_dir) != 0 ||
-	    prompts_load(s, prompts_dir) != 0) {
-		mcp_server_unload(s);
-		return -1;
+	if (mcp_service_check_ext(svc) != 0 || tools_load(svc) != 0 ||
+	    resources_load(svc, cfg->resources_dir) != 0 ||
+	    prompts_load(svc, cfg->prompts_dir) != 0) {
+		mcp_service_free(svc);
+		return NULL;
 	}
-	return 0;
+	return svc;
 }
 
-void mcp_server_unload(struct mcp_server *s)
+void mcp_service_free(struct mcp_service *svc)
 {
-	if (!s->loaded)
+	if (!svc)
 		return;
-	prompts_unload(s);
-	resources_unload(s);
-	tools_unload(s);
-	json_decref(s->loaded->extensions);
-	free(s->loaded);
-	s->loaded = NULL;
+	prompts_unload(svc);
+	resources_unload(svc);
+	tools_unload(svc);
+	json_decref(svc->extensions);
+	free(svc);
+}
+
+const struct mcp_server *mcp_service_server(const struct mcp_service *svc)
+{
+	return svc->server;
+}
+
+const struct mcp_change_feed *mcp_service_changes(const struct mcp_service *svc)
+{
+	return svc->server->changes;
 }

@@ -1,20 +1,40 @@
-/* The protocol core's entry points: load a server description once, then hand it every
- * inbound message of every transport. */
+/* What a transport needs of the protocol core: where a connection keeps its subscriptions and
+ * listen streams (subscriptions.h), the answer to one message, and the entry point that turns one
+ * into the other for a loaded server (struct mcp_service, server.h). */
 #ifndef BIKAROO_DISPATCH_H
 #define BIKAROO_DISPATCH_H
 
+#include "changes.h"
 #include "mcp.h"
+#include "subscriptions.h"
 
-/* Builds what s's tables need at run time (parsed schemas, documents from resources_dir, prompt
- * templates from prompts_dir) into s->loaded. 0, or -1 (logged, nothing kept). Call once,
- * before serving; s and its tables are borrowed until mcp_server_unload(). */
-int mcp_server_load(struct mcp_server *s, const char *resources_dir, const char *prompts_dir)
-	__attribute__((warn_unused_result));
-void mcp_server_unload(struct mcp_server *s);
+/* What the transport writes back. body is new memory (caller frees), NULL = no body. */
+struct mcp_response {
+	int http_status;
+	char *body;
+	/* Set when the token lacks a scope the method needs (HTTP answers 403 insufficient_scope
+	 * with a challenge naming it). Static string or NULL. */
+	const char *missing_scope;
+	/* The backend was unavailable (HTTP answers 503 with Retry-After: MCP_RETRY_AFTER). */
+	bool unavailable;
+	/* Seconds for a Retry-After header (a 429), 0: none. */
+	long retry_after;
+	/* For access logs and metrics, all static strings from bounded sets (never client text):
+	 * the method table's name (NULL: none matched), the tool, resource (URI or URI template)
+	 * or prompt of the server description (NULL: none), and how it ended: ok, failed (a tool
+	 * result with isError), denied, invalid, not_found, input_required, rate_limited, stream,
+	 * notification, unavailable or error. */
+	const char *method;
+	const char *name;
+	const char *outcome;
+};
 
-/* Handles one message for server. Never fails: every outcome is a response (possibly 202, no
+/* The change feed of the description svc serves (NULL: none), for a transport's sinks. */
+const struct mcp_change_feed *mcp_service_changes(const struct mcp_service *svc);
+
+/* Handles one message for svc. Never fails: every outcome is a response (possibly 202, no
  * body). */
-void mcp_handle(const struct mcp_server *server, const struct mcp_request *req,
+void mcp_handle(const struct mcp_service *svc, const struct mcp_request *req,
 		struct mcp_response *out);
 void mcp_response_free(struct mcp_response *r);
 

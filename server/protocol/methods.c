@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "completion.h"
+#include "service.h"
 #include "notify.h"
 #include "prompts.h"
 #include "resources.h"
@@ -22,8 +23,8 @@ static json_t *methods_capabilities(const struct mcp_ctx *ctx)
 	if (resources_subscribe_offered(ctx))
 		json_object_set_new(json_object_get(caps, "resources"), "subscribe", json_true());
 	/* Extensions are negotiated per request in 2026-07-28 (server/discover lists them). */
-	if (ctx->modern && ctx->server->loaded->extensions) /* parsed once, shared read-only */
-		json_object_set(caps, "extensions", ctx->server->loaded->extensions);
+	if (ctx->modern && ctx->service->extensions) /* parsed once, shared read-only */
+		json_object_set(caps, "extensions", ctx->service->extensions);
 	return caps;
 }
 

@@ -3,7 +3,7 @@
 #ifndef BIKAROO_METHODS_H
 #define BIKAROO_METHODS_H
 
-#include "mcp.h"
+#include "server.h"
 
 /* The method named name in era: a standard one, else one of s->methods; NULL when none. */
 const struct mcp_method *methods_find(const struct mcp_server *s, const char *name,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "server.h"
 
 static const char *const notify_names[] = {"debug", "info",     "notice", "warning",
 					   "error", "critical", "alert",  "emergency"};

@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "pager.h"
 #include "resources.h"
+#include "service.h"
 
 #define PROMPTS_LIST_TTL_MS 3600000L
 #define PROMPTS_MAX_MESSAGES 16
@@ -161,7 +162,7 @@ static char *prompts_trim(char *s)
 	return s;
 }
 
-static int prompts_parse(const struct mcp_server *s, const struct prompt_desc *p, char *text,
+static int prompts_parse(const struct mcp_service *svc, const struct prompt_desc *p, char *text,
 			 struct prompts_tpl *t)
 {
 	struct prompts_msg *cur = NULL;
@@ -186,7 +187,7 @@ static int prompts_parse(const struct mcp_server *s, const struct prompt_desc *p
 			if (strcmp(cur->role, "user") != 0 && strcmp(cur->role, "assistant") != 0)
 				return -1;
 			if (*uri) {
-				if (!resources_document(s, uri, NULL)) {
+				if (!resources_document(svc, uri, NULL)) {
 					log_error("prompt %s embeds %s, which is not a loaded "
 						  "document",
 						  p->name, uri);
@@ -213,10 +214,11 @@ static int prompts_parse(const struct mcp_server *s, const struct prompt_desc *p
 	return 0;
 }
 
-int prompts_load(struct mcp_server *s, const char *dir)
+int prompts_load(struct mcp_service *svc, const char *dir)
 {
+	const struct mcp_server *s = svc->server;
 	struct prompts_loaded *l = mem_calloc(1, sizeof *l);
-	s->loaded->prompts = l;
+	svc->prompts = l;
 	l->tpls = mem_calloc(s->nprompts + 1, sizeof *l->tpls);
 	for (size_t i = 0; i < s->nprompts; i++) {
 		const struct prompt_desc *p = &s->prompts[i];
@@ -237,7 +239,7 @@ int prompts_load(struct mcp_server *s, const char *dir)
 		json_t *utf8 = json_string(buf);
 		int rc = (n == 0 || n > PROMPTS_FILE_MAX || strlen(buf) != n || !utf8)
 				 ? -1
-				 : prompts_parse(s, p, buf, &l->tpls[i]);
+				 : prompts_parse(svc, p, buf, &l->tpls[i]);
 		json_decref(utf8);
 		free(buf);
 		if (rc != 0) {
@@ -252,16 +254,16 @@ int prompts_load(struct mcp_server *s, const char *dir)
 	return 0;
 }
 
-void prompts_unload(struct mcp_server *s)
+void prompts_unload(struct mcp_service *svc)
 {
-	struct prompts_loaded *l = s->loaded->prompts;
+	struct prompts_loaded *l = svc->prompts;
 	if (!l)
 		return;
-	for (size_t i = 0; i < s->nprompts; i++)
+	for (size_t i = 0; i < svc->server->nprompts; i++)
 		prompts_free_tpl(&l->tpls[i]);
 	free(l->tpls);
 	free(l);
-	s->loaded->prompts = NULL;
+	svc->prompts = NULL;
 }
 
 /* ---- methods --------------------------------------------------------------------------- */
@@ -291,7 +293,7 @@ int prompts_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mc
 			json_array_append_new(args, ao);
 		}
 		json_object_set_new(o, "arguments", args);
-		mcp_describe_governance(ctx, o, p->governance);
+		mcp_describe_governance(ctx, ctx->server->governance_key, o, p->governance);
 		json_array_append_new(all, o);
 	}
 	return pager_page(ctx, params, all, "prompts", PROMPTS_LIST_TTL_MS, ctx->req->per_principal,
@@ -368,14 +370,14 @@ int prompts_get(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp
 	if (rc == 0 && p->render) {
 		rc = p->render(ctx, p, args, result, err);
 	} else if (rc == 0) {
-		const struct prompts_tpl *t = &s->loaded->prompts->tpls[row];
+		const struct prompts_tpl *t = &ctx->service->prompts->tpls[row];
 		json_t *msgs = json_array();
 		for (size_t i = 0; i < t->n && rc == 0; i++) {
 			json_t *content;
 			if (t->msgs[i].embed_uri) {
 				const char *mime = NULL;
-				const char *doc =
-					resources_document(s, t->msgs[i].embed_uri, &mime);
+				const char *doc = resources_document(ctx->service,
+								     t->msgs[i].embed_uri, &mime);
 				content = json_pack("{s:s, s:{s:s, s:s, s:s}}", "type", "resource",
 						    "resource", "uri", t->msgs[i].embed_uri,
 						    "mimeType", mime, "text", doc ? doc : "");

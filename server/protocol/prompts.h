@@ -4,14 +4,14 @@
 #ifndef BIKAROO_PROMPTS_H
 #define BIKAROO_PROMPTS_H
 
-#include "mcp.h"
+#include "capability.h"
 
 #define PROMPTS_FILE_MAX ((size_t)64 * 1024)
 
-/* Loads and checks every template of s's rows from dir (mcp_server_load, after the resource
+/* Loads and checks every template of s's rows from dir (mcp_service_new, after the resource
  * documents: templates may embed one). 0 on success, -1 (logged) otherwise. */
-int prompts_load(struct mcp_server *s, const char *dir) __attribute__((warn_unused_result));
-void prompts_unload(struct mcp_server *s);
+int prompts_load(struct mcp_service *svc, const char *dir) __attribute__((warn_unused_result));
+void prompts_unload(struct mcp_service *svc);
 
 const struct prompt_desc *prompts_find(const struct mcp_server *s, const char *name);
 

@@ -11,7 +11,9 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "subscriptions.h"
 #include "pager.h"
+#include "service.h"
 
 #define RESOURCES_LIST_TTL_MS 3600000L
 
@@ -52,10 +54,11 @@ static char *resources_load_file(const char *dir, const char *name)
 	return buf;
 }
 
-int resources_load(struct mcp_server *s, const char *dir)
+int resources_load(struct mcp_service *svc, const char *dir)
 {
+	const struct mcp_server *s = svc->server;
 	struct resources_loaded *l = mem_calloc(1, sizeof *l);
-	s->loaded->resources = l;
+	svc->resources = l;
 	l->docs = mem_calloc(s->nresources + 1, sizeof *l->docs);
 	for (size_t i = 0; i < s->nresources; i++) {
 		const struct resource_desc *r = &s->resources[i];
@@ -68,23 +71,25 @@ int resources_load(struct mcp_server *s, const char *dir)
 	return 0;
 }
 
-void resources_unload(struct mcp_server *s)
+void resources_unload(struct mcp_service *svc)
 {
-	struct resources_loaded *l = s->loaded->resources;
+	struct resources_loaded *l = svc->resources;
 	if (!l)
 		return;
-	for (size_t i = 0; i < s->nresources; i++)
+	for (size_t i = 0; i < svc->server->nresources; i++)
 		free(l->docs[i]);
 	free(l->docs);
 	free(l);
-	s->loaded->resources = NULL;
+	svc->resources = NULL;
 }
 
-const char *resources_document(const struct mcp_server *s, const char *uri, const char **mime_type)
+const char *resources_document(const struct mcp_service *svc, const char *uri,
+			       const char **mime_type)
 {
+	const struct mcp_server *s = svc->server;
 	for (size_t i = 0; i < s->nresources; i++) {
 		const struct resource_desc *r = &s->resources[i];
-		const char *doc = s->loaded->resources->docs[i];
+		const char *doc = svc->resources->docs[i];
 		if (r->file && doc && strcmp(r->uri, uri) == 0) {
 			if (mime_type)
 				*mime_type = r->mime_type;
@@ -140,7 +145,7 @@ int resources_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 			continue;
 		json_t *o = json_pack("{s:s}", "uri", r->uri);
 		resources_describe(ctx, o, r->name, r->title, r->description, r->mime_type);
-		mcp_describe_governance(ctx, o, r->governance);
+		mcp_describe_governance(ctx, ctx->server->governance_key, o, r->governance);
 		mcp_describe_ext(ctx, o, r->ext);
 		json_array_append_new(all, o);
 	}
@@ -163,7 +168,7 @@ int resources_templates_list(struct mcp_ctx *ctx, json_t *params, json_t **resul
 			continue;
 		json_t *o = json_pack("{s:s}", "uriTemplate", t->uri_template);
 		resources_describe(ctx, o, t->name, t->title, t->description, t->mime_type);
-		mcp_describe_governance(ctx, o, t->governance);
+		mcp_describe_governance(ctx, ctx->server->governance_key, o, t->governance);
 		mcp_describe_ext(ctx, o, t->ext);
 		json_array_append_new(all, o);
 	}
@@ -226,7 +231,7 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 	enum resource_status st = RESOURCE_NOT_FOUND;
 	for (size_t i = 0; i < s->nresources; i++) {
 		const struct resource_desc *r = &s->resources[i];
-		const char *doc = s->loaded->resources->docs[i];
+		const char *doc = ctx->service->resources->docs[i];
 		if (strcmp(r->uri, uri) != 0 || !mcp_ext_offered(ctx, r->ext))
 			continue;
 		ctx->label = r->uri;

@@ -4,7 +4,7 @@
 #ifndef BIKAROO_RESOURCES_H
 #define BIKAROO_RESOURCES_H
 
-#include "mcp.h"
+#include "capability.h"
 
 /* Longest URI accepted by resources/read; longer is "Resource not found". */
 #define RESOURCES_URI_MAX 2048
@@ -15,13 +15,14 @@
 /* Most resource URIs one subscriptions/listen request may name. */
 #define RESOURCES_MAX_SUBSCRIPTIONS 256
 
-/* Loads the documents of every file row of s from dir (mcp_server_load); 0 on success, -1
- * (logged, naming the file and why) otherwise. */
-int resources_load(struct mcp_server *s, const char *dir) __attribute__((warn_unused_result));
-void resources_unload(struct mcp_server *s);
+/* Loads the documents of every file row of svc's description from dir (mcp_service_new); 0 on
+ * success, -1 (logged, naming the file and why) otherwise. */
+int resources_load(struct mcp_service *svc, const char *dir) __attribute__((warn_unused_result));
+void resources_unload(struct mcp_service *svc);
 
 /* The loaded text of the fixed file resource uri (borrowed) and its MIME type, or NULL. */
-const char *resources_document(const struct mcp_server *s, const char *uri, const char **mime_type);
+const char *resources_document(const struct mcp_service *svc, const char *uri,
+			       const char **mime_type);
 
 /* The template whose uriTemplate is exactly uri_template, or NULL. */
 const struct resource_template_desc *resources_template_find(const struct mcp_server *s,

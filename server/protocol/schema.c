@@ -16,51 +16,60 @@ struct schema_pattern {
 	regex_t re;
 };
 
-static struct schema_pattern schema_patterns[SCHEMA_MAX_PATTERNS];
-static int schema_npatterns;
+struct schema_set {
+	struct schema_pattern patterns[SCHEMA_MAX_PATTERNS];
+	int npatterns;
+};
 
-static const regex_t *schema_find_pattern(const char *source)
+struct schema_set *schema_set_new(void)
 {
-	for (int i = 0; i < schema_npatterns; i++)
-		if (strcmp(schema_patterns[i].source, source) == 0)
-			return &schema_patterns[i].re;
+	return mem_calloc(1, sizeof(struct schema_set));
+}
+
+void schema_set_free(struct schema_set *set)
+{
+	if (!set)
+		return;
+	for (int i = 0; i < set->npatterns; i++) {
+		regfree(&set->patterns[i].re);
+		free(set->patterns[i].source);
+	}
+	free(set);
+}
+
+static const regex_t *schema_find_pattern(const struct schema_set *set, const char *source)
+{
+	for (int i = 0; set && i < set->npatterns; i++)
+		if (strcmp(set->patterns[i].source, source) == 0)
+			return &set->patterns[i].re;
 	return NULL;
 }
 
-static int schema_prepare_node(const json_t *s, int depth)
+static int schema_prepare_node(struct schema_set *set, const json_t *s, int depth)
 {
 	if (!json_is_object(s) || depth > SCHEMA_MAX_DEPTH)
 		return depth > SCHEMA_MAX_DEPTH ? -1 : 0;
 	const char *pat = json_string_value(json_object_get(s, "pattern"));
-	if (pat && !schema_find_pattern(pat)) {
-		if (schema_npatterns == SCHEMA_MAX_PATTERNS)
+	if (pat && !schema_find_pattern(set, pat)) {
+		if (set->npatterns == SCHEMA_MAX_PATTERNS)
 			return -1;
-		struct schema_pattern *p = &schema_patterns[schema_npatterns];
+		struct schema_pattern *p = &set->patterns[set->npatterns];
 		if (regcomp(&p->re, pat, REG_EXTENDED | REG_NOSUB) != 0)
 			return -1;
 		p->source = mem_strdup(pat);
-		schema_npatterns++;
+		set->npatterns++;
 	}
 	const char *key;
 	json_t *sub;
 	json_object_foreach ((json_t *)json_object_get(s, "properties"), key, sub)
-		if (schema_prepare_node(sub, depth + 1) != 0)
+		if (schema_prepare_node(set, sub, depth + 1) != 0)
 			return -1;
-	return schema_prepare_node(json_object_get(s, "items"), depth + 1);
+	return schema_prepare_node(set, json_object_get(s, "items"), depth + 1);
 }
 
-int schema_prepare(const json_t *schema)
+int schema_set_add(struct schema_set *set, const json_t *schema)
 {
-	return schema_prepare_node(schema, 0);
-}
-
-void schema_cleanup(void)
-{
-	for (int i = 0; i < schema_npatterns; i++) {
-		regfree(&schema_patterns[i].re);
-		free(schema_patterns[i].source);
-	}
-	schema_npatterns = 0;
+	return schema_prepare_node(set, schema, 0);
 }
 
 static const char *schema_type_of(const json_t *v)
@@ -113,8 +122,8 @@ static bool schema_fail(char *msg, size_t cap, const char *where, const char *wh
 	return false;
 }
 
-static bool schema_node(const json_t *s, const json_t *v, const char *where, char *msg, size_t cap,
-			int depth)
+static bool schema_node(const struct schema_set *set, const json_t *s, const json_t *v,
+			const char *where, char *msg, size_t cap, int depth)
 {
 	char buf[256];
 	if (!json_is_object(s))
@@ -165,7 +174,7 @@ static bool schema_node(const json_t *s, const json_t *v, const char *where, cha
 		}
 		const char *pat = json_string_value(json_object_get(s, "pattern"));
 		if (pat) {
-			const regex_t *re = schema_find_pattern(pat);
+			const regex_t *re = schema_find_pattern(set, pat);
 			/* A string with an embedded NUL cannot reach here: the parser refuses them.
 			 */
 			if (!re || regexec(re, json_string_value(v), 0, NULL, 0) != 0) {
@@ -211,50 +220,129 @@ static bool schema_node(const json_t *s, const json_t *v, const char *where, cha
 				}
 				continue;
 			}
-			if (!schema_node(ps, val, sub, msg, cap, depth + 1))
+			if (!schema_node(set, ps, val, sub, msg, cap, depth + 1))
+				return false;
+		}
+	}
+	const json_t *items = json_object_get(s, "items");
+	if (json_is_array(v) && items) {
+		size_t i;
+		json_t *e;
+		json_array_foreach (v, i, e) {
+			char sub[160];
+			snprintf(sub, sizeof sub, "%s item %zu", *where ? where : "The arguments'",
+				 i);
+			if (!schema_node(set, items, e, sub, msg, cap, depth + 1))
 				return false;
 		}
 	}
 	return true;
 }
 
-bool schema_validate(const json_t *schema, const json_t *instance, char *msg, size_t cap)
+bool schema_validate(const struct schema_set *set, const json_t *schema, const json_t *instance,
+		     char *msg, size_t cap)
 {
-	return schema_node(schema, instance, "", msg, cap, 0);
+	return schema_node(set, schema, instance, "", msg, cap, 0);
 }
 
-static bool schema_known_keyword(const char *k)
+/* ---- checking a schema: the draft 2020-12 subset schema_validate() implements ------------ */
+
+static bool schema_bad(char *msg, size_t cap, const char *at, const char *what)
 {
-	static const char *const known[] = {
-		"type",    "properties", "required",    "additionalProperties",
-		"enum",    "minLength",  "maxLength",   "pattern",
-		"minimum", "maximum",    "description", "title",
-		"$schema", "examples",   "default",     "format",
-		"items"};
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-		if (strcmp(k, known[i]) == 0)
+	snprintf(msg, cap, "%s: %s", *at ? at : "(root)", what);
+	return false;
+}
+
+static bool schema_type_name(const json_t *t)
+{
+	static const char *const names[] = {"object", "array",   "string", "integer",
+					    "number", "boolean", "null"};
+	for (size_t i = 0; json_is_string(t) && i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(json_string_value(t), names[i]) == 0)
 			return true;
 	return false;
 }
 
-bool schema_supported(const json_t *schema)
+static bool schema_check_node(const json_t *s, const char *at, int depth, char *msg, size_t cap)
 {
+	if (!json_is_object(s))
+		return schema_bad(msg, cap, at, "a schema must be an object");
+	if (depth > SCHEMA_MAX_DEPTH)
+		return schema_bad(msg, cap, at, "nested too deeply");
 	const char *key;
 	json_t *val;
-	json_object_foreach ((json_t *)schema, key, val) {
-		if (!schema_known_keyword(key))
-			return false;
-		if (strcmp(key, "properties") == 0) {
+	char sub[384];
+	json_object_foreach ((json_t *)s, key, val) {
+		snprintf(sub, sizeof sub, "%.250s/%.120s", at, key);
+		if (strcmp(key, "type") == 0) {
+			size_t i;
+			json_t *t;
+			bool ok = schema_type_name(val) ||
+				  (json_is_array(val) && json_array_size(val));
+			json_array_foreach (val, i, t)
+				ok = ok && schema_type_name(t);
+			if (!ok)
+				return schema_bad(msg, cap, sub,
+						  "not a type name or a list of them");
+		} else if (strcmp(key, "properties") == 0) {
 			const char *pk;
 			json_t *ps;
-			json_object_foreach (val, pk, ps)
-				if (!schema_supported(ps))
+			if (!json_is_object(val))
+				return schema_bad(msg, cap, sub, "must be an object of schemas");
+			json_object_foreach (val, pk, ps) {
+				char p[256];
+				snprintf(p, sizeof p, "%.120s/%.120s", sub, pk);
+				if (!schema_check_node(ps, p, depth + 1, msg, cap))
 					return false;
+			}
+		} else if (strcmp(key, "items") == 0) {
+			if (!schema_check_node(val, sub, depth + 1, msg, cap))
+				return false;
+		} else if (strcmp(key, "required") == 0 || strcmp(key, "enum") == 0 ||
+			   strcmp(key, "examples") == 0) {
+			size_t i;
+			json_t *e;
+			if (!json_is_array(val))
+				return schema_bad(msg, cap, sub, "must be an array");
+			json_array_foreach (val, i, e)
+				if (key[0] == 'r' && !json_is_string(e))
+					return schema_bad(msg, cap, sub,
+							  "must list property names");
+		} else if (strcmp(key, "additionalProperties") == 0) {
+			if (!json_is_false(val))
+				return schema_bad(msg, cap, sub,
+						  "only false is supported (true is the default)");
+		} else if (strcmp(key, "minLength") == 0 || strcmp(key, "maxLength") == 0) {
+			if (!json_is_integer(val) || json_integer_value(val) < 0)
+				return schema_bad(msg, cap, sub, "must be a non-negative integer");
+		} else if (strcmp(key, "minimum") == 0 || strcmp(key, "maximum") == 0) {
+			if (!json_is_number(val))
+				return schema_bad(msg, cap, sub, "must be a number");
+		} else if (strcmp(key, "pattern") == 0) {
+			regex_t re;
+			if (!json_is_string(val) ||
+			    regcomp(&re, json_string_value(val), REG_EXTENDED | REG_NOSUB) != 0)
+				return schema_bad(msg, cap, sub,
+						  "not a POSIX extended regular expression");
+			regfree(&re);
+		} else if (strcmp(key, "description") == 0 || strcmp(key, "title") == 0 ||
+			   strcmp(key, "format") == 0 || strcmp(key, "$comment") == 0) {
+			if (!json_is_string(val))
+				return schema_bad(msg, cap, sub, "must be a string");
+		} else if (strcmp(key, "$schema") == 0) {
+			if (!json_is_string(val) ||
+			    strcmp(json_string_value(val), SCHEMA_DIALECT) != 0)
+				return schema_bad(msg, cap, sub, "must be " SCHEMA_DIALECT);
+		} else if (strcmp(key, "default") != 0) {
+			return schema_bad(msg, cap, sub,
+					  "a keyword this server's validator does not implement "
+					  "(it would be ignored)");
 		}
-		if (strcmp(key, "additionalProperties") == 0 && !json_is_boolean(val))
-			return false;
-		if (strcmp(key, "items") == 0 && !schema_supported(val))
-			return false;
 	}
 	return true;
+}
+
+bool schema_check(const json_t *schema, char *msg, size_t cap)
+{
+	return schema_check_node(schema, "", 0, msg, cap);
 }

@@ -1,7 +1,9 @@
-/* A small JSON Schema (2020-12) validator for the subset our own tool schemas use:
- * type, properties, required, additionalProperties:false, enum, minLength, maxLength,
- * pattern (POSIX extended), minimum, maximum. Unknown keywords are ignored, so keep
- * our schemas inside this subset (tests/unit checks every registered schema). */
+/* A small JSON Schema (draft 2020-12) validator for the subset our tool schemas use: type,
+ * properties, required, additionalProperties:false, items, enum, minLength, maxLength, pattern
+ * (POSIX extended), minimum, maximum; title, description, format, examples, default, $comment
+ * and $schema are annotations. schema_check() refuses any other keyword, so a schema cannot
+ * rely on one that would be ignored: the build runs it on every schema file
+ * (scripts/schema_embed.c), the server again when it loads them. */
 #ifndef BIKAROO_SCHEMA_H
 #define BIKAROO_SCHEMA_H
 
@@ -9,18 +11,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Compiles the patterns of schema (borrowed; the compiled patterns are kept, keyed by their
- * text, until schema_cleanup()). 0 on success. */
-int schema_prepare(const json_t *schema) __attribute__((warn_unused_result));
+#define SCHEMA_DIALECT "https://json-schema.org/draft/2020-12/schema"
 
-/* Validates instance against schema. On failure writes a one-sentence, actionable message
- * naming the offending property into msg and returns false. */
-bool schema_validate(const json_t *schema, const json_t *instance, char *msg, size_t cap);
+/* The compiled patterns of a set of schemas (a loaded server's tools). */
+struct schema_set;
+struct schema_set *schema_set_new(void);
+void schema_set_free(struct schema_set *set);
+/* Compiles the patterns of schema (borrowed) into set; 0, or -1 (a pattern that does not
+ * compile, too many patterns, too deep). */
+int schema_set_add(struct schema_set *set, const json_t *schema)
+	__attribute__((warn_unused_result));
 
-/* True when schema uses only keywords this validator implements (for tests). */
-bool schema_supported(const json_t *schema);
+/* Validates instance against schema, whose patterns set holds. On failure writes a one-sentence,
+ * actionable message naming the offending property into msg and returns false. */
+bool schema_validate(const struct schema_set *set, const json_t *schema, const json_t *instance,
+		     char *msg, size_t cap);
 
-/* Frees compiled patterns. */
-void schema_cleanup(void);
+/* True when schema uses only the keywords above, each well formed; otherwise false, with the
+ * first problem and where it is (a JSON pointer) in msg. */
+bool schema_check(const json_t *schema, char *msg, size_t cap);
 
 #endif

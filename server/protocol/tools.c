@@ -12,59 +12,66 @@
 #include "pager.h"
 #include "ratelimit.h"
 #include "schema.h"
+#include "service.h"
 
-/* Parsed schemas of every row (out[i] is NULL without outputSchema). */
+/* Parsed schemas of every row (out[i] is NULL without outputSchema) and their patterns. */
 struct tools_loaded {
 	json_t **in;
 	json_t **out;
+	struct schema_set *patterns;
 };
 
-int tools_load(struct mcp_server *s)
+int tools_load(struct mcp_service *svc)
 {
+	const struct mcp_server *s = svc->server;
 	struct tools_loaded *l = mem_calloc(1, sizeof *l);
-	s->loaded->tools = l;
+	svc->tools = l;
 	l->in = mem_calloc(s->ntools + 1, sizeof *l->in);
 	l->out = mem_calloc(s->ntools + 1, sizeof *l->out);
+	l->patterns = schema_set_new();
 	for (size_t i = 0; i < s->ntools; i++) {
 		const struct tool_desc *t = &s->tools[i];
 		json_error_t e;
+		char msg[256] = "";
 		l->in[i] = json_loads(t->input_schema, JSON_REJECT_DUPLICATES, &e);
 		l->out[i] = t->output_schema
 				    ? json_loads(t->output_schema, JSON_REJECT_DUPLICATES, &e)
 				    : NULL;
 		if (!l->in[i] || (t->output_schema && !l->out[i]) ||
-		    schema_prepare(l->in[i]) != 0) {
-			log_error("tool %s: invalid schema", t->name);
+		    (!t->schema_listed_only && !schema_check(l->in[i], msg, sizeof msg)) ||
+		    (l->out[i] && !schema_check(l->out[i], msg, sizeof msg)) ||
+		    schema_set_add(l->patterns, l->in[i]) != 0) {
+			log_error("tool %s: invalid schema %s", t->name, msg);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-void tools_unload(struct mcp_server *s)
+void tools_unload(struct mcp_service *svc)
 {
-	struct tools_loaded *l = s->loaded->tools;
+	struct tools_loaded *l = svc->tools;
 	if (!l)
 		return;
-	for (size_t i = 0; i < s->ntools; i++) {
+	for (size_t i = 0; i < svc->server->ntools; i++) {
 		json_decref(l->in[i]);
 		json_decref(l->out[i]);
 	}
-	schema_cleanup(); /* the compiled patterns borrow strings of the schemas freed above */
+	schema_set_free(l->patterns);
 	free(l->in);
 	free(l->out);
 	free(l);
-	s->loaded->tools = NULL;
+	svc->tools = NULL;
 }
 
-const json_t *tools_input_schema(const struct mcp_server *s, size_t i)
+const json_t *tools_input_schema(const struct mcp_service *svc, size_t i)
 {
-	return i < s->ntools ? s->loaded->tools->in[i] : NULL;
+	return i < svc->server->ntools ? svc->tools->in[i] : NULL;
 }
 
-const json_t *tools_output_schema(const struct mcp_server *s, size_t i)
+const json_t *tools_output_schema(const struct mcp_service *svc, size_t i)
 {
-	return i < s->ntools ? s->loaded->tools->out[i] : NULL;
+	return i < svc->server->ntools ? svc->tools->out[i] : NULL;
 }
 
 json_t *tools_result(const char *text, json_t *structured, bool is_error)
@@ -81,18 +88,18 @@ static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 {
 	const struct tool_desc *t = &ctx->server->tools[i];
 	json_t *tool = json_pack("{s:s, s:s, s:O}", "name", t->name, "description", t->description,
-				 "inputSchema", tools_input_schema(ctx->server, i));
+				 "inputSchema", tools_input_schema(ctx->service, i));
 	json_t *ann = json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", t->title, "readOnlyHint",
 				t->read_only, "destructiveHint", t->destructive, "idempotentHint",
 				t->idempotent, "openWorldHint", 0);
 	json_object_set_new(tool, "annotations", ann);
 	if (mcp_version_at_least(ctx, "2025-06-18")) {
 		json_object_set_new(tool, "title", json_string(t->title));
-		const json_t *out = tools_output_schema(ctx->server, i);
+		const json_t *out = tools_output_schema(ctx->service, i);
 		if (out)
 			json_object_set(tool, "outputSchema", (json_t *)out);
 	}
-	mcp_describe_governance(ctx, tool, t->governance);
+	mcp_describe_governance(ctx, ctx->server->governance_key, tool, t->governance);
 	mcp_describe_ext(ctx, tool, t->ext);
 	return tool;
 }
@@ -114,7 +121,7 @@ int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 
 /* Tells the client how its call ended (notifications/message, logger the server's tools_logger;
  * sent only when the request's log level admits it, notify.h): the facts of its audit row,
- * never the arguments; the target argument (the server's target_arg) and detail only when there
+ * never the arguments; the target argument (the tool's audit.target) and detail only when there
  * are some. Anything but a result or a question is a warning. */
 static void tools_log(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		      const char *detail)
@@ -123,7 +130,7 @@ static void tools_log(struct mcp_ctx *ctx, const char *tool, json_t *args, const
 	enum notify_level level = fine ? NOTIFY_INFO : NOTIFY_WARNING;
 	if (!notify_wants(ctx, level))
 		return; /* the common case: nothing asked, nothing built */
-	const char *key = ctx->server->target_arg;
+	const char *key = ctx->tool ? ctx->tool->audit.target : NULL;
 	json_t *target = key ? json_object_get(args, key) : NULL;
 	json_t *data = json_pack("{s:s, s:s}", "event", "tools/call", "tool", tool);
 	if (json_is_string(target))
@@ -157,7 +164,8 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 	long wait = 0;
 	const struct fleet_actor *who = ctx->req->actor;
 	bool write = name && i < s->ntools && !s->tools[i].read_only;
-	if (ratelimit_take(s->limits, who->subject, who->client_id, write, &wait) != RATELIMIT_OK) {
+	if (ratelimit_take(ctx->service->limits, who->subject, who->client_id, write, &wait) !=
+	    RATELIMIT_OK) {
 		log_msg(LOG_WARN, ctx->req->reqid, "tools/call refused: %s limit, retry in %lds",
 			write ? "write" : "read", wait);
 		const char *reason[] = {write ? "write" : "read"};
@@ -175,6 +183,7 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 				json_pack("{s:s}", "name", name));
 	}
 	const struct tool_desc *t = &s->tools[i];
+	ctx->tool = t;
 	ctx->label = t->name;
 	if (args && !json_is_object(args)) {
 		tools_audit(ctx, name, args, "invalid", "arguments is not an object");
@@ -194,7 +203,9 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		args = empty = json_object();
 	char msg[320];
 	int rc = 0;
-	if (!schema_validate(tools_input_schema(s, i), args, msg, sizeof msg)) {
+	if (!t->schema_listed_only &&
+	    !schema_validate(ctx->service->tools->patterns, tools_input_schema(ctx->service, i),
+			     args, msg, sizeof msg)) {
 		tools_audit(ctx, name, args, "invalid", msg);
 		*result = tools_result(msg, NULL, true);
 	} else {
@@ -204,7 +215,7 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 				      : json_object_get(*result, "inputRequests") ? "input_required"
 										  : "ok";
 		ctx->outcome = outcome;
-		if (t->self_audit) /* its rows are written where the outcome is decided */
+		if (t->audit.self) /* its rows are written where the outcome is decided */
 			tools_log(ctx, name, args, outcome, NULL);
 		else
 			tools_audit(ctx, name, args, outcome, NULL);

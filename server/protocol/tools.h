@@ -3,15 +3,17 @@
 #ifndef BIKAROO_TOOLS_H
 #define BIKAROO_TOOLS_H
 
-#include "mcp.h"
+#include "capability.h"
 
-/* Parses and checks every row's schemas into s->loaded (mcp_server_load). 0 on success. */
-int tools_load(struct mcp_server *s) __attribute__((warn_unused_result));
-void tools_unload(struct mcp_server *s);
+/* Parses and checks every row's schemas (schema_check) into svc (mcp_service_new). 0 on
+ * success. */
+int tools_load(struct mcp_service *svc) __attribute__((warn_unused_result));
+void tools_unload(struct mcp_service *svc);
 
-/* Parsed schemas of row i of s (borrowed; NULL past the end or without outputSchema). */
-const json_t *tools_input_schema(const struct mcp_server *s, size_t i);
-const json_t *tools_output_schema(const struct mcp_server *s, size_t i);
+/* Parsed schemas of row i of svc's description (borrowed; NULL past the end or without
+ * outputSchema). */
+const json_t *tools_input_schema(const struct mcp_service *svc, size_t i);
+const json_t *tools_output_schema(const struct mcp_service *svc, size_t i);
 
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);

@@ -238,7 +238,7 @@ static int http_metrics_start(struct http_server *s, const char *listen)
 	return 0;
 }
 
-enum http_status http_start(const struct http_settings *set, const struct mcp_server *mcp,
+enum http_status http_start(const struct http_settings *set, const struct mcp_service *mcp,
 			    const struct fleet_actor *actor, struct http_server **out,
 			    unsigned *bound_port)
 {
@@ -272,8 +272,8 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->work = http_work_new(&ws);
 	s->allowed_hosts = mem_strdup(set->allowed_hosts);
 	s->allowed_origins = mem_strdup(set->allowed_origins);
-	s->hub = listen_hub_new(mcp->changes, HTTP_MAX_STREAMS, (size_t)set->listen_per_subject,
-				set->keepalive_s);
+	s->hub = listen_hub_new(mcp_service_changes(mcp), HTTP_MAX_STREAMS,
+				(size_t)set->listen_per_subject, set->keepalive_s);
 	long max_conn = http_fd_budget(set->max_connections);
 	/* Connections without a complete request have not shown a token: a share of the total,
 	 * never all of it, so that they cannot keep valid callers out. */

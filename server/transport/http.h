@@ -13,7 +13,7 @@
 
 #include "domain/types.h"
 #include "http_allow.h" /* the Host/Origin allow-lists, exposed for unit tests */
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
 
 struct http_server;
 
@@ -53,7 +53,7 @@ struct http_settings {
  * request's bearer token (auth.c, initialised before). *out is new (free with http_stop).
  * *bound_port receives the port actually bound, also written to set->ready_file when that is set.
  */
-enum http_status http_start(const struct http_settings *set, const struct mcp_server *mcp,
+enum http_status http_start(const struct http_settings *set, const struct mcp_service *mcp,
 			    const struct fleet_actor *actor, struct http_server **out,
 			    unsigned *bound_port) __attribute__((warn_unused_result));
 /* The graceful stop's first half: stops accepting connections, answers 503 (Retry-After) to

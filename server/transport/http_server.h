@@ -15,7 +15,7 @@
 #include "domain/types.h"
 #include "guard.h"
 #include "listen.h"
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;
@@ -24,7 +24,7 @@ struct http_work;
 
 struct http_server {
 	struct MHD_Daemon *daemon;
-	const struct mcp_server *mcp;
+	const struct mcp_service *mcp;
 	struct fleet_actor actor;
 	bool tokens; /* every request carries a bearer token (auth.c); actor is unused */
 	size_t max_body;

@@ -12,7 +12,7 @@
 #include "domain/types.h"
 #include "http_server.h"
 #include "listen.h"
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
 
 /* Listen streams one server holds at once. */
 #define HTTP_MAX_STREAMS 256

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "domain/types.h"
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
 
 /* URIs one 2025-era subscription set may hold. */
 #define LISTEN_MAX_URIS 256

@@ -58,7 +58,7 @@ struct stdio_conn {
 	bool out_broken;
 	struct stdio_session session; /* written by the reader only */
 	unsigned long seq;
-	const struct mcp_server *server;
+	const struct mcp_service *server;
 	/* Resource subscriptions of both eras (listen.h). */
 	struct listen_hub *hub;
 	struct listen_out_ops sub_ops; /* how its messages leave: stdio_sub_write */
@@ -328,10 +328,10 @@ static void stdio_too_long(struct stdio_conn *c, size_t max)
 	stdio_write(c, body);
 }
 
-int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor, size_t max)
+int stdio_serve(const struct mcp_service *server, const struct fleet_actor *actor, size_t max)
 {
 	struct stdio_conn c = {.actor = actor, .server = server, .session = {.log_level = -1}};
-	c.hub = listen_hub_new(server->changes, STDIO_MAX_LISTENS, 0, 0);
+	c.hub = listen_hub_new(mcp_service_changes(server), STDIO_MAX_LISTENS, 0, 0);
 	c.sub_ops = (struct listen_out_ops){.write = stdio_sub_write};
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};

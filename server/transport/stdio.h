@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "domain/types.h"
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
 
 /* Requests processed at once; a notifications/cancelled can arrive while they run. */
 #define STDIO_WORKERS 4
@@ -18,6 +18,6 @@
 /* Serves server (loaded) as actor until EOF on stdin (or SIGINT/SIGTERM); lines longer than max
  * bytes are refused. Returns the process exit status. Writes nothing but JSON-RPC messages to
  * stdout; logs go to stderr. */
-int stdio_serve(const struct mcp_server *server, const struct fleet_actor *actor, size_t max);
+int stdio_serve(const struct mcp_service *server, const struct fleet_actor *actor, size_t max);
 
 #endif

@@ -7,7 +7,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "server/protocol/mcp.h"
+#include "server/protocol/dispatch.h"
+#include "server/protocol/server.h"
 #include "server/protocol/tools.h"
 
 /* The fixture tools (static rows, after the product's in the description). */

@@ -412,6 +412,7 @@ static const struct tool_desc conf_tool_rows[] = {
 	 .title = "JSON Schema 2020-12",
 	 .description = "Tool with JSON Schema 2020-12 features",
 	 .input_schema = conf_schema_2020_12,
+	 .schema_listed_only = true,
 	 .read_only = true,
 	 .idempotent = true,
 	 .fn = conf_schema_tool},

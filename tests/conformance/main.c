@@ -17,7 +17,7 @@
 #include "registries.h"
 #include "server/auth/identity.h"
 #include "server/capabilities/catalog.h"
-#include "server/capabilities/change_feed.h"
+#include "domain/changes.h"
 #include "server/cfg.h"
 #include "server/protocol/dispatch.h"
 #include "server/protocol/reqstate.h"
@@ -32,30 +32,40 @@ static void conf_on_signal(int sig)
 	conf_stop = 1;
 }
 
+/* The product's description, the conformance server's made of it, and the service loaded. */
+struct conf_server {
+	struct mcp_app app;
+	struct mcp_server product;
+	struct mcp_server desc;
+	struct mcp_service *svc;
+};
+
 /* The conformance server's description, loaded; 0, or -1 (logged). */
-static int conf_open(const struct cfg *cfg, struct mcp_server *server, struct fleet_actor *actor)
+static int conf_open(const struct cfg *cfg, struct conf_server *server, struct fleet_actor *actor)
 {
-	static struct adapter_settings app;
-	static struct mcp_server product;
 	if (identity_local(cfg->local_subject, cfg->local_client, cfg->local_scopes, actor) != 0)
 		return -1;
 	if (*cfg->database_url)
 		db_configure(&(struct db_settings){.conninfo = cfg->database_url});
-	app.confirm_ttl_s = cfg->confirm_ttl;
-	catalog_describe(&product, &app);
-	conf_describe(server, &product, *cfg->database_url != '\0');
+	server->app.confirm_ttl_s = cfg->confirm_ttl;
+	if (catalog_describe(&server->product, &server->app) != 0)
+		return -1;
+	conf_describe(&server->desc, &server->product, *cfg->database_url != '\0');
+	struct mcp_service_config sc = {.resources_dir = cfg->resources_dir,
+					.prompts_dir = cfg->prompts_dir};
 	if (reqstate_init(cfg->state_secret) != 0 ||
-	    mcp_server_load(server, cfg->resources_dir, cfg->prompts_dir) != 0) {
+	    (server->svc = mcp_service_new(&server->desc, &sc)) == NULL) {
 		log_error("cannot load the conformance server's description");
 		return -1;
 	}
 	return 0;
 }
 
-static void conf_close(const struct cfg *cfg, struct mcp_server *server)
+static void conf_close(const struct cfg *cfg, struct conf_server *server)
 {
-	change_feed_stop();
-	mcp_server_unload(server);
+	changes_stop();
+	mcp_service_free(server->svc);
+	mcp_server_release(&server->product);
 	conf_subscriptions_cleanup();
 	if (*cfg->database_url)
 		db_shutdown();
@@ -64,7 +74,7 @@ static void conf_close(const struct cfg *cfg, struct mcp_server *server)
 static int conf_serve(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
-	struct mcp_server server = {0};
+	struct conf_server server = {0};
 	if (strncmp(cfg->listen, "127.", 4) != 0) {
 		log_error("the conformance server binds to loopback addresses only, not %s",
 			  cfg->listen);
@@ -82,12 +92,12 @@ static int conf_serve(const struct cfg *cfg)
 	unsigned port = 0;
 	struct http_settings hset = cfg_http_settings(cfg);
 	if (conf_open(cfg, &server, &actor) != 0 ||
-	    http_start(&hset, &server, &actor, &srv, &port) != HTTP_OK) {
+	    http_start(&hset, server.svc, &actor, &srv, &port) != HTTP_OK) {
 		conf_close(cfg, &server);
 		return 1;
 	}
 	log_info("conformance server at http://%s:%u/mcp (%zu tools)", cfg->listen, port,
-		 server.ntools);
+		 server.desc.ntools);
 	while (!conf_stop)
 		sigsuspend(&old);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -100,10 +110,10 @@ static int conf_serve(const struct cfg *cfg)
 static int conf_stdio(const struct cfg *cfg)
 {
 	struct fleet_actor actor;
-	struct mcp_server server = {0};
+	struct conf_server server = {0};
 	int rc = 1;
 	if (conf_open(cfg, &server, &actor) == 0)
-		rc = stdio_serve(&server, &actor, (size_t)cfg->max_body);
+		rc = stdio_serve(server.svc, &actor, (size_t)cfg->max_body);
 	conf_close(cfg, &server);
 	return rc;
 }

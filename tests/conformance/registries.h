@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "server/protocol/mcp.h"
+#include "server/protocol/server.h"
 
 /* Fills *out from product (its rows copied, then the fixtures'); without feed, no change feed
  * (no database behind the server). Call once; the rows live in static storage. */

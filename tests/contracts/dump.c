@@ -14,21 +14,21 @@
 
 #include "common/log.h"
 #include "server/capabilities/catalog.h"
-#include "server/capabilities/ui_views.h"
+#include "server/capabilities/adapter.h"
 #include "server/protocol/dispatch.h"
 
 /* The client declares every extension the catalogue has rows for, so that those rows are listed
  * too (their _meta, like every descriptor's, is not part of the contract). */
 #define DUMP_META                                                                                  \
 	"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" MCP_VERSION_MODERN "\","       \
-	"\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{\"" UI_VIEWS_EXTENSION    \
-	"\":{\"mimeTypes\":[\"" UI_VIEWS_MIME_TYPE "\"]}}}}"
+	"\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{\"" ADAPTER_UI_EXTENSION    \
+	"\":{\"mimeTypes\":[\"" ADAPTER_UI_MIME_TYPE "\"]}}}}"
 
 static const struct fleet_actor dump_actor = {"contracts", "contracts-dump",
 					      FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0, ""};
 
 /* One list request (cursor NULL for the first page); the result object (new), or NULL. */
-static json_t *dump_list(const struct mcp_server *s, const char *method, const char *cursor)
+static json_t *dump_list(const struct mcp_service *s, const char *method, const char *cursor)
 {
 	json_t *params = json_loads("{" DUMP_META "}", 0, NULL);
 	if (cursor)
@@ -57,7 +57,7 @@ static json_t *dump_list(const struct mcp_server *s, const char *method, const c
 }
 
 /* Adds every item of every page of method's list under kind, keyed by the item's key member. */
-static int dump_kind(const struct mcp_server *s, json_t *caps, const char *method,
+static int dump_kind(const struct mcp_service *s, json_t *caps, const char *method,
 		     const char *list_key, const char *kind, const char *item_key)
 {
 	json_t *byname = json_object();
@@ -108,20 +108,23 @@ int main(void)
 {
 	log_set_level(LOG_WARN); /* one info line per list request is noise here */
 	struct mcp_server s;
-	catalog_describe(&s, NULL);
+	if (catalog_describe(&s, NULL) != 0)
+		return 1;
 	s.caller_scopes = NULL; /* no database: lists show every capability, as contracts do */
-	if (mcp_server_load(&s, "resources", "prompts") != 0) {
+	struct mcp_service_config cfg = {.resources_dir = "resources", .prompts_dir = "prompts"};
+	struct mcp_service *svc = mcp_service_new(&s, &cfg);
+	if (!svc) {
 		fprintf(stderr,
 			"contracts-dump: cannot load the catalogue (run from the repository "
 			"root)\n");
 		return 1;
 	}
 	json_t *caps = json_object();
-	int rc = dump_kind(&s, caps, "tools/list", "tools", "tool", "name");
-	rc |= dump_kind(&s, caps, "resources/list", "resources", "resource", "uri");
-	rc |= dump_kind(&s, caps, "resources/templates/list", "resourceTemplates",
+	int rc = dump_kind(svc, caps, "tools/list", "tools", "tool", "name");
+	rc |= dump_kind(svc, caps, "resources/list", "resources", "resource", "uri");
+	rc |= dump_kind(svc, caps, "resources/templates/list", "resourceTemplates",
 			"resourceTemplate", "uriTemplate");
-	rc |= dump_kind(&s, caps, "prompts/list", "prompts", "prompt", "name");
+	rc |= dump_kind(svc, caps, "prompts/list", "prompts", "prompt", "name");
 	if (rc == 0) {
 		json_t *doc = json_pack("{s:s, s:s, s:o}", "server", s.name, "protocolVersion",
 					MCP_VERSION_MODERN, "capabilities", caps);
@@ -131,6 +134,7 @@ int main(void)
 	} else {
 		json_decref(caps);
 	}
-	mcp_server_unload(&s);
+	mcp_service_free(svc);
+	mcp_server_release(&s);
 	return rc == 0 ? 0 : 1;
 }

@@ -41,8 +41,16 @@ static struct tool_desc core_tools[CORE_MAX_TOOLS] = {
 	},
 };
 
-void core_server(struct mcp_server *s, const struct tool_desc *extra, size_t n,
-		 const struct mcp_method *methods, size_t m)
+struct mcp_service *core_load(const struct mcp_server *s)
+{
+	struct mcp_service_config cfg = {.resources_dir = "resources", .prompts_dir = "prompts"};
+	struct mcp_service *svc = mcp_service_new(s, &cfg);
+	ck_assert_ptr_nonnull(svc);
+	return svc;
+}
+
+struct mcp_service *core_server(struct mcp_server *s, const struct tool_desc *extra, size_t n,
+				const struct mcp_method *methods, size_t m)
 {
 	ck_assert_uint_lt(n, CORE_MAX_TOOLS);
 	for (size_t i = 0; i < n; i++)
@@ -58,5 +66,5 @@ void core_server(struct mcp_server *s, const struct tool_desc *extra, size_t n,
 		.ntools = 1 + n,
 		.tools_logger = "core.tools",
 	};
-	ck_assert_int_eq(mcp_server_load(s, "resources", "prompts"), 0);
+	return core_load(s);
 }

@@ -5,13 +5,17 @@
 #define BIKAROO_CORE_FIXTURE_H
 
 #include "server/protocol/dispatch.h"
+#include "server/protocol/server.h"
 
 #define CORE_SERVER_NAME "core-test-server"
 #define CORE_READ_TOOL "get_bike_status"
 
-/* Fills and loads *s with the read tool then extra (n rows, borrowed) and methods (m rows,
- * borrowed). Unload with mcp_server_unload(). */
-void core_server(struct mcp_server *s, const struct tool_desc *extra, size_t n,
-		 const struct mcp_method *methods, size_t m);
+/* Fills *s with the read tool then extra (n rows, borrowed) and methods (m rows, borrowed), and
+ * returns it loaded (mcp_service_free() it). */
+struct mcp_service *core_server(struct mcp_server *s, const struct tool_desc *extra, size_t n,
+				const struct mcp_method *methods, size_t m);
+/* s loaded with the repository's resources and prompts directories; fails the test if it
+ * cannot be. */
+struct mcp_service *core_load(const struct mcp_server *s);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "server/protocol/dispatch.h"
 #include "server/protocol/resources.h"
 #include "server/protocol/tools.h"
@@ -66,6 +67,7 @@ static const struct resource_template_desc tpl_with[] = {EXT_TEMPLATE(&link)},
 					   tpl_without[] = {EXT_TEMPLATE(NULL)};
 
 static struct mcp_server with, without;
+static struct mcp_service *with_svc, *without_svc;
 
 static void setup(void)
 {
@@ -84,20 +86,20 @@ static void setup(void)
 				      .ntools = 1,
 				      .templates = tpl_without,
 				      .ntemplates = 1};
-	ck_assert_int_eq(mcp_server_load(&with, "resources", "prompts"), 0);
-	ck_assert_int_eq(mcp_server_load(&without, "resources", "prompts"), 0);
+	with_svc = core_load(&with);
+	without_svc = core_load(&without);
 }
 
 static void teardown(void)
 {
-	mcp_server_unload(&with);
-	mcp_server_unload(&without);
+	mcp_service_free(with_svc);
+	mcp_service_free(without_svc);
 }
 
 /* One request's result (new), or its error object when result is absent. caps: the modern
  * clientCapabilities JSON (NULL: a 2025-06-18 request on a stdio connection whose initialize
  * declared session_ext, which may be NULL). */
-static json_t *ask(const struct mcp_server *s, const char *method, const char *params_extra,
+static json_t *ask(const struct mcp_service *s, const char *method, const char *params_extra,
 		   const char *caps, json_t *session_ext)
 {
 	char body[1024];
@@ -142,19 +144,19 @@ START_TEST(undeclared_clients_see_the_description_without_the_extension)
 	const char *const lists[] = {"tools/list", "resources/list", "resources/templates/list"};
 	for (size_t i = 0; i < sizeof undeclared / sizeof undeclared[0]; i++)
 		for (size_t k = 0; k < 3; k++) {
-			json_t *a = ask(&with, lists[k], "", undeclared[i], NULL);
-			json_t *b = ask(&without, lists[k], "", undeclared[i], NULL);
+			json_t *a = ask(with_svc, lists[k], "", undeclared[i], NULL);
+			json_t *b = ask(without_svc, lists[k], "", undeclared[i], NULL);
 			ck_assert_msg(json_equal(a, b), "%s with %s differs", lists[k],
 				      undeclared[i]);
 			json_decref(a);
 			json_decref(b);
 		}
 	/* The exclusive row cannot be read either; the same for a 2025-era request. */
-	json_t *e = ask(&with, "resources/read", "\"uri\":\"ui://t/view\"", "{}", NULL);
+	json_t *e = ask(with_svc, "resources/read", "\"uri\":\"ui://t/view\"", "{}", NULL);
 	ck_assert_int_eq(json_integer_value(json_object_get(e, "code")), -32602);
 	json_decref(e);
-	json_t *l = ask(&with, "tools/list", "", NULL, NULL);
-	json_t *lw = ask(&without, "tools/list", "", NULL, NULL);
+	json_t *l = ask(with_svc, "tools/list", "", NULL, NULL);
+	json_t *lw = ask(without_svc, "tools/list", "", NULL, NULL);
 	ck_assert(json_equal(l, lw));
 	json_decref(l);
 	json_decref(lw);
@@ -163,28 +165,28 @@ END_TEST
 
 START_TEST(declared_clients_see_the_links_and_the_views)
 {
-	json_t *t = ask(&with, "tools/list", "", DECLARED, NULL);
+	json_t *t = ask(with_svc, "tools/list", "", DECLARED, NULL);
 	json_t *meta = json_object_get(json_array_get(json_object_get(t, "tools"), 0), "_meta");
 	ck_assert_str_eq(
 		json_string_value(json_object_get(json_object_get(meta, "ui"), "resourceUri")),
 		"ui://t/view");
 	json_decref(t);
-	json_t *r = ask(&with, "resources/list", "", DECLARED, NULL);
+	json_t *r = ask(with_svc, "resources/list", "", DECLARED, NULL);
 	json_t *row = json_array_get(json_object_get(r, "resources"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(row, "uri")), "ui://t/view");
 	ck_assert(json_is_true(json_object_get(json_object_get(json_object_get(row, "_meta"), "ui"),
 					       "prefersBorder")));
 	json_decref(r);
-	json_t *p = ask(&with, "resources/templates/list", "", DECLARED, NULL);
+	json_t *p = ask(with_svc, "resources/templates/list", "", DECLARED, NULL);
 	row = json_array_get(json_object_get(p, "resourceTemplates"), 0);
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(row, "_meta"), "ui"));
 	json_decref(p);
-	json_t *rd = ask(&with, "resources/read", "\"uri\":\"ui://t/view\"", DECLARED, NULL);
+	json_t *rd = ask(with_svc, "resources/read", "\"uri\":\"ui://t/view\"", DECLARED, NULL);
 	ck_assert_str_eq(json_string_value(json_object_get(
 				 json_array_get(json_object_get(rd, "contents"), 0), "text")),
 			 "x");
 	json_decref(rd);
-	json_t *d = ask(&with, "server/discover", "", "{}", NULL);
+	json_t *d = ask(with_svc, "server/discover", "", "{}", NULL);
 	ck_assert_ptr_nonnull(json_object_get(
 		json_object_get(json_object_get(d, "capabilities"), "extensions"), EXT_ID));
 	json_decref(d);
@@ -194,7 +196,7 @@ END_TEST
 START_TEST(a_2025_connection_declares_them_in_initialize)
 {
 	json_t *decl = json_loads(DECLARED, 0, NULL);
-	json_t *t = ask(&with, "tools/list", "", NULL, json_object_get(decl, "extensions"));
+	json_t *t = ask(with_svc, "tools/list", "", NULL, json_object_get(decl, "extensions"));
 	json_t *meta = json_object_get(json_array_get(json_object_get(t, "tools"), 0), "_meta");
 	ck_assert_ptr_nonnull(json_object_get(meta, "ui"));
 	json_decref(t);
@@ -206,10 +208,11 @@ START_TEST(malformed_extension_meta_is_refused_at_load)
 {
 	static const struct mcp_ext_meta bad = {.extension = EXT_ID, .meta = "[1]"};
 	static const struct tool_desc t[] = {EXT_TOOL(&bad)};
+	struct mcp_service_config cfg = {.resources_dir = "resources", .prompts_dir = "prompts"};
 	struct mcp_server s = {.name = "bad", .version = "1", .tools = t, .ntools = 1};
-	ck_assert_int_eq(mcp_server_load(&s, "resources", "prompts"), -1);
+	ck_assert_ptr_null(mcp_service_new(&s, &cfg));
 	struct mcp_server s2 = {.name = "bad", .version = "1", .extensions = "[]"};
-	ck_assert_int_eq(mcp_server_load(&s2, "resources", "prompts"), -1);
+	ck_assert_ptr_null(mcp_service_new(&s2, &cfg));
 }
 END_TEST
 

@@ -15,6 +15,7 @@ static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCO
 	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
 
 static struct mcp_server server;
+static struct mcp_service *svc;
 
 static json_t *handle(enum mcp_transport t, const char *body, const char *hv, const char *hm,
 		      int *status, const char **scope)
@@ -27,7 +28,7 @@ static json_t *handle(enum mcp_transport t, const char *body, const char *hv, co
 				  .actor = &actor,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&server, &req, &out);
+	mcp_handle(svc, &req, &out);
 	*status = out.http_status;
 	if (scope)
 		*scope = out.missing_scope;
@@ -39,12 +40,12 @@ static json_t *handle(enum mcp_transport t, const char *body, const char *hv, co
 
 static void setup(void)
 {
-	core_server(&server, NULL, 0, NULL, 0);
+	svc = core_server(&server, NULL, 0, NULL, 0);
 }
 
 static void teardown(void)
 {
-	mcp_server_unload(&server);
+	mcp_service_free(svc);
 }
 
 START_TEST(discover_shape)
@@ -157,7 +158,7 @@ START_TEST(missing_scope_is_403_on_http_and_in_band_on_stdio)
 				  .actor = &actor,
 				  .reqid = "u"};
 	struct mcp_response out;
-	mcp_handle(&server, &req, &out);
+	mcp_handle(svc, &req, &out);
 	ck_assert_int_eq(out.http_status, 403);
 	ck_assert_str_eq(out.missing_scope, "fleet:read");
 	mcp_response_free(&out);
@@ -180,7 +181,7 @@ START_TEST(expired_authority_is_refused)
 				  .actor = &expired,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&server, &req, &out);
+	mcp_handle(svc, &req, &out);
 	json_error_t e;
 	json_t *r = json_loads(out.body, 0, &e);
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
@@ -189,7 +190,7 @@ START_TEST(expired_authority_is_refused)
 	json_decref(r);
 	mcp_response_free(&out);
 	expired.expires_at = (long)time(NULL) + 600; /* not yet: served */
-	mcp_handle(&server, &req, &out);
+	mcp_handle(svc, &req, &out);
 	ck_assert_ptr_nonnull(strstr(out.body, "\"result\""));
 	mcp_response_free(&out);
 }

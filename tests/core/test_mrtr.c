@@ -80,16 +80,17 @@ static const struct mcp_method extra_methods[] = {
 };
 
 static struct mcp_server server;
+static struct mcp_service *svc;
 
 static void setup(void)
 {
 	ck_assert_int_eq(reqstate_init("a unit-test secret long enough for the hmac key"), 0);
-	core_server(&server, extra, 2, extra_methods, 1);
+	svc = core_server(&server, extra, 2, extra_methods, 1);
 }
 
 static void teardown(void)
 {
-	mcp_server_unload(&server);
+	mcp_service_free(svc);
 }
 
 struct sink {
@@ -123,7 +124,7 @@ static json_t *call(const struct fleet_actor *a, const char *name, const char *e
 				  .emit = sink ? sink_emit : NULL,
 				  .emit_ctx = sink};
 	struct mcp_response out;
-	mcp_handle(&server, &req, &out);
+	mcp_handle(svc, &req, &out);
 	*status = out.http_status;
 	json_error_t e;
 	json_t *j = out.body ? json_loads(out.body, 0, &e) : NULL;
@@ -224,7 +225,7 @@ START_TEST(legacy_clients_are_not_asked)
 				  .actor = &marie,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&server, &req, &out);
+	mcp_handle(svc, &req, &out);
 	json_error_t e;
 	json_t *r = json_loads(out.body, 0, &e);
 	json_t *res = json_object_get(r, "result");
@@ -279,7 +280,7 @@ START_TEST(input_required_from_another_method_is_an_internal_error)
 				  .actor = &marie,
 				  .reqid = "unit"};
 	struct mcp_response out;
-	mcp_handle(&server, &req, &out);
+	mcp_handle(svc, &req, &out);
 	json_error_t e;
 	json_t *r = json_loads(out.body, 0, &e);
 	ck_assert_int_eq(err_code(r), -32603);

@@ -95,7 +95,10 @@ describe('official clients with bearer tokens (BIKAROO_AUTH=jwt)', { timeout: 3 
       try {
         assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
         const tools = await client.listTools(undefined, REQ);
-        assert.deepEqual(tools.tools.map((t) => t.name), ['get_bike_status']);
+        // A read-only token lists read-only tools only (whatever the catalogue holds), this one
+        // among them.
+        assert.ok(tools.tools.some((t) => t.name === 'get_bike_status'));
+        for (const t of tools.tools) assert.equal(t.annotations.readOnlyHint, true, `${t.name} listed to a read-only token`);
         const own = await client.callTool({ name: 'get_bike_status', arguments: { bikeId: 'VL-2048' } }, REQ);
         assert.equal(own.isError, false);
         assert.equal(own.structuredContent.region, 'FR-PAR');

@@ -21,6 +21,7 @@ static const struct fleet_actor fuzz_actor = {
 	"marie", "customer-care-assistant", FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0, ""};
 
 static struct mcp_server fuzz_server;
+static struct mcp_service *fuzz_svc;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -31,12 +32,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		(enum log_level)(LOG_ERROR + 1)); /* quiet: every refused database call would log */
 	db_configure(&(struct db_settings){
 		.conninfo = "host=/nonexistent-bikaroo-fuzz dbname=none connect_timeout=1"});
-	catalog_describe(&fuzz_server, NULL);
+	if (catalog_describe(&fuzz_server, NULL) != 0)
+		abort();
 	fuzz_server.audit = NULL;         /* no database: no audit rows to write */
 	fuzz_server.caller_scopes = NULL; /* nor rights to read: lists follow the scopes */
 	fuzz_server.changes = NULL;
 	if (reqstate_init("a fuzzing secret that is long enough for hmac") != 0 ||
-	    mcp_server_load(&fuzz_server, "resources", "prompts") != 0)
+	    (fuzz_svc = mcp_service_new(
+		     &fuzz_server, &(struct mcp_service_config){.resources_dir = "resources",
+								.prompts_dir = "prompts"})) == NULL)
 		abort();
 	return 0;
 }
@@ -84,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.emit = (flags & 0x80) ? fuzz_emit : NULL,
 	};
 	struct mcp_response out;
-	mcp_handle(&fuzz_server, &req, &out);
+	mcp_handle(fuzz_svc, &req, &out);
 	mcp_response_free(&out);
 	return 0;
 }

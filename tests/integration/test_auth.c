@@ -333,11 +333,12 @@ static void auth_expand_json(json_t *j)
 static bool auth_tool_registered(const char *name)
 {
 	struct mcp_server product;
-	catalog_describe(&product, NULL);
+	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
+	bool found = false;
 	for (size_t i = 0; i < product.ntools; i++)
-		if (strcmp(product.tools[i].name, name) == 0)
-			return true;
-	return false;
+		found = found || strcmp(product.tools[i].name, name) == 0;
+	mcp_server_release(&product);
+	return found;
 }
 
 /* The value of response header name (without CRLF) in r, or NULL. buf receives it. */
@@ -491,6 +492,20 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 	size_t i;
 	json_t *t;
 	json_t *want_tools = json_object_get(expect, "tools");
+	json_t *derived = NULL;
+	const char *scope = json_string_value(json_object_get(expect, "tools_with_scope"));
+	if (scope) {
+		/* Exactly the catalogue's tools that need this scope, in its order. */
+		struct mcp_server product;
+		ck_assert_int_eq(catalog_describe(&product, NULL), 0);
+		want_tools = derived = json_array();
+		for (i = 0; i < product.ntools; i++)
+			if (product.tools[i].scope_name &&
+			    strcmp(product.tools[i].scope_name, scope) == 0)
+				json_array_append_new(derived, json_string(product.tools[i].name));
+		mcp_server_release(&product);
+		ck_assert_msg(json_array_size(derived) > 0, "%s: no tool needs %s", name, scope);
+	}
 	if (want_tools) {
 		json_t *names = json_array();
 		for (i = 0; i < json_array_size(tools); i++)
@@ -498,6 +513,7 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 		ck_assert_msg(json_equal(names, want_tools), "%s: tools in %s", name, r->body);
 		json_decref(names);
 	}
+	json_decref(derived);
 	json_t *excl = json_object_get(expect, "tools_exclude");
 	for (i = 0; i < json_array_size(excl); i++) {
 		t = json_array_get(excl, i);
@@ -1207,6 +1223,40 @@ END_TEST
 
 /* ---- defense in depth: PostgreSQL alone ------------------------------------------------------ */
 
+/* One read of another region's object by marie (FR-PAR), through each read path of the domain
+ * (domain/reads.c): what shows that it was shown. */
+struct rls_read {
+	const char *what;
+	const char *method, *name, *params;
+	const char *table; /* the table whose policy keeps it out */
+	const char *shown; /* a text the answer holds when the object is shown */
+};
+
+static const struct rls_read rls_reads[] = {
+	{"get_bike_status", "tools/call", "get_bike_status",
+	 "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2047\"}", "fleet.bikes",
+	 "\"isError\":false"},
+	{"the bike resource", "resources/read", "bikaroo://fleet/bikes/VL-2047",
+	 "\"uri\":\"bikaroo://fleet/bikes/VL-2047\"", "fleet.bikes", "FR-LYO"},
+	{"bike id completion", "completion/complete", NULL,
+	 "\"ref\":{\"type\":\"ref/resource\",\"uri\":\"bikaroo://fleet/bikes/{bikeId}\"},"
+	 "\"argument\":{\"name\":\"bikeId\",\"value\":\"VL-2047\"}",
+	 "fleet.bikes", "\"VL-2047\""},
+	{"the case resource", "resources/read", "bikaroo://cases/IC-99990047",
+	 "\"uri\":\"bikaroo://cases/IC-99990047\"", "fleet.cases", "FR-LYO"},
+};
+
+/* Whether read r, asked on port, shows the object. */
+static bool rls_shown(unsigned port, const struct rls_read *rd)
+{
+	struct it_response r;
+	it_mcp(port, rd->method, rd->name, rd->params, &r);
+	ck_assert_msg(r.status == 200, "%s: HTTP %ld %s", rd->what, r.status, r.body);
+	bool shown = json_object_get(r.json, "result") && strstr(r.body, rd->shown) != NULL;
+	it_response_free(&r);
+	return shown;
+}
+
 START_TEST(rls_alone_refuses_when_the_c_check_is_compiled_out)
 {
 	char bin[1024];
@@ -1215,30 +1265,41 @@ START_TEST(rls_alone_refuses_when_the_c_check_is_compiled_out)
 	const char *e1[] = {bin, NULL};
 	ck_assert_int_eq(it_server_start(&rls_only, e1), 0);
 	ck_assert_int_eq(it_server_start(&normal, NULL), 0);
-	const char *p = "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2047\"}";
-	struct it_response r;
-	/* marie (FR-PAR) asks for a FR-LYO bike: with no C check, row-level security refuses. */
-	it_mcp(rls_only.port, "tools/call", "get_bike_status", p, &r);
-	bool refused = json_is_true(json_object_get(json_object_get(r.json, "result"), "isError"));
-	it_response_free(&r);
-	/* Proof that the C check really is gone from that binary, and that the normal binary's C
-	 * check stands alone: the same request with the bikes policy switched off. */
-	free(it_sql("ALTER TABLE fleet.bikes DISABLE ROW LEVEL SECURITY"));
-	it_mcp(rls_only.port, "tools/call", "get_bike_status", p, &r);
-	bool leaked = json_is_false(json_object_get(json_object_get(r.json, "result"), "isError"));
-	it_response_free(&r);
-	it_mcp(normal.port, "tools/call", "get_bike_status", p, &r);
-	bool c_refused =
-		json_is_true(json_object_get(json_object_get(r.json, "result"), "isError"));
-	it_response_free(&r);
-	free(it_sql("ALTER TABLE fleet.bikes ENABLE ROW LEVEL SECURITY"));
-	char *on =
-		it_sql("SELECT relrowsecurity FROM pg_class WHERE oid = 'fleet.bikes'::regclass");
-	ck_assert_str_eq(on, "t");
-	free(on);
-	ck_assert_msg(refused, "row-level security alone must refuse another region");
-	ck_assert_msg(leaked, "the rls-only binary still checks the perimeter in C");
-	ck_assert_msg(c_refused, "the C check alone must refuse another region");
+	/* A FR-LYO case marie opened (closed: it changes nothing else): only the region keeps it
+	 * from her. */
+	free(it_sql(
+		"INSERT INTO fleet.cases (case_id, bike_id, region, state, opened_by, opened_via,"
+		" closed_at) VALUES ('IC-99990047', 'VL-2047', 'FR-LYO', 'closed', 'marie',"
+		" 'customer-care-assistant', now()) ON CONFLICT DO NOTHING"));
+	for (size_t i = 0; i < sizeof rls_reads / sizeof rls_reads[0]; i++) {
+		const struct rls_read *rd = &rls_reads[i];
+		/* With no C check, row-level security refuses. */
+		bool refused = !rls_shown(rls_only.port, rd);
+		/* Proof that the C check really is gone from that binary, and that the normal
+		 * binary's C check stands alone: the same request with the table's policy off. */
+		char *off = mem_printf("ALTER TABLE %s DISABLE ROW LEVEL SECURITY", rd->table);
+		char *on = mem_printf("ALTER TABLE %s ENABLE ROW LEVEL SECURITY", rd->table);
+		free(it_sql(off));
+		bool leaked = rls_shown(rls_only.port, rd);
+		bool c_refused = !rls_shown(normal.port, rd);
+		free(it_sql(on));
+		char *q =
+			mem_printf("SELECT relrowsecurity FROM pg_class WHERE oid = '%s'::regclass",
+				   rd->table);
+		char *enabled = it_sql(q);
+		ck_assert_str_eq(enabled, "t");
+		free(enabled);
+		free(q);
+		free(on);
+		free(off);
+		ck_assert_msg(refused, "%s: row-level security alone must refuse another region",
+			      rd->what);
+		ck_assert_msg(leaked, "%s: the rls-only binary still checks the perimeter in C",
+			      rd->what);
+		ck_assert_msg(c_refused, "%s: the C check alone must refuse another region",
+			      rd->what);
+	}
+	free(it_sql("DELETE FROM fleet.cases WHERE case_id = 'IC-99990047'"));
 	/* And writes: the login role, acting as marie, cannot change a bike of another region:
 	 * the UPDATE grant exists (for reports), row-level security leaves it nothing to change. */
 	char *before = it_sql("SELECT status FROM fleet.bikes WHERE bike_id = 'VL-2047'");

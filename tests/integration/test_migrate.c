@@ -3,11 +3,14 @@
  * numbered files of d73423a (tests/integration/migrations-d73423a) and then by today's code
  * has the schema of a fresh one. */
 #include <check.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,31 +113,119 @@ static char *mig_dump(const char *db)
 	return text;
 }
 
-/* Functions whose text changed on purpose since d73423a: the upgrade from there changes these
- * and nothing else. */
-static const char *const mig_changed_since_d73423a[] = {
-	"fleet.report_damage_as",       /* the would-be status with confirmation_required */
-	"fleet.notify_resource_change", /* entity keys on bikaroo_changes, not MCP URIs */
-	"fleet.act_as",                 /* rights cached per backend, checked by the epoch */
-	"fleet.notify_rights_change",   /* bumps the rights epoch */
+/* What the upgrade from d73423a may change, derived from the tree (no list to keep by hand):
+ * - every function of migrations/functions/ (its text is today's file, on both paths);
+ * - every object a numbered file added since d73423a (one not in MIG_OLD_DIR) creates, alters or
+ *   drops, as the file names it (CREATE/ALTER TABLE, CREATE TRIGGER/INDEX/POLICY/TYPE/SEQUENCE,
+ *   CREATE/DROP FUNCTION). */
+#define MIG_MAX_NAMES 256
+struct mig_names {
+	char name[MIG_MAX_NAMES][128];
+	size_t n;
 };
 
-/* What numbered files after d73423a add or replace on purpose (0008: the rights epoch, its
- * table and the rights triggers; the functions that came with it): every pg_dump block whose
- * text names one of these is left out of both dumps before comparing them. */
-static const char *const mig_added_since_d73423a[] = {
-	"rights_epoch",
-	"_rights_truncate",
-	"principals_rights_change",
-	"client_apps_rights_change",
-	"audit_batch(",
-	"bike_status_read_as(",
-	"fleet.audit_log", /* 0009: its trace_id column (audit_record and audit_batch write it);
-			      0010: its token_ref column */
-	"audit_ref(",      /* 0010: splits the request reference for the audit functions */
-	"budget",          /* 0012: the deployment's tools/call budgets (fleet.budgets,
-			      fleet.budget_take) */
-};
+/* Adds the first len - strlen(suffix) bytes of name, then suffix. */
+static void mig_names_add(struct mig_names *ns, const char *name, size_t len, const char *suffix)
+{
+	ck_assert_uint_lt(ns->n, MIG_MAX_NAMES);
+	snprintf(ns->name[ns->n++], sizeof ns->name[0], "%.*s%s", (int)(len - strlen(suffix)), name,
+		 suffix);
+}
+
+/* The functions (schema.name) of migrations/functions/, from the file names. */
+static void mig_function_files(struct mig_names *ns)
+{
+	DIR *d = opendir("migrations/functions");
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		if (n > 4 && strcmp(e->d_name + n - 4, ".sql") == 0)
+			mig_names_add(ns, e->d_name, n - 4, "");
+	}
+	closedir(d);
+}
+
+static const char *mig_skip_words(const char *p)
+{
+	static const char *const words[] = {"IF NOT EXISTS ", "IF EXISTS ", "ONLY ", "UNLOGGED ",
+					    "UNIQUE "};
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+			if (strncasecmp(p, words[i], strlen(words[i])) == 0) {
+				p += strlen(words[i]);
+				again = true;
+			}
+	}
+	return p;
+}
+
+/* The objects numbered files since d73423a name: needles for mig_cut_blocks (a function as
+ * "name(" without its schema, as pg_dump's headers write it; anything else as written). */
+static void mig_new_objects(struct mig_names *ns)
+{
+	static const char *const verbs[] = {
+		"CREATE TABLE ",    "ALTER TABLE ",        "CREATE TRIGGER ",
+		"CREATE INDEX ",    "CREATE POLICY ",      "CREATE TYPE ",
+		"CREATE SEQUENCE ", "CREATE FUNCTION ",    "CREATE OR REPLACE FUNCTION ",
+		"DROP FUNCTION ",   "CREATE UNIQUE INDEX "};
+	DIR *d = opendir("migrations");
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		if (n < 9 || strcmp(e->d_name + n - 4, ".sql") != 0 || e->d_name[4] != '_')
+			continue;
+		char *old = mem_printf("%s/%s", MIG_OLD_DIR, e->d_name);
+		bool known = access(old, F_OK) == 0;
+		free(old);
+		if (known)
+			continue;
+		char *path = mem_printf("migrations/%s", e->d_name);
+		FILE *f = fopen(path, "r");
+		ck_assert_ptr_nonnull(f);
+		char line[1024], upper[1024];
+		while (fgets(line, sizeof line, f))
+			for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++) {
+				for (size_t i = 0; i < sizeof line; i++)
+					if (!(upper[i] = (char)toupper((unsigned char)line[i])))
+						break;
+				const char *hit = strstr(upper, verbs[v]);
+				if (!hit || strncmp(line, "--", 2) == 0)
+					continue;
+				const char *at = line + (hit - upper);
+				const char *p = mig_skip_words(at + strlen(verbs[v]));
+				size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz"
+						       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+				bool fn = strstr(verbs[v], "FUNCTION") != NULL;
+				/* A policy's name is unique per table only: "name ON table". */
+				if (strcmp(verbs[v], "CREATE POLICY ") == 0) {
+					const char *on = strstr(p, " ON ");
+					if (on && on > p)
+						len = (size_t)(on - p) + 4 +
+						      strspn(on + 4,
+							     "abcdefghijklmnopqrstuvwxyz_.");
+				}
+				const char *dot = fn ? memchr(p, '.', len) : NULL;
+				if (dot) {
+					len -= (size_t)(dot + 1 - p);
+					p = dot + 1;
+				}
+				if (len)
+					mig_names_add(ns, p, len + (fn ? 1 : 0), fn ? "(" : "");
+			}
+		fclose(f);
+		free(path);
+	}
+	closedir(d);
+}
+
+static size_t mig_count(const char *text, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
 
 /* Cuts, in place, every block of a dump (from one "--\n-- Name: " header to the next) whose
  * text contains needle. */
@@ -161,16 +252,19 @@ static void mig_cut_blocks(char *dump, const char *needle)
 	}
 }
 
-/* Cuts the definition of function name (schema.name) out of a dump, in place: from its
- * "CREATE FUNCTION name(" line to the "$$;" line that ends it. */
+/* Cuts the definitions of function name (schema.name, every overload) out of a dump, in place:
+ * from each "CREATE FUNCTION name(" to the end of that statement, which pg_dump follows with
+ * its ALTER FUNCTION ... OWNER line or the next block (whatever quotes the body). */
 static void mig_cut_function(char *dump, const char *name)
 {
 	char *head = mem_printf("\nCREATE FUNCTION %s(", name);
-	char *from = strstr(dump, head);
-	ck_assert_msg(from != NULL, "no function %s in the dump", name);
-	char *to = strstr(from, "\n$$;\n");
-	ck_assert_ptr_nonnull(to);
-	memmove(from, to + 4, strlen(to + 4) + 1);
+	for (char *from; (from = strstr(dump, head)) != NULL;) {
+		char *alter = strstr(from, "\nALTER FUNCTION ");
+		char *next = strstr(from, "\n--\n");
+		char *to = alter && (!next || alter < next) ? alter : next;
+		ck_assert_ptr_nonnull(to);
+		memmove(from, to, strlen(to) + 1);
+	}
 	free(head);
 }
 
@@ -217,18 +311,36 @@ START_TEST(upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fre
 	/* Today's migrate on it: the numbered files since d73423a, then the function files. */
 	ck_assert_int_eq(mig_migrate("it_schema_old", NULL), 0);
 	char *after = mig_dump("it_schema_old");
-	/* The same schema, but for the functions changed on purpose since and what the numbered
-	 * files since add. */
+	/* The same schema, but for the function files' texts and what the numbered files since
+	 * d73423a name (both derived from the tree). A function whose overloads are the same on
+	 * both sides keeps its grants and comments compared; one added, dropped or given another
+	 * signature is left out whole. */
 	char *before_cut = mem_strdup(before), *after_cut = mem_strdup(after);
-	for (size_t i = 0; i < sizeof mig_changed_since_d73423a / sizeof(char *); i++) {
-		mig_cut_function(before_cut, mig_changed_since_d73423a[i]);
-		mig_cut_function(after_cut, mig_changed_since_d73423a[i]);
+	static struct mig_names fns, added;
+	fns.n = added.n = 0;
+	mig_function_files(&fns);
+	mig_new_objects(&added);
+	for (size_t i = 0; i < fns.n; i++) {
+		char *head = mem_printf("\nCREATE FUNCTION %s(", fns.name[i]);
+		size_t nb = mig_count(before_cut, head), na = mig_count(after_cut, head);
+		free(head);
+		if (nb != na || nb == 0) {
+			const char *dot = strchr(fns.name[i], '.');
+			const char *bare = dot ? dot + 1 : fns.name[i];
+			mig_names_add(&added, bare, strlen(bare) + 1, "(");
+		}
+		mig_cut_function(before_cut, fns.name[i]);
+		mig_cut_function(after_cut, fns.name[i]);
 	}
-	for (size_t i = 0; i < sizeof mig_added_since_d73423a / sizeof(char *); i++) {
-		mig_cut_blocks(before_cut, mig_added_since_d73423a[i]);
-		mig_cut_blocks(after_cut, mig_added_since_d73423a[i]);
+	for (size_t i = 0; i < added.n; i++) {
+		mig_cut_blocks(before_cut, added.name[i]);
+		mig_cut_blocks(after_cut, added.name[i]);
 	}
-	ck_assert_msg(strcmp(before_cut, after_cut) == 0, "upgrade changed the schema at %s",
+	ck_assert_msg(strcmp(before_cut, after_cut) == 0,
+		      "upgrade changed the schema at %s. A change made on purpose belongs in a "
+		      "numbered file after d73423a that names the object in its CREATE, ALTER or "
+		      "DROP statement, or in a function file of migrations/functions/ (this test "
+		      "reads both to know what may change)",
 		      mig_first_difference(before_cut, after_cut));
 	free(after_cut);
 	free(before_cut);

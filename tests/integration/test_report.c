@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include "common/mem.h"
+#include "domain/cases.h"
 #include "domain/pg/db.h"
 #include "domain/damage_reports.h"
-#include "server/capabilities/cases.h"
 #include "harness.h"
+#include "server/protocol/mcp.h"
 #include "tests/check_main.h"
 
 #define RP_CAPS_NONE "{}"
@@ -965,6 +966,22 @@ START_TEST(case_read_follows_perimeter_and_role)
 	char *report = mem_strdup(rp_sc(res, "reportId"));
 	it_response_free(&r);
 	json_decref(args);
+	/* The resource content built from it, through resources/read. */
+	char uri[96], params[128];
+	snprintf(uri, sizeof uri, "bikaroo://cases/%s", case_id);
+	snprintf(params, sizeof params, "\"uri\":\"%s\"", uri);
+	it_mcp(o.port, "resources/read", uri, params, &r);
+	json_t *item =
+		json_array_get(json_object_get(json_object_get(r.json, "result"), "contents"), 0);
+	ck_assert_msg(item != NULL, "%s", r.body);
+	ck_assert_str_eq(json_string_value(json_object_get(item, "mimeType")), "application/json");
+	json_error_t je;
+	json_t *body = json_loads(json_string_value(json_object_get(item, "text")), 0, &je);
+	ck_assert_str_eq(json_string_value(json_object_get(body, "caseId")), case_id);
+	ck_assert_uint_eq(json_array_size(json_object_get(body, "reports")), 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(body, "events")), 2);
+	json_decref(body);
+	it_response_free(&r);
 	ck_assert_int_eq(it_server_stop(&o), 0);
 
 	db_configure(&(struct db_settings){.conninfo = it_env("DATABASE_URL")});
@@ -975,7 +992,7 @@ START_TEST(case_read_follows_perimeter_and_role)
 				   ""};
 	struct fleet_actor noscope = {"olivia", "ops-assistant", FLEET_SCOPE_REPORT, false, 0, ""};
 	struct case_file c;
-	ck_assert_int_eq(cases_read(&olivia, case_id, &c), FLEET_OK);
+	ck_assert_int_eq(cases_read(&olivia, case_id, NULL, &c), FLEET_OK);
 	ck_assert_str_eq(c.bike_id, "VL-2144");
 	ck_assert_str_eq(c.state, "open");
 	ck_assert_str_eq(c.opened_by, "olivia");
@@ -987,33 +1004,22 @@ START_TEST(case_read_follows_perimeter_and_role)
 	ck_assert_str_eq(c.items[1].kind, "opened");
 	ck_assert_str_eq(c.items[2].kind, "report_added");
 	ck_assert_str_eq(c.items[2].report_id, report);
-	/* The resource content built from it. */
-	struct mcp_request req = {.actor = &olivia};
-	struct mcp_ctx ctx = {.req = &req, .modern = true};
-	json_t *contents = NULL;
-	struct mcp_error err = {0};
-	ck_assert_int_eq(cases_resource_read(&ctx, case_id, &contents, &err), 0);
-	json_t *item = json_array_get(contents, 0);
-	ck_assert_str_eq(json_string_value(json_object_get(item, "mimeType")), "application/json");
-	json_error_t je;
-	json_t *body = json_loads(json_string_value(json_object_get(item, "text")), 0, &je);
-	ck_assert_str_eq(json_string_value(json_object_get(body, "caseId")), case_id);
-	ck_assert_uint_eq(json_array_size(json_object_get(body, "reports")), 1);
-	ck_assert_uint_eq(json_array_size(json_object_get(body, "events")), 2);
-	json_decref(body);
-	json_decref(contents);
 	cases_free(&c);
 	/* Not visible: marie (customer care, not involved), paul (other region), no fleet:read,
 	 * and an unknown case: all the same not found. */
-	ck_assert_int_eq(cases_read(&marie, case_id, &c), FLEET_NOT_FOUND);
-	ck_assert_int_eq(cases_read(&paul, case_id, &c), FLEET_NOT_FOUND);
-	ck_assert_int_eq(cases_read(&noscope, case_id, &c), FLEET_FORBIDDEN);
-	ck_assert_int_eq(cases_read(&olivia, "IC-99999999", &c), FLEET_NOT_FOUND);
-	ctx.req = &(struct mcp_request){.actor = &paul};
-	ck_assert_int_eq(cases_resource_read(&ctx, case_id, &contents, &err), -1);
-	ck_assert_int_eq(err.code, MCP_INVALID_PARAMS);
-	ck_assert_str_eq(err.message, "Resource not found");
-	json_decref(err.data);
+	ck_assert_int_eq(cases_read(&marie, case_id, NULL, &c), FLEET_NOT_FOUND);
+	ck_assert_int_eq(cases_read(&paul, case_id, NULL, &c), FLEET_NOT_FOUND);
+	ck_assert_int_eq(cases_read(&noscope, case_id, NULL, &c), FLEET_FORBIDDEN);
+	ck_assert_int_eq(cases_read(&olivia, "IC-99999999", NULL, &c), FLEET_NOT_FOUND);
+	struct it_server p;
+	rp_start(&p, "paul", "customer-care-assistant", NULL);
+	it_mcp(p.port, "resources/read", uri, params, &r);
+	json_t *e = json_object_get(r.json, "error");
+	ck_assert_msg(e != NULL, "%s", r.body);
+	ck_assert_int_eq(json_integer_value(json_object_get(e, "code")), MCP_INVALID_PARAMS);
+	ck_assert_str_eq(json_string_value(json_object_get(e, "message")), "Resource not found");
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&p), 0);
 	/* Once marie reports into the case, she sees it. */
 	struct it_server m;
 	rp_start(&m, "marie", "customer-care-assistant", NULL);
@@ -1023,7 +1029,7 @@ START_TEST(case_read_follows_perimeter_and_role)
 	it_response_free(&r);
 	json_decref(args);
 	ck_assert_int_eq(it_server_stop(&m), 0);
-	ck_assert_int_eq(cases_read(&marie, case_id, &c), FLEET_OK);
+	ck_assert_int_eq(cases_read(&marie, case_id, NULL, &c), FLEET_OK);
 	ck_assert_uint_eq(c.nitems, 5);
 	cases_free(&c);
 	db_shutdown();

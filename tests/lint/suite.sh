@@ -4,6 +4,7 @@
 # business word in protocol/...) fails with the file, line or cycle named. No build, no database.
 # Prints `ok - ...` / `not ok - ...`; exits 1 on any failure.
 set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
 arrows="$(cd "$(dirname "$0")/../.." && pwd)/scripts/arrows.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -74,7 +75,21 @@ case_() {
 }
 
 case_ "a clean tree passes" 0 \
-  "0 forbidden includes, 0 cycles, 0 business words in protocol/"
+  "0 forbidden includes, 0 cycles, 0 business words in protocol/, 0 files over their size, 0 forbidden words"
+case_ "a transport file over 600 lines fails, naming it" 1 \
+  "server/transport/http.c: 604 lines, over the 600 of server/transport/" \
+  server/transport/http.c $(seq -f 'x%g;' 1 600)
+case_ "a protocol header over 200 lines fails" 1 \
+  "server/protocol/mcp.h: 204 lines, over the 200 of server/protocol/" \
+  server/protocol/mcp.h $(seq -f 'x%g;' 1 200)
+case_ "a product row that skips schema checking fails" 1 \
+  "server/capabilities/cases.c:2: schema_listed_only" \
+  server/capabilities/cases.c 'static const struct tool_desc t = {.schema_listed_only = true};'
+case_ "the generated schemas header outside capabilities fails" 1 \
+  "server/protocol/mcp.c:5: forbidden include of generated gen/schemas.h" \
+  server/protocol/mcp.c '#include "gen/schemas.h"'
+case_ "the generated schemas header in a capability passes" 0 "0 forbidden includes" \
+  server/capabilities/cases.c '#include "gen/schemas.h"'
 case_ "protocol including a capability fails, naming file and line" 1 \
   "server/protocol/methods.c:3: forbidden include of server/capabilities/cases.h (layer protocol -> layer capabilities)" \
   server/protocol/methods.c '#include "server/capabilities/cases.h"'
@@ -102,6 +117,20 @@ case_ "a business word in a protocol comment fails" 1 \
 case_ "a scope string in protocol fails" 1 \
   "server/protocol/methods.c:3: protocol knows a business word: fleet:read" \
   server/protocol/methods.c 'static const char *scope = "fleet:read";'
+
+# Mutable process-wide variables in protocol/, capabilities/, transport/ (scripts/globals.sh, run
+# by make lint): the check finds one in an object made to have it, and not a const table.
+mkdir -p "$tmp/gb/server/protocol" "$tmp/gb/server/capabilities" "$tmp/gb/server/transport"
+printf 'static int hits;\nint seen(void) { return ++hits; }\nconst char *const names[] = {"a"};\n' >"$tmp/gb.c"
+cc -c -o "$tmp/gb/server/protocol/x.o" "$tmp/gb.c"
+for d in capabilities transport; do cp "$tmp/gb/server/protocol/x.o" "$tmp/gb/server/$d/"; done
+if out=$(scripts/globals.sh "$tmp/gb" 2>&1); then
+  echo "not ok - globals.sh finds a static counter"; failures=1
+elif grep -q 'server/protocol/x.o: mutable process-wide variable hits' <<<"$out" && ! grep -q names <<<"$out"; then
+  echo "ok - globals.sh finds a static counter, not a const table"
+else
+  printf '# %s\n' "$out"; echo "not ok - globals.sh names the counter and only it"; failures=1
+fi
 
 wait
 for dir in "${cases[@]}"; do

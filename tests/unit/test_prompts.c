@@ -13,7 +13,16 @@
 
 /* The product's description, and one with fixture rows after its own. */
 static struct mcp_server product, extended;
-static const struct mcp_server *serving = &product;
+static struct mcp_service *product_svc, *extended_svc;
+static const struct mcp_service *serving;
+
+static struct mcp_service *load(const struct mcp_server *s)
+{
+	struct mcp_service_config cfg = {.resources_dir = "resources", .prompts_dir = "prompts"};
+	struct mcp_service *svc = mcp_service_new(s, &cfg);
+	ck_assert_ptr_nonnull(svc);
+	return svc;
+}
 
 static char *render(const char *tpl, const char *args_json)
 {
@@ -89,14 +98,15 @@ static json_t *call(const char *body, const char *session_version)
 
 static void catalogue_setup(void)
 {
-	catalog_describe(&product, NULL);
-	ck_assert_int_eq(mcp_server_load(&product, "resources", "prompts"), 0);
-	serving = &product;
+	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
+	product_svc = load(&product);
+	serving = product_svc;
 }
 
 static void catalogue_teardown(void)
 {
-	mcp_server_unload(&product);
+	mcp_service_free(product_svc);
+	mcp_server_release(&product);
 }
 
 START_TEST(not_found_code_depends_on_the_era)
@@ -126,8 +136,9 @@ START_TEST(the_procedure_is_served_from_the_loaded_document)
 			 NULL);
 	json_t *c = json_array_get(json_object_get(json_object_get(r, "result"), "contents"), 0);
 	const char *mime = NULL;
-	ck_assert_str_eq(json_string_value(json_object_get(c, "text")),
-			 resources_document(&product, "bikaroo://procedures/damaged-bike", &mime));
+	ck_assert_str_eq(
+		json_string_value(json_object_get(c, "text")),
+		resources_document(product_svc, "bikaroo://procedures/damaged-bike", &mime));
 	ck_assert_str_eq(mime, "text/markdown");
 	json_decref(r);
 }
@@ -195,8 +206,8 @@ START_TEST(extra_rows_are_listed_page_by_page_and_read)
 	extended.templates = fixture_tpl;
 	extended.ntemplates = 1;
 	extended.caller_scopes = NULL;
-	ck_assert_int_eq(mcp_server_load(&extended, "resources", "prompts"), 0);
-	serving = &extended;
+	extended_svc = load(&extended);
+	serving = extended_svc;
 	size_t seen = 0, pages = 0;
 	char cursor[64] = "";
 	for (;;) {
@@ -242,8 +253,8 @@ START_TEST(extra_rows_are_listed_page_by_page_and_read)
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
 			 -32602);
 	json_decref(r);
-	mcp_server_unload(&extended);
-	serving = &product;
+	mcp_service_free(extended_svc);
+	serving = product_svc;
 }
 END_TEST
 

@@ -5,10 +5,12 @@
 #include "server/protocol/schema.h"
 #include "server/capabilities/catalog.h"
 #include "server/protocol/dispatch.h"
+#include "server/protocol/server.h"
 #include "server/protocol/tools.h"
 #include "tests/check_main.h"
 
 static json_t *sch;
+static struct schema_set *set;
 
 static void setup(void)
 {
@@ -21,13 +23,14 @@ static void setup(void)
 			 "\"required\":[\"bikeId\"],\"additionalProperties\":false}",
 			 0, &e);
 	ck_assert_ptr_nonnull(sch);
-	ck_assert_int_eq(schema_prepare(sch), 0);
+	set = schema_set_new();
+	ck_assert_int_eq(schema_set_add(set, sch), 0);
 }
 
 static void teardown(void)
 {
 	json_decref(sch);
-	schema_cleanup();
+	schema_set_free(set);
 }
 
 static bool valid(const char *text, char *msg)
@@ -35,7 +38,7 @@ static bool valid(const char *text, char *msg)
 	json_error_t e;
 	json_t *v = json_loads(text, 0, &e);
 	ck_assert_ptr_nonnull(v);
-	bool ok = schema_validate(sch, v, msg, 256);
+	bool ok = schema_validate(set, sch, v, msg, 256);
 	json_decref(v);
 	return ok;
 }
@@ -83,20 +86,81 @@ END_TEST
 START_TEST(registered_schemas_are_supported)
 {
 	struct mcp_server product;
-	catalog_describe(&product, NULL);
-	ck_assert_int_eq(mcp_server_load(&product, "resources", "prompts"), 0);
+	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
+	struct mcp_service_config cfg = {.resources_dir = "resources", .prompts_dir = "prompts"};
+	struct mcp_service *svc = mcp_service_new(&product, &cfg);
+	ck_assert_ptr_nonnull(svc);
 	size_t n = product.ntools;
 	const struct tool_desc *t = product.tools;
 	ck_assert_uint_gt(n, 0);
 	for (size_t i = 0; i < n; i++) {
-		const json_t *in = tools_input_schema(&product, i);
-		ck_assert_msg(schema_supported(in), "%s uses keywords the validator lacks",
-			      t[i].name);
+		char msg[256];
+		const json_t *in = tools_input_schema(svc, i);
+		ck_assert_msg(schema_check(in, msg, sizeof msg), "%s: %s", t[i].name, msg);
 		ck_assert_str_eq(json_string_value(json_object_get(in, "type")), "object");
-		ck_assert_ptr_nonnull(tools_output_schema(&product, i));
+		ck_assert_ptr_nonnull(tools_output_schema(svc, i));
 		ck_assert(t[i].fn != NULL && t[i].scope != 0 && t[i].scope_name != NULL);
 	}
-	mcp_server_unload(&product);
+	mcp_service_free(svc);
+	mcp_server_release(&product);
+}
+END_TEST
+
+/* A keyword the validator does not implement is refused where it stands, never ignored. */
+START_TEST(unsupported_keywords_are_refused)
+{
+	static const char *const bad[][2] = {
+		{"{\"type\":\"object\",\"oneOf\":[]}", "/oneOf"},
+		{"{\"properties\":{\"a\":{\"type\":\"string\",\"const\":\"x\"}}}",
+		 "/properties/a/const"},
+		{"{\"items\":{\"uniqueItems\":true}}", "/items/uniqueItems"},
+		{"{\"additionalProperties\":{\"type\":\"string\"}}", "/additionalProperties"},
+		{"{\"type\":\"text\"}", "/type"},
+		{"{\"pattern\":\"(\"}", "/pattern"},
+		{"{\"maxLength\":-1}", "/maxLength"},
+		{"{\"$schema\":\"http://json-schema.org/draft-07/schema#\"}", "/$schema"},
+		{"[]", "(root)"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char msg[256] = "";
+		json_t *s = json_loads(bad[i][0], 0, NULL);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_msg(!schema_check(s, msg, sizeof msg), "accepted %s", bad[i][0]);
+		ck_assert_msg(strstr(msg, bad[i][1]) != NULL, "%s: %s", bad[i][0], msg);
+		json_decref(s);
+	}
+	char msg[256];
+	json_t *ok = json_loads("{\"$schema\":\"" SCHEMA_DIALECT "\",\"type\":\"object\","
+				"\"properties\":{\"l\":{\"type\":\"array\",\"items\":{\"type\":"
+				"\"integer\",\"minimum\":0}}},\"additionalProperties\":false}",
+				0, NULL);
+	ck_assert_msg(schema_check(ok, msg, sizeof msg), "%s", msg);
+	json_decref(ok);
+}
+END_TEST
+
+/* items is enforced on every element, with the element named. */
+START_TEST(items_are_validated)
+{
+	json_t *s = json_loads("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+			       "\"items\":{\"type\":\"integer\",\"minimum\":0}}}}",
+			       0, NULL);
+	struct schema_set *ss = schema_set_new();
+	ck_assert_int_eq(schema_set_add(ss, s), 0);
+	char msg[256];
+	json_t *good = json_loads("{\"l\":[0,1,2]}", 0, NULL);
+	json_t *bad = json_loads("{\"l\":[0,\"x\"]}", 0, NULL);
+	json_t *neg = json_loads("{\"l\":[3,-1]}", 0, NULL);
+	ck_assert(schema_validate(ss, s, good, msg, sizeof msg));
+	ck_assert(!schema_validate(ss, s, bad, msg, sizeof msg));
+	ck_assert_msg(strstr(msg, "item 1") && strstr(msg, "integer"), "%s", msg);
+	ck_assert(!schema_validate(ss, s, neg, msg, sizeof msg));
+	ck_assert_msg(strstr(msg, "item 1") && strstr(msg, "range"), "%s", msg);
+	json_decref(good);
+	json_decref(bad);
+	json_decref(neg);
+	json_decref(s);
+	schema_set_free(ss);
 }
 END_TEST
 
@@ -109,6 +173,8 @@ CHECK_SUITE(schema)
 	tcase_add_test(tc, rejects_with_actionable_messages);
 	tcase_add_test(tc, max_length_counts_characters);
 	tcase_add_test(tc, registered_schemas_are_supported);
+	tcase_add_test(tc, unsupported_keywords_are_refused);
+	tcase_add_test(tc, items_are_validated);
 	suite_add_tcase(s, tc);
 	return s;
 }
