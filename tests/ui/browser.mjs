@@ -335,7 +335,9 @@ await check("the open case opens its timeline, which reads the case through the 
   await keys(page, "Enter");
   const tl = await viewFrame(page, "investigation-case");
   await waitText(tl, "#title", new RegExp(`^Case ${caseId}$`));
-  assert((await text(tl, "#f-bike")) === BIKE && (await text(tl, "#f-state")) === "open", "case header");
+  // The title is shown while the case is read; its fields once it has been.
+  await waitText(tl, "#f-bike", new RegExp(`^${BIKE}$`));
+  assert((await text(tl, "#f-state")) === "open", "case header");
   await waitText(tl, "#next", new RegExp(`^This case is open\\. A damage report on bike ${BIKE} .*joins it\\.$`));
   const items = await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent));
   assert(items.some((t) => t.includes("Case opened")), `timeline: ${items}`);
