@@ -48,13 +48,18 @@ Q       := @
 SAY     := @printf '  %-5s %s\n'
 endif
 
-.PHONY: all deps run test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss clean \
-        install deb soak budgets help
+.PHONY: all deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss clean \
+        install uninstall deb soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
 
+# The Debian packages by tier (scripts/deps.sh): `deps` what building and running need,
+# `test-deps` that and the test lab; bench and fuzz install their own.
 deps:
 	@scripts/deps.sh
+
+test-deps:
+	@scripts/deps.sh test
 
 # Every object lists the headers it includes in its .d file (-MMD): a header edit rebuilds the
 # objects that include it, and only those.
@@ -154,18 +159,27 @@ $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-# deps first, then a build that starts only once deps is done (also under make -j).
-run: deps
+# One `make run` per checkout: when one serves already, say where (and touch nothing); else
+# deps first, then a build that starts only once deps is done (also under make -j), then serve.
+run:
+	@scripts/run.sh --serving || $(MAKE) --no-print-directory run-serve
+
+run-serve: deps
 	$(MAKE) --no-print-directory $(B)/bikaroo-mcp
 	scripts/run.sh $(B)/bikaroo-mcp
 
+# The throwaway database of `make run` anew: migrated, the demo data as first loaded.
+reset-demo: deps
+	$(MAKE) --no-print-directory $(B)/bikaroo-mcp
+	scripts/run.sh --reset-demo $(B)/bikaroo-mcp
+
 # Everything, against a throwaway PostgreSQL that the harness creates and removes.
-test: deps
+test: test-deps
 	$(MAKE) --no-print-directory format-check
 	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
 	scripts/test.sh $(B)
 
-unit: deps
+unit: test-deps
 	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests
 	$(B)/core-tests
 	$(B)/unit-tests
@@ -173,7 +187,7 @@ unit: deps
 # One part of make test with the same set-up (a throwaway cluster, migrated, demo data):
 # `make integration SUITE=hotpath` (one suite; all without SUITE), `make e2e FILE=modern-client`
 # (tests/e2e/FILE.test.mjs; all without FILE). An unknown name fails with the list of names.
-integration: deps
+integration: test-deps
 	$(MAKE) --no-print-directory all $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
 	@if [ -n "$(SUITE)" ] && ! $(B)/integration-tests --list | grep -qx '$(SUITE)'; then \
 	  echo "make integration: no suite named '$(SUITE)'; the suites are:"; \
@@ -181,13 +195,13 @@ integration: deps
 	TEST_ONLY=integration SUITE='$(SUITE)' scripts/test.sh $(B)
 
 # `make script SUITE=ui`: one of the script suites (tests/NAME/suite.sh) with the same set-up.
-script: deps
+script: test-deps
 	@if [ -z "$(SUITE)" ] || [ ! -x 'tests/$(SUITE)/suite.sh' ]; then \
 	  echo "make script: SUITE=NAME, one of:"; ls tests/*/suite.sh | sed -E 's|tests/(.*)/suite.sh|  \1|'; exit 2; fi
 	$(MAKE) --no-print-directory all $(B)/bikaroo-mcp-rls-only
 	TEST_ONLY=script SUITE='$(SUITE)' scripts/test.sh $(B)
 
-e2e: deps
+e2e: test-deps
 	@if [ -n "$(FILE)" ] && [ ! -f 'tests/e2e/$(FILE).test.mjs' ]; then \
 	  echo "make e2e: no tests/e2e/$(FILE).test.mjs; the files are:"; \
 	  ls tests/e2e/*.test.mjs | sed -E 's|tests/e2e/(.*)\.test\.mjs|  \1|'; exit 2; fi
@@ -200,7 +214,7 @@ new-capability:
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
 # drive the sanitized binary).
-asan: deps
+asan: test-deps
 	$(MAKE) --no-print-directory B=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  all build/asan/core-tests build/asan/unit-tests build/asan/integration-tests \
@@ -209,7 +223,7 @@ asan: deps
 	  scripts/test.sh build/asan
 
 # The suite with every server process and the unit tests under valgrind memcheck.
-valgrind: deps
+valgrind: test-deps
 	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g" all build/vg/core-tests build/vg/unit-tests build/vg/integration-tests \
 	  build/vg/bikaroo-mcp-rls-only
 	BIKAROO_VALGRIND=1 scripts/test.sh build/vg
@@ -314,16 +328,16 @@ install: $(IB)/bikaroo-mcp
 	scripts/install.sh "$(DESTDIR)" "$(PREFIX)" $(IB)/bikaroo-mcp
 
 # A Debian package of the installed tree (dpkg-deb), then lintian on it (docs/operating.md: Install).
-deb: deps
+deb: test-deps
 	$(MAKE) --no-print-directory PREFIX=/usr $(B)/install_usr/bikaroo-mcp
 	scripts/deb.sh $(B)
 
 # 10 minutes (SOAK_SECONDS) of mixed load against two instances behind nginx: RSS, descriptors and
 # database connections flat over the second half, no error but the intended 4xx. Not in make test.
-soak: deps all
+soak: test-deps all
 	scripts/soak.sh $(B)
 
 # Issue 20's budget test at its full length: one subject at full speed for 60 s through three
 # instances behind nginx (make test runs the same suite for 20 s). Not in make test.
-budgets: deps all
+budgets: test-deps all
 	BUDGET_SECONDS=60 scripts/suite.sh $(B) tests/budgets/suite.sh

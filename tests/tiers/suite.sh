@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# tests/tiers/suite.sh: the run tier of scripts/deps.sh is enough for `make run`, and the idp tier
+# for `BIKAROO_AUTH=jwt make run`. Each is traced whole (strace -f: every file opened or executed,
+# from a fresh build directory through the first get_bike_status answer), and every file traced
+# must belong to a package of the tier's closure or of the base system (tiers.py check): a
+# package the run path needs but its tier lacks fails here, naming the file that needed it. The
+# jwt run must not touch the test lab (tests/node_modules). Prints `ok - ` / `not ok - ` lines.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+t=$(mktemp -d)
+chmod 755 "$t"
+run_pid=
+failures=0
+# shellcheck disable=SC2317  # invoked via trap
+cleanup() {
+  if [[ -n "$run_pid" ]]; then
+    kill -TERM -- "-$run_pid" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  for d in "$t"/pg-*; do [[ -d $d ]] && scripts/pgtmp.sh destroy "$d" >/dev/null 2>&1; done
+  rm -rf "$t"
+}
+trap cleanup EXIT
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; failures=$((failures + 1)); }
+
+for tier in run idp test bench fuzz; do
+  [[ -n "$(scripts/deps.sh --list "$tier")" ]] || nok "scripts/deps.sh --list $tier names packages"
+done
+run_tier=" $(scripts/deps.sh --list run | tr '\n' ' ') "
+lab=""
+for p in check valgrind chromium nodejs npm prometheus lintian docker-compose; do
+  [[ $run_tier == *" $p "* ]] && lab="$lab $p"
+done
+if [[ -z $lab ]]; then ok "the run tier names none of the test lab (check, valgrind, chromium, nodejs...)"
+else nok "the run tier names test-lab packages:$lab"; fi
+
+if ! command -v strace >/dev/null || ! strace -f -o /dev/null true 2>/dev/null; then
+  echo "skip - the tiers' traced runs: strace cannot trace here (not installed, or ptrace refused)"
+  exit $((failures > 0))
+fi
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# traced NAME [VAR=value...]: `make run` under strace (a fresh build directory, a cluster of its
+# own), until the first get_bike_status answer (curl traced too, as the banner tells), then
+# stopped. The trace is $t/NAME.trace; returns 1 when it did not serve.
+traced() {
+  local name=$1 port body
+  shift
+  setsid env -u DATABASE_URL -u BIKAROO_MIGRATE_URL -u BIKAROO_METRICS_LISTEN "$@" RUN_PG_DIR="$t/pg-$name" \
+    BIKAROO_READY_FILE="$t/$name.port" BIKAROO_METRICS_LISTEN= \
+    strace -f -qq -e trace=execve,openat,open -o "$t/$name.trace" \
+    make --no-print-directory -j2 B="$t/build-$name" OPT=-O0 run >"$t/$name.log" 2>&1 &
+  run_pid=$!
+  for _ in $(seq 1 3000); do [[ -s $t/$name.port ]] && break; kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  if [[ ! -s $t/$name.port ]]; then
+    tail -n 30 "$t/$name.log" | sed 's/^/# /'
+    return 1
+  fi
+  port=$(cat "$t/$name.port")
+  body=$(strace -f -qq -e trace=execve,openat,open -o "$t/$name.curl.trace" \
+    curl -s "http://127.0.0.1:$port/mcp" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+    -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+  kill -TERM -- "-$run_pid" 2>/dev/null
+  wait "$run_pid" 2>/dev/null
+  run_pid=
+  cat "$t/$name.curl.trace" >>"$t/$name.trace" # once strace has closed it
+  grep -q '"structuredContent":{"bikeId":"VL-2048"' <<<"$body" || {
+    echo "# get_bike_status: ${body:0:300}"
+    return 1
+  }
+}
+
+if traced run; then
+  ok "make run under strace, from a fresh build directory, serves get_bike_status"
+  if out=$(python3 tests/tiers/tiers.py check "$t/run.trace" run); then
+    ok "every file make run opened or executed belongs to the run tier or the base system ($(tail -n 1 <<<"$out" | sed 's/^# //'))"
+  else
+    echo "$out"
+    nok "make run needs packages outside the run tier"
+  fi
+else
+  nok "make run under strace serves get_bike_status"
+fi
+
+# BIKAROO_AUTH=jwt make run: the demo identity provider from tests/auth's own packages.
+port=$(free_port)
+if ! tests/auth/install.sh >"$t/idp-install.log" 2>&1; then
+  cat "$t/idp-install.log"
+  nok "tests/auth/install.sh installs the demo identity provider's packages"
+else
+  # Traced until a token minted by its provider (the demo's /mint) is answered.
+  setsid env -u DATABASE_URL -u BIKAROO_MIGRATE_URL RUN_PG_DIR="$t/pg-jwt" BIKAROO_AUTH=jwt \
+    BIKAROO_PORT="$port" BIKAROO_READY_FILE="$t/jwt.port" BIKAROO_METRICS_LISTEN= \
+    strace -f -qq -e trace=execve,openat,open -o "$t/jwt.trace" \
+    make --no-print-directory B="$t/build-run" OPT=-O0 run >"$t/jwt.log" 2>&1 &
+  run_pid=$!
+  for _ in $(seq 1 1200); do [[ -s $t/jwt.port ]] && break; kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  if [[ -s $t/jwt.port && -s $t/as.port ]]; then
+    url="http://127.0.0.1:$port/mcp"
+    TOKEN=$(curl -s "http://127.0.0.1:$(cat "$t/as.port")/mint?sub=marie&client=customer-care-assistant&scope=fleet:read&resource=$url" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin).get("access_token",""))')
+    code=$(curl -s -o "$t/jwt.body" -w '%{http_code}' "$url" -H 'Content-Type: application/json' \
+      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+      -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' -H "Authorization: Bearer $TOKEN" \
+      -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+    if [[ $code == 200 ]] && grep -q '"bikeId":"VL-2048"' "$t/jwt.body"; then
+      ok "BIKAROO_AUTH=jwt make run serves get_bike_status to a token its demo identity provider minted"
+    else
+      nok "BIKAROO_AUTH=jwt make run answers a minted token: $code $(head -c 300 "$t/jwt.body")"
+    fi
+  else
+    tail -n 30 "$t/jwt.log" | sed 's/^/# /'
+    nok "BIKAROO_AUTH=jwt make run starts with its demo identity provider"
+  fi
+  kill -TERM -- "-$run_pid" 2>/dev/null
+  wait "$run_pid" 2>/dev/null
+  run_pid=
+  if [[ -s $t/jwt.trace ]]; then
+    if out=$(python3 tests/tiers/tiers.py check "$t/jwt.trace" run idp); then
+      ok "every file BIKAROO_AUTH=jwt make run opened or executed belongs to the run or idp tier or the base system ($(tail -n 1 <<<"$out" | sed 's/^# //'))"
+    else
+      echo "$out"
+      nok "BIKAROO_AUTH=jwt make run needs packages outside the run and idp tiers"
+    fi
+    lab=$(grep -oE '"[^"]*/tests/node_modules/[^"]*"' "$t/jwt.trace" | head -n 3)
+    if [[ -z $lab ]]; then ok "BIKAROO_AUTH=jwt make run uses nothing of the test lab (tests/node_modules)"
+    else nok "BIKAROO_AUTH=jwt make run opened the test lab: $lab"; fi
+  fi
+fi
+[[ $failures == 0 ]]

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The dependency tiers of scripts/deps.sh against what this Debian machine has installed.
+
+  tiers.py check TRACE TIER...   every file that the traced run opened or executed (an strace -f
+                                 log) belongs to a package of the tiers' closure or of the base
+                                 system (Essential or Priority required); prints each outsider
+                                 with the file that needed it and exits 1 when there is one
+  tiers.py sizes                 per tier: the packages it adds to a base system (to the run tier
+                                 for the others), their installed and download sizes (Markdown),
+                                 from the candidates of apt's cache (apt-get update first)
+
+The closure of a tier: its packages and, recursively, their Depends and Pre-Depends (of an
+alternative, the first that exists; of a virtual package, its providers).
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TIERS = ["run", "idp", "test", "bench", "fuzz"]
+
+
+def tier_packages(tier):
+    out = subprocess.run([os.path.join(ROOT, "scripts/deps.sh"), "--list", tier],
+                         check=True, capture_output=True, text=True).stdout
+    return [p for p in out.split() if p]
+
+
+def records(text, keep):
+    """name -> fields of each package record of text that keep(fields) accepts."""
+    pkgs = {}
+    if True:
+        for block in text.split("\n\n"):
+            fields, key = {}, None
+            for line in block.splitlines():
+                if line.startswith((" ", "\t")) and key:
+                    fields[key] += "\n" + line
+                elif ":" in line:
+                    key, _, value = line.partition(":")
+                    fields[key] = value.strip()
+            if "Package" in fields and keep(fields):
+                pkgs.setdefault(fields["Package"], fields)
+    return pkgs
+
+
+def installed():
+    """name -> fields of each installed package (dpkg's status file)."""
+    with open("/var/lib/dpkg/status", encoding="utf-8", errors="replace") as f:
+        return records(f.read(), lambda r: r.get("Status", "").endswith(" installed"))
+
+
+def available():
+    """name -> fields of each package's candidate (apt's local cache: apt-cache dumpavail)."""
+    out = subprocess.run(["apt-cache", "dumpavail"], check=True, capture_output=True,
+                         text=True, errors="replace").stdout
+    return records(out, lambda r: True)
+
+
+def providers(pkgs):
+    prov = {}
+    for name, f in pkgs.items():
+        for item in f.get("Provides", "").split(","):
+            item = re.sub(r"\(.*?\)|:any", "", item).strip()
+            if item:
+                prov.setdefault(item, set()).add(name)
+    return prov
+
+
+def closure(roots, pkgs, prov):
+    seen, todo = set(), list(roots)
+    while todo:
+        name = re.sub(r":(any|amd64|native)$", "", todo.pop())
+        if name in seen:
+            continue
+        if name not in pkgs:
+            for p in prov.get(name, ()):  # a virtual package
+                todo.append(p)
+            continue
+        seen.add(name)
+        f = pkgs[name]
+        for field in ("Depends", "Pre-Depends"):
+            for group in f.get(field, "").split(","):
+                alts = [re.sub(r"\(.*?\)", "", a).strip() for a in group.split("|")]
+                alts = [re.sub(r":(any|amd64|native)$", "", a) for a in alts if a]
+                have = [a for a in alts if a in pkgs or a in prov]
+                todo.extend(have[:1] if have else [])
+    return seen
+
+
+def base(pkgs):
+    return {n for n, f in pkgs.items()
+            if f.get("Essential") == "yes" or f.get("Priority") == "required"}
+
+
+def owners():
+    """path -> package, from dpkg's file lists; /usr-merged spellings of a path count too."""
+    own = {}
+    for lst in glob.glob("/var/lib/dpkg/info/*.list"):
+        pkg = os.path.basename(lst)[:-5].split(":")[0]
+        with open(lst, encoding="utf-8", errors="replace") as f:
+            for path in f.read().splitlines():
+                own.setdefault(path, pkg)
+    return own
+
+
+def owner_of(path, own):
+    cands = [path, os.path.realpath(path)]
+    for p in list(cands):
+        for a, b in (("/usr/lib/", "/lib/"), ("/usr/bin/", "/bin/"), ("/usr/sbin/", "/sbin/"),
+                     ("/usr/lib64/", "/lib64/")):
+            if p.startswith(a):
+                cands.append(b + p[len(a):])
+            elif p.startswith(b):
+                cands.append(a + p[len(b):])
+    for p in cands:
+        if p in own and not os.path.isdir(p):
+            return own[p]
+    return None
+
+
+# Files a run opens only because their package happens to be installed: loaders that take
+# whatever a folder or a configuration lists. Their packages are not needed (a machine without
+# them runs the same), so they are not held against a tier.
+OPPORTUNISTIC = [
+    (re.compile(r"^/etc/ld\.so\.conf\.d/"), "the dynamic linker's configuration fragments"),
+    (re.compile(r"/bfd-plugins/"), "binutils loads every linker plugin present"),
+    (re.compile(r"/security/pam_[a-z_]+\.so$"), "PAM modules the configuration names (runuser)"),
+    (re.compile(r"/libnss_[a-z]+\.so"), "NSS modules nsswitch.conf names"),
+    (re.compile(r"^/usr/bin/git$"), "the Makefile's revision, 'unknown' without git"),
+]
+
+
+def trace_paths(trace):
+    """Files the traced processes opened or executed successfully (not directories)."""
+    pat = re.compile(r'(?:execve|openat|open)\((?:AT_FDCWD, )?"([^"]+)".*\) = (\d+)')
+    paths = set()
+    with open(trace, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = pat.search(line)
+            if m and m.group(1).startswith("/") and not m.group(1).startswith(("/proc/", "/sys/", "/dev/")):
+                paths.add(m.group(1))
+    return paths
+
+
+def check(trace, tiers):
+    pkgs = installed()
+    prov = providers(pkgs)
+    allowed = base(pkgs) | closure([p for t in tiers for p in tier_packages(t)], pkgs, prov)
+    own = owners()
+    needed, outside = {}, {}
+    for path in sorted(trace_paths(trace)):
+        if any(pat.search(path) for pat, _ in OPPORTUNISTIC):
+            continue
+        pkg = owner_of(path, own)
+        if pkg is None:
+            continue
+        needed.setdefault(pkg, path)
+        if pkg not in allowed:
+            outside.setdefault(pkg, path)
+    for pkg, path in sorted(outside.items()):
+        print(f"# outside the tiers {' '.join(tiers)}: {pkg} (needed for {path})")
+    print(f"# {len(needed)} packages used, {len(outside)} outside the tiers {' '.join(tiers)}")
+    return 1 if outside else 0
+
+
+def sizes():
+    pkgs = available()
+    prov = providers(pkgs)
+    b = base(pkgs)
+    run = closure(tier_packages("run"), pkgs, prov) - b
+    print("| tier | make targets | adds (named) | packages | installed | download |")
+    print("|---|---|---|---|---|---|")
+    targets = {"run": "`make run`, `make all`, `make install`", "idp": "`BIKAROO_AUTH=jwt make run`",
+               "test": "`make test`, `make unit`, `make asan`, `make valgrind`, `make deb`",
+               "bench": "`make bench`", "fuzz": "`make fuzz`"}
+    for tier in TIERS:
+        named = tier_packages(tier)
+        c = closure(named, pkgs, prov) - b
+        if tier != "run":
+            c -= run
+        inst = sum(int(pkgs[p].get("Installed-Size", "0")) for p in c) * 1024
+        down = sum(int(pkgs[p].get("Size", "0")) for p in c)
+        over = "" if tier == "run" else " over run"
+        print(f"| {tier} | {targets[tier]} | {' '.join(named)} | {len(c)}{over} | "
+              f"{inst / 1e6:.0f} MB | {down / 1e6:.0f} MB |")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "check":
+        sys.exit(check(sys.argv[2], sys.argv[3:] or ["run"]))
+    if len(sys.argv) == 2 and sys.argv[1] == "sizes":
+        sys.exit(sizes())
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
