@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,11 +106,32 @@ void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 	fprintf(stderr, "%s\n", safe);
 }
 
+/* A line break that libpq's layout puts in its messages ("...refused\n\tIs the server
+ * running...?\n", "\nDETAIL:  ...", "\nHINT:  ..."): read as a space in a text line. It cannot
+ * forge a line (it becomes a space), so it is safe whoever wrote it; any other break is escaped. */
+static bool log_soft_break(const char *p)
+{
+	static const char *const next[] = {
+		"\t", "DETAIL:  ", "HINT:  ", "CONTEXT:  ", "LINE ", NULL};
+	for (int i = 0; next[i]; i++)
+		if (strncmp(p + 1, next[i], strlen(next[i])) == 0)
+			return true;
+	return false;
+}
+
 void log_escape(const char *in, char *out, size_t cap)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0;
 	for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
+		if (*p == '\n' && p[strspn((const char *)p, "\n")] == '\0')
+			break; /* the message's final newline(s) */
+		if (*p == '\n' && log_soft_break((const char *)p)) {
+			out[o++] = ' ';
+			if (p[1] == '\t')
+				p++;
+			continue;
+		}
 		/* C0 controls and DEL, and the C1 controls in UTF-8 (C2 80..C2 9F, e.g. CSI). */
 		bool c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
 		if (*p >= 0x20 && *p != 0x7f && !c1) {
@@ -143,6 +165,32 @@ static void log_put_value(char *buf, size_t cap, int *n, const char *v)
 	buf[*n] = '\0';
 }
 
+/* The fields whose values are numbers: JSON numbers in a JSON line, whatever their text. */
+static bool log_numeric(const char *key)
+{
+	static const char *const keys[] = {"status", "ms", NULL};
+	for (int i = 0; keys[i]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/* v as a JSON number (integer, or real when it has a fraction), or a string when it is none. */
+static json_t *log_number(const char *v)
+{
+	char *end = NULL;
+	if (!strpbrk(v, ".eE")) {
+		long long i = strtoll(v, &end, 10);
+		if (end != v && *end == '\0')
+			return json_integer(i);
+	} else {
+		double d = strtod(v, &end);
+		if (end != v && *end == '\0')
+			return json_real(d);
+	}
+	return json_string(v);
+}
+
 void log_fields(enum log_level level, const char *reqid, const char *event,
 		const struct log_field *fields, size_t nf)
 {
@@ -154,7 +202,9 @@ void log_fields(enum log_level level, const char *reqid, const char *event,
 			json_object_set_new(o, "reqid", json_string(reqid));
 		json_object_set_new(o, "event", json_string(event));
 		for (size_t i = 0; i < nf; i++) {
-			json_t *v = fields[i].value ? json_string(fields[i].value) : NULL;
+			json_t *v = !fields[i].value             ? NULL
+				    : log_numeric(fields[i].key) ? log_number(fields[i].value)
+								 : json_string(fields[i].value);
 			if (v)
 				json_object_set_new(o, fields[i].key, v);
 		}
@@ -185,6 +235,23 @@ static bool log_hex(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return false;
+	return true;
+}
+
+bool log_due(struct log_limit *l, long seconds, unsigned long *skipped)
+{
+	time_t now = time(NULL);
+	long last = atomic_load(&l->last);
+	*skipped = 0;
+	if (last && now - last < seconds) {
+		atomic_fetch_add(&l->skipped, 1);
+		return false;
+	}
+	if (!atomic_compare_exchange_strong(&l->last, &last, (long)now)) {
+		atomic_fetch_add(&l->skipped, 1); /* another thread writes this one */
+		return false;
+	}
+	*skipped = atomic_exchange(&l->skipped, 0);
 	return true;
 }
 

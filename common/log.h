@@ -23,9 +23,21 @@ void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 
 /* Copies in to out (cap bytes, always terminated, cut short when full) with every control
  * byte written as \xHH: nothing a client sent can move a terminal's cursor, colour it or
- * forge a line. log_msg and log_fields apply it to every text line (JSON lines are escaped by
- * the JSON encoder). */
+ * forge a line. The breaks of libpq's message layout (a newline before a tab, DETAIL:, HINT:,
+ * CONTEXT: or LINE) read as a space, and the final newlines go. log_msg and log_fields apply it to
+ * every text line (JSON lines are escaped by the JSON encoder). */
 void log_escape(const char *in, char *out, size_t cap);
+
+/* A line repeated at most once per period: a static struct log_limit per call site (zeroed). */
+struct log_limit {
+	_Atomic long last;             /* time() of the last line written, 0: none yet */
+	_Atomic unsigned long skipped; /* lines left out since */
+};
+/* Whether the line of this site may be written now: true the first time and once seconds have
+ * passed since the last one written, with *skipped set to how many were left out meanwhile (0 when
+ * false). */
+bool log_due(struct log_limit *l, long seconds, unsigned long *skipped)
+	__attribute__((warn_unused_result));
 
 /* One named field of a structured line; value borrowed (NULL: left out). */
 struct log_field {
@@ -33,7 +45,8 @@ struct log_field {
 	const char *value;
 };
 /* One structured line: event then key=value pairs (text; values with spaces or quotes quoted),
- * or one JSON object with "event" and the fields (JSON). */
+ * or one JSON object with "event" and the fields (JSON), where the fields that hold numbers
+ * (status, ms) are JSON numbers. */
 void log_fields(enum log_level level, const char *reqid, const char *event,
 		const struct log_field *fields, size_t n);
 

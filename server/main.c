@@ -380,6 +380,32 @@ out:
 	return rc;
 }
 
+/* url with any password hidden, for a log line: postgresql://user:SECRET@host... and
+ * password=SECRET (keyword or query form) become ***. */
+static void main_hide_password(const char *url, char *out, size_t cap)
+{
+	size_t o = 0;
+	const char *scheme = strstr(url, "://");
+	const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+	const char *slash = scheme ? strchr(scheme + 3, '/') : NULL;
+	const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
+	bool userinfo = at && (!slash || at < slash) && colon && colon < at;
+	for (const char *p = url; *p && o + 4 < cap;) {
+		if (userinfo && p == colon + 1) {
+			o += (size_t)snprintf(out + o, cap - o, "***");
+			p = at;
+			continue;
+		}
+		if (strncmp(p, "password=", 9) == 0 && (p == url || strchr(" &?", p[-1]))) {
+			o += (size_t)snprintf(out + o, cap - o, "password=***");
+			p += 9 + strcspn(p + 9, " &");
+			continue;
+		}
+		out[o++] = *p++;
+	}
+	out[o < cap ? o : cap - 1] = '\0';
+}
+
 /* The database was unreachable at start: the server serves what needs no database and answers
  * 503 for the rest (db_hold_until_checked) while this thread checks the login role again, with
  * a back-off doubling from 250 ms up to max_ms; a refusal stops the server (exit 1). */
@@ -392,6 +418,8 @@ struct main_db_wait {
 static void *main_db_wait_run(void *arg)
 {
 	struct main_db_wait *w = arg;
+	static struct log_limit limit;
+	time_t since = time(NULL);
 	long delay = 250;
 	for (unsigned attempt = 1;; attempt++) {
 		for (long slept = 0; slept < delay && !atomic_load(&w->stop); slept += 50) {
@@ -413,8 +441,12 @@ static void *main_db_wait_run(void *arg)
 			return NULL;
 		}
 		delay = delay * 2 > w->max_ms ? w->max_ms : delay * 2;
-		log_warn("database: still unavailable (try %u); next try in %ld ms", attempt,
-			 delay);
+		unsigned long skipped;
+		if (log_due(&limit, 60, &skipped) && attempt > 1)
+			log_warn("database: still unavailable after %u tries in %lds "
+				 "(DATABASE_URL); "
+				 "trying every %ld ms, said once a minute",
+				 attempt, (long)(time(NULL) - since), delay);
 	}
 }
 
@@ -448,9 +480,17 @@ static int main_serve(const struct cfg *cfg)
 		return 1;
 	}
 	if (db_down) {
-		log_warn("database: unavailable at start; serving what needs no database, 503 for "
-			 "the rest, until it answers (BIKAROO_DB_RETRY_MAX_MS=%ld)",
-			 cfg->db_retry_max_ms);
+		char shown[512];
+		main_hide_password(cfg->database_url, shown, sizeof shown);
+		log_error(
+			"database: cannot connect with DATABASE_URL=%s (the reason is above). "
+			"Check "
+			"that PostgreSQL runs at that host and port (or socket folder), that the "
+			"role and the database exist, the password, and that pg_hba.conf admits "
+			"this role from here. Until it answers the server serves what needs no "
+			"database and answers 503 for the rest, trying again every %ld ms at most "
+			"(BIKAROO_DB_RETRY_MAX_MS); this is said again at most once a minute",
+			shown, cfg->db_retry_max_ms);
 		db_hold_until_checked();
 	}
 	struct main_product product;
@@ -491,6 +531,10 @@ static int main_serve(const struct cfg *cfg)
 	bool v6 = strchr(cfg->listen, ':') && cfg->listen[0] != '[';
 	char host[80];
 	snprintf(host, sizeof host, "%s%s%s", v6 ? "[" : "", cfg->listen, v6 ? "]" : "");
+	if (db_down)
+		log_warn("serving at http://%s:%u/mcp without its database for now: 503 for "
+			 "what needs it",
+			 host, port);
 	if (local)
 		log_info("serving MCP at http://%s:%u/mcp acting as subject %s via client %s "
 			 "(BIKAROO_AUTH=local: no authorization)",

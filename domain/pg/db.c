@@ -133,8 +133,16 @@ static PGconn *db_connect(const char *conninfo)
 	const char *values[] = DB_VALUES(conninfo);
 	PGconn *pg = PQconnectdbParams(db_keys, values, 1);
 	if (PQstatus(pg) != CONNECTION_OK) {
-		/* The message names host and role, never the password. */
-		log_error("database connection failed: %s", PQerrorMessage(pg));
+		/* The message names host and role, never the password; once a minute at most. */
+		static struct log_limit limit;
+		unsigned long skipped;
+		char again[64] = "";
+		if (log_due(&limit, 60, &skipped)) {
+			if (skipped)
+				snprintf(again, sizeof again,
+					 " (and %lu times since the last line)", skipped);
+			log_error("database connection failed%s: %s", again, PQerrorMessage(pg));
+		}
 		PQfinish(pg);
 		db_count_error("connect");
 		return NULL;

@@ -38,6 +38,7 @@ struct auth_keys {
 static struct {
 	enum auth_mode mode;
 	char *issuer, *resource, *prm_url, *prm_local;
+	char *audience_why;              /* the audience refusal, naming the audience expected */
 	char *client_id, *client_secret; /* introspection: the server's own client */
 	struct jwt_policy policy;
 	struct fetch_policy fetch;
@@ -131,6 +132,9 @@ enum auth_status auth_init(const struct auth_settings *set)
 	auth.client_secret = fetch_form_encode(set->client_secret);
 	auth.policy.issuer = auth.issuer;
 	auth.policy.audience = auth.resource;
+	auth.audience_why =
+		mem_printf("token audience is not this server: it must name %s", auth.resource);
+	auth.policy.audience_why = auth.audience_why;
 	auth.policy.skew = set->skew;
 	auth.policy.max_lifetime = set->max_lifetime;
 	auth.cache = tokcache_new(auth.cache_ttl);
@@ -160,6 +164,8 @@ void auth_cleanup(void)
 	auth.keys = NULL;
 	free(auth.issuer);
 	free(auth.resource);
+	free(auth.audience_why);
+	auth.audience_why = NULL;
 	free(auth.prm_url);
 	free(auth.prm_local);
 	free(auth.client_id);
@@ -558,7 +564,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 		 strcmp(json_string_value(json_object_get(r, "iss")), auth.issuer) != 0)
 		*why = "token issuer is not trusted";
 	else if (!jwt_audience_matches(json_object_get(r, "aud"), auth.resource))
-		*why = "token audience is not this server";
+		*why = auth.audience_why;
 	else if (!exp || now >= exp + auth.policy.skew)
 		*why = "token expired";
 	else if (!jwt_lifetime_ok(r, exp, now, auth.policy.max_lifetime))

@@ -226,7 +226,7 @@ static const char *jwt_claims_problem(const json_t *c, const struct jwt_policy *
 	    strcmp(json_string_value(json_object_get(c, "iss")), p->issuer) != 0)
 		return "token issuer is not trusted";
 	if (!jwt_audience_matches(json_object_get(c, "aud"), p->audience))
-		return "token audience is not this server";
+		return p->audience_why ? p->audience_why : "token audience is not this server";
 	if (!jwt_time(c, "exp", &exp))
 		return "token has no expiry";
 	if (now >= exp + p->skew)

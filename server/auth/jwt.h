@@ -21,9 +21,11 @@ struct jwt_keyset; /* opaque, immutable once built: safe to share between thread
 struct jwt_policy {
 	const char *issuer;   /* exact `iss` */
 	const char *audience; /* must be `aud` or one element of it (our canonical resource URI) */
-	unsigned algs;        /* enum jwt_alg bits */
-	long skew;            /* seconds of clock skew tolerated on exp, nbf, iat */
-	long max_lifetime;    /* seconds a token may live at most (exp - iat); 0: no maximum */
+	const char *audience_why; /* the refusal of another audience, naming this one (NULL: a
+				   * generic one) */
+	unsigned algs;            /* enum jwt_alg bits */
+	long skew;                /* seconds of clock skew tolerated on exp, nbf, iat */
+	long max_lifetime;        /* seconds a token may live at most (exp - iat); 0: no maximum */
 };
 
 #define JWT_MAX_TOKEN 8192

@@ -146,12 +146,12 @@ PID=$main_pid stop main
 if serve json BIKAROO_LOG_FORMAT=json; then
   bike_call "$PORT" >/dev/null
   stop json
-  check "BIKAROO_LOG_FORMAT=json: every line is a JSON object, the access line with its fields" \
+  check "BIKAROO_LOG_FORMAT=json: every line is a JSON object, the access line with its fields (status and ms as JSON numbers)" \
     node -e '
       const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
       const objs = lines.map((l) => JSON.parse(l));
       const a = objs.find((o) => o.event === "access" && o.name === "get_bike_status");
-      if (!a || a.subject !== "marie" || a.status !== "200" || !/^[0-9a-f]{32}$/.test(a.trace) || !a.ms) process.exit(1);' "$t/json.log"
+      if (!a || a.subject !== "marie" || a.status !== 200 || !/^[0-9a-f]{32}$/.test(a.trace) || typeof a.ms !== "number") process.exit(1);' "$t/json.log"
 fi
 
 # ---- clear errors ------------------------------------------------------------------------------
