@@ -20,7 +20,8 @@ override LDFLAGS += $(SAN)
 TEST_LDLIBS = $(shell pkg-config --libs check libcurl 2>/dev/null)
 # bikaroo-mcp --version and bikaroo_build_info: the revision is git's, written to $(B)/revision
 # when it changed (so that main.o is rebuilt for a new commit, and only then).
-VERSION ?= 0.9.0
+# The version is written once, in common/version.h (serverInfo, --version, metrics, package).
+VERSION = $(shell sed -n 's/^\#define BIKAROO_VERSION "\(.*\)"$$/\1/p' common/version.h)
 
 B       ?= build
 COMMON  := $(wildcard common/*.c)
@@ -272,10 +273,13 @@ clean:
 
 help:
 	@echo 'make run           install what is missing, build, serve http://127.0.0.1:8080/mcp'
-	@echo '                   (a throwaway PostgreSQL in .run/pg unless DATABASE_URL is set)'
+	@echo '                   (a throwaway PostgreSQL in .run/pg unless DATABASE_URL is set;'
+	@echo '                   one per checkout: a second says where the first serves)'
+	@echo 'make reset-demo    the throwaway database of make run anew, with the demo data'
 	@echo 'make test          every test against a throwaway PostgreSQL: "N passed, N failed"'
 	@echo 'make all           build build/bikaroo-mcp (and the conformance server)'
-	@echo 'make deps          install the Debian packages this project needs'
+	@echo 'make deps          install the Debian packages building and running need (the run tier)'
+	@echo 'make test-deps     the same and the test lab (scripts/deps.sh lists the tiers)'
 	@echo 'make unit          the unit tests only'
 	@echo 'make integration   the integration tests (SUITE=name: one suite, e.g. hotpath)'
 	@echo 'make e2e           the end-to-end tests (FILE=name: tests/e2e/name.test.mjs)'
@@ -291,8 +295,9 @@ help:
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'
 	@echo 'make budgets       one subject at full speed through 3 instances for 60 s (tests/budgets)'
 	@echo 'make install       install under PREFIX (DESTDIR stages); make deb: a Debian package'
+	@echo 'make uninstall     remove what make install put under PREFIX (the settings file stays)'
 	@echo 'make clean         remove build/'
-	@echo 'Variables: B=build dir, OPT, SAN, CC, VERSION, V=1 (full compiler lines). Server settings: build/bikaroo-mcp help'
+	@echo 'Variables: B=build dir, OPT, SAN, CC, V=1 (full compiler lines). Server settings: build/bikaroo-mcp help'
 
 # Capability contracts (tests/contracts): the contract of every tool, resource, template and
 # prompt as a client lists it; `make contracts` records it in tests/contracts/snapshot.json after
@@ -326,6 +331,10 @@ $(IB)/bikaroo-mcp: $(B)/server/main.o $(IB)/cfg.o $(B)/libbikaroo.a
 
 install: $(IB)/bikaroo-mcp
 	scripts/install.sh "$(DESTDIR)" "$(PREFIX)" $(IB)/bikaroo-mcp
+
+# What `make install` put under PREFIX (the same PREFIX, DESTDIR, UNITDIR), less the settings file.
+uninstall:
+	scripts/install.sh --uninstall "$(DESTDIR)" "$(PREFIX)"
 
 # A Debian package of the installed tree (dpkg-deb), then lintian on it (docs/operating.md: Install).
 deb: test-deps

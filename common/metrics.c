@@ -1,6 +1,7 @@
 /* The metrics registry (metrics.h): one fixed table of series, claimed lock-free on first use. */
 #include "metrics.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "mem.h"
 
@@ -351,6 +354,112 @@ static void metrics_render_slot(struct metrics_buf *b, const struct metrics_fami
 	metrics_put(b, " %ld\n", count);
 }
 
+/* A number read from a /proc file: the field-th (1-based) space-separated one after the
+ * first `skip_to` character (0: from the start); -1 when it cannot be read. */
+static double metrics_proc_field(const char *path, char skip_to, int field)
+{
+	char buf[1024];
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = buf;
+	if (skip_to) { /* /proc/self/stat: the command may hold spaces, up to its last ')' */
+		p = strrchr(buf, skip_to);
+		if (!p)
+			return -1;
+		p++;
+	}
+	for (int i = 1; i < field; i++) {
+		p += strspn(p, " ");
+		p += strcspn(p, " ");
+	}
+	char *end;
+	double v = strtod(p, &end);
+	return end == p ? -1 : v;
+}
+
+/* The process start, in seconds since the epoch: boot time (/proc/stat btime) plus the
+ * process's start in clock ticks after boot (field 22 of /proc/self/stat). 0 when unknown. */
+static double metrics_start_time(void)
+{
+	static double start;
+	if (start > 0)
+		return start;
+	char line[256];
+	double btime = -1;
+	FILE *f = fopen("/proc/stat", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "btime ", 6) == 0)
+			btime = strtod(line + 6, NULL);
+	if (f)
+		fclose(f);
+	/* Fields after the command: state is 3, starttime 22; counted from the ')' that is 3. */
+	double ticks = metrics_proc_field("/proc/self/stat", ')', 22 - 2);
+	long hz = sysconf(_SC_CLK_TCK);
+	if (btime > 0 && ticks >= 0 && hz > 0)
+		start = btime + ticks / (double)hz;
+	return start;
+}
+
+/* The standard process_* families (the names Prometheus client libraries use). */
+static void metrics_process(struct metrics_buf *b)
+{
+	struct rusage ru;
+	double cpu = 0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		      (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	long page = sysconf(_SC_PAGESIZE);
+	double rss = metrics_proc_field("/proc/self/statm", 0, 2);
+	double vsz = metrics_proc_field("/proc/self/statm", 0, 1);
+	long fds = 0;
+	DIR *d = opendir("/proc/self/fd");
+	for (struct dirent *e; d && (e = readdir(d));)
+		fds += e->d_name[0] != '.';
+	if (d) {
+		fds--; /* the descriptor of this listing */
+		closedir(d);
+	}
+	struct rlimit rl;
+	double max_fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+				 ? (double)rl.rlim_cur
+				 : -1;
+	metrics_put(b,
+		    "# HELP process_cpu_seconds_total User and system CPU time spent, in seconds\n"
+		    "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %.3f\n",
+		    cpu);
+	if (rss >= 0 && page > 0)
+		metrics_put(b,
+			    "# HELP process_resident_memory_bytes Resident memory size in bytes\n"
+			    "# TYPE process_resident_memory_bytes gauge\n"
+			    "process_resident_memory_bytes %.0f\n"
+			    "# HELP process_virtual_memory_bytes Virtual memory size in bytes\n"
+			    "# TYPE process_virtual_memory_bytes gauge\n"
+			    "process_virtual_memory_bytes %.0f\n",
+			    rss * (double)page, vsz * (double)page);
+	if (d)
+		metrics_put(b,
+			    "# HELP process_open_fds Open file descriptors\n"
+			    "# TYPE process_open_fds gauge\nprocess_open_fds %ld\n",
+			    fds);
+	if (max_fds >= 0)
+		metrics_put(b,
+			    "# HELP process_max_fds The limit of open file descriptors\n"
+			    "# TYPE process_max_fds gauge\nprocess_max_fds %.0f\n",
+			    max_fds);
+	double start = metrics_start_time();
+	if (start > 0)
+		metrics_put(b,
+			    "# HELP process_start_time_seconds Start time of the process since the "
+			    "Unix epoch, in seconds\n"
+			    "# TYPE process_start_time_seconds gauge\n"
+			    "process_start_time_seconds %.2f\n",
+			    start);
+}
+
 char *metrics_render(void)
 {
 	static const char *const types[] = {"counter", "gauge", "histogram"};
@@ -379,5 +488,6 @@ char *metrics_render(void)
 		    "was full\n# TYPE bikaroo_metrics_series_dropped_total counter\n"
 		    "bikaroo_metrics_series_dropped_total %ld\n",
 		    atomic_load(&metrics_dropped));
+	metrics_process(&b);
 	return b.p;
 }

@@ -7,12 +7,39 @@
 #   UNITDIR/bikaroo-mcp.service                  default PREFIX/lib/systemd/system
 #   SYSCONFDIR/bikaroo-mcp/bikaroo-mcp.env       default /etc; never overwritten
 # Creates no user and starts nothing (the Debian package's postinst creates the user).
+# install.sh --uninstall DESTDIR PREFIX: what `make uninstall` does: removes what install put
+# there, except the settings file (the operator's: said, and kept, as a package's conffile is).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-dest=$1 prefix=$2 bin=$3
+uninstall=0
+if [[ ${1:-} == --uninstall ]]; then
+  uninstall=1
+  shift
+fi
+dest=$1 prefix=$2 bin=${3:-}
 unitdir=${UNITDIR:-$prefix/lib/systemd/system}
 sysconfdir=${SYSCONFDIR:-/etc}
 share=$dest$prefix/share/bikaroo-mcp
+
+if ((uninstall)); then
+  removed=0
+  for f in "$dest$prefix/bin/bikaroo-mcp" "$dest$prefix/share/man/man1/bikaroo-mcp.1.gz" \
+    "$dest$unitdir/bikaroo-mcp.service"; do
+    if [[ -e $f ]]; then
+      rm -f "$f"
+      removed=$((removed + 1))
+    fi
+  done
+  if [[ -d $share ]]; then
+    removed=$((removed + $(find "$share" -type f | wc -l)))
+    rm -rf "$share"
+  fi
+  echo "install.sh: removed $removed files from ${dest:-/}$prefix (binary, documents, prompts, migrations, man page, unit)" >&2
+  if [[ -e $dest$sysconfdir/bikaroo-mcp/bikaroo-mcp.env ]]; then
+    echo "install.sh: kept your settings $dest$sysconfdir/bikaroo-mcp/bikaroo-mcp.env (remove it by hand if you want it gone)" >&2
+  fi
+  exit 0
+fi
 
 install -d "$dest$prefix/bin" "$share" "$dest$prefix/share/man/man1" "$dest$unitdir" \
   "$dest$sysconfdir/bikaroo-mcp"

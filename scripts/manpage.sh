@@ -13,6 +13,11 @@ bikaroo-mcp \- the Bikaroo fleet MCP (Model Context Protocol) server
 .B bikaroo-mcp
 .RB { serve | stdio | migrate | config-help | help | \-\-version }
 .RI [ \-\-flag = value " ...]"
+.br
+.B bikaroo-mcp host-config
+.I HOST
+.RB [ \-\-link ]
+.RI [ \-\-flag = value " ...]"
 .SH DESCRIPTION
 .B bikaroo-mcp
 serves Bikaroo's bike-fleet capabilities to MCP hosts, acting as the calling user and client
@@ -32,6 +37,14 @@ applies the SQL migrations as the schema owner (BIKAROO_MIGRATE_URL, else DATABA
 .TP
 .B config-help
 prints the configuration table (\-\-format=text, man or markdown).
+.TP
+.BI "host-config " HOST
+prints the configuration file of an MCP host that launches this binary over stdio with this
+DATABASE_URL and identity (HOST
+.BR vscode ", " cursor ", " claude-desktop ),
+or that reaches this server's URL over Streamable HTTP
+.RB ( vscode-http ", " cursor-http );
+with \-\-link, the host's install link instead (VS Code, Cursor).
 .TP
 .B help
 prints the subcommands and the configuration table.
@@ -56,10 +69,48 @@ the settings of the systemd unit bikaroo-mcp.service (installed packages).
 .TP
 .I share/bikaroo-mcp/
 resources, prompts and migrations, found by default below the installation prefix.
+.SH EXAMPLES
+Migrate a database as its owner role, then serve it with tokens from an identity provider:
+.PP
+.nf
+.RS
+BIKAROO_MIGRATE_URL=postgresql://fleet_owner@db.example/bikaroo bikaroo\-mcp migrate
+DATABASE_URL=postgresql://fleet_app@db.example/bikaroo \\e
+BIKAROO_AUTH_ISSUER=https://login.example.com \\e
+BIKAROO_RESOURCE_URI=https://mcp.example.com/mcp bikaroo\-mcp serve
+.RE
+.fi
+.PP
+Write VS Code's configuration for a development database (the host starts this binary):
+.PP
+.nf
+.RS
+DATABASE_URL=postgresql://fleet_app@localhost/bikaroo BIKAROO_AUTH=local \\e
+BIKAROO_LOCAL_SUBJECT=dev BIKAROO_LOCAL_CLIENT=developer\-ide \\e
+BIKAROO_LOCAL_SCOPES=fleet:read bikaroo\-mcp host\-config vscode > .vscode/mcp.json
+.RE
+.fi
+.PP
+Print Cursor's install link of a server on 127.0.0.1:8080, and the settings as a table:
+.PP
+.nf
+.RS
+bikaroo\-mcp host\-config cursor\-http \-\-link
+bikaroo\-mcp config\-help
+.RE
+.fi
 .SH EXIT STATUS
 0 after a clean stop (SIGTERM, SIGINT, or end of input for stdio); 1 when the server cannot
-start or a migration fails; 2 for an invalid setting or an unknown subcommand.
+start or a migration fails; 2 for an invalid setting, an unknown subcommand or host.
 .SH SEE ALSO
+The host configurations
+.BR "bikaroo\-mcp host\-config vscode" ,
+.BR vscode\-http ,
+.BR cursor ,
+.BR cursor\-http " and"
+.B claude\-desktop
+(the files hosts/vscode\-stdio.json, vscode\-http.json, cursor\-stdio.json, cursor\-http.json,
+claude\-desktop.json and docker\-stdio.json of the source tree are the packaged binary's);
 .BR systemd.exec (5),
 .BR psql (1)
 MAN

@@ -242,6 +242,21 @@ url_port=$(cat "$ready")
 url="http://127.0.0.1:$url_port/mcp"
 printf 'url=%q\npid=%q\ndb=%q\n' "$url" "$server_pid" "$DATABASE_URL" >"$state/serving"
 
+# The host configurations of this build and this database (bikaroo-mcp host-config): each works
+# as written while this make run serves; the stdio ones only in local mode (else a token is due).
+hosts=$state/hosts
+rm -rf "$hosts"
+mkdir -p "$hosts"
+names=(vscode-http cursor-http)
+if [[ $BIKAROO_AUTH == local ]]; then names+=(vscode cursor claude-desktop); fi
+for h in "${names[@]}"; do
+  BIKAROO_PORT=$url_port "$bin" host-config "$h" >"$hosts/$h.json"
+  if [[ $h != claude-desktop ]]; then
+    printf '%s (%s):\n%s\n\n' "$h" "$(sed -n 's/^ *"command": "\(.*\)",$/stdio, \1/p; s/^ *"url": "\(.*\)"$/http, \1/p' "$hosts/$h.json")" \
+      "$(BIKAROO_PORT=$url_port "$bin" host-config "$h" --link)" >>"$hosts/links.txt"
+  fi
+done
+
 stop_note=
 if ((started_pg)); then stop_note=' and the local PostgreSQL cluster'; fi
 metrics_at="none (BIKAROO_METRICS_LISTEN is empty)"
@@ -264,6 +279,12 @@ if [[ "$BIKAROO_AUTH" == local ]]; then
   Try it (MCP 2026-07-28):
   $call -d '$body'
 
+  Connect a host. VS Code over HTTP, as .vscode/mcp.json:
+$(sed 's/^/  /' "$hosts/vscode-http.json")
+  Files written for this build and this database (each works as written while this runs):
+  $hosts/vscode.json (VS Code, stdio), $hosts/cursor.json, $hosts/claude-desktop.json,
+  $hosts/vscode-http.json, $hosts/cursor-http.json; install links: $hosts/links.txt
+
   With real bearer tokens instead: BIKAROO_AUTH=jwt make run (starts a demo identity provider
   too, then scripts/dev-token.sh mints tokens for the demo users).
 
@@ -278,6 +299,8 @@ else
   Issuer: $BIKAROO_AUTH_ISSUER
   Metadata: http://127.0.0.1:$url_port/.well-known/oauth-protected-resource/mcp
   $db_line
+
+  Connect a host over HTTP (it runs the OAuth flow itself): $hosts/vscode-http.json, $hosts/cursor-http.json
 
   Mint a token for a demo user (a real authorization code + PKCE flow), in another terminal:
   TOKEN=\$(scripts/dev-token.sh marie customer-care-assistant 'fleet:read fleet:report')

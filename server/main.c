@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -12,11 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/b64.h"
 #include "common/keyring.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/service.h"
+#include "common/version.h"
 #include "domain/budgets.h"
 #include "domain/pg/db.h"
 #include "domain/pg/migrate.h"
@@ -42,17 +45,215 @@ static void main_on_signal(int sig)
 	main_stop = 1;
 }
 
-/* Set by the Makefile (make VERSION=...; the revision from git when there is one). */
-#ifndef BIKAROO_VERSION
-#define BIKAROO_VERSION "0.0.0"
-#endif
+/* The revision: set by the Makefile, from git when there is one. */
 #ifndef BIKAROO_REVISION
 #define BIKAROO_REVISION "unknown"
 #endif
 
+/* ---- host-config: what an MCP host needs to launch or reach this server --------------------- */
+
+/* The hosts host-config writes for: their file's shape (VS Code's `servers` with a type, or the
+ * `mcpServers` of Cursor and Claude Desktop), and whether they launch the server (stdio) or
+ * reach the running one (http). */
+static const struct main_host {
+	const char *name, *file, *note;
+	bool vscode, http;
+} main_hosts[] = {
+	{"vscode", ".vscode/mcp.json (or the user mcp.json)", "VS Code, stdio", true, false},
+	{"vscode-http", ".vscode/mcp.json", "VS Code, Streamable HTTP", true, true},
+	{"cursor", ".cursor/mcp.json", "Cursor, stdio", false, false},
+	{"cursor-http", ".cursor/mcp.json", "Cursor, Streamable HTTP", false, true},
+	{"claude-desktop", "claude_desktop_config.json", "Claude Desktop, stdio", false, false},
+};
+
+#define MAIN_NHOSTS (sizeof main_hosts / sizeof main_hosts[0])
+#define MAIN_HOST_SERVER "bikaroo-fleet" /* the server's name in every host file */
+
+/* A directory setting for the env of a launched server: absolute (a host starts it from a
+ * folder of its own); NULL when the binary finds it by itself (an installed binary's default).
+ * New string. */
+static char *main_host_dir(const char *dir)
+{
+	if (dir[0] == '/')
+		return NULL; /* absolute: the installed default, or set so by the caller */
+	char *abs = realpath(dir, NULL);
+	if (abs)
+		return abs;
+	/* Not below the working directory: a source tree's build/NAME finds it at ../dir. */
+	char *self = realpath("/proc/self/exe", NULL);
+	char *slash = self ? strrchr(self, '/') : NULL;
+	if (slash) {
+		*slash = '\0';
+		char *guess = mem_printf("%s/../%s", self, dir);
+		abs = realpath(guess, NULL);
+		free(guess);
+	}
+	free(self);
+	return abs ? abs : mem_strdup(dir);
+}
+
+/* The server entry of host h (new reference): the launch (this very binary, the database and
+ * identity of this configuration) or the URL of the server this configuration serves. */
+static json_t *main_host_entry(const struct main_host *h, const struct cfg *cfg)
+{
+	json_t *e = json_object();
+	if (h->http) {
+		bool v6 = strchr(cfg->listen, ':') && cfg->listen[0] != '[';
+		char *url = *cfg->resource_uri ? mem_strdup(cfg->resource_uri)
+					       : mem_printf("http://%s%s%s:%ld/mcp", v6 ? "[" : "",
+							    cfg->listen, v6 ? "]" : "", cfg->port);
+		if (h->vscode)
+			json_object_set_new(e, "type", json_string("http"));
+		json_object_set_new(e, "url", json_string(url));
+		free(url);
+		return e;
+	}
+	char *self = realpath("/proc/self/exe", NULL);
+	if (h->vscode)
+		json_object_set_new(e, "type", json_string("stdio"));
+	json_object_set_new(e, "command", json_string(self ? self : "bikaroo-mcp"));
+	free(self);
+	json_object_set_new(e, "args", json_pack("[s]", "stdio"));
+	json_t *env = json_object();
+	json_object_set_new(env, "DATABASE_URL", json_string(cfg->database_url));
+	json_object_set_new(env, "BIKAROO_AUTH", json_string(cfg->auth));
+	if (strcmp(cfg->auth, "local") == 0) {
+		json_object_set_new(env, "BIKAROO_LOCAL_SUBJECT", json_string(cfg->local_subject));
+		json_object_set_new(env, "BIKAROO_LOCAL_CLIENT", json_string(cfg->local_client));
+		json_object_set_new(env, "BIKAROO_LOCAL_SCOPES", json_string(cfg->local_scopes));
+	} else {
+		json_object_set_new(env, "BIKAROO_AUTH_ISSUER", json_string(cfg->auth_issuer));
+		json_object_set_new(env, "BIKAROO_RESOURCE_URI", json_string(cfg->resource_uri));
+		json_object_set_new(env, "BIKAROO_TOKEN", json_string("<an access token>"));
+	}
+	const char *const dirs[][2] = {{"BIKAROO_RESOURCES_DIR", cfg->resources_dir},
+				       {"BIKAROO_PROMPTS_DIR", cfg->prompts_dir}};
+	for (size_t i = 0; i < 2; i++) {
+		char *d = main_host_dir(dirs[i][1]);
+		if (d)
+			json_object_set_new(env, dirs[i][0], json_string(d));
+		free(d);
+	}
+	json_object_set_new(e, "env", env);
+	return e;
+}
+
+/* Percent-encodes s for a URL's query (RFC 3986 unreserved characters kept). New string. */
+static char *main_url_encode(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = mem_alloc(3 * n + 1), *o = out;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p))
+			*o++ = (char)*p;
+		else
+			o += snprintf(o, 4, "%%%02X", *p);
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The install link of entry e (borrowed) for h: VS Code's vscode:mcp/install?{JSON with the
+ * name}, Cursor's cursor://anysphere.cursor-deeplink/mcp/install?name=..&config={base64 JSON}.
+ * New string, or NULL for a host without install links. */
+static char *main_host_link(const struct main_host *h, const json_t *e)
+{
+	char *link = NULL;
+	if (h->vscode) {
+		json_t *named = json_pack("{s:s}", "name", MAIN_HOST_SERVER);
+		json_object_update(named, (json_t *)e);
+		char *text = json_dumps(named, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		char *q = main_url_encode(text);
+		link = mem_printf("vscode:mcp/install?%s", q);
+		free(q);
+		free(text);
+		json_decref(named);
+	} else if (strncmp(h->name, "cursor", 6) == 0) {
+		char *text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		char *b64 = b64_encode((const unsigned char *)text, strlen(text), false);
+		char *q = main_url_encode(b64);
+		link = mem_printf(
+			"cursor://anysphere.cursor-deeplink/mcp/install?name=%s&config=%s",
+			MAIN_HOST_SERVER, q);
+		free(q);
+		free(b64);
+		free(text);
+	}
+	return link;
+}
+
+/* bikaroo-mcp host-config HOST [--link] [--flag=value...]: prints HOST's configuration file (or
+ * its install link) for this binary and this configuration's database and identity. */
+static int main_host_config(int argc, char **argv)
+{
+	const char *name = argc > 2 ? argv[2] : "";
+	bool link = false;
+	for (int a = 3; a < argc; a++)
+		link |= strcmp(argv[a], "--link") == 0;
+	const struct main_host *h = NULL;
+	for (size_t i = 0; i < MAIN_NHOSTS; i++)
+		if (strcmp(main_hosts[i].name, name) == 0)
+			h = &main_hosts[i];
+	if (!h) {
+		fprintf(stderr, "usage: bikaroo-mcp host-config HOST [--link] [--flag=value ...]; "
+				"HOST is one of:\n");
+		for (size_t i = 0; i < MAIN_NHOSTS; i++)
+			fprintf(stderr, "  %-15s %s: %s\n", main_hosts[i].name, main_hosts[i].note,
+				main_hosts[i].file);
+		return 2;
+	}
+	/* The settings as serve and stdio read them; --link is ours, not a setting. */
+	char **rest = mem_calloc((size_t)argc, sizeof *rest);
+	int n = 0;
+	for (int a = 2; a < argc; a++)
+		if (strcmp(argv[a], "--link") != 0)
+			rest[n++] = argv[a];
+	struct cfg cfg;
+	enum cfg_status cs = cfg_load(&cfg, n, rest);
+	free(rest);
+	if (cs != CFG_OK)
+		return 2;
+	int rc = 0;
+	if (!h->http && !*cfg.database_url) {
+		fprintf(stderr,
+			"host-config %s: DATABASE_URL is not set: give the database the "
+			"host's server is to use (make run prints its own)\n",
+			h->name);
+		rc = 2;
+		goto out;
+	}
+	json_t *entry = main_host_entry(h, &cfg);
+	if (link) {
+		char *l = main_host_link(h, entry);
+		if (l)
+			printf("%s\n", l);
+		else {
+			fprintf(stderr,
+				"host-config: %s has no install link (vscode, vscode-http, "
+				"cursor and cursor-http have)\n",
+				h->name);
+			rc = 2;
+		}
+		free(l);
+		json_decref(entry);
+		goto out;
+	}
+	json_t *file = json_pack("{s:{s:o}}", h->vscode ? "servers" : "mcpServers",
+				 MAIN_HOST_SERVER, entry);
+	char *text = json_dumps(file, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	printf("%s\n", text);
+	free(text);
+	json_decref(file);
+out:
+	cfg_free(&cfg);
+	return rc;
+}
+
 static int main_usage(void)
 {
-	printf("usage: bikaroo-mcp serve|stdio|migrate|config-help|help|--version [--flag=value "
+	printf("usage: bikaroo-mcp serve|stdio|migrate|config-help|host-config|help|--version "
+	       "[--flag=value "
 	       "...]"
 	       "\n\n"
 	       "  serve        serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
@@ -60,6 +261,12 @@ static int main_usage(void)
 	       "  stdio        serve MCP over stdin/stdout (for IDEs that launch the server)\n"
 	       "  migrate      apply the SQL migrations (as the owner role)\n"
 	       "  config-help  print the configuration table: --format=text|man|markdown\n"
+	       "  host-config HOST [--link]\n"
+	       "               print the configuration file of an MCP host (vscode, vscode-http,\n"
+	       "               cursor, cursor-http, claude-desktop) that launches this binary "
+	       "with\n"
+	       "               this DATABASE_URL and identity, or reaches this server; --link:\n"
+	       "               its install link (VS Code, Cursor)\n"
 	       "  --version    print the version and source revision\n\n"
 	       "Configuration (environment variable or flag):\n");
 	cfg_print_help();
@@ -588,6 +795,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "config-help") == 0)
 		return main_config_help(argc, argv);
+	if (strcmp(cmd, "host-config") == 0)
+		return main_host_config(argc, argv);
 	metrics_set_build(BIKAROO_VERSION, BIKAROO_REVISION);
 	struct cfg cfg;
 	if (cfg_load(&cfg, argc - 1, argv + 1) != CFG_OK)

@@ -5,6 +5,7 @@
 #include "catalog.h"
 
 #include "change_feed.h"
+#include "common/version.h"
 
 extern const struct mcp_capability capability_bike_status;
 extern const struct mcp_capability capability_damage_report;
@@ -34,7 +35,7 @@ int catalog_describe(struct mcp_server *out, const struct mcp_app *app)
 	*out = (struct mcp_server){
 		.name = "bikaroo-fleet-mcp",
 		.title = "Bikaroo Fleet",
-		.version = "0.2.0",
+		.version = BIKAROO_VERSION, /* common/version.h */
 		.instructions = catalog_instructions,
 		.tools_logger = "bikaroo.tools",
 		.governance_key = CATALOG_GOVERNANCE_KEY,

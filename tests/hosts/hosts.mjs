@@ -12,6 +12,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const dir = process.argv[2];
+// --generated: a folder host-config wrote (make run's, or the installed binary's), not the
+// repository's hosts/: no docs to compare with; its links.txt (make run's) must decode to its files.
+const generated = process.argv.includes('--generated');
 const PLACEHOLDER_DB = 'postgresql://fleet_app@localhost/bikaroo';
 const REQ = { timeout: 15_000 };
 let failures = 0;
@@ -61,7 +64,7 @@ async function runStdio(file, { name, e }) {
 
 async function runHttp(file, { name, e }) {
   const url = new URL(e.url);
-  url.port = process.env.HOSTS_HTTP_PORT;
+  if (!generated) url.port = process.env.HOSTS_HTTP_PORT; // generated files name the real port
   const client = new Client({ name: `hosts-${file}`, version: '1.0.0' });
   try {
     const names = await scenario(client, new StreamableHTTPClientTransport(url));
@@ -94,21 +97,51 @@ function checkContainer(file, { name, e }) {
   else ok(`${file} (${name}, container): docker run -i --rm ... ${a[a.length - 2]} stdio has its shape (no Docker engine here to run it)`);
 }
 
+// make run's install links (links.txt: "HOST (...):" then the link) carry exactly HOST.json's entry.
+function checkLinks() {
+  const file = path.join(dir, 'links.txt');
+  if (!fs.existsSync(file)) return;
+  const text = fs.readFileSync(file, 'utf8');
+  for (const m of text.matchAll(/^([a-z-]+) \(.*\):\n(\S+)$/gm)) {
+    const [, host, link] = m;
+    const entry = JSON.parse(fs.readFileSync(path.join(dir, `${host}.json`), 'utf8'));
+    const want = (entry.servers ?? entry.mcpServers)['bikaroo-fleet'];
+    let got;
+    if (link.startsWith('vscode:mcp/install?')) {
+      const { name, ...rest } = JSON.parse(decodeURIComponent(link.slice('vscode:mcp/install?'.length)));
+      got = name === 'bikaroo-fleet' ? rest : { name };
+    } else if (link.startsWith('cursor://anysphere.cursor-deeplink/mcp/install?')) {
+      const q = new URL(link).searchParams;
+      got = q.get('name') === 'bikaroo-fleet' ? JSON.parse(Buffer.from(q.get('config'), 'base64').toString()) : {};
+    }
+    if (JSON.stringify(got) === JSON.stringify(want)) ok(`links.txt: the ${host} install link carries ${host}.json's entry as it is`);
+    else nok(`links.txt: the ${host} install link`, `${JSON.stringify(got)} is not ${JSON.stringify(want)}`);
+  }
+}
+
+if (generated) {
+  checkLinks();
+} else {
+  checkDocs();
+}
+
 // docs/hosts.md shows every file as it is (section Host configurations), and every host
 // configuration the README shows is one of the files, as it is.
-const hostsDoc = fs.readFileSync(path.join(dir, '../docs/hosts.md'), 'utf8');
-const texts = new Map();
-for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
-  const text = fs.readFileSync(path.join(dir, file), 'utf8').trimEnd();
-  texts.set(text, file);
-  if (hostsDoc.includes(`\`hosts/${file}\``) && hostsDoc.includes(`\`\`\`json\n${text}\n\`\`\``)) ok(`docs/hosts.md shows hosts/${file} as it is`);
-  else nok(`docs/hosts.md shows hosts/${file} as it is`, 'missing or different');
-}
-const readme = fs.readFileSync(path.join(dir, '../README.md'), 'utf8');
-for (const m of readme.matchAll(/```json\n([\s\S]*?)\n```/g)) {
-  if (!m[1].includes('"bikaroo-fleet"')) continue;
-  if (texts.has(m[1])) ok(`the README's host configuration is hosts/${texts.get(m[1])} as it is`);
-  else nok("the README's host configuration is one of hosts/*.json as it is", 'no file has this text');
+function checkDocs() {
+  const hostsDoc = fs.readFileSync(path.join(dir, '../docs/hosts.md'), 'utf8');
+  const texts = new Map();
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const text = fs.readFileSync(path.join(dir, file), 'utf8').trimEnd();
+    texts.set(text, file);
+    if (hostsDoc.includes(`\`hosts/${file}\``) && hostsDoc.includes(`\`\`\`json\n${text}\n\`\`\``)) ok(`docs/hosts.md shows hosts/${file} as it is`);
+    else nok(`docs/hosts.md shows hosts/${file} as it is`, 'missing or different');
+  }
+  const readme = fs.readFileSync(path.join(dir, '../README.md'), 'utf8');
+  for (const m of readme.matchAll(/```json\n([\s\S]*?)\n```/g)) {
+    if (!m[1].includes('"bikaroo-fleet"')) continue;
+    if (texts.has(m[1])) ok(`the README's host configuration is hosts/${texts.get(m[1])} as it is`);
+    else nok("the README's host configuration is one of hosts/*.json as it is", 'no file has this text');
+  }
 }
 
 for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {

@@ -5,10 +5,32 @@
 # lays the staged /usr over the machine's for the client and the server it launches, so each
 # entry runs with exactly its command, args and env. The http entries are called against the
 # same installed binary serving like `make run` (local mode, loopback), on a free port.
+# The files are what the packaged binary's `host-config HOST` prints (scripts/host-files.sh
+# --check). Then what a user gets, each launched exactly as written: the installed binary's
+# `host-config HOST` for the test database, and the files `make run` writes for the local build
+# and its own database (with its install links, which must carry the same entries).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+B=${1:-build}
 t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
+chmod 755 "$t"
+run_pid=
+# shellcheck disable=SC2317  # invoked via trap
+cleanup() {
+  if [[ -n $run_pid ]]; then
+    kill -TERM -- "-$run_pid" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  scripts/pgtmp.sh destroy "$t/run/pg" >/dev/null 2>&1
+  rm -rf "$t"
+}
+trap cleanup EXIT
+if out=$(scripts/host-files.sh --check 2>&1); then
+  echo "ok - hosts/*.json are what the packaged binary's host-config prints (scripts/host-files.sh --check)"
+else
+  printf '# %s\n' "${out//$'\n'/$'\n'# }"
+  echo "not ok - hosts/*.json differ from the packaged binary's host-config"
+fi
 if ! make -s --no-print-directory install DESTDIR="$t/stage" PREFIX=/usr UNITDIR=/lib/systemd/system \
   >"$t/install.log" 2>&1; then
   cat "$t/install.log"; echo "not ok - make install DESTDIR PREFIX=/usr for the host configurations"; exit 1
@@ -30,7 +52,34 @@ for _ in \$(seq 1 100); do [ -s $t/port ] && break; sleep 0.1; done
 [ -s $t/port ] || { cat $t/serve.log; echo "not ok - the installed binary serves for the http entries"; kill \$pid; exit 1; }
 HOSTS_DATABASE_URL='$DATABASE_URL' HOSTS_HTTP_PORT=\$(cat $t/port) node $PWD/tests/hosts/hosts.mjs $PWD/hosts
 rc=\$?
+# What the installed binary writes for the test database, launched as written.
+mkdir -p $t/installed
+for h in vscode vscode-http cursor cursor-http claude-desktop; do
+  env -u BIKAROO_RESOURCES_DIR -u BIKAROO_PROMPTS_DIR DATABASE_URL='$DATABASE_URL' BIKAROO_AUTH=local \
+    BIKAROO_PORT=\$(cat $t/port) /usr/bin/bikaroo-mcp host-config \$h >$t/installed/\$h.json || rc=1
+done
+HOSTS_HTTP_PORT=\$(cat $t/port) node $PWD/tests/hosts/hosts.mjs $t/installed --generated | sed 's/^\(not \)\{0,1\}ok - /&installed host-config: /' || rc=1
 kill -TERM \$pid; wait \$pid || { tail -n 20 $t/serve.log; echo "not ok - the installed binary stops with 0"; rc=1; }
 exit \$rc
 RUN
 unshare -m bash "$t/run.sh"
+rc=$?
+
+# make run (scripts/run.sh after the build): the files it writes for the local build and its own
+# database, each launched exactly as written, and its install links.
+mkdir -p "$t/run"
+setsid env -u DATABASE_URL -u BIKAROO_MIGRATE_URL -u BIKAROO_METRICS_LISTEN RUN_PG_DIR="$t/run/pg" BIKAROO_PORT=0 \
+  BIKAROO_READY_FILE="$t/run.port" scripts/run.sh "$B/bikaroo-mcp" >"$t/run.log" 2>&1 &
+run_pid=$!
+for _ in $(seq 1 600); do grep -q 'Ctrl-C stops' "$t/run.log" 2>/dev/null && break; kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+if [[ -s $t/run/hosts/links.txt ]] && grep -q "$t/run/hosts/vscode.json" "$t/run.log"; then
+  echo "ok - make run's banner names the host files it wrote ($t/run/hosts)"
+  HOSTS_HTTP_PORT=$(cat "$t/run.port") node tests/hosts/hosts.mjs "$t/run/hosts" --generated |
+    sed 's/^\(not \)\{0,1\}ok - /&make run: /'
+  [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
+else
+  sed 's/^/# /' "$t/run.log"
+  echo "not ok - make run writes its host files"
+  rc=1
+fi
+exit $rc
