@@ -47,6 +47,9 @@ if ! deb=$(make -s --no-print-directory deb 2>"$t/deb.log" | tail -n 1) || [[ ! 
   cat "$t/deb.log"; nok "make deb builds a package"; exit 1
 fi
 ok "make deb builds $(basename "$deb")"
+version=$(sed -n 's/^#define BIKAROO_VERSION "\(.*\)"$/\1/p' common/version.h)
+check "the package's version is common/version.h's ($version+git...)" \
+  grep -q "^$version+git" <(dpkg-deb -f "$deb" Version)
 check "lintian finds no error and no warning in the package" \
   test -z "$(grep -E '^[EW]: ' build/deb/lintian.txt)"
 root=$t/root
