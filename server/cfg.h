@@ -30,6 +30,9 @@ struct cfg {
 	char *state_secret;    /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
 	char *state_secret_previous; /* BIKAROO_STATE_SECRET_PREVIOUS: also accepted, one per line
 				      */
+	char *super_url;             /* BIKAROO_SUPER_URL: a superuser, for `admin create-roles` */
+	char *owner_password; /* BIKAROO_OWNER_PASSWORD: fleet_owner's, set by create-roles */
+	char *app_password;   /* BIKAROO_APP_PASSWORD: fleet_app's, set by create-roles */
 	/* Authorization (server/auth.c). */
 	char *resource_uri;          /* BIKAROO_RESOURCE_URI: canonical URI, the tokens' audience */
 	char *auth_issuer;           /* BIKAROO_AUTH_ISSUER */

@@ -14,12 +14,14 @@
 #include <unistd.h>
 
 #include "common/b64.h"
+#include "common/csv.h"
 #include "common/keyring.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/service.h"
 #include "common/version.h"
+#include "domain/admin.h"
 #include "domain/budgets.h"
 #include "domain/pg/db.h"
 #include "domain/pg/migrate.h"
@@ -49,6 +51,84 @@ static void main_on_signal(int sig)
 #ifndef BIKAROO_REVISION
 #define BIKAROO_REVISION "unknown"
 #endif
+
+static int main_usage(void)
+{
+	printf("usage: bikaroo-mcp "
+	       "serve|stdio|migrate|admin|config-help|host-config|help|--version "
+	       "[--flag=value "
+	       "...]"
+	       "\n\n"
+	       "  serve        serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
+	       "               (GET /healthz, /readyz; GET /metrics on BIKAROO_METRICS_LISTEN)\n"
+	       "  stdio        serve MCP over stdin/stdout (for IDEs that launch the server)\n"
+	       "  migrate      apply the SQL migrations (as the owner role)\n"
+	       "  config-help  print the configuration table: --format=text|man|markdown\n"
+	       "  admin COMMAND ...\n"
+	       "               an operator's changes: the database roles, regions, stations and\n"
+	       "               bikes from CSV, principals, client applications (bikaroo-mcp admin\n"
+	       "               lists them)\n"
+	       "  host-config HOST [--link]\n"
+	       "               print the configuration file of an MCP host (vscode, vscode-http,\n"
+	       "               cursor, cursor-http, claude-desktop) that launches this binary "
+	       "with\n"
+	       "               this DATABASE_URL and identity, or reaches this server; --link:\n"
+	       "               its install link (VS Code, Cursor)\n"
+	       "  --version    print the version and source revision\n\n"
+	       "Configuration (environment variable or flag):\n");
+	cfg_print_help();
+	return 0;
+}
+
+static int main_config_help(int argc, char **argv)
+{
+	const char *format = "text";
+	for (int a = 2; a < argc; a++) {
+		if (strncmp(argv[a], "--format=", 9) == 0) {
+			format = argv[a] + 9;
+		} else {
+			fprintf(stderr,
+				"config-help: unknown argument %s (--format=text|man|markdown)\n",
+				argv[a]);
+			return 2;
+		}
+	}
+	return cfg_print_table(format) == CFG_OK ? 0 : 2;
+}
+
+/* A directory setting that cannot be opened, said with the setting, the reason and where a
+ * relative path was looked up; 0 when it opens. */
+static int main_check_dir(const char *setting, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		closedir(d);
+		return 0;
+	}
+	int e = errno;
+	char cwd[PATH_MAX];
+	if (dir[0] != '/' && getcwd(cwd, sizeof cwd))
+		log_error(
+			"%s=%s: cannot open this directory: %s (a relative path is looked up from "
+			"the working directory %s: start the server from the project's directory "
+			"or "
+			"set %s to an absolute path)",
+			setting, dir, strerror(e), cwd, setting);
+	else
+		log_error("%s=%s: cannot open this directory: %s", setting, dir, strerror(e));
+	return -1;
+}
+
+/* DATABASE_URL unset would make libpq try its default socket with the user's name: say so. */
+static int main_check_database_url(const char *url, const char *setting)
+{
+	if (*url)
+		return 0;
+	log_error("%s is not set: give the libpq connection string of the database (for example "
+		  "postgresql://fleet_app@db.example/bikaroo); `make run` starts a local one",
+		  setting);
+	return -1;
+}
 
 /* ---- host-config: what an MCP host needs to launch or reach this server --------------------- */
 
@@ -250,77 +330,222 @@ out:
 	return rc;
 }
 
-static int main_usage(void)
+/* ---- admin: an operator's changes (domain/admin.h), each audited in fleet.admin_log ---------- */
+
+#define MAIN_CSV_MAX (64L << 20) /* a load file of at most 64 MiB */
+
+/* The records of CSV file path as a JSON array of objects named by its header line (new text:
+ * caller frees), or NULL (said on stderr, with the line). */
+static char *main_csv_rows(const char *path)
 {
-	printf("usage: bikaroo-mcp serve|stdio|migrate|config-help|host-config|help|--version "
-	       "[--flag=value "
-	       "...]"
-	       "\n\n"
-	       "  serve        serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
-	       "               (GET /healthz, /readyz; GET /metrics on BIKAROO_METRICS_LISTEN)\n"
-	       "  stdio        serve MCP over stdin/stdout (for IDEs that launch the server)\n"
-	       "  migrate      apply the SQL migrations (as the owner role)\n"
-	       "  config-help  print the configuration table: --format=text|man|markdown\n"
-	       "  host-config HOST [--link]\n"
-	       "               print the configuration file of an MCP host (vscode, vscode-http,\n"
-	       "               cursor, cursor-http, claude-desktop) that launches this binary "
-	       "with\n"
-	       "               this DATABASE_URL and identity, or reaches this server; --link:\n"
-	       "               its install link (VS Code, Cursor)\n"
-	       "  --version    print the version and source revision\n\n"
-	       "Configuration (environment variable or flag):\n");
-	cfg_print_help();
-	return 0;
+	char *text = NULL, *json = NULL;
+	json_t *rows = json_array();
+	struct csv_record head = {0}, rec = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "admin load: cannot read %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	text = mem_alloc(MAIN_CSV_MAX + 1);
+	size_t n = fread(text, 1, MAIN_CSV_MAX + 1, f);
+	fclose(f);
+	if (n > MAIN_CSV_MAX) {
+		fprintf(stderr, "admin load: %s is larger than %ld bytes\n", path, MAIN_CSV_MAX);
+		goto out;
+	}
+	const char *p = text, *end = text + n;
+	unsigned long line = 0;
+	if (csv_next(&p, end, &head, &line) != CSV_OK) {
+		fprintf(stderr, "admin load: %s: no header line, or not CSV at line %lu\n", path,
+			line);
+		goto out;
+	}
+	enum csv_status cs;
+	while ((cs = csv_next(&p, end, &rec, &line)) == CSV_OK) {
+		if (rec.nfields != head.nfields) {
+			fprintf(stderr, "admin load: %s:%lu: %zu fields, the header names %zu\n",
+				path, line, rec.nfields, head.nfields);
+			csv_record_free(&rec);
+			goto out;
+		}
+		json_t *o = json_object();
+		for (size_t i = 0; i < rec.nfields; i++)
+			json_object_set_new(o, head.fields[i], json_string(rec.fields[i]));
+		json_array_append_new(rows, o);
+		csv_record_free(&rec);
+	}
+	if (cs == CSV_INVALID) {
+		fprintf(stderr,
+			"admin load: %s:%lu: not CSV (a quote out of place, or over %d "
+			"fields)\n",
+			path, line, CSV_MAX_FIELDS);
+		goto out;
+	}
+	json = json_dumps(rows, JSON_COMPACT);
+out:
+	csv_record_free(&head);
+	json_decref(rows);
+	free(text);
+	return json;
 }
 
-static int main_config_help(int argc, char **argv)
+static int main_admin_usage(void)
 {
-	const char *format = "text";
-	for (int a = 2; a < argc; a++) {
-		if (strncmp(argv[a], "--format=", 9) == 0) {
-			format = argv[a] + 9;
-		} else {
-			fprintf(stderr,
-				"config-help: unknown argument %s (--format=text|man|markdown)\n",
-				argv[a]);
-			return 2;
+	fprintf(stderr,
+		"usage: bikaroo-mcp admin COMMAND ... (as the owner role, BIKAROO_MIGRATE_URL; "
+		"each "
+		"change audited in fleet.admin_log)\n"
+		"  create-roles [DATABASE]        as a superuser (BIKAROO_SUPER_URL): the roles "
+		"fleet_owner and fleet_app\n"
+		"                                 (BIKAROO_OWNER_PASSWORD, BIKAROO_APP_PASSWORD) "
+		"and "
+		"the database (bikaroo)\n"
+		"  load regions|stations|bikes FILE.csv\n"
+		"                                 rows by header: code,name | "
+		"station_id,region,name |\n"
+		"                                 "
+		"bike_id,region,station_id,status,battery_pct,last_seen_at\n"
+		"  region CODE NAME\n"
+		"  principal SUBJECT ROLE REGION[,REGION...] DISPLAY-NAME [human|machine]\n"
+		"                                 ROLE: viewer, customer_care or fleet_operator\n"
+		"  client CLIENT-ID NAME RIGHTS   RIGHTS: read, read,report or "
+		"read,report,confirm\n"
+		"  deactivate-principal SUBJECT\n"
+		"  deactivate-client CLIENT-ID\n");
+	return 2;
+}
+
+/* One admin command of w (the words after `admin`, settings flags left out): its status, with
+ * *said true when the failure was already told (a load file that cannot be read). */
+static enum fleet_status main_admin_run(struct admin_session *s, char **w, int n, bool *said)
+{
+	const char *cmd = w[0];
+	enum fleet_status st = FLEET_INVALID;
+	*said = false;
+	if (strcmp(cmd, "load") == 0 && n == 3) {
+		char *rows = main_csv_rows(w[2]);
+		long count = 0;
+		if (!rows) {
+			*said = true;
+			return FLEET_INVALID;
+		}
+		st = admin_load(s, w[1], rows, &count);
+		free(rows);
+		if (st == FLEET_OK)
+			printf("admin: %ld %s loaded from %s\n", count, w[1], w[2]);
+	} else if (strcmp(cmd, "region") == 0 && n == 3) {
+		st = admin_region(s, w[1], w[2]);
+		if (st == FLEET_OK)
+			printf("admin: region %s (%s)\n", w[1], w[2]);
+	} else if (strcmp(cmd, "principal") == 0 && (n == 5 || n == 6)) {
+		bool machine = n == 6 && strcmp(w[5], "machine") == 0;
+		if (n == 6 && !machine && strcmp(w[5], "human") != 0)
+			return FLEET_INVALID;
+		st = admin_principal(s, w[1], w[4], w[2], !machine, w[3]);
+		if (st == FLEET_OK)
+			printf("admin: principal %s, %s in %s (%s)\n", w[1], w[2], w[3],
+			       machine ? "machine" : "human");
+	} else if (strcmp(cmd, "client") == 0 && n == 4) {
+		bool report = strstr(w[3], "report") != NULL;
+		bool confirm = strstr(w[3], "confirm") != NULL;
+		if (strcmp(w[3], "read") != 0 && strcmp(w[3], "read,report") != 0 &&
+		    strcmp(w[3], "read,report,confirm") != 0)
+			return FLEET_INVALID;
+		st = admin_client(s, w[1], w[2], true, report, confirm);
+		if (st == FLEET_OK)
+			printf("admin: client %s may %s\n", w[1], w[3]);
+	} else if ((strcmp(cmd, "deactivate-principal") == 0 ||
+		    strcmp(cmd, "deactivate-client") == 0) &&
+		   n == 2) {
+		bool principal = cmd[11] == 'p', found = false;
+		st = admin_deactivate(s, principal ? "subject" : "client", w[1], &found);
+		if (st == FLEET_OK && !found) {
+			fprintf(stderr, "admin: no %s %s\n", principal ? "principal" : "client",
+				w[1]);
+			return FLEET_NOT_FOUND;
+		}
+		if (st == FLEET_OK)
+			printf("admin: %s %s deactivated\n", principal ? "principal" : "client",
+			       w[1]);
+	}
+	return st;
+}
+
+/* bikaroo-mcp admin COMMAND ...: 0, 1 when the database refused or failed (said why), 2 for a
+ * usage error. */
+static int main_admin(int argc, char **argv)
+{
+	char **words = mem_calloc((size_t)argc, sizeof *words);
+	int n = 0;
+	for (int a = 2; a < argc; a++)
+		if (strncmp(argv[a], "--", 2) != 0)
+			words[n++] = argv[a];
+	struct cfg cfg;
+	struct admin_session *s = NULL;
+	int rc = 2;
+	if (cfg_load(&cfg, argc - 1, argv + 1) != CFG_OK) {
+		free(words);
+		return 2;
+	}
+	if (n == 0 || (strcmp(words[0], "create-roles") == 0 && n > 2)) {
+		rc = main_admin_usage();
+		goto out;
+	}
+	bool roles = strcmp(words[0], "create-roles") == 0;
+	const char *url = roles              ? cfg.super_url
+			  : *cfg.migrate_url ? cfg.migrate_url
+					     : cfg.database_url;
+	if (main_check_database_url(url, roles ? "BIKAROO_SUPER_URL" : "BIKAROO_MIGRATE_URL") !=
+	    0) {
+		rc = 1;
+		goto out;
+	}
+	enum fleet_status st = admin_open(url, &s);
+	if (st == FLEET_OK && roles) {
+		const char *db = n == 2 ? words[1] : "bikaroo";
+		st = admin_create_roles(s, db, cfg.owner_password, cfg.app_password);
+		if (st == FLEET_OK) { /* then, in the database itself: public is not for everyone */
+			admin_close(s);
+			s = NULL;
+			char *there =
+				mem_printf("%s%sdbname=%s", url, strchr(url, '=') ? " " : "", db);
+			/* A URL names its database in its path: connect by keywords instead. */
+			if (strstr(url, "://")) {
+				free(there);
+				there = mem_printf("%s%sdbname=%s", url,
+						   strchr(url, '?') ? "&" : "?", db);
+			}
+			st = admin_open(there, &s);
+			free(there);
+			if (st == FLEET_OK)
+				st = admin_lock_public(s);
+		}
+		if (st == FLEET_OK)
+			printf("admin: roles fleet_owner (owner) and fleet_app (the server's "
+			       "login: no "
+			       "superuser, no BYPASSRLS) and database %s ready; next: bikaroo-mcp "
+			       "migrate as fleet_owner\n",
+			       db);
+	} else if (st == FLEET_OK) {
+		bool said;
+		st = main_admin_run(s, words, n, &said);
+		if (said) {
+			rc = 1;
+			goto out;
+		}
+		if (st == FLEET_INVALID && !*admin_why(s)) {
+			rc = main_admin_usage();
+			goto out;
 		}
 	}
-	return cfg_print_table(format) == CFG_OK ? 0 : 2;
-}
-
-/* A directory setting that cannot be opened, said with the setting, the reason and where a
- * relative path was looked up; 0 when it opens. */
-static int main_check_dir(const char *setting, const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		closedir(d);
-		return 0;
-	}
-	int e = errno;
-	char cwd[PATH_MAX];
-	if (dir[0] != '/' && getcwd(cwd, sizeof cwd))
-		log_error(
-			"%s=%s: cannot open this directory: %s (a relative path is looked up from "
-			"the working directory %s: start the server from the project's directory "
-			"or "
-			"set %s to an absolute path)",
-			setting, dir, strerror(e), cwd, setting);
-	else
-		log_error("%s=%s: cannot open this directory: %s", setting, dir, strerror(e));
-	return -1;
-}
-
-/* DATABASE_URL unset would make libpq try its default socket with the user's name: say so. */
-static int main_check_database_url(const char *url, const char *setting)
-{
-	if (*url)
-		return 0;
-	log_error("%s is not set: give the libpq connection string of the database (for example "
-		  "postgresql://fleet_app@db.example/bikaroo); `make run` starts a local one",
-		  setting);
-	return -1;
+	rc = st == FLEET_OK ? 0 : 1;
+	if (st != FLEET_OK && st != FLEET_NOT_FOUND)
+		fprintf(stderr, "admin %s: %s\n", words[0], s ? admin_why(s) : "failed");
+out:
+	admin_close(s);
+	cfg_free(&cfg);
+	free(words);
+	return rc;
 }
 
 static int main_migrate(const struct cfg *cfg)
@@ -797,6 +1022,8 @@ int main(int argc, char **argv)
 		return main_config_help(argc, argv);
 	if (strcmp(cmd, "host-config") == 0)
 		return main_host_config(argc, argv);
+	if (strcmp(cmd, "admin") == 0)
+		return main_admin(argc, argv);
 	metrics_set_build(BIKAROO_VERSION, BIKAROO_REVISION);
 	struct cfg cfg;
 	if (cfg_load(&cfg, argc - 1, argv + 1) != CFG_OK)
