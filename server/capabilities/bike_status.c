@@ -81,6 +81,8 @@ static int bike_status_call(struct mcp_ctx *ctx, json_t *args, json_t **result,
 	enum fleet_status st = bikes_status(ctx->req->actor, bike_id, &call.entry, &b);
 	if (st == FLEET_UNAVAILABLE)
 		return adapter_unavailable(err);
+	if (st == FLEET_FORBIDDEN)
+		ctx->outcome = "denied"; /* a refusal, not a failure (access line, metrics) */
 	*result = st == FLEET_OK ? adapter_structured(bike_status_json(&b))
 				 : bike_status_refusal(st, bike_id);
 	return 0;

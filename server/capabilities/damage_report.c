@@ -304,6 +304,9 @@ static int damage_report_call(struct mcp_ctx *ctx, json_t *args, json_t **result
 				"same idempotencyKey the retry cannot file it twice.";
 			return -1;
 		}
+		if (st == FLEET_FORBIDDEN)
+			ctx->outcome =
+				"denied"; /* a refusal, not a failure (access line, metrics) */
 		*result = tool_report_error(st, &r, req.bike_id, req.case_id ? req.case_id : "");
 		return 0;
 	}

@@ -210,10 +210,12 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		*result = tools_result(msg, NULL, true);
 	} else {
 		rc = t->fn(ctx, args, result, err);
-		const char *outcome = rc != 0                                             ? "error"
-				      : json_is_true(json_object_get(*result, "isError")) ? "failed"
-				      : json_object_get(*result, "inputRequests") ? "input_required"
-										  : "ok";
+		const char *outcome =
+			rc != 0 ? "error"
+			: json_is_true(json_object_get(*result, "isError"))
+				? (ctx->outcome ? ctx->outcome : "failed") /* the tool's word */
+			: json_object_get(*result, "inputRequests") ? "input_required"
+								    : "ok";
 		ctx->outcome = outcome;
 		if (t->audit.self) /* its rows are written where the outcome is decided */
 			tools_log(ctx, name, args, outcome, NULL);

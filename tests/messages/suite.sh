@@ -47,8 +47,28 @@ serve_for 2 "$t/kw.log" DATABASE_URL='host=127.0.0.1 port=1 user=fleet_app passw
 check "a keyword DATABASE_URL is named with its password hidden (password=***)" \
   bash -c "grep -q 'DATABASE_URL=host=127.0.0.1 port=1 user=fleet_app password=\*\*\* dbname=bikaroo' '$t/kw.log' && ! grep -q kw-secret '$t/kw.log'"
 
+# A permission refusal (a viewer reports damage, with the scope: the role refuses) is
+# outcome=denied in the access line, not failed.
+if [[ -n ${DATABASE_URL:-} ]]; then
+  rm -f "$t/port"
+  env BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT=dev BIKAROO_LOCAL_CLIENT=customer-care-assistant \
+    BIKAROO_LOCAL_SCOPES='fleet:read fleet:report' BIKAROO_PORT=0 BIKAROO_METRICS_LISTEN= \
+    BIKAROO_READY_FILE="$t/port" "$bin" serve 2>"$t/denied.log" &
+  pid=$!
+  for _ in $(seq 1 100); do [[ -s $t/port ]] && break; sleep 0.1; done
+  answer=$(curl -s "http://127.0.0.1:$(cat "$t/port")/mcp" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+    -H 'Mcp-Method: tools/call' -H 'Mcp-Name: report_damaged_bike' \
+    -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"report_damaged_bike","arguments":{"bikeId":"VL-2048","issue":"flat_tire"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
+  kill -TERM "$pid"
+  wait "$pid"
+  check "a permission refusal (a viewer reports damage) is outcome=denied in the access line ($(grep -o 'outcome=[a-z_]*' "$t/denied.log" | head -n 1))" \
+    test -n "$(grep '"isError":true' <<<"$answer")" -a -n "$(grep 'access .*name=report_damaged_bike .*outcome=denied status=200' "$t/denied.log")"
+fi
+
 # The JSON form: the access line's status and duration are JSON numbers.
 if [[ -n ${DATABASE_URL:-} ]]; then
+  rm -f "$t/port"
   env BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_METRICS_LISTEN= BIKAROO_LOG_FORMAT=json \
     BIKAROO_READY_FILE="$t/port" "$bin" serve 2>"$t/json.log" &
   pid=$!
