@@ -70,7 +70,10 @@ fi
 # shellcheck disable=SC2317  # invoked via trap
 cleanup() {
   local status=$?
-  trap - INT TERM EXIT
+  # A second INT or TERM must not cut the clean-up short (make passes its own SIGTERM on to its
+  # children, after the one the whole process group got): the cluster is always stopped.
+  trap '' INT TERM
+  trap - EXIT
   if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
     say "stopping server (PID $server_pid)"
     kill -TERM "$server_pid" 2>/dev/null || true

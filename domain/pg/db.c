@@ -128,21 +128,26 @@ static const char *const db_keys[] = {"keepalives",
 		"1", "30", "10", "3", "60000", (conninfo) ? (conninfo) : "", NULL                  \
 	}
 
+/* A failed connection, logged (its reason names host and role, never the password) once a
+ * minute at most: a database that is down is said once, not at every try of every worker. */
+static void db_connect_failed(const char *why)
+{
+	static struct log_limit limit;
+	unsigned long skipped;
+	char again[64] = "";
+	if (!log_due(&limit, 60, &skipped))
+		return;
+	if (skipped)
+		snprintf(again, sizeof again, " (and %lu times since the last line)", skipped);
+	log_error("database connection failed%s: %s", again, why);
+}
+
 static PGconn *db_connect(const char *conninfo)
 {
 	const char *values[] = DB_VALUES(conninfo);
 	PGconn *pg = PQconnectdbParams(db_keys, values, 1);
 	if (PQstatus(pg) != CONNECTION_OK) {
-		/* The message names host and role, never the password; once a minute at most. */
-		static struct log_limit limit;
-		unsigned long skipped;
-		char again[64] = "";
-		if (log_due(&limit, 60, &skipped)) {
-			if (skipped)
-				snprintf(again, sizeof again,
-					 " (and %lu times since the last line)", skipped);
-			log_error("database connection failed%s: %s", again, PQerrorMessage(pg));
-		}
+		db_connect_failed(PQerrorMessage(pg));
 		PQfinish(pg);
 		db_count_error("connect");
 		return NULL;
@@ -215,8 +220,8 @@ static PGconn *db_connect_worker(long long until)
 	while (pg && PQstatus(pg) != CONNECTION_BAD && ps != PGRES_POLLING_OK &&
 	       ps != PGRES_POLLING_FAILED) {
 		if (!db_poll(pg, ps == PGRES_POLLING_READING ? POLLIN : POLLOUT, until)) {
-			log_error("database connection failed: no answer within the call timeout "
-				  "(BIKAROO_CALL_TIMEOUT_MS)");
+			db_connect_failed(
+				"no answer within the call timeout (BIKAROO_CALL_TIMEOUT_MS)");
 			PQfinish(pg);
 			db_count_error("timeout");
 			atomic_store(&db_timed_out_at, db_now_ms());
@@ -225,7 +230,7 @@ static PGconn *db_connect_worker(long long until)
 		ps = PQconnectPoll(pg);
 	}
 	if (!pg || PQstatus(pg) != CONNECTION_OK) {
-		log_error("database connection failed: %s", pg ? PQerrorMessage(pg) : "no memory");
+		db_connect_failed(pg ? PQerrorMessage(pg) : "no memory");
 		PQfinish(pg);
 		db_count_error("connect");
 		return NULL;

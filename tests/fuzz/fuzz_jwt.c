@@ -15,8 +15,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static cjose_jwk_t *fuzz_key;
 static struct jwt_keyset *fuzz_ks;
-static const struct jwt_policy fuzz_policy = {"https://as.example", "https://fleet.example/mcp",
-					      JWT_ALG_RS256 | JWT_ALG_ES256, 60, 3600};
+static const struct jwt_policy fuzz_policy = {"https://as.example",
+					      "https://fleet.example/mcp",
+					      NULL,
+					      JWT_ALG_RS256 | JWT_ALG_ES256,
+					      60,
+					      3600};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -83,7 +83,7 @@ if start first; then
   out=$(RUN_PG_DIR="$t/first/pg" timeout 20 make --no-print-directory B="$t/nobuild" run 2>&1)
   check "make run itself says so and builds nothing (no build directory made)" \
     test -n "$(grep 'already serving in this checkout' <<<"$out")" -a ! -e "$t/nobuild"
-  out=$(RUN_PG_DIR="$t/first/pg" timeout 20 scripts/run.sh --reset-demo "$B/bikaroo-mcp" 2>&1)
+  out=$(env -u DATABASE_URL RUN_PG_DIR="$t/first/pg" timeout 20 scripts/run.sh --reset-demo "$B/bikaroo-mcp" 2>&1)
   check "make reset-demo is refused while make run serves from that database (exit 1, says why)" \
     grep -q 'stop it first' <<<"$out"
   check "... and the server still answers after the refusal" test "$(call "$PORT")" = available
@@ -94,7 +94,7 @@ if start first; then
   wait "$PID" 2>/dev/null
   check "Ctrl-C (SIGTERM) of make run stops its cluster too" \
     test "$(scripts/pgtmp.sh status "$t/first/pg" >/dev/null 2>&1; echo $?)" = 3
-  out=$(RUN_PG_DIR="$t/first/pg" timeout 120 scripts/run.sh --reset-demo "$B/bikaroo-mcp" 2>&1) ||
+  out=$(env -u DATABASE_URL RUN_PG_DIR="$t/first/pg" timeout 120 scripts/run.sh --reset-demo "$B/bikaroo-mcp" 2>&1) ||
     echo "# reset-demo: $out"
   start again || true
   check "after make reset-demo the next make run serves the demo data as new (VL-2048 available)" \

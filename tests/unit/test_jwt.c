@@ -18,7 +18,7 @@
 
 static cjose_jwk_t *key, *other_key;
 static struct jwt_keyset *ks;
-static const struct jwt_policy policy = {ISS, AUD, JWT_ALG_RS256 | JWT_ALG_ES256, 60, 0};
+static const struct jwt_policy policy = {ISS, AUD, NULL, JWT_ALG_RS256 | JWT_ALG_ES256, 60, 0};
 
 static cjose_jwk_t *jwt_new_rsa(const char *kid)
 {
