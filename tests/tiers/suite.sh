@@ -35,6 +35,16 @@ done
 if [[ -z $lab ]]; then ok "the run tier names none of the test lab (check, valgrind, chromium, nodejs...)"
 else nok "the run tier names test-lab packages:$lab"; fi
 
+# docs/contributing.md lists each tier with the packages deps.sh names (the sizes are counted).
+for tier in run idp test bench fuzz; do
+  names=$(scripts/deps.sh --list "$tier" | tr '\n' ' ' | sed 's/ $//')
+  if grep -qF "| $tier | " docs/contributing.md && grep -F "| $tier | " docs/contributing.md | grep -qF "| $names |"; then
+    ok "docs/contributing.md lists the $tier tier with the packages scripts/deps.sh names"
+  else
+    nok "docs/contributing.md's $tier row does not name what scripts/deps.sh --list $tier does ($names)"
+  fi
+done
+
 if ! command -v strace >/dev/null || ! strace -f -o /dev/null true 2>/dev/null; then
   echo "skip - the tiers' traced runs: strace cannot trace here (not installed, or ptrace refused)"
   exit $((failures > 0))
