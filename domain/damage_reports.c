@@ -109,8 +109,10 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 	memset(out, 0, sizeof *out);
 	/* Refused before the database is asked, so nothing can be written: no fleet:report, or a
 	 * machine client (sub = client), which never reports whatever its principal row says. */
-	if (!(actor->scopes & FLEET_SCOPE_REPORT) || actor->machine)
+	if (!(actor->scopes & FLEET_SCOPE_REPORT) || actor->machine) {
+		out->problem = actor->machine ? REPORT_PROBLEM_MACHINE : REPORT_PROBLEM_NO_SCOPE;
 		return FLEET_FORBIDDEN;
+	}
 	enum fleet_status st = report_check_request(req);
 	if (st != FLEET_OK)
 		return st;
@@ -143,6 +145,14 @@ enum fleet_status report_damage(const struct fleet_actor *actor, const struct re
 			log_error("report rights: the database said %s, the C check %s", outcome,
 				  may ? "allows" : "refuses");
 		st = FLEET_FORBIDDEN;
+		/* The first condition that failed, for the refusal's words. */
+		out->problem = !rights.known ? REPORT_PROBLEM_NOT_KNOWN
+			       : strcmp(rights.role, "customer_care") != 0 &&
+					       strcmp(rights.role, "fleet_operator") != 0
+				       ? REPORT_PROBLEM_ROLE
+			       : !rights.human ? REPORT_PROBLEM_NOT_HUMAN
+					       : REPORT_PROBLEM_CLIENT;
+		snprintf(out->role, sizeof out->role, "%s", rights.role);
 		goto out;
 	}
 	if (strcmp(outcome, "not_found") == 0) {

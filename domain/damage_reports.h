@@ -34,6 +34,13 @@ enum report_problem {
 	REPORT_PROBLEM_CASE_CLOSED,     /* visible but no longer open */
 	REPORT_PROBLEM_CASE_OTHER_BIKE, /* visible and open, but about another bike */
 	REPORT_PROBLEM_KEY_REUSED,      /* idempotency key used before with other arguments */
+	/* With FLEET_FORBIDDEN: the first condition that failed, in this order. */
+	REPORT_PROBLEM_NO_SCOPE,  /* the token lacks fleet:report */
+	REPORT_PROBLEM_MACHINE,   /* a machine client (sub = client), which never reports */
+	REPORT_PROBLEM_NOT_KNOWN, /* no active principal through an active application */
+	REPORT_PROBLEM_ROLE,      /* the role is neither customer_care nor fleet_operator */
+	REPORT_PROBLEM_NOT_HUMAN, /* the principal is not a person acting in person */
+	REPORT_PROBLEM_CLIENT,    /* the client application may not report */
 };
 
 struct report_result {
@@ -52,7 +59,8 @@ struct report_result {
 	char region[FLEET_TEXT_MAX];
 	char status_before[FLEET_TEXT_MAX];
 	char open_case_id[FLEET_TEXT_MAX]; /* "" = a new case would be opened */
-	enum report_problem problem;       /* with FLEET_INVALID or FLEET_CONFLICT */
+	enum report_problem problem; /* with FLEET_INVALID, FLEET_CONFLICT or FLEET_FORBIDDEN */
+	char role[32];               /* with REPORT_PROBLEM_ROLE: the caller's role */
 };
 
 /* Files a damage report as actor in one transaction: the report, the bike's status (unavailable

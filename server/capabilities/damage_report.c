@@ -53,11 +53,33 @@ static json_t *tool_error(const char *text)
 	return tools_result(text, NULL, true);
 }
 
+/* Why a report was refused, in the words of its first failing condition (domain/damage_reports.h).
+ */
+static const char *tool_forbidden_reason(const struct report_result *r, char *buf, size_t cap)
+{
+	switch (r->problem) {
+	case REPORT_PROBLEM_NO_SCOPE: return "your access token lacks the fleet:report scope";
+	case REPORT_PROBLEM_MACHINE: return "a machine client never reports, only a person does";
+	case REPORT_PROBLEM_NOT_KNOWN:
+		return "you or this application are not registered, or no longer active";
+	case REPORT_PROBLEM_ROLE:
+		snprintf(buf, cap,
+			 "your role is %s, and reporting needs customer_care or "
+			 "fleet_operator",
+			 r->role);
+		return buf;
+	case REPORT_PROBLEM_NOT_HUMAN:
+		return "you are registered as a machine, and only a person acting in person "
+		       "reports";
+	default: return "this application is not allowed to report";
+	}
+}
+
 /* The words for a refused report; unknown and out-of-perimeter bikes (and cases) read alike. */
 static json_t *tool_report_error(enum fleet_status st, const struct report_result *r,
 				 const char *bike_id, const char *case_id)
 {
-	char text[512];
+	char text[512], why[160];
 	switch (st) {
 	case FLEET_NOT_FOUND:
 		snprintf(
@@ -66,12 +88,11 @@ static json_t *tool_report_error(enum fleet_status st, const struct report_resul
 			"frame (VL- and 4 to 6 digits). Nothing was reported.",
 			bike_id);
 		break;
-	case FLEET_FORBIDDEN:
+	case FLEET_FORBIDDEN: /* the condition that failed, nothing else */
 		snprintf(text, sizeof text,
-			 "You are not permitted to report damage with this application: it needs a "
-			 "customer-care or fleet-operator user acting in person, through an "
-			 "application allowed to report, with the fleet:report scope. Nothing was "
-			 "reported.");
+			 "You are not permitted to report damage: %s. Nothing was "
+			 "reported.",
+			 tool_forbidden_reason(r, why, sizeof why));
 		break;
 	case FLEET_INVALID:
 		if (r->problem == REPORT_PROBLEM_CASE_CLOSED)

@@ -66,6 +66,32 @@ if [[ -n ${DATABASE_URL:-} ]]; then
     test -n "$(grep '"isError":true' <<<"$answer")" -a -n "$(grep 'access .*name=report_damaged_bike .*outcome=denied status=200' "$t/denied.log")"
 fi
 
+# A report refused by rights names the one condition that failed, not the list of them all.
+if [[ -n ${DATABASE_URL:-} ]]; then
+  while IFS='|' read -r subject client want; do
+    rm -f "$t/port"
+    env BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT="$subject" BIKAROO_LOCAL_CLIENT="$client" \
+      BIKAROO_LOCAL_SCOPES='fleet:read fleet:report' BIKAROO_PORT=0 BIKAROO_METRICS_LISTEN= \
+      BIKAROO_READY_FILE="$t/port" "$bin" serve 2>/dev/null &
+    pid=$!
+    for _ in $(seq 1 100); do [[ -s $t/port ]] && break; sleep 0.1; done
+    text=$(curl -s "http://127.0.0.1:$(cat "$t/port")/mcp" -H 'Content-Type: application/json' \
+      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+      -H 'Mcp-Method: tools/call' -H 'Mcp-Name: report_damaged_bike' \
+      -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"report_damaged_bike","arguments":{"bikeId":"VL-2048","issue":"flat_tire"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' |
+      grep -o '"text":"[^"]*"')
+    kill -TERM "$pid"
+    wait "$pid"
+    check "$subject via $client may not report: the refusal names that condition only ($text)" \
+      test -n "$(grep -F "not permitted to report damage: $want. Nothing" <<<"$text")"
+  done <<'CASES'
+dev|customer-care-assistant|your role is viewer, and reporting needs customer_care or fleet_operator
+marie|developer-ide|this application is not allowed to report
+fleet-sync|customer-care-assistant|you are registered as a machine, and only a person acting in person reports
+marie|no-such-app|you or this application are not registered, or no longer active
+CASES
+fi
+
 # The JSON form: the access line's status and duration are JSON numbers.
 if [[ -n ${DATABASE_URL:-} ]]; then
   rm -f "$t/port"
