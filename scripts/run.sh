@@ -139,7 +139,11 @@ local_cluster() {
   say "migrating"
   DATABASE_URL=$owner_url BIKAROO_MIGRATE_URL=$owner_url BIKAROO_LOG_LEVEL=warn "$bin" migrate
   local demo=migrations/demo/demo-data.sql
-  say "loading the demo data (idempotent: what the demo changed stays; make reset-demo starts it anew)"
+  if [[ $mode == reset ]]; then
+    say "loading the demo data"
+  else
+    say "loading the demo data (what the demo changed stays; make reset-demo starts it anew)"
+  fi
   psql -X "$owner_url" -v ON_ERROR_STOP=1 -q -f "$demo"
   unset BIKAROO_MIGRATE_URL PGTMP_SUPER_URL
 }
