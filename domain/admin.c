@@ -108,15 +108,30 @@ enum fleet_status admin_create_roles(struct admin_session *s, const char *dbname
 		"SELECT pg_catalog.format('CREATE DATABASE %I OWNER fleet_owner', $1::text) WHERE "
 		"NOT EXISTS (SELECT 1 FROM pg_catalog.pg_database WHERE datname = $1::text)",
 	};
-	/* Each step's one parameter (none for the first two). */
-	const char *const params[] = {NULL, NULL, owner_password, app_password, dbname};
-	for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-		enum fleet_status st = admin_exec_built(s, steps[i], params[i] ? 1 : 0,
-							params[i] ? &params[i] : NULL);
-		if (st != FLEET_OK)
-			return st;
+	/* The passwords leave here hashed (SCRAM, as the server's password_encryption says): the
+	 * statement text, which a server may log, never holds one in clear. */
+	char *owner_hash =
+		*owner_password ? PQencryptPasswordConn(s->pg, owner_password, "fleet_owner", NULL)
+				: NULL;
+	char *app_hash = *app_password
+				 ? PQencryptPasswordConn(s->pg, app_password, "fleet_app", NULL)
+				 : NULL;
+	enum fleet_status st = FLEET_OK;
+	if ((*owner_password && !owner_hash) || (*app_password && !app_hash)) {
+		admin_set_why(s, PQerrorMessage(s->pg), NULL);
+		st = FLEET_INTERNAL;
+		goto out;
 	}
-	return FLEET_OK;
+	/* Each step's one parameter (none for the first two). */
+	const char *const params[] = {NULL, NULL, owner_hash ? owner_hash : "",
+				      app_hash ? app_hash : "", dbname};
+	for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == FLEET_OK; i++)
+		st = admin_exec_built(s, steps[i], params[i] ? 1 : 0,
+				      params[i] ? &params[i] : NULL);
+out:
+	PQfreemem(owner_hash);
+	PQfreemem(app_hash);
+	return st;
 }
 
 enum fleet_status admin_lock_public(struct admin_session *s)

@@ -25,7 +25,8 @@ void admin_close(struct admin_session *s);
 /* As a superuser (or a role with CREATEROLE and CREATEDB): the owner role fleet_owner (LOGIN,
  * not superuser, no BYPASSRLS) and the server's login role fleet_app (LOGIN, not superuser, no
  * BYPASSRLS, CREATEDB or CREATEROLE), created when missing and given those attributes, with
- * their passwords when not empty; then database dbname owned by fleet_owner. */
+ * their passwords when not empty (sent hashed: PQencryptPasswordConn); then database dbname
+ * owned by fleet_owner. */
 enum fleet_status admin_create_roles(struct admin_session *s, const char *dbname,
 				     const char *owner_password, const char *app_password)
 	__attribute__((warn_unused_result));

@@ -51,6 +51,8 @@ check "... fleet_owner: login, no superuser, no BYPASSRLS, a password; it owns t
 check "... and nobody but the owner creates in schema public" \
   test "$(q "postgresql://postgres@/onboard?$PGTMP_QUERY" -c "SELECT has_schema_privilege('fleet_app', 'public', 'CREATE')")" = f
 out=$(BIKAROO_SUPER_URL="$super" "$bin" admin create-roles onboard 2>&1)
+check "... both passwords set, as SCRAM hashes (the statement carried the hash, not the password)" \
+  test "$(q "$super" -c "SELECT count(*) FROM pg_authid WHERE rolname IN ('fleet_owner', 'fleet_app') AND rolpassword LIKE 'SCRAM-SHA-256\$%'")" = 2
 check "create-roles again changes nothing and succeeds" grep -q 'ready' <<<"$out"
 check "bikaroo-mcp migrate as fleet_owner" bash -c "BIKAROO_MIGRATE_URL='$owner' BIKAROO_LOG_LEVEL=warn '$bin' migrate"
 
