@@ -465,7 +465,9 @@ def compare(snap, recs):
         top = [c.reason for c in changes if c.level == level]
         what = "%s changed (%s: %s)" % (", ".join(fields), LEVEL[level], "; ".join(top)) \
             if changes else "contract unchanged"
-        need = bump(ov, level)
+        # Initial development (semver item 4: 0.y.z): anything may change; a version from
+        # 1.0.0 on is the public contract the rules protect.
+        need = cv if ov[0] == 0 and cv[0] == 0 else bump(ov, level)
         if cv < ov:
             failures.append("%s: %s but version %s -> %s goes backwards; versions never go down"
                             % (name, what, vstr(ov), vstr(cv)))

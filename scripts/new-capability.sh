@@ -10,7 +10,8 @@
 #   tests/e2e/NAME.test.mjs                         the official client calls it
 # and the generated edits: its two lines in server/capabilities/catalog.c, its row in the
 # governance table of docs/capabilities.md, its contract in tests/contracts/snapshot.json
-# (make contracts). A read goes through domain/reads.h (one audit row by group commit); a write
+# (make contracts, recorded as 0.1.0: in development, its contract may change until it is 1.0.0).
+# A read goes through domain/reads.h (one audit row by group commit); a write
 # records its own audit row in its transaction, like report_damaged_bike.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -185,8 +186,9 @@ cat >"$cap" <<EOF
 #include "gen/schemas.h"
 #include "server/protocol/tools.h"
 
+/* 0.1.0: in development (its contract may change freely); 1.0.0 once clients rely on it. */
 static const struct mcp_governance ${name}_governance = {
-	.version = "1.0.0",
+	.version = "0.1.0",
 	ADAPTER_GOV_STABLE,
 	.risk = "low",
 	.data = "internal: fleet operations data of the caller's regions, no personal data",
@@ -364,7 +366,7 @@ head = next(i for i, l in enumerate(lines) if l.replace(" ", "").startswith("|ki
 end = head + 2
 while end < len(lines) and lines[end].lstrip().startswith("|"):
     end += 1
-lines.insert(end, "| tool | `%s` | 1.0.0 | low | fleet-operations-platform | %s | %s | stable |"
+lines.insert(end, "| tool | `%s` | 0.1.0 | low | fleet-operations-platform | %s | %s | stable |"
              % (name, roles, confirmation))
 open(p, "w").write("\n".join(lines))
 EOF

@@ -171,10 +171,12 @@ static const struct cfg_key cfg_keys[] = {
 	      "an HTTP call that waited this long for a worker is answered 503 + Retry-After "
 	      "(nothing done) instead of being run"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
-	      "read-only tools/call per minute and subject (0: no limit); past it 429 + "
+	      "reads of the business per minute and subject: read-only tools/call, resources/read "
+	      "of an object, completion, each URI a listen honours (0: no limit); past it 429 + "
 	      "Retry-After"),
 	CFG_L("rate-read-burst", "BIKAROO_RATE_READ_BURST", rate_read_burst, "400", 1, 1000000,
-	      "read-only tools/call a subject may make at once before the per-minute rate applies"),
+	      "reads of the business a subject may make at once before the per-minute rate "
+	      "applies"),
 	CFG_L("rate-writes", "BIKAROO_RATE_WRITES", rate_writes, "300", 0, 1000000,
 	      "state-changing tools/call per minute and subject (0: no limit)"),
 	CFG_L("rate-write-burst", "BIKAROO_RATE_WRITE_BURST", rate_write_burst, "100", 1, 1000000,

@@ -96,6 +96,21 @@ void adapter_call_entry(struct mcp_ctx *ctx, json_t *args, struct adapter_call *
 	};
 }
 
+void adapter_read_entry(struct mcp_ctx *ctx, const char *uri, const char *value,
+			struct adapter_call *c)
+{
+	json_t *args = json_pack("{s:s}", "uri", uri);
+	reqstate_digest(args, c->digest);
+	json_decref(args);
+	adapter_request_ref(ctx, c->reqid, sizeof c->reqid);
+	c->entry = (struct audit_entry){
+		.tool = ctx->label ? ctx->label : "resources/read",
+		.target = value,
+		.args_digest = c->digest,
+		.request_id = c->reqid,
+	};
+}
+
 int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
 {
 	enum fleet_status st = rights_effective_scopes(ctx->req->actor, may);

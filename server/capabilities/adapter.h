@@ -27,6 +27,8 @@ const struct mcp_app *adapter_settings(const struct mcp_ctx *ctx);
 #define ADAPTER_GOV_STABLE .owner = ADAPTER_OWNER, .domain = "fleet", .lifecycle = "stable"
 /* Every role reads; nothing to confirm. */
 #define ADAPTER_GOV_READ_ONLY .roles = ADAPTER_READERS, .confirmation = "none (read-only)"
+/* The scope every read needs, with its OAuth name for 403 insufficient_scope. */
+#define ADAPTER_SCOPE_READ .scope = FLEET_SCOPE_READ, .scope_name = "fleet:read"
 /* Documents shipped with the server are cached this long by clients. */
 #define ADAPTER_DOC_TTL_MS 3600000L
 
@@ -77,6 +79,11 @@ struct adapter_call {
  * and the argument its audit policy names as target, from the row, never written again by the
  * capability; outcome and detail are left for whoever writes the row. */
 void adapter_call_entry(struct mcp_ctx *ctx, json_t *args, struct adapter_call *c);
+
+/* The audit entry of a resources/read of an object (uri; value: the template's variable, its
+ * target): the template's URI template (ctx->label) as its "tool". */
+void adapter_read_entry(struct mcp_ctx *ctx, const char *uri, const char *value,
+			struct adapter_call *c);
 
 /* ---- hooks of the server description ------------------------------------------------------ */
 

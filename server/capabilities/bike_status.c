@@ -24,13 +24,14 @@ static const struct mcp_governance bike_status_governance = {
 };
 
 static const struct mcp_governance bike_governance = {
-	.version = "1.1.0",
+	.version = "1.1.1",
 	ADAPTER_GOV_STABLE,
 	.risk = "low",
 	.data = "internal: fleet operations data of the caller's regions, no personal data",
 	ADAPTER_GOV_READ_ONLY,
 	.systems = "postgresql:fleet",
-	.audit = "none (resource reads are not audited; the tool's calls are)",
+	.audit = "one audit row per read, like the tool's calls: subject, client, the URI "
+		 "template, bikeId, outcome, request id",
 };
 
 /* One bike's status as the tool's structured content and the template's document (new): one
@@ -95,8 +96,10 @@ static enum resource_status bike_status_read(struct mcp_ctx *ctx, const char *ur
 					     const char *value, json_t **result,
 					     struct mcp_error *err)
 {
+	struct adapter_call call;
+	adapter_read_entry(ctx, uri, value, &call);
 	struct fleet_bike_status b;
-	enum fleet_status st = bikes_status(ctx->req->actor, value, NULL, &b);
+	enum fleet_status st = bikes_status(ctx->req->actor, value, &call.entry, &b);
 	if (st != FLEET_OK)
 		return adapter_read_failure(ctx, st, err);
 	json_t *doc = bike_status_json(&b);
@@ -140,7 +143,7 @@ static const struct resource_template_desc bike_status_templates[] = {{
 	.suffix = "",
 	.read = bike_status_read,
 	.complete = adapter_complete_bike_id,
-	.scope = FLEET_SCOPE_READ,
+	ADAPTER_SCOPE_READ,
 	.governance = &bike_governance,
 }};
 

@@ -44,6 +44,8 @@ static enum resource_status catalog_read(struct mcp_ctx *ctx, const char *uri, c
 	unsigned may = 0;
 	if (mcp_caller_scopes(ctx, &may, err) != 0)
 		return RESOURCE_FAILED;
+	if (!(may & FLEET_SCOPE_READ))
+		return RESOURCE_NOT_FOUND; /* a caller the database does not know reads nothing */
 	const struct mcp_server *s = ctx->server;
 	json_t *list = json_array();
 	for (size_t i = 0; i < s->ntools; i++)
@@ -88,7 +90,7 @@ static const struct resource_desc catalog_resources[] = {{
 		       "contract version (JSON).",
 	.mime_type = "application/json",
 	.read = catalog_read,
-	.scope = FLEET_SCOPE_READ,
+	ADAPTER_SCOPE_READ,
 	.governance = &catalog_governance,
 }};
 

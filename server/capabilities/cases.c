@@ -12,14 +12,15 @@
 #define CASES_URI_PREFIX "bikaroo://cases/"
 
 static const struct mcp_governance cases_governance = {
-	.version = "1.0.0",
+	.version = "1.0.1",
 	ADAPTER_GOV_STABLE,
 	.risk = "low",
 	.data = "internal: case history with the reporters' subjects and free-text descriptions "
 		"(may hold personal data)",
 	ADAPTER_GOV_READ_ONLY,
 	.systems = "postgresql:fleet",
-	.audit = "none (resource reads are not audited)",
+	.audit = "one audit row per read: subject, client, the URI template, caseId, outcome, "
+		 "request id",
 };
 
 static json_t *cases_opt(const char *s)
@@ -60,8 +61,10 @@ static enum resource_status cases_read_template(struct mcp_ctx *ctx, const char 
 						const char *value, json_t **result,
 						struct mcp_error *err)
 {
+	struct adapter_call call;
+	adapter_read_entry(ctx, uri, value, &call);
 	struct case_file c;
-	enum fleet_status st = cases_read(ctx->req->actor, value, NULL, &c);
+	enum fleet_status st = cases_read(ctx->req->actor, value, &call.entry, &c);
 	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL) {
 		adapter_domain_error(st, err);
 		return RESOURCE_FAILED;
@@ -90,7 +93,7 @@ static const struct resource_template_desc cases_templates[] = {{
 	.var = "caseId",
 	.suffix = "",
 	.read = cases_read_template,
-	.scope = FLEET_SCOPE_READ,
+	ADAPTER_SCOPE_READ,
 	.governance = &cases_governance,
 	.ext = &adapter_timeline_link,
 }};

@@ -15,11 +15,18 @@ extern const struct mcp_capability capability_catalog;
 extern const struct mcp_capability capability_ui_views;
 extern const struct mcp_capability capability_cases;
 
+/* One line a capability, in listing order. */
+/* clang-format off */
 static const struct mcp_capability *const catalog[] = {
-	&capability_bike_status, &capability_damage_report, &capability_status_codes,
-	&capability_procedures,  &capability_catalog,       &capability_ui_views,
+	&capability_bike_status,
+	&capability_damage_report,
+	&capability_status_codes,
+	&capability_procedures,
+	&capability_catalog,
+	&capability_ui_views,
 	&capability_cases,
 };
+/* clang-format on */
 
 static const char catalog_instructions[] =
 	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "

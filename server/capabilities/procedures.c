@@ -35,7 +35,7 @@ static const struct resource_desc procedures_resources[] = {{
 	.mime_type = "text/markdown",
 	.file = "damaged-bike.md",
 	.ttl_ms = ADAPTER_DOC_TTL_MS,
-	.scope = FLEET_SCOPE_READ,
+	ADAPTER_SCOPE_READ,
 	.governance = &procedure_governance,
 }};
 
@@ -68,7 +68,7 @@ static const struct prompt_desc procedures_prompts[] = {{
 				.max_len = 1000,
 			},
 		},
-	.scope = FLEET_SCOPE_READ,
+	ADAPTER_SCOPE_READ,
 	.governance = &investigate_governance,
 }};
 

@@ -51,7 +51,7 @@ static const struct resource_desc status_codes_resources[] = {{
 		       "that status can be rented (JSON).",
 	.mime_type = "application/json",
 	.read = status_codes_resource,
-	.scope = FLEET_SCOPE_READ,
+	ADAPTER_SCOPE_READ,
 	.governance = &status_codes_governance,
 }};
 

@@ -71,8 +71,12 @@ struct resource_desc {
 	resource_read_fn read;
 	long ttl_ms;
 	bool private_scope;
-	unsigned
-		scope; /* enum fleet_scope bit the caller must hold for it to be listed (0: none) */
+	/* enum fleet_scope bit the token must carry to list or read it (0: none; without it a
+	 * read is 403 insufficient_scope naming scope_name), and the rights behind it are the
+	 * database's (a document's are checked by the registry; a row that reads the business
+	 * checks them in its read). */
+	unsigned scope;
+	const char *scope_name;
 	const struct mcp_governance *governance;
 	const struct mcp_ext_meta *ext; /* NULL: none */
 };
@@ -89,7 +93,8 @@ struct resource_template_desc {
 	const char *suffix;
 	resource_read_fn read;
 	completion_fn complete; /* NULL: no completion for var */
-	unsigned scope;
+	unsigned scope;         /* as in struct resource_desc */
+	const char *scope_name;
 	const struct mcp_governance *governance;
 	const struct mcp_ext_meta *ext; /* NULL: none */
 };
@@ -123,7 +128,8 @@ struct prompt_desc {
 	prompt_render_fn render;
 	size_t nargs;
 	struct prompt_arg_desc args[PROMPTS_MAX_ARGS];
-	unsigned scope;
+	unsigned scope; /* as in struct resource_desc: the registry checks token and rights */
+	const char *scope_name;
 	const struct mcp_governance *governance;
 };
 

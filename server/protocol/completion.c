@@ -4,24 +4,31 @@
 
 #include <string.h>
 
+#include "budget.h"
 #include "prompts.h"
 #include "resources.h"
 #include "server.h"
 
 #define COMPLETION_MAX_VALUES 100
 
-/* Finds the completer for ref + argument name; -1 with err for an unknown ref or argument. */
+/* Finds the completer for ref + argument name, and the scope of the row it belongs to; -1 with
+ * err for an unknown ref or argument. */
 static int completion_find(const struct mcp_server *s, json_t *ref, const char *arg,
-			   completion_fn *fn, struct mcp_error *err)
+			   completion_fn *fn, unsigned *scope, const char **scope_name,
+			   struct mcp_error *err)
 {
 	const char *type = json_string_value(json_object_get(ref, "type"));
 	*fn = NULL;
+	*scope = 0;
+	*scope_name = NULL;
 	if (type && strcmp(type, "ref/prompt") == 0) {
 		const char *name = json_string_value(json_object_get(ref, "name"));
 		const struct prompt_desc *p = name ? prompts_find(s, name) : NULL;
 		if (!p)
 			return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown prompt",
 					json_pack("{s:s}", "name", name ? name : ""));
+		*scope = p->scope;
+		*scope_name = p->scope_name;
 		for (size_t i = 0; i < p->nargs; i++)
 			if (strcmp(p->args[i].name, arg) == 0) {
 				*fn = p->args[i].complete;
@@ -40,6 +47,8 @@ static int completion_find(const struct mcp_server *s, json_t *ref, const char *
 		if (strcmp(t->var, arg) != 0)
 			return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown template variable",
 					json_pack("{s:s}", "argument", arg));
+		*scope = t->scope;
+		*scope_name = t->scope_name;
 		*fn = t->complete;
 		return 0;
 	}
@@ -62,11 +71,17 @@ int completion_complete(struct mcp_ctx *ctx, json_t *params, json_t **result, st
 		return mcp_fail(err, MCP_INVALID_PARAMS, "argument.value is too long",
 				json_pack("{s:i}", "maxLength", COMPLETION_VALUE_MAX));
 	completion_fn fn;
-	if (completion_find(ctx->server, ref, json_string_value(jname), &fn, err) != 0)
+	unsigned scope;
+	const char *scope_name;
+	if (completion_find(ctx->server, ref, json_string_value(jname), &fn, &scope, &scope_name,
+			    err) != 0 ||
+	    mcp_require_scope(ctx, scope, scope_name, err) != 0)
 		return -1;
 	json_t *values = NULL;
 	long total = 0;
-	if (fn && fn(ctx, json_string_value(jvalue), &values, &total, err) != 0)
+	/* A completer reads the business: the read budget pays, like a read. */
+	if (fn && (mcp_budget_take(ctx, false, "completion/complete", err) != 0 ||
+		   fn(ctx, json_string_value(jvalue), &values, &total, err) != 0))
 		return -1;
 	if (!values)
 		values = json_array();

@@ -40,6 +40,17 @@ int mcp_limited(struct mcp_error *err, long retry_after_s)
 			      retry_after_s);
 }
 
+int mcp_require_scope(struct mcp_ctx *ctx, unsigned scope, const char *scope_name,
+		      struct mcp_error *err)
+{
+	if (!scope || (ctx->req->actor->scopes & scope))
+		return 0;
+	ctx->outcome = "denied";
+	err->missing_scope = scope_name;
+	return mcp_fail(err, MCP_INVALID_PARAMS, "Insufficient scope",
+			json_pack("{s:s}", "requiredScope", scope_name ? scope_name : ""));
+}
+
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v)
 {
 	return strcmp(ctx->version, v) >= 0;

@@ -148,6 +148,11 @@ int mcp_limited(struct mcp_error *err, long retry_after_s);
 /* The same with another message and HTTP status (e.g. 503 when the server, not the caller, is
  * at its limit). */
 int mcp_limited_as(struct mcp_error *err, int http_status, const char *message, long retry_after_s);
+/* 0 when the token carries scope (an enum fleet_scope bit; 0: none needed); else -1 with err:
+ * -32602 "Insufficient scope" naming scope_name, HTTP 403 insufficient_scope (a new token can
+ * cure it), and ctx->outcome "denied". */
+int mcp_require_scope(struct mcp_ctx *ctx, unsigned scope, const char *scope_name,
+		      struct mcp_error *err) __attribute__((warn_unused_result));
 /* True when the request speaks at least revision v (legacy dates compare as strings). */
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v);
 /* Adds the caching hints to a cacheable result (removed again for legacy clients). */

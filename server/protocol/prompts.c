@@ -357,6 +357,17 @@ int prompts_get(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp
 	if (!p)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown prompt",
 				json_pack("{s:s}", "name", name));
+	/* The token's scope (403 otherwise), then the database's rights: without them, the
+	 * prompt does not exist for this caller (the list shows it none either). */
+	unsigned may = 0;
+	if (mcp_require_scope(ctx, p->scope, p->scope_name, err) != 0 ||
+	    (p->scope && mcp_caller_scopes(ctx, &may, err) != 0))
+		return -1;
+	if (p->scope && !(may & p->scope)) {
+		ctx->outcome = "not_found";
+		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown prompt",
+				json_pack("{s:s}", "name", name));
+	}
 	json_t *args = json_object_get(params, "arguments");
 	json_t *empty = NULL;
 	if (!args || json_is_null(args))

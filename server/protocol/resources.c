@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "budget.h"
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
@@ -211,6 +212,22 @@ static bool resources_match(const struct resource_template_desc *t, const char *
 	return true;
 }
 
+/* Whether the database grants the caller a document's scope (an active, known principal
+ * through an active client application allowed to read): into *allowed; -1 with err when it
+ * cannot say. */
+static int resources_rights(struct mcp_ctx *ctx, unsigned scope, bool *allowed,
+			    struct mcp_error *err)
+{
+	unsigned may = 0;
+	*allowed = !scope;
+	if (!scope)
+		return 0;
+	if (mcp_caller_scopes(ctx, &may, err) != 0)
+		return -1;
+	*allowed = (may & scope) != 0;
+	return 0;
+}
+
 static int resources_not_found(const struct mcp_ctx *ctx, const char *uri, struct mcp_error *err)
 {
 	/* 2026-07-28: -32602 (MUST); 2025 clients: -32002. Never an empty contents array. */
@@ -235,8 +252,19 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 		if (strcmp(r->uri, uri) != 0 || !mcp_ext_offered(ctx, r->ext))
 			continue;
 		ctx->label = r->uri;
+		if (mcp_require_scope(ctx, r->scope, r->scope_name, err) != 0)
+			return -1;
+		bool allowed = true;
 		if (r->read) {
+			/* It reads the business: the read budget pays, its read judges the rights.
+			 */
+			if (mcp_budget_take(ctx, false, "resources/read", err) != 0)
+				return -1;
 			st = r->read(ctx, uri, NULL, result, err);
+		} else if (resources_rights(ctx, r->scope, &allowed, err) != 0) {
+			return -1;
+		} else if (!allowed) {
+			st = RESOURCE_NOT_FOUND; /* no one the database knows: nothing */
 		} else if (doc) {
 			*result = resources_text_result(uri, r->mime_type, doc, r->ttl_ms,
 							r->private_scope);
@@ -252,6 +280,9 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 		const struct resource_template_desc *t = &s->templates[i];
 		if (mcp_ext_offered(ctx, t->ext) && resources_match(t, uri, value, sizeof value)) {
 			ctx->label = t->uri_template; /* never the URI: it names an object */
+			if (mcp_require_scope(ctx, t->scope, t->scope_name, err) != 0 ||
+			    mcp_budget_take(ctx, false, "resources/read", err) != 0)
+				return -1;
 			st = t->read(ctx, uri, value, result, err);
 			goto done;
 		}
@@ -359,6 +390,18 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 		if (ignored.unavailable) {
 			json_decref(honoured);
 			return mcp_unavailable(err, ignored.message);
+		}
+		if (ignored.code == MCP_RATE_LIMITED || ignored.missing_scope) {
+			/* Each URI honoured is a read: past the budget, or without the scope, the
+			 * listen is refused as a read would be. */
+			json_decref(honoured);
+			*err = ignored;
+			err->data = ignored.code == MCP_RATE_LIMITED
+					    ? json_pack("{s:I}", "retryAfterSeconds",
+							(json_int_t)ignored.retry_after)
+					    : json_pack("{s:s}", "requiredScope",
+							ignored.missing_scope);
+			return -1;
 		}
 		bool seen = false;
 		for (size_t k = 0; k < n && !seen; k++)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "budget.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/mem.h"
@@ -161,18 +162,9 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		if (strcmp(s->tools[i].name, name) == 0)
 			break;
 	/* The volume limit comes first: a refused call costs no audit row, no database work. */
-	long wait = 0;
-	const struct fleet_actor *who = ctx->req->actor;
 	bool write = name && i < s->ntools && !s->tools[i].read_only;
-	if (ratelimit_take(ctx->service->limits, who->subject, who->client_id, write, &wait) !=
-	    RATELIMIT_OK) {
-		log_msg(LOG_WARN, ctx->req->reqid, "tools/call refused: %s limit, retry in %lds",
-			write ? "write" : "read", wait);
-		const char *reason[] = {write ? "write" : "read"};
-		metrics_add(&metrics_rate_limited, reason, 1);
-		ctx->outcome = "rate_limited";
-		return mcp_limited(err, wait);
-	}
+	if (mcp_budget_take(ctx, write, "tools/call", err) != 0)
+		return -1;
 	if (!name) {
 		tools_audit(ctx, "(none)", args, "invalid", "no tool name");
 		return mcp_fail(err, MCP_INVALID_PARAMS, "tools/call needs a string 'name'", NULL);

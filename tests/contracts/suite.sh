@@ -102,6 +102,11 @@ expect "a wording change with a patch bump, recorded, passes" "0 changed, 0 fail
 mutate c2.json "${bs}['description'] += ' Wording only.'"
 expect "a wording change without a bump fails (patch)" "get_bike_status: description changed \(patch: description reworded\).*bump to 1\.0\.1" 1 "$snap" "$t/c2.json"
 
+# Initial development (0.y.z, as make new-capability records a new tool): any change, recorded.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [c.update(version='0.1.0') for c in d['capabilities'] if c['name']=='get_bike_status']; json.dump(d,open(sys.argv[2],'w'))" "$snap" "$t/z-snap.json"
+mutate z2.json "s=${bs}['inputSchema']; s['properties']['depot']={'type':'string'}; s['required'].append('depot'); gov('tool','get_bike_status')['version']='0.1.0'"
+expect "a 0.y.z capability may change anything, only needs recording" "get_bike_status: .*0\.1\.0 -> 0\.1\.0 is enough.*run make contracts" 1 "$t/z-snap.json" "$t/z2.json"
+
 mutate m.json "con('tool','report_damaged_bike')['inputSchema']['properties']['priority']={'type':'string'}; gov('tool','report_damaged_bike')['version']='1.0.1'"
 expect "a new optional input property with a patch bump fails (minor)" "report_damaged_bike: inputSchema changed \(minor: optional property 'priority' added\).*bump to 1\.1\.0" 1 "$snap" "$t/m.json"
 mutate m2.json "${bs}['outputSchema']['properties']['model']={'type':'string'}; gov('tool','get_bike_status')['version']='1.1.0'"
