@@ -6,14 +6,9 @@
 # parses as PromQL; the listen-slot threshold follows HTTP_MAX_STREAMS; make install ships both.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
-bin=${BIKAROO_BIN:-$PWD/$B/bikaroo-mcp}
-t=$(mktemp -d)
-pid=
-trap '[[ -n $pid ]] && kill -TERM $pid 2>/dev/null && wait $pid; rm -rf "$t"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; fails=$((fails + 1)); }
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
 rules=packaging/monitoring/bikaroo-mcp-alerts.yml
 dash=packaging/monitoring/bikaroo-mcp-dashboard.json
 
@@ -26,12 +21,10 @@ out=$(cd tests/alerts && promtool test rules alerts.test.yml 2>&1) && ok "promto
   nok "promtool test rules: $out"
 
 # The series a live server exposes (its metrics before any request: every family is listed).
-BIKAROO_PORT=0 BIKAROO_READY_FILE="$t/port" BIKAROO_METRICS_LISTEN=127.0.0.1:0 "$bin" serve 2>"$t/server.log" &
-pid=$!
-for _ in $(seq 1 100); do [[ -s $t/port ]] && break; sleep 0.1; done
-mport=$(grep -o 'metrics at http://[^ ]*:[0-9]*' "$t/server.log" | sed 's/.*://')
+serve server || nok "the server starts for the alerts suite"
+mport=$MPORT
 curl -s "http://127.0.0.1:$mport/metrics" >"$t/metrics"
-python3 - "$rules" "$dash" "$t/metrics" "$t/dash-rules.yml" <<'PY' || fails=$((fails + 1))
+python3 - "$rules" "$dash" "$t/metrics" "$t/dash-rules.yml" <<'PY' || failures=$((failures + 1))
 import json, re, sys, yaml
 rules_path, dash_path, metrics_path, out = sys.argv[1:]
 bad = 0
@@ -73,7 +66,7 @@ sys.exit(1 if bad else 0)
 PY
 out=$(promtool check rules "$t/dash-rules.yml" 2>&1) && ok "every dashboard query parses as PromQL ($(grep -o '[0-9]* rules found' <<<"$out"))" ||
   nok "dashboard queries: $out"
-kill -TERM $pid; wait $pid; pid=
+stop server
 
 # make install ships them beside the migrations.
 scripts/install.sh "$t/stage" /usr "$bin" 2>/dev/null
@@ -83,4 +76,4 @@ for f in bikaroo-mcp-alerts.yml bikaroo-mcp-dashboard.json; do
 done
 [[ -f $t/stage/usr/share/bikaroo-mcp/monitoring/bikaroo-mcp-alerts.yml ]] &&
   ok "make install ships the rules and the dashboard in share/bikaroo-mcp/monitoring"
-exit $((fails > 0))
+suite_exit

@@ -9,19 +9,13 @@
 # the man page is well-formed and lists every setting.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-t=$(mktemp -d)
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
 db=install_it_$$
 pid=
-cleanup() {
-  [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  psql -X -q "$PGTMP_SUPER_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1
-  rm -rf "$t"
-}
-trap cleanup EXIT
-fails=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; fails=$((fails + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+suite_on_exit '[[ -n $pid ]] && kill -TERM "$pid" && wait "$pid"'
+suite_on_exit "psql -X -q '$PGTMP_SUPER_URL' -c 'DROP DATABASE IF EXISTS $db WITH (FORCE)'"
 
 # --- make install with DESTDIR and PREFIX
 if make -s --no-print-directory install DESTDIR="$t/dest" PREFIX=/opt/bikaroo >"$t/install.log" 2>&1; then
@@ -166,4 +160,4 @@ else
     cat "$t/serve.log"; nok "the installed binary migrates a fresh database and serves"
   fi
 fi
-exit $((fails > 0))
+suite_exit

@@ -6,54 +6,12 @@
 # schema version the binary expects. Run by scripts/test.sh with the test database's env; prints
 # `ok - ...` / `not ok - ...` lines.
 set -uo pipefail
-B=${1:-build}
-bin=$PWD/$B/bikaroo-mcp
-t=$(mktemp -d)
-pids=()
-failures=0
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-  psql -X -q "$IT_SUPER_URL" -c 'DROP DATABASE IF EXISTS ops_schema7 WITH (FORCE)' >/dev/null 2>&1
-  rm -rf "$t"
-}
-trap cleanup EXIT
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
+suite_on_exit "psql -X -q '$IT_SUPER_URL' -c 'DROP DATABASE IF EXISTS ops_schema7 WITH (FORCE)'"
 
-check() { # check WHAT COMMAND...: ok when COMMAND succeeds
-  local what=$1
-  shift
-  if "$@"; then echo "ok - $what"; else echo "not ok - $what"; failures=$((failures + 1)); fi
-}
-
-# serve NAME [VAR=value...]: starts the server on free ports (HTTP and metrics); sets PORT,
-# MPORT (empty without metrics) and PID; the log is $t/NAME.log. Returns 1 if it did not start.
-serve() {
-  local name=$1
-  shift
-  rm -f "$t/$name.port"
-  env BIKAROO_PORT=0 BIKAROO_READY_FILE="$t/$name.port" BIKAROO_METRICS_LISTEN=127.0.0.1:0 "$@" \
-    ${BIKAROO_WRAPPER:-} "$bin" serve 2>"$t/$name.log" &
-  PID=$!
-  pids+=("$PID")
-  for _ in $(seq 1 300); do [[ -s $t/$name.port ]] && break; sleep 0.1; done
-  [[ -s $t/$name.port ]] || { cat "$t/$name.log"; return 1; }
-  PORT=$(cat "$t/$name.port")
-  MPORT=$(grep -o 'metrics at http://[^ ]*:[0-9]*' "$t/$name.log" | sed 's/.*://' || true)
-}
-# stop [NAME]: SIGTERM, then its exit status must be 0 (a sanitizer's or valgrind's finding is not).
-stop() {
-  kill -TERM "$PID" 2>/dev/null
-  wait "$PID" 2>/dev/null || { echo "${1:-$PID}" >>"$t/bad_exit"; tail -n 20 "$t/${1:-none}.log" 2>/dev/null; }
-}
-
-mcp() { # mcp PORT METHOD NAME PARAMS [curl args...]: one 2026-07-28 request; prints the body
-  local port=$1 method=$2 name=$3 params=$4
-  shift 4
-  curl -s "http://127.0.0.1:$port/mcp" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
-    -H "Mcp-Method: $method" ${name:+-H "Mcp-Name: $name"} "$@" \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$method\",\"params\":{$params\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}"
-}
 bike_call() { mcp "$1" tools/call get_bike_status '"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},' "${@:2}"; }
 status_of() { curl -s -o "$t/body" -w '%{http_code}' "$@"; }
 metric() { # metric PORT SERIES: the value of one exact series line (0 when absent)
@@ -166,7 +124,7 @@ out=$(env -u DATABASE_URL "$bin" serve 2>&1 >/dev/null | head -n 3)
 check "DATABASE_URL unset says so (not libpq's default-socket error)" grep -q 'DATABASE_URL is not set' <<<"$out"
 python3 -c 'import socket,time,sys; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' >"$t/busy" &
 busy=$!
-pids+=("$busy")
+suite_pids+=("$busy")
 for _ in $(seq 1 50); do [[ -s $t/busy ]] && break; sleep 0.1; done
 out=$(BIKAROO_PORT=$(cat "$t/busy") BIKAROO_METRICS_LISTEN= err_of serve)
 check "a port in use names the address, the port, the settings and the reason" \
@@ -220,4 +178,4 @@ check "MIGRATE_SCHEMA_VERSION is the highest numbered migration ($highest)" \
 bad=$(cat "$t/bad_exit" 2>/dev/null | tr '\n' ' ')
 check "every server this suite started exited with 0 on SIGTERM${bad:+ (not: $bad)}" test -z "$bad"
 
-[[ $failures == 0 ]]
+suite_exit

@@ -6,12 +6,10 @@
 # keeps the operator's settings file, the system user and their rights.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-t=$(mktemp -d)
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
 chmod 755 "$t"
-trap 'rm -rf "$t"' EXIT
-fails=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; fails=$((fails + 1)); }
 commit=$(tr -d '[:space:]' <tests/upgrade/PREVIOUS)
 
 prev=$(tests/upgrade/previous.sh)
@@ -51,7 +49,7 @@ done)
 [[ -z $changed ]] && ok "no numbered migration of the previous release was changed (beyond comments) or removed" ||
   nok "numbered migrations of the previous release changed or removed: $changed"
 
-python3 tests/upgrade/upgrade.py "$t" "$prev" || fails=$((fails + 1))
+python3 tests/upgrade/upgrade.py "$t" "$prev" || failures=$((failures + 1))
 
 # --- the package: the previous .deb, the operator's settings, then this release's .deb.
 if ! new=$(make -s --no-print-directory deb 2>"$t/deb.log" | tail -n 1) || [[ ! -f $new ]]; then
@@ -65,7 +63,7 @@ else
 fi
 if ! unshare -m true 2>/dev/null; then
   echo "skip - dpkg -i previous then current in a copy-on-write root: no private mount namespace here (unshare -m)"
-  exit $((fails > 0))
+  suite_exit
 fi
 cow=$t/cow
 mkdir -p "$cow/u" "$cow/w" "$cow/m"
@@ -110,4 +108,4 @@ if out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
 else
   nok "dpkg -i previous then current in a copy-on-write root: $out"
 fi
-exit $((fails > 0))
+suite_exit
