@@ -46,8 +46,9 @@ extern const struct mcp_ext_meta adapter_timeline_link;
 
 /* ---- answers ----------------------------------------------------------------------------- */
 
-/* The answer when PostgreSQL is unavailable, whatever the method: -32603 "The fleet database
- * is unavailable right now", HTTP 503 + Retry-After; never a result. */
+/* The answer when PostgreSQL is unavailable (or did not answer within the call's deadline) for
+ * a read, whatever the method: -32603 "The fleet database is unavailable right now: nothing was
+ * done", HTTP 503 + Retry-After; never a result. A write says what it knows instead. */
 int adapter_unavailable(struct mcp_error *err);
 /* A domain call that failed for want of the database or of a working statement:
  * FLEET_UNAVAILABLE is adapter_unavailable(), anything else -32603 "Internal error". */
