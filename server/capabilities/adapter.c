@@ -36,8 +36,9 @@ const struct mcp_ext_meta adapter_timeline_link = {
 
 int adapter_unavailable(struct mcp_error *err)
 {
-	return mcp_unavailable(err, "The fleet database is unavailable right now: nothing was done. "
-				    "Try again in a minute.");
+	return mcp_unavailable(err,
+			       "The fleet database is unavailable right now: nothing was done. "
+			       "Try again in a minute.");
 }
 
 int adapter_domain_error(enum fleet_status st, struct mcp_error *err)
