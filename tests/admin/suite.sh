@@ -9,24 +9,13 @@
 # refused create-roles. Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
-bin=${BIKAROO_BIN:-$PWD/$B/bikaroo-mcp}
-t=$(mktemp -d)
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
 chmod 755 "$t"
 pid=
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
-  [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  scripts/pgtmp.sh destroy "$t/pg" >/dev/null 2>&1
-  rm -rf "$t"
-}
-trap cleanup EXIT
-failures=0
-check() { # check WHAT COMMAND...: ok when COMMAND succeeds
-  local what=$1
-  shift
-  if "$@"; then echo "ok - $what"; else echo "not ok - $what"; failures=$((failures + 1)); fi
-}
+suite_on_exit '[[ -n $pid ]] && kill -TERM "$pid" && wait "$pid"'
+suite_on_exit 'scripts/pgtmp.sh destroy "$t/pg"'
 # shellcheck source=scripts/pgtmp.sh
 source scripts/pgtmp.sh --functions
 pgtmp_scrub_env
@@ -133,4 +122,4 @@ done
 check "fleet_app cannot read or write fleet.admin_log" grep -q 'permission denied' <<<"$(q "$app" -c 'SELECT count(*) FROM fleet.admin_log')"
 check "... and nothing was changed or logged by those refusals" \
   test "$(q "$owner" -c "SELECT count(*) FROM fleet.admin_log")|$(q "$owner" -c "SELECT count(*) FROM fleet.principals WHERE subject = 'mallory'")" = "$before|0"
-[[ $failures == 0 ]]
+suite_exit

@@ -7,14 +7,11 @@
 # namespace). What only a container engine can show: docs/operating.md, Compose.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-t=$(mktemp -d)
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
 chmod 755 "$t"
-trap 'rm -rf "$t"' EXIT
-fails=0
 : >"$t/none.env" # a developer's .env beside the compose file must not count
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; fails=$((fails + 1)); }
-bin=${BIKAROO_BIN:-build/bikaroo-mcp}
 
 # --- the server reads a secret from NAME_FILE (Docker secrets), refuses both, names a bad file.
 printf '%s\n' "$DATABASE_URL" >"$t/dburl"
@@ -42,7 +39,7 @@ else nok "an empty secret file is refused: $rc $out"; fi
 
 # --- docker-compose config
 if ! command -v docker-compose >/dev/null; then
-  echo "skip - docker-compose.yml: docker-compose is not installed"; exit $((fails > 0))
+  echo "skip - docker-compose.yml: docker-compose is not installed"; suite_exit
 fi
 out=$(env -u BIKAROO_SECRETS docker-compose --project-directory "$PWD" -f docker-compose.yml --env-file "$t/none.env" config -q 2>&1)
 if [[ $? != 0 ]] && grep -q 'run docker/make-secrets.sh first' <<<"$out"; then
@@ -58,7 +55,7 @@ else nok "docker-compose config -q"; fi
 docker-compose --env-file "$t/none.env" config >"$t/config.yml" 2>"$t/config.err" || cat "$t/config.err"
 [[ -s $t/secrets/state_secret && $(stat -c %a "$t/secrets") == 700 ]] &&
   ok "docker/make-secrets.sh writes random secrets in a 0700 folder" || nok "docker/make-secrets.sh"
-python3 - "$t/config.yml" <<'PY' || fails=$((fails + 1))
+python3 - "$t/config.yml" <<'PY' || failures=$((failures + 1))
 import re, sys, yaml
 c = yaml.safe_load(open(sys.argv[1]))
 s = c['services']
@@ -109,8 +106,8 @@ for tool in nginx socat; do
   command -v $tool >/dev/null || { nok "the native compose topology needs $tool (scripts/deps.sh)"; exit 1; }
 done
 if ! unshare -m true 2>/dev/null; then
-  echo "skip - the compose topology natively: no private mount namespace here (unshare -m)"; exit $((fails > 0))
+  echo "skip - the compose topology natively: no private mount namespace here (unshare -m)"; suite_exit
 fi
 tests/e2e/install.sh || { nok "the pinned client installs"; exit 1; }
-unshare -m python3 tests/compose/native.py "$t" "$t/stage" "$t/config.yml" "$public" || fails=$((fails + 1))
-exit $((fails > 0))
+unshare -m python3 tests/compose/native.py "$t" "$t/stage" "$t/config.yml" "$public" || failures=$((failures + 1))
+suite_exit

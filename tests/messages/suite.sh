@@ -6,16 +6,9 @@
 # databases that cannot answer. Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
-bin=${BIKAROO_BIN:-$PWD/$B/bikaroo-mcp}
-t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
-failures=0
-check() { # check WHAT COMMAND...: ok when COMMAND succeeds
-  local what=$1
-  shift
-  if "$@"; then echo "ok - $what"; else echo "not ok - $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
 
 # serve_for SECONDS LOG [VAR=value...]: the server with those settings for SECONDS, then stopped.
 serve_for() {
@@ -114,4 +107,4 @@ assert acc, "no access line"
 assert all(isinstance(l.get("status"), int) and isinstance(l.get("ms"), (int, float)) for l in acc if "status" in l), acc
 assert any(l.get("status") == 200 for l in acc), acc' "$t/json.log"
 fi
-[[ $failures == 0 ]]
+suite_exit

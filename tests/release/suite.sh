@@ -9,22 +9,11 @@
 # docker-compose ships it). Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
-bin=${BIKAROO_BIN:-$PWD/$B/bikaroo-mcp}
-t=$(mktemp -d)
+# shellcheck source=tests/lib/suite.sh
+source tests/lib/suite.sh
+suite_init "$@"
 pid=
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
-  [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$t"
-}
-trap cleanup EXIT
-failures=0
-check() { # check WHAT COMMAND...: ok when COMMAND succeeds
-  local what=$1
-  shift
-  if "$@"; then echo "ok - $what"; else echo "not ok - $what"; failures=$((failures + 1)); fi
-}
+suite_on_exit '[[ -n $pid ]] && kill -TERM "$pid" && wait "$pid"'
 
 version=$(sed -n 's/^#define BIKAROO_VERSION "\(.*\)"$/\1/p' common/version.h)
 check "common/version.h names a version ($version)" test -n "$version"
@@ -117,4 +106,4 @@ assert not any("container_name" in s for s in doc["services"].values()), "contai
 else
   echo "skip - docker-compose.yml against the Compose Specification: Debian's docker-compose (its schema) is not installed"
 fi
-[[ $failures == 0 ]]
+suite_exit
