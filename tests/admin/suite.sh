@@ -9,8 +9,8 @@
 # refused create-roles. Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 chmod 755 "$t"
 pid=

@@ -6,8 +6,8 @@
 # parses as PromQL; the listen-slot threshold follows HTTP_MAX_STREAMS; make install ships both.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 rules=packaging/monitoring/bikaroo-mcp-alerts.yml
 dash=packaging/monitoring/bikaroo-mcp-dashboard.json

@@ -7,8 +7,8 @@
 # namespace). What only a container engine can show: docs/operating.md, Compose.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 chmod 755 "$t"
 : >"$t/none.env" # a developer's .env beside the compose file must not count

@@ -9,8 +9,8 @@
 # the man page is well-formed and lists every setting.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 db=install_it_$$
 pid=

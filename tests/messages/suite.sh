@@ -6,8 +6,8 @@
 # databases that cannot answer. Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 
 # serve_for SECONDS LOG [VAR=value...]: the server with those settings for SECONDS, then stopped.

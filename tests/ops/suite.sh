@@ -7,8 +7,8 @@
 # `ok - ...` / `not ok - ...` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 suite_on_exit "psql -X -q '$IT_SUPER_URL' -c 'DROP DATABASE IF EXISTS ops_schema7 WITH (FORCE)'"
 

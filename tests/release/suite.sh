@@ -9,8 +9,8 @@
 # docker-compose ships it). Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 pid=
 suite_on_exit '[[ -n $pid ]] && kill -TERM "$pid" && wait "$pid"'

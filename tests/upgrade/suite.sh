@@ -6,8 +6,8 @@
 # keeps the operator's settings file, the system user and their rights.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-# shellcheck source=tests/lib/suite.sh
-source tests/lib/suite.sh
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
 suite_init "$@"
 chmod 755 "$t"
 commit=$(tr -d '[:space:]' <tests/upgrade/PREVIOUS)

@@ -1,5 +1,5 @@
-# tests/lib/suite.sh: what the script suites (tests/NAME/suite.sh) share, sourced after `cd` to
-# the repository root:  source tests/lib/suite.sh; suite_init "$@"
+# tests/lib/harness.sh: what the script suites (tests/NAME/suite.sh) share; not a suite itself.
+# Sourced after `cd` to the repository root:  source tests/lib/harness.sh; suite_init "$@"
 # A suite prints one line per test, `ok - WHAT`, `not ok - WHAT` or `skip - WHAT: WHY`, and exits
 # non-zero on any failure (suite_exit); scripts/test.sh counts the lines. Servers it starts bind
 # 127.0.0.1, are stopped by PID at the end whatever happens, and every wait is bounded.
