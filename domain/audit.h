@@ -1,7 +1,8 @@
-/* The audit log: one row per tools/call, whatever its outcome. Calls decided in the database
- * (report_damage, a denied read) write their row in their own transaction; this module records
- * the others (invalid arguments, missing scope, refused confirmation, failures) one by one, and
- * the rows of allowed reads by group commit (audit_record_read). */
+/* The audit log: one row per tools/call, whatever its outcome. Writes (report_damage) record
+ * their row in their own transaction; reads have theirs written by the batch statement that
+ * reads them (domain/reads.c, fleet.read_batch: the read and its row commit together); this
+ * module records the others (invalid arguments, missing scope, refused confirmation, failures)
+ * one by one. */
 #ifndef BIKAROO_AUDIT_H
 #define BIKAROO_AUDIT_H
 
@@ -27,24 +28,18 @@ struct audit_entry {
 enum fleet_status audit_record(const struct fleet_actor *actor, const struct audit_entry *e)
 	__attribute__((warn_unused_result));
 
-/* A read whose row will come to audit_record_read() begins (call before its statement): a
- * batch's leader waits a little for the rows of reads under way. audit_read_cancel() when the
- * read ends without a row to record (its statement failed). */
-void audit_read_begin(void);
-void audit_read_cancel(void);
+/* A slice of a request reference: len bytes at p, or p NULL when that part is absent. */
+struct audit_ref_part {
+	const char *p;
+	size_t len;
+};
 
-/* The same for a read that has been allowed (outcome ok or not_found), by group commit: the
- * entry joins the batch being formed; the first caller without a batch in flight leads it: it
- * waits at most AUDIT_LINGER_US, and only while the reads begun (audit_read_begin) before it
- * started waiting have not queued their rows yet, then writes the batch (one fleet.audit_batch
- * INSERT of at most AUDIT_BATCH_MAX rows). A row thus waits at most for the batch in flight, then
- * the linger and its own. Ends the read begun by audit_read_begin(). Returns once the row's batch
- * has committed (FLEET_OK) or failed (FLEET_UNAVAILABLE for every row of that batch: the read must
- * then not answer). Thread-safe; actor and e are borrowed until it returns. */
-enum fleet_status audit_record_read(const struct fleet_actor *actor, const struct audit_entry *e)
-	__attribute__((warn_unused_result));
-
-#define AUDIT_BATCH_MAX 64
-#define AUDIT_LINGER_US 1000
+/* The three parts of a request reference (adapter_request_ref): the trace id ("<32 lowercase hex
+ * digits> " at the start), the token's reference ("jti:..." or "sha256:...", printable, no
+ * space, followed by a space), then the JSON-RPC id; the same split as fleet.audit_ref, which the
+ * single-row writers use. Batches send the parts apart: splitting them in SQL cost more than the
+ * INSERT itself. Slices of ref (borrowed); ref NULL: all three absent. */
+void audit_ref_parts(const char *ref, struct audit_ref_part *trace, struct audit_ref_part *token,
+		     struct audit_ref_part *id);
 
 #endif

@@ -1,4 +1,5 @@
-/* The one path of every read as the acting identity (see reads.h). */
+/* The one path of every read as the acting identity (see reads.h): reads go in batches
+ * (reads_batch.h), writes one statement each; both are mapped here by the same code. */
 #include "reads.h"
 
 #include <stdio.h>
@@ -8,10 +9,14 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "domain/pg/db.h"
+#include "reads_batch.h"
 #include "rights.h"
 
 #define READS_MAX_ARGS 8
 #define READS_MAX_COLUMNS 32
+/* A row's fields: the rights, the query's columns, its key, its region. */
+#define READS_MAX_FIELDS (READS_BATCH_NRIGHTS + READS_MAX_COLUMNS + 2)
+#define READS_NONE ((size_t)-1)
 
 /* The function name is code, never input; it is checked anyway before it becomes SQL text. */
 static bool reads_name_ok(const char *f)
@@ -39,20 +44,73 @@ static bool reads_inside(const char *regions, const char *region)
 #endif
 }
 
-static void reads_copy_row(const struct reads_query *q, const PGresult *res, int r, const int *col,
-			   char *row)
+/* Where each field of q's rows is: the rights first, then q's columns, then its key and region
+ * columns (asked again, by name, whatever the columns hold). */
+struct reads_layout {
+	size_t key;
+	size_t region; /* READS_NONE: the rows carry none */
+	size_t n;
+};
+
+static struct reads_layout reads_layout_of(const struct reads_query *q)
+{
+	struct reads_layout l;
+	l.key = READS_BATCH_NRIGHTS + q->ncolumns;
+	l.region = q->region_column ? l.key + 1 : READS_NONE;
+	l.n = l.key + 1 + (q->region_column ? 1 : 0);
+	return l;
+}
+
+/* The name of field i of q's rows, the rights' with their prefix (into buf). */
+static const char *reads_field_name(const struct reads_query *q, const struct reads_layout *l,
+				    size_t i, char *buf, size_t cap)
+{
+	static const char *const rights[] = {READS_BATCH_RIGHTS};
+	if (i < READS_BATCH_NRIGHTS) {
+		snprintf(buf, cap, "%s%s", q->rights_prefix, rights[i]);
+		return buf;
+	}
+	if (i == l->key)
+		return q->key_column;
+	if (i == l->region)
+		return q->region_column;
+	return q->columns[i - READS_BATCH_NRIGHTS].name;
+}
+
+/* The fields as a text array literal (names are identifiers: nothing to quote); false when it
+ * does not fit. */
+static bool reads_columns_literal(const struct reads_query *q, const struct reads_layout *l,
+				  char *out, size_t cap)
+{
+	size_t used = 0;
+	out[used++] = '{';
+	for (size_t i = 0; i < l->n; i++) {
+		char name[96];
+		int w = snprintf(out + used, cap - used, "%s%s", i ? "," : "",
+				 reads_field_name(q, l, i, name, sizeof name));
+		if (w < 0 || (size_t)w >= cap - used)
+			return false;
+		used += (size_t)w;
+	}
+	if (used + 2 > cap)
+		return false;
+	out[used++] = '}';
+	out[used] = '\0';
+	return true;
+}
+
+static void reads_copy_row(const struct reads_query *q, const char *const *f, char *row)
 {
 	for (size_t i = 0; i < q->ncolumns; i++) {
 		const struct reads_column *c = &q->columns[i];
-		bool null = PQgetisnull(res, r, col[i]);
-		const char *v = PQgetvalue(res, r, col[i]);
+		const char *v = f[READS_BATCH_NRIGHTS + i];
 		void *field = row + c->offset;
 		switch (c->type) {
 		case READS_TEXT: db_copy(field, c->size, v); break;
-		case READS_TEXT_NEW: *(char **)field = null ? NULL : mem_strdup(v); break;
-		case READS_INT: *(int *)field = null ? -1 : (int)strtol(v, NULL, 10); break;
-		case READS_LONG: *(long *)field = null ? -1 : strtol(v, NULL, 10); break;
-		case READS_BOOL: *(bool *)field = !null && db_true(res, r, col[i]); break;
+		case READS_TEXT_NEW: *(char **)field = v ? mem_strdup(v) : NULL; break;
+		case READS_INT: *(int *)field = v ? (int)strtol(v, NULL, 10) : -1; break;
+		case READS_LONG: *(long *)field = v ? strtol(v, NULL, 10) : -1; break;
+		case READS_BOOL: *(bool *)field = v && strcmp(v, "t") == 0; break;
 		}
 	}
 }
@@ -82,52 +140,127 @@ static char *reads_slot(const struct reads_query *q, struct reads_out *o)
 	return (char *)o->rows + o->n * q->row_size;
 }
 
-/* Maps the visible rows of res into o; FLEET_OK, or FLEET_NOT_FOUND for a one-object read whose
+/* Rows of a result, field by field in the layout's order: those of a batch (reads_batch_row) or
+ * of a statement's own result. */
+struct reads_source {
+	size_t nrows;
+	/* Row r's n fields into f (NULL: SQL NULL); *buf (new or NULL) is freed after use. */
+	enum fleet_status (*row)(const void *ctx, size_t r, const char **f, size_t n, char **buf);
+	const void *ctx;
+};
+
+/* Maps the visible rows of src into o; FLEET_OK, or FLEET_NOT_FOUND for a one-object read whose
  * object is invisible or outside the perimeter. */
-static enum fleet_status reads_map(const struct reads_query *q, const PGresult *res, const int *col,
-				   int c_key, int c_region, const char *regions,
+static enum fleet_status reads_map(const struct reads_query *q, const struct reads_layout *l,
+				   const struct reads_source *src, const char *regions,
 				   struct reads_out *o)
 {
-	int ntuples = PQntuples(res);
-	for (int r = 0; r < ntuples; r++) {
-		bool absent = PQgetisnull(res, r, c_key);
-		bool outside = c_region >= 0 && (r == 0 || q->list) && !absent &&
-			       !reads_inside(regions, PQgetvalue(res, r, c_region));
-		if (!q->list && r == 0 && outside)
+	enum fleet_status st = FLEET_OK;
+	for (size_t r = 0; r < src->nrows && st == FLEET_OK; r++) {
+		const char *f[READS_MAX_FIELDS];
+		char *buf = NULL;
+		st = src->row(src->ctx, r, f, l->n, &buf);
+		if (st != FLEET_OK)
+			break;
+		bool absent = f[l->key] == NULL;
+		bool outside = l->region != READS_NONE && (r == 0 || q->list) && !absent &&
+			       !reads_inside(regions, f[l->region] ? f[l->region] : "");
+		if (!q->list && r == 0 && (outside || (absent && !q->write))) {
+			free(buf);
 			return FLEET_NOT_FOUND;
-		if (!q->list && r == 0 && absent && !q->write)
-			return FLEET_NOT_FOUND;
+		}
 		if (q->list && (absent || outside)) {
 			if (outside)
 				log_warn("%s: a row outside the caller's perimeter passed "
 					 "row-level security; not shown",
 					 q->function);
+			free(buf);
 			continue;
 		}
 		char *row = reads_slot(q, o);
 		if (!row) {
 			log_warn("%s: more than %zu rows; the rest is not shown", q->function,
 				 o->cap);
+			free(buf);
 			break;
 		}
-		reads_copy_row(q, res, r, col, row);
+		reads_copy_row(q, f, row);
 		o->n++;
+		free(buf);
 	}
-	if (!q->list && o->n == 0)
+	if (st == FLEET_OK && !q->list && o->n == 0)
 		return FLEET_NOT_FOUND;
+	return st;
+}
+
+static enum fleet_status reads_batch_source_row(const void *ctx, size_t r, const char **f, size_t n,
+						char **buf)
+{
+	return reads_batch_row(ctx, r, f, n, buf);
+}
+
+/* A statement's own result and where each field's column is in it. */
+struct reads_result {
+	const PGresult *res;
+	int col[READS_MAX_FIELDS];
+};
+
+static enum fleet_status reads_result_row(const void *ctx, size_t r, const char **f, size_t n,
+					  char **buf)
+{
+	const struct reads_result *rr = ctx;
+	*buf = NULL;
+	for (size_t i = 0; i < n; i++)
+		f[i] = PQgetisnull(rr->res, (int)r, rr->col[i])
+			       ? NULL
+			       : PQgetvalue(rr->res, (int)r, rr->col[i]);
 	return FLEET_OK;
 }
 
-/* The column named prefix + name of res, or -1 (logged). */
-static int reads_column(const PGresult *res, const struct reads_query *q, const char *prefix,
-			const char *name)
+/* A write (reads.h: reads_query.write): its function, one statement in its own transaction. */
+static enum fleet_status reads_write(const struct reads_query *q, const struct reads_layout *l,
+				     const struct fleet_actor *actor, const char *const *args,
+				     struct reads_out *o)
 {
-	char full[96];
-	snprintf(full, sizeof full, "%s%s", prefix, name);
-	int c = PQfnumber(res, full);
-	if (c < 0)
-		log_error("%s: no column %s in its result", q->function, full);
-	return c;
+	char sql[160];
+	int used = snprintf(sql, sizeof sql, "SELECT * FROM %s($1, $2", q->function);
+	for (size_t i = 0; i < q->nargs; i++)
+		used += snprintf(sql + used, sizeof sql - (size_t)used, ", $%zu", i + 3);
+	snprintf(sql + used, sizeof sql - (size_t)used, ")");
+	const char *params[2 + READS_MAX_ARGS] = {actor->subject, actor->client_id};
+	for (size_t i = 0; i < q->nargs; i++)
+		params[2 + i] = args[i];
+	enum fleet_status st;
+	PGresult *res = db_exec_prepared(q->function, sql, (int)(2 + q->nargs), params, &st);
+	if (!res)
+		return st;
+	struct reads_result rr = {.res = res};
+	const char *names[READS_MAX_FIELDS];
+	char bufs[READS_BATCH_NRIGHTS][96];
+	for (size_t i = 0; i < l->n; i++)
+		names[i] = reads_field_name(q, l, i, bufs[i < READS_BATCH_NRIGHTS ? i : 0],
+					    sizeof bufs[0]);
+	/* (The rights' names are in bufs; the others are the query's own strings.) */
+	if (PQntuples(res) < 1 || db_columns(res, q->function, names, l->n, rr.col) != FLEET_OK) {
+		st = FLEET_INTERNAL;
+		goto out;
+	}
+	const char *f[READS_MAX_FIELDS];
+	char *unused;
+	reads_result_row(&rr, 0, f, l->n, &unused);
+	struct reads_source src = {(size_t)PQntuples(res), reads_result_row, &rr};
+	st = reads_map(q, l, &src, f[1] ? f[1] : "", o);
+out:
+	PQclear(res);
+	return st;
+}
+
+/* Whether an element's SQLSTATE says "try again" (a timeout, a lost connection, a conflict)
+ * rather than a bug. */
+static bool reads_retryable(const char *state)
+{
+	return strncmp(state, "08", 2) == 0 || strncmp(state, "40", 2) == 0 ||
+	       strncmp(state, "57", 2) == 0 || strncmp(state, "55P03", 5) == 0;
 }
 
 static enum fleet_status reads_exec(const struct reads_query *q, const struct fleet_actor *actor,
@@ -139,57 +272,68 @@ static enum fleet_status reads_exec(const struct reads_query *q, const struct fl
 		log_error("read %s: not a valid reads_query", q->function);
 		return FLEET_INTERNAL;
 	}
-	char sql[160];
-	int used = snprintf(sql, sizeof sql, "SELECT * FROM %s($1, $2", q->function);
-	for (size_t i = 0; i < q->nargs; i++)
-		used += snprintf(sql + used, sizeof sql - (size_t)used, ", $%zu", i + 3);
-	snprintf(sql + used, sizeof sql - (size_t)used, ")");
-	const char *params[2 + READS_MAX_ARGS] = {actor->subject, actor->client_id};
-	for (size_t i = 0; i < q->nargs; i++)
-		params[2 + i] = args[i];
-
-	if (audit)
-		audit_read_begin();
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared(q->function, sql, (int)(2 + q->nargs), params, &st);
-	if (!res) {
-		if (audit)
-			audit_read_cancel(); /* nothing was read: no row to write */
+	struct reads_layout l = reads_layout_of(q);
+	if (q->write)
+		return reads_write(q, &l, actor, args, o);
+	char columns[1024];
+	if (!reads_columns_literal(q, &l, columns, sizeof columns)) {
+		log_error("read %s: too many columns", q->function);
+		return FLEET_INTERNAL;
+	}
+	struct reads_batch_elem e = {
+		.function = q->function,
+		.columns = columns,
+		.rights_prefix = q->rights_prefix,
+		.key_column = q->key_column,
+		.list = q->list,
+		.may = actor->scopes & FLEET_SCOPE_READ,
+		.actor = actor,
+		.args = args,
+		.nargs = q->nargs,
+		.audit = audit,
+	};
+	enum fleet_status st = reads_batch_run(&e);
+	if (st != FLEET_OK)
+		return st;
+	if (e.outcome[0] == 'e') { /* error */
+		log_error("read %s failed for this call: SQLSTATE %s", q->function, e.sqlstate);
+		reads_batch_done(&e);
+		return reads_retryable(e.sqlstate) ? FLEET_UNAVAILABLE : FLEET_INTERNAL;
+	}
+	bool db_denied = strcmp(e.outcome, "denied") == 0;
+	if (db_denied && !e.may) {
+		reads_batch_done(&e);
+		return FLEET_FORBIDDEN;
+	}
+	/* The rights again, in C: the second line. */
+	const char *f[READS_MAX_FIELDS];
+	char *buf;
+	struct rights rights;
+	st = reads_batch_row(&e, 0, f, db_denied ? READS_BATCH_NRIGHTS : l.n, &buf);
+	if (st == FLEET_OK)
+		rights_from_fields(f, &rights);
+	free(buf);
+	if (st != FLEET_OK) {
+		reads_batch_done(&e);
 		return st;
 	}
-	const char *names[READS_MAX_COLUMNS];
-	int col[READS_MAX_COLUMNS];
-	for (size_t i = 0; i < q->ncolumns; i++)
-		names[i] = q->columns[i].name;
-	struct rights rights;
-	int c_key = reads_column(res, q, "", q->key_column);
-	int c_regions = reads_column(res, q, q->rights_prefix, "regions");
-	int c_region = q->region_column ? reads_column(res, q, "", q->region_column) : -1;
-	if (rights_read_row(res, q->function, q->rights_prefix, &rights) != FLEET_OK ||
-	    db_columns(res, q->function, names, q->ncolumns, col) != FLEET_OK || c_key < 0 ||
-	    c_regions < 0 || (q->region_column && c_region < 0)) {
-		if (audit)
-			audit_read_cancel();
-		st = FLEET_INTERNAL;
-		goto out;
+	bool may = rights_may_read(actor, &rights);
+	if (!may || db_denied) {
+		if (may != !db_denied)
+			log_error("read %s: the database %s the read, the server's rules %s it; "
+				  "refused",
+				  q->function, db_denied ? "denied" : "allowed",
+				  may ? "allow" : "deny");
+		reads_batch_done(&e);
+		return FLEET_FORBIDDEN;
 	}
-	if (!q->write && !rights_may_read(actor, &rights))
-		st = FLEET_FORBIDDEN;
-	else
-		st = reads_map(q, res, col, c_key, c_region, PQgetvalue(res, 0, c_regions), o);
-	if (audit) {
-		struct audit_entry e = *audit;
-		e.outcome = st == FLEET_FORBIDDEN ? "denied" : fleet_status_name(st);
-		e.detail = NULL;
-		enum fleet_status ast = audit_record_read(actor, &e);
-		if (ast != FLEET_OK) {
-			reads_free_rows(q, o->rows, o->n);
-			o->n = 0;
-			st = ast;
-		}
-	}
-out:
-	PQclear(res);
+	struct reads_source src = {e.nrows, reads_batch_source_row, &e};
+	st = reads_map(q, &l, &src, rights.regions, o);
+	if (st == FLEET_NOT_FOUND && strcmp(e.outcome, "ok") == 0 && !q->list)
+		log_error("read %s: row-level security let through a row outside the caller's "
+			  "perimeter; not shown",
+			  q->function);
+	reads_batch_done(&e);
 	return st;
 }
 
@@ -200,6 +344,10 @@ enum fleet_status reads_run(const struct reads_query *q, const struct fleet_acto
 	memset(rows, 0, max_rows * q->row_size);
 	struct reads_out o = {.rows = rows, .cap = max_rows};
 	enum fleet_status st = reads_exec(q, actor, args, audit, &o);
+	if (st != FLEET_OK && o.n) {
+		reads_free_rows(q, o.rows, o.n);
+		o.n = 0;
+	}
 	*n = o.n;
 	return st;
 }
@@ -210,6 +358,10 @@ enum fleet_status reads_run_all(const struct reads_query *q, const struct fleet_
 {
 	struct reads_out o = {.cap = limit, .grow = true};
 	enum fleet_status st = reads_exec(q, actor, args, audit, &o);
+	if (st != FLEET_OK && o.n) {
+		reads_free_rows(q, o.rows, o.n);
+		o.n = 0;
+	}
 	if (o.n == 0) {
 		free(o.rows);
 		o.rows = NULL;

@@ -2,9 +2,12 @@
 #include "rights.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "domain/pg/db.h"
+#include "reads_batch.h"
 
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r)
 {
@@ -35,26 +38,50 @@ bool rights_in_perimeter(const char *regions, const char *region)
 
 enum fleet_status rights_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
 {
-	static const char sql[] =
-		"SELECT role, regions, is_human, client_may_read,"
-		" client_may_report, requires_confirmation FROM fleet.act_as($1, $2)";
+	/* fleet.act_as itself as a read of the batch: the identity set, the rights read. */
 	*scopes = 0;
-	const char *params[2] = {actor->subject, actor->client_id};
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared("effective_scopes", sql, 2, params, &st);
-	if (!res)
+	struct reads_batch_elem e = {
+		.function = "fleet.act_as",
+		.columns = "{role,regions,is_human,client_may_read,client_may_report,"
+			   "requires_confirmation}",
+		.rights_prefix = "",
+		.key_column = "role",
+		.may = true,
+		.actor = actor,
+	};
+	enum fleet_status st = reads_batch_run(&e);
+	if (st != FLEET_OK)
 		return st;
-	struct rights r;
-	if (PQntuples(res) != 1 || rights_read_row(res, "effective_scopes", "", &r) != FLEET_OK) {
-		PQclear(res);
+	const char *f[READS_BATCH_NRIGHTS];
+	char *buf;
+	if (e.outcome[0] == 'e' ||
+	    reads_batch_row(&e, 0, f, READS_BATCH_NRIGHTS, &buf) != FLEET_OK) {
+		if (e.outcome[0] == 'e')
+			log_error("fleet.act_as failed: SQLSTATE %s", e.sqlstate);
+		reads_batch_done(&e);
 		return FLEET_INTERNAL;
 	}
+	struct rights r;
+	rights_from_fields(f, &r);
+	free(buf);
+	reads_batch_done(&e);
 	if (rights_may_read(actor, &r))
 		*scopes |= FLEET_SCOPE_READ;
 	if (rights_may_report(actor, &r))
 		*scopes |= FLEET_SCOPE_REPORT;
-	PQclear(res);
 	return FLEET_OK;
+}
+
+void rights_from_fields(const char *const *v, struct rights *r)
+{
+	memset(r, 0, sizeof *r);
+	r->known = v[0] != NULL;
+	db_copy(r->role, sizeof r->role, v[0]);
+	db_copy(r->regions, sizeof r->regions, v[1]);
+	r->human = v[2] && strcmp(v[2], "t") == 0;
+	r->client_read = v[3] && strcmp(v[3], "t") == 0;
+	r->client_report = v[4] && strcmp(v[4], "t") == 0;
+	r->confirm = v[5] && strcmp(v[5], "t") == 0;
 }
 
 enum fleet_status rights_development_db(bool *dev)

@@ -24,6 +24,10 @@ struct pg_result; /* libpq's PGresult: the domain's statements hand it in, nothi
 enum fleet_status rights_read_row(const struct pg_result *res, const char *what, const char *prefix,
 				  struct rights *r) __attribute__((warn_unused_result));
 
+/* The same from fields already split, in that order (role, regions, is_human, client_may_read,
+ * client_may_report, requires_confirmation; NULL: an SQL NULL). */
+void rights_from_fields(const char *const *v, struct rights *r);
+
 /* Reading needs the token's fleet:read, a known subject (every role reads) and a client
  * application allowed to read. */
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r);

@@ -76,7 +76,10 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, BIKAROO_DATADIR "prompts", false,
 	      "directory of prompt templates"),
 	CFG_L("threads", "BIKAROO_THREADS", threads, "16", 1, 64,
-	      "HTTP worker threads (one database connection each)"),
+	      "HTTP worker threads (a write uses a database connection of its worker's own)"),
+	CFG_L("db-connections", "BIKAROO_DB_CONNECTIONS", db_connections, "4", 1, 32,
+	      "database connections of the executor that runs every call's statements (reads "
+	      "in batches of up to 64, one statement and one commit each)"),
 	CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
 	      "largest accepted request body (larger: 413)"),
 	CFG_S("auth", "BIKAROO_AUTH", auth, "jwt", false,

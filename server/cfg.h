@@ -16,6 +16,7 @@ struct cfg {
 	char *resources_dir;   /* BIKAROO_RESOURCES_DIR */
 	char *prompts_dir;     /* BIKAROO_PROMPTS_DIR */
 	long threads;          /* BIKAROO_THREADS */
+	long db_connections;   /* BIKAROO_DB_CONNECTIONS: the database executor's */
 	long max_body;         /* BIKAROO_MAX_BODY_BYTES */
 	char *auth;            /* BIKAROO_AUTH: "jwt" (default), "introspection" or "local" */
 	char *local_subject;   /* BIKAROO_LOCAL_SUBJECT */

@@ -777,7 +777,8 @@ static int main_db_configure(const struct cfg *cfg)
 	struct db_settings s = {.conninfo = cfg->database_url,
 				.listen_conninfo = cfg->listen_db_url,
 				.transaction_pooler = pooled,
-				.statement_timeout_ms = cfg->call_timeout_ms};
+				.statement_timeout_ms = cfg->call_timeout_ms,
+				.executor_connections = cfg->db_connections};
 	db_configure(&s);
 	return 0;
 }

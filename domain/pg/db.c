@@ -27,8 +27,10 @@ struct db_conn {
 
 static char *db_conninfo;
 static char *db_listen_conninfo;
-static bool db_pooled;     /* transaction pooler: no named statements */
-static long db_timeout_ms; /* BIKAROO_CALL_TIMEOUT_MS; 0: statements are waited for */
+static bool db_pooled;             /* transaction pooler: no named statements */
+static long db_timeout_ms;         /* BIKAROO_CALL_TIMEOUT_MS; 0: statements are waited for */
+static long db_executor = 4;       /* BIKAROO_DB_CONNECTIONS */
+static void (*db_stop_hook)(void); /* the executor's stop (db_at_shutdown) */
 /* CLOCK_MONOTONIC milliseconds of the last statement that timed out and of the last that
  * answered (db_stalled). */
 static atomic_llong db_timed_out_at, db_answered_at;
@@ -46,6 +48,29 @@ void db_configure(const struct db_settings *s)
 		s->listen_conninfo && *s->listen_conninfo ? s->listen_conninfo : db_conninfo);
 	db_pooled = s->transaction_pooler;
 	db_timeout_ms = s->statement_timeout_ms > 0 ? s->statement_timeout_ms : 0;
+	db_executor = s->executor_connections > 0 ? s->executor_connections : 4;
+}
+
+long db_executor_connections(void)
+{
+	return db_executor;
+}
+
+void db_at_shutdown(void (*stop)(void))
+{
+	pthread_mutex_lock(&db_list_lock);
+	db_stop_hook = stop;
+	pthread_mutex_unlock(&db_list_lock);
+}
+
+bool db_pooled_mode(void)
+{
+	return db_pooled;
+}
+
+long db_statement_timeout_ms(void)
+{
+	return db_timeout_ms;
 }
 
 static long long db_now_ms(void)
@@ -64,6 +89,11 @@ static long long db_until(void)
 	if (left == cap && db_timeout_ms <= 0)
 		return 0;
 	return db_now_ms() + left;
+}
+
+long long db_deadline_ms(void)
+{
+	return db_until();
 }
 
 /* Waits for events on pg's socket until `until` (0: no limit); false when the time is up. */
@@ -107,7 +137,7 @@ bool db_true(const PGresult *res, int row, int col)
 	return strcmp(PQgetvalue(res, row, col), "t") == 0;
 }
 
-static void db_count_error(const char *kind)
+void db_count_error(const char *kind)
 {
 	const char *v[] = {kind};
 	metrics_add(&metrics_db_errors, v, 1);
@@ -154,6 +184,28 @@ static PGconn *db_connect(const char *conninfo)
 	}
 	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
 	return pg;
+}
+
+void db_note_timeout(void)
+{
+	atomic_store(&db_timed_out_at, db_now_ms());
+}
+
+void db_note_answer(void)
+{
+	atomic_store(&db_answered_at, db_now_ms());
+}
+
+PGconn *db_connect_start(void)
+{
+	const char *values[] = DB_VALUES(db_conninfo);
+	return PQconnectStartParams(db_keys, values, 1);
+}
+
+void db_conn_ready(PGconn *pg)
+{
+	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
+	PQsetnonblocking(pg, 1);
 }
 
 /* Closes a connection whose state is unknown (a statement not answered in time) without
@@ -296,7 +348,12 @@ static bool db_is_prepared(const struct db_conn *c, const char *name)
 	return false;
 }
 
-static enum fleet_status db_status_of(PGresult *res, PGconn *pg)
+void db_close(PGconn *pg)
+{
+	db_discard(pg);
+}
+
+enum fleet_status db_result_status(const PGresult *res, PGconn *pg)
 {
 	if (PQstatus(pg) != CONNECTION_OK)
 		return FLEET_UNAVAILABLE;
@@ -338,7 +395,7 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 			return NULL;
 		}
 		if (PQresultStatus(p) != PGRES_COMMAND_OK) {
-			*st = db_status_of(p, c->pg);
+			*st = db_result_status(p, c->pg);
 			log_error("prepare %s failed: %s", name, PQresultErrorMessage(p));
 			PQclear(p);
 			return NULL;
@@ -360,7 +417,7 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 		*st = FLEET_OK;
 		return res;
 	}
-	*st = db_status_of(res, c->pg);
+	*st = db_result_status(res, c->pg);
 	return res; /* caller inspects SQLSTATE, or clears it */
 }
 
@@ -518,6 +575,11 @@ void db_release(void)
 void db_shutdown(void)
 {
 	pthread_mutex_lock(&db_list_lock);
+	void (*stop)(void) = db_stop_hook;
+	pthread_mutex_unlock(&db_list_lock);
+	if (stop)
+		stop();
+	pthread_mutex_lock(&db_list_lock);
 	struct db_conn *c = db_all;
 	db_all = NULL;
 	pthread_mutex_unlock(&db_list_lock);
@@ -546,4 +608,47 @@ enum fleet_status db_columns(const PGresult *res, const char *what, const char *
 		}
 	}
 	return FLEET_OK;
+}
+
+void db_array_open(struct mem_buf *b)
+{
+	/* An inner array of a multidimensional one follows its sibling after a comma. */
+	if (b->len && b->p[b->len - 1] == '}')
+		mem_buf_put(b, ",", 1);
+	mem_buf_put(b, "{", 1);
+}
+
+void db_array_add_n(struct mem_buf *b, const char *v, size_t n)
+{
+	if (b->p[b->len - 1] != '{')
+		mem_buf_put(b, ",", 1);
+	if (!v) {
+		mem_buf_put(b, "NULL", 4);
+		return;
+	}
+	mem_buf_put(b, "\"", 1);
+	const char *s = v, *end = v + n;
+	while (s < end) {
+		size_t run = strcspn(s, "\"\\");
+		if (run > (size_t)(end - s))
+			run = (size_t)(end - s);
+		mem_buf_put(b, s, run);
+		s += run;
+		if (s >= end)
+			break;
+		mem_buf_put(b, "\\", 1);
+		mem_buf_put(b, s, 1);
+		s++;
+	}
+	mem_buf_put(b, "\"", 1);
+}
+
+void db_array_add(struct mem_buf *b, const char *v)
+{
+	db_array_add_n(b, v, v ? strlen(v) : 0);
+}
+
+void db_array_close(struct mem_buf *b)
+{
+	mem_buf_put(b, "}", 1);
 }

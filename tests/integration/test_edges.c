@@ -734,12 +734,12 @@ START_TEST(a_stream_cut_for_a_slow_reader_ends_with_its_result)
 }
 END_TEST
 
-/* A server keeps one database connection per worker and the change feed's, no more: the
+/* A server keeps its executor's database connections and the change feed's, no more: the
  * start-up check of its login role does not keep one of its own open and idle. */
 START_TEST(the_login_role_check_keeps_no_connection)
 {
 	char *db = ed_database_url(0, "edges-conns");
-	const char *env[] = {db, "BIKAROO_THREADS=2", NULL};
+	const char *env[] = {db, "BIKAROO_THREADS=2", "BIKAROO_DB_CONNECTIONS=2", NULL};
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	for (int i = 0; i < 20; i++) {
@@ -752,8 +752,8 @@ START_TEST(the_login_role_check_keeps_no_connection)
 			    "'edges-conns'");
 	long feed = ed_count("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
 			     "'edges-conns' AND query LIKE 'LISTEN%'");
-	ck_assert_msg(all - feed <= 2, "%ld connections besides the change feed's for 2 workers",
-		      all - feed);
+	ck_assert_msg(all - feed <= 2,
+		      "%ld connections besides the change feed's for an executor of 2", all - feed);
 	ck_assert_int_eq(it_server_stop(&s), 0);
 	free(db);
 }

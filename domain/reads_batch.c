@@ -1,0 +1,429 @@
+/* The batch former of reads (reads_batch.h): a queue of reads, the executor's source. */
+#include "reads_batch.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/deadline.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/metrics.h"
+#include "domain/pg/db.h"
+#include "domain/pg/exec.h"
+
+/* fleet.read_batch's parameters, in order. */
+enum {
+	RB_FN,
+	RB_COLS,
+	RB_KEY,
+	RB_PREFIX,
+	RB_LIST,
+	RB_MAY,
+	RB_SUBJECT,
+	RB_CLIENT,
+	RB_REF,
+	RB_ARGS,
+	RB_TOOL,
+	RB_TARGET,
+	RB_DIGEST,
+	RB_REQUEST_ID,
+	RB_TRACE_ID,
+	RB_TOKEN_REF,
+	RB_NPARAMS
+};
+/* Its result columns, read by name. */
+enum { RC_ELEM, RC_SUBJECT, RC_CLIENT, RC_REF, RC_OUTCOME, RC_STATE, RC_LINE, RC_NCOLS };
+static const char *const reads_batch_columns[RC_NCOLS] = {"elem",    "subject",  "client_id", "ref",
+							  "outcome", "sqlstate", "line"};
+
+/* One statement's worth of reads; freed by the last of them to be done with it. */
+struct reads_batch {
+	struct exec_stmt stmt;
+	const char *params[RB_NPARAMS];
+	struct mem_buf bufs[RB_NPARAMS];
+	struct reads_batch_elem *elems[READS_BATCH_MAX];
+	size_t n;
+	PGresult *res;
+	int col[RC_NCOLS];
+	atomic_int refs;
+};
+
+static pthread_mutex_t rb_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct reads_batch_elem *rb_head; /* reads waiting for a batch, oldest first */
+static struct reads_batch_elem **rb_tail = &rb_head;
+static size_t rb_queued;
+static long long rb_oldest_ms; /* when the oldest waiting read was queued */
+static pthread_once_t rb_once = PTHREAD_ONCE_INIT;
+static atomic_ullong rb_seq;
+
+static long long rb_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void rb_free(struct reads_batch *b)
+{
+	PQclear(b->res);
+	for (size_t i = 0; i < RB_NPARAMS; i++)
+		free(b->bufs[i].p);
+	free(b);
+}
+
+static void rb_release(struct reads_batch *b)
+{
+	if (atomic_fetch_sub(&b->refs, 1) == 1)
+		rb_free(b);
+}
+
+/* The statement's end, on the executor's thread: each read gets its rows (found by the row's
+ * element number), then is woken. Nothing of b is touched after the first wake-up but through
+ * what was read before it. */
+static void rb_done(struct exec_stmt *s)
+{
+	struct reads_batch *b = (struct reads_batch *)s;
+	b->res = s->res;
+	enum fleet_status st = s->st;
+	size_t n = b->n;
+	if (st == FLEET_OK && db_columns(b->res, "fleet.read_batch", reads_batch_columns, RC_NCOLS,
+					 b->col) != FLEET_OK)
+		st = FLEET_INTERNAL;
+	for (size_t i = 0; i < n; i++)
+		b->elems[i]->nrows = 0;
+	int rows = st == FLEET_OK ? PQntuples(b->res) : 0;
+	long prev = -1;
+	for (int r = 0; r < rows && st == FLEET_OK; r++) {
+		long e = strtol(PQgetvalue(b->res, r, b->col[RC_ELEM]), NULL, 10) - 1;
+		if (e < prev || e < 0 || (size_t)e >= n) {
+			log_error("fleet.read_batch: row %d names element %ld of %zu, out of order",
+				  r, e + 1, n);
+			st = FLEET_INTERNAL;
+			break;
+		}
+		if (e != prev)
+			b->elems[e]->first = (size_t)r;
+		b->elems[e]->nrows++;
+		prev = e;
+	}
+#ifdef FLEET_TEST_SWAP_ROWS
+	/* Test-only build (bikaroo-mcp-swap-rows): the first two reads of every batch get each
+	 * other's rows, so the tests show that the echo check refuses them. Never in the product
+	 * binary. */
+	if (n >= 2) {
+		size_t f = b->elems[0]->first, k = b->elems[0]->nrows;
+		b->elems[0]->first = b->elems[1]->first;
+		b->elems[0]->nrows = b->elems[1]->nrows;
+		b->elems[1]->first = f;
+		b->elems[1]->nrows = k;
+	}
+#endif
+	const char *result[] = {st == FLEET_OK ? "ok" : "failed"};
+	metrics_add(&metrics_audit_batches, result, 1);
+	if (s->st != FLEET_OK) {
+		const char *why = b->res ? PQresultErrorMessage(b->res) : "";
+		log_error("a batch of %zu read(s) failed: %s%s%s: those reads fail", n,
+			  s->timed_out ? "no answer in time" : fleet_status_name(s->st),
+			  *why ? ": " : "", why);
+		/* Whatever the cause, the caller may try again: 503, never a read without its
+		 * row. */
+		st = FLEET_UNAVAILABLE;
+	}
+	atomic_store(&b->refs, (int)n);
+	struct reads_batch_elem *elems[READS_BATCH_MAX];
+	memcpy(elems, b->elems, n * sizeof *elems);
+	for (size_t i = 0; i < n; i++) {
+		elems[i]->st = st;
+		task_wake(&elems[i]->wait);
+	}
+}
+
+/* Sorting key: audited reads first (fleet.read_batch writes their rows from a slice), then by
+ * read, so that each read's elements run together. */
+static int rb_cmp(const struct reads_batch_elem *a, const struct reads_batch_elem *b)
+{
+	if (!a->audit != !b->audit)
+		return a->audit ? -1 : 1;
+	int c = strcmp(a->function, b->function);
+	return c ? c : strcmp(a->columns, b->columns);
+}
+
+/* The parameters of b's statement. */
+static void rb_params(struct reads_batch *b)
+{
+	size_t width = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (b->elems[i]->nargs > width)
+			width = b->elems[i]->nargs;
+	for (size_t p = 0; p < RB_NPARAMS; p++)
+		db_array_open(&b->bufs[p]);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct reads_batch_elem *e = b->elems[i];
+		const struct audit_entry *a = e->audit;
+		struct audit_ref_part trace, token, id;
+		audit_ref_parts(a ? a->request_id : NULL, &trace, &token, &id);
+		db_array_add(&b->bufs[RB_FN], e->function);
+		db_array_add(&b->bufs[RB_COLS], e->columns);
+		db_array_add(&b->bufs[RB_KEY], e->key_column);
+		db_array_add(&b->bufs[RB_PREFIX], e->rights_prefix);
+		db_array_add(&b->bufs[RB_LIST], e->list ? "t" : "f");
+		db_array_add(&b->bufs[RB_MAY], e->may ? "t" : "f");
+		db_array_add(&b->bufs[RB_SUBJECT], e->actor->subject);
+		db_array_add(&b->bufs[RB_CLIENT], e->actor->client_id);
+		db_array_add(&b->bufs[RB_REF], e->ref);
+		if (width) {
+			db_array_open(&b->bufs[RB_ARGS]);
+			for (size_t k = 0; k < width; k++)
+				db_array_add(&b->bufs[RB_ARGS], k < e->nargs ? e->args[k] : NULL);
+			db_array_close(&b->bufs[RB_ARGS]);
+		}
+		db_array_add(&b->bufs[RB_TOOL], a ? a->tool : NULL);
+		db_array_add(&b->bufs[RB_TARGET], a ? a->target : NULL);
+		db_array_add(&b->bufs[RB_DIGEST], a ? a->args_digest : NULL);
+		db_array_add_n(&b->bufs[RB_REQUEST_ID], a ? id.p : NULL, id.len);
+		db_array_add_n(&b->bufs[RB_TRACE_ID], trace.p, trace.len);
+		db_array_add_n(&b->bufs[RB_TOKEN_REF], token.p, token.len);
+	}
+	for (size_t p = 0; p < RB_NPARAMS; p++) {
+		db_array_close(&b->bufs[p]);
+		b->params[p] = b->bufs[p].p;
+	}
+}
+
+/* A read whose deadline passed before it was sent: it fails, nothing was done. */
+static void rb_expire(struct reads_batch_elem *e)
+{
+	db_count_error("timeout");
+	db_note_timeout();
+	e->st = FLEET_UNAVAILABLE;
+	e->batch = NULL;
+	task_wake(&e->wait);
+}
+
+/* The executor's source: a batch of what waits, when a connection is free. */
+static struct exec_stmt *rb_take(void *arg, long long now, long long *wake)
+{
+	(void)arg;
+	pthread_mutex_lock(&rb_lock);
+	if (!rb_head) {
+		pthread_mutex_unlock(&rb_lock);
+		return NULL;
+	}
+	/* Linger for more while calls are under way that may bring some, at most the linger
+	 * after the oldest arrived. */
+	if (rb_queued < READS_BATCH_MAX && now < rb_oldest_ms + READS_BATCH_LINGER_MS &&
+	    task_busy() > 0) {
+		*wake = rb_oldest_ms + READS_BATCH_LINGER_MS;
+		pthread_mutex_unlock(&rb_lock);
+		return NULL;
+	}
+	struct reads_batch_elem *taken[READS_BATCH_MAX];
+	size_t n = 0;
+	while (rb_head && n < READS_BATCH_MAX) {
+		struct reads_batch_elem *e = rb_head;
+		rb_head = e->next;
+		rb_queued--;
+		if (e->until_ms && e->until_ms <= now)
+			rb_expire(e);
+		else
+			taken[n++] = e;
+	}
+	if (!rb_head)
+		rb_tail = &rb_head;
+	rb_oldest_ms = now; /* those left have waited at least this batch */
+	pthread_mutex_unlock(&rb_lock);
+	if (n == 0)
+		return NULL;
+	struct reads_batch *b = mem_calloc(1, sizeof *b);
+	/* Insertion sort (stable): at most READS_BATCH_MAX. */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+		while (j > 0 && rb_cmp(taken[i], b->elems[j - 1]) < 0) {
+			b->elems[j] = b->elems[j - 1];
+			j--;
+		}
+		b->elems[j] = taken[i];
+	}
+	b->n = n;
+	long long until = 0;
+	bool bounded = true;
+	for (size_t i = 0; i < n; i++) {
+		b->elems[i]->batch = b;
+		b->elems[i]->index = i;
+		if (!b->elems[i]->until_ms)
+			bounded = false;
+		else if (b->elems[i]->until_ms > until)
+			until = b->elems[i]->until_ms;
+	}
+	rb_params(b);
+	b->stmt = (struct exec_stmt){
+		.name = "read_batch",
+		.sql = "SELECT elem, ord, subject, client_id, ref, outcome, sqlstate, line FROM "
+		       "fleet.read_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, "
+		       "$14, $15, $16)",
+		.nparams = RB_NPARAMS,
+		.params = b->params,
+		.until_ms = bounded ? until : 0,
+		.done = rb_done,
+	};
+	return &b->stmt;
+}
+
+static bool rb_pending(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&rb_lock);
+	bool any = rb_head != NULL;
+	pthread_mutex_unlock(&rb_lock);
+	return any;
+}
+
+static void rb_init(void)
+{
+	static const struct exec_source src = {rb_take, rb_pending, NULL};
+	exec_source_set(&src);
+}
+
+/* Whether row r of b echoes e: its identity, its reference. */
+static bool rb_echoes(const struct reads_batch *b, int r, const struct reads_batch_elem *e)
+{
+	return strcmp(PQgetvalue(b->res, r, b->col[RC_SUBJECT]), e->actor->subject) == 0 &&
+	       strcmp(PQgetvalue(b->res, r, b->col[RC_CLIENT]), e->actor->client_id) == 0 &&
+	       strcmp(PQgetvalue(b->res, r, b->col[RC_REF]), e->ref) == 0;
+}
+
+static const char *rb_outcome(const char *v)
+{
+	static const char *const known[] = {"ok", "not_found", "denied", "error"};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (strcmp(v, known[i]) == 0)
+			return known[i];
+	return NULL;
+}
+
+enum fleet_status reads_batch_run(struct reads_batch_elem *e)
+{
+	pthread_once(&rb_once, rb_init);
+	if (db_held() || deadline_passed())
+		return FLEET_UNAVAILABLE;
+	unsigned long long seq = atomic_fetch_add(&rb_seq, 1) + 1;
+	const char *ref = e->audit && e->audit->request_id ? e->audit->request_id : "";
+	snprintf(e->ref, sizeof e->ref, "%llu%s%.200s", seq, *ref ? " " : "", ref);
+	e->until_ms = db_deadline_ms();
+	e->batch = NULL;
+	e->next = NULL;
+	e->st = FLEET_INTERNAL;
+	task_wait_init(&e->wait);
+	pthread_mutex_lock(&rb_lock);
+	if (!rb_head)
+		rb_oldest_ms = rb_now_ms();
+	*rb_tail = e;
+	rb_tail = &e->next;
+	rb_queued++;
+	pthread_mutex_unlock(&rb_lock);
+	exec_kick();
+	task_wait(&e->wait);
+	task_wait_destroy(&e->wait);
+	if (!e->batch)
+		return e->st;
+	if (e->st != FLEET_OK) {
+		rb_release(e->batch);
+		e->batch = NULL;
+		return e->st;
+	}
+	const struct reads_batch *b = e->batch;
+	const char *why = e->nrows == 0 ? "no row" : NULL;
+	for (size_t r = 0; !why && r < e->nrows; r++)
+		if (!rb_echoes(b, (int)(e->first + r), e))
+			why = "a row of another read";
+	if (!why) {
+		int r0 = (int)e->first;
+		e->outcome = rb_outcome(PQgetvalue(b->res, r0, b->col[RC_OUTCOME]));
+		snprintf(e->sqlstate, sizeof e->sqlstate, "%s",
+			 PQgetvalue(b->res, r0, b->col[RC_STATE]));
+		if (!e->outcome)
+			why = "an unknown outcome";
+	}
+	if (why) {
+		/* Never the row itself: it may be another caller's. */
+		log_error("%s for %s (reference %s): %s; refused, not answered", e->function,
+			  e->actor->subject, e->ref, why);
+		reads_batch_done(e);
+		return FLEET_INTERNAL;
+	}
+	return FLEET_OK;
+}
+
+enum fleet_status reads_batch_row(const struct reads_batch_elem *e, size_t r, const char **v,
+				  size_t n, char **buf)
+{
+	const struct reads_batch *b = e->batch;
+	int row = (int)(e->first + r);
+	*buf = NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = NULL;
+	if (r >= e->nrows || PQgetisnull(b->res, row, b->col[RC_LINE])) {
+		log_error("%s: row %zu has no columns", e->function, r);
+		return FLEET_INTERNAL;
+	}
+	/* A composite's text as record_out writes it: "(a,,"b c",...)": an empty field is NULL,
+	 * a quoted one doubles '"' and '\\' inside. Unescaped in place into a copy. */
+	const char *s = PQgetvalue(b->res, row, b->col[RC_LINE]);
+	size_t len = strlen(s);
+	char *out = mem_alloc(len + 1);
+	*buf = out;
+	size_t k = 0;
+	if (*s++ != '(')
+		goto bad;
+	for (;;) {
+		if (k == n)
+			goto bad;
+		if (*s == ',' || *s == ')') {
+			v[k++] = NULL;
+		} else {
+			v[k++] = out;
+			while (*s && *s != ',' && *s != ')') {
+				if (*s == '"') {
+					for (s++; *s; s++) {
+						if (*s == '"' && s[1] == '"')
+							s++;
+						else if (*s == '"')
+							break;
+						else if (*s == '\\' && s[1])
+							s++;
+						*out++ = *s;
+					}
+					if (*s != '"')
+						goto bad;
+					s++;
+				} else {
+					*out++ = *s++;
+				}
+			}
+			*out++ = '\0';
+		}
+		if (*s == ')')
+			break;
+		if (*s != ',')
+			goto bad;
+		s++;
+	}
+	if (k == n && s[1] == '\0')
+		return FLEET_OK;
+bad:
+	log_error("%s: row %zu is not a record of %zu columns", e->function, r, n);
+	free(*buf);
+	*buf = NULL;
+	return FLEET_INTERNAL;
+}
+
+void reads_batch_done(struct reads_batch_elem *e)
+{
+	if (e->batch)
+		rb_release(e->batch);
+	e->batch = NULL;
+}
