@@ -225,7 +225,7 @@ asan: test-deps
 
 # The suite with every server process and the unit tests under valgrind memcheck.
 valgrind: test-deps
-	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g" all build/vg/core-tests build/vg/unit-tests build/vg/integration-tests \
+	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g -DTASK_VALGRIND" all build/vg/core-tests build/vg/unit-tests build/vg/integration-tests \
 	  build/vg/bikaroo-mcp-rls-only
 	BIKAROO_VALGRIND=1 scripts/test.sh build/vg
 

@@ -37,3 +37,13 @@ bool deadline_passed(void)
 {
 	return deadline_at_ms && deadline_now_ms() >= deadline_at_ms;
 }
+
+long long deadline_save(void)
+{
+	return deadline_at_ms;
+}
+
+void deadline_restore(long long at_ms)
+{
+	deadline_at_ms = at_ms;
+}

@@ -16,5 +16,9 @@ void deadline_clear(void);
 long deadline_left_ms(long cap);
 /* Whether this thread has a deadline and it passed. */
 bool deadline_passed(void);
+/* This thread's deadline as it stands (CLOCK_MONOTONIC ms, 0: none), and setting it back: the
+ * calls that take turns on one thread (common/task.h) each keep their own. */
+long long deadline_save(void);
+void deadline_restore(long long at_ms);
 
 #endif

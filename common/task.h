@@ -1,13 +1,19 @@
-/* Waiting for work done elsewhere (the database executor, domain/pg/exec.h) without owning a
- * thread's time: a call waits on a struct task_wait until whoever did the work wakes it. A call
- * run as a task (task_run: on a stack of its own, by a worker pool) parks there and its worker
- * thread goes on with other calls; code outside a task (a test, a start-up check) blocks its
- * thread instead. The process-wide state (the pool's ready queue, counters) is this module's. */
+/* Calls that wait without holding a thread. A worker pool runs each call as a task: a stack of
+ * its own on the worker's thread (task_start). When the call waits for work done elsewhere (the
+ * database executor, domain/pg/exec.h) on a struct task_wait, the task parks and its worker goes
+ * on with other calls; task_wake() makes it ready again, and the same worker resumes it
+ * (task_run_ready), so that a call never changes threads (thread-local state, its deadline
+ * included, stays its own). Code outside a task (a test, a start-up check, the stdio workers)
+ * blocks its thread in task_wait() instead. The ready queues and counters are this module's
+ * process-wide state. */
 #ifndef BIKAROO_TASK_H
 #define BIKAROO_TASK_H
 
 #include <pthread.h>
 #include <stdbool.h>
+
+struct task;
+struct task_worker;
 
 /* One wait, on its waiter's stack. Initialise, wait once, then destroy. */
 struct task_wait {
@@ -25,8 +31,29 @@ void task_wait(struct task_wait *w);
 void task_wake(struct task_wait *w);
 void task_wait_destroy(struct task_wait *w);
 
+/* Whether the calling code runs in a task. */
+bool task_in(void);
+
 /* How many calls are under way and not waiting right now: they may hand work over soon (a
  * batch former lingers only while there are some). */
 long task_busy(void);
+
+/* ---- for worker pools ------------------------------------------------------------------- */
+
+/* Makes the calling thread a worker: notify(arg) is called (from any thread) whenever one of its
+ * parked tasks becomes ready, so that the worker looks at task_ready() again. Once per thread,
+ * before its first task_start(). */
+void task_worker_begin(void (*notify)(void *arg), void *arg);
+/* The thread stops being a worker: no task of its own may be left (task_live() says). */
+void task_worker_end(void);
+
+/* Runs fn(arg) as a new task on the calling worker until it returns or parks. */
+void task_start(void (*fn)(void *arg), void *arg);
+/* Whether a parked task of the calling worker is ready to go on. */
+bool task_ready(void);
+/* Resumes the calling worker's ready tasks, each until it returns or parks again. */
+void task_run_ready(void);
+/* The calling worker's tasks started and not returned yet (parked ones included). */
+long task_live(void);
 
 #endif

@@ -34,6 +34,7 @@
 #define READS_BATCH_NRIGHTS 6
 
 struct reads_batch;
+struct reads_batch_kind;
 
 /* One read. The caller's (e.g. on its stack); the in fields are borrowed until
  * reads_batch_done(). */
@@ -57,6 +58,7 @@ struct reads_batch_elem {
 	char sqlstate[6];    /* of an error */
 	size_t nrows;        /* rows of this read (>= 1) */
 	/* the former's */
+	struct reads_batch_kind *kind; /* its read, or NULL: in fleet.read_batch batches only */
 	struct reads_batch *batch;
 	size_t index; /* in the batch */
 	size_t first; /* its first row in the batch's result */

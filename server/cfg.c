@@ -75,9 +75,10 @@ static const struct cfg_key cfg_keys[] = {
 	      false, "directory of documents served as resources"),
 	CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, BIKAROO_DATADIR "prompts", false,
 	      "directory of prompt templates"),
-	CFG_L("threads", "BIKAROO_THREADS", threads, "16", 1, 64,
-	      "HTTP worker threads (a write uses a database connection of its worker's own)"),
-	CFG_L("db-connections", "BIKAROO_DB_CONNECTIONS", db_connections, "4", 1, 32,
+	CFG_L("threads", "BIKAROO_THREADS", threads, "2", 1, 64,
+	      "HTTP worker threads: they run the calls, which hold none while they wait for the "
+	      "database"),
+	CFG_L("db-connections", "BIKAROO_DB_CONNECTIONS", db_connections, "2", 1, 32,
 	      "database connections of the executor that runs every call's statements (reads "
 	      "in batches of up to 64, one statement and one commit each)"),
 	CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
@@ -167,6 +168,9 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("call-timeout-ms", "BIKAROO_CALL_TIMEOUT_MS", call_timeout_ms, "5000", 100, 600000,
 	      "a call's deadline: no database statement is waited for past it (the server aborts "
 	      "it too: statement_timeout), and the call is answered 503 + Retry-After"),
+	CFG_L("calls-max", "BIKAROO_CALLS_MAX", calls_max, "256", 1, 100000,
+	      "HTTP calls under way at once on the workers (a call waiting for the database "
+	      "holds no thread); more wait in the queue"),
 	CFG_L("queue-max", "BIKAROO_QUEUE_MAX", queue_max, "64", 1, 100000,
 	      "HTTP calls read whole and waiting for a worker at most; past it 503 + Retry-After "
 	      "at once (nothing done)"),
@@ -467,6 +471,7 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.listen_per_subject = c->listen_per_subject,
 		.call_timeout_ms = c->call_timeout_ms,
 		.queue_max = c->queue_max,
+		.calls_max = c->calls_max,
 		.queue_wait_ms = c->queue_wait_ms,
 	};
 }

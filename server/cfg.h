@@ -61,6 +61,7 @@ struct cfg {
 	/* Bounded waits and admission (domain/pg/db.h, server/transport/http_work.h). */
 	long call_timeout_ms; /* BIKAROO_CALL_TIMEOUT_MS */
 	long queue_max;       /* BIKAROO_QUEUE_MAX */
+	long calls_max;       /* BIKAROO_CALLS_MAX */
 	long queue_wait_ms;   /* BIKAROO_QUEUE_WAIT_MS */
 	/* Volume limits on tools/call (server/protocol/ratelimit.h). */
 	long rate_reads, rate_read_burst;   /* BIKAROO_RATE_READS, BIKAROO_RATE_READ_BURST */

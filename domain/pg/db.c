@@ -15,6 +15,9 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/task.h"
+#include "conn.h"
+#include "exec.h"
 
 #define DB_MAX_PREPARED 64
 
@@ -25,15 +28,6 @@ struct db_conn {
 	struct db_conn *next;
 };
 
-static char *db_conninfo;
-static char *db_listen_conninfo;
-static bool db_pooled;             /* transaction pooler: no named statements */
-static long db_timeout_ms;         /* BIKAROO_CALL_TIMEOUT_MS; 0: statements are waited for */
-static long db_executor = 4;       /* BIKAROO_DB_CONNECTIONS */
-static void (*db_stop_hook)(void); /* the executor's stop (db_at_shutdown) */
-/* CLOCK_MONOTONIC milliseconds of the last statement that timed out and of the last that
- * answered (db_stalled). */
-static atomic_llong db_timed_out_at, db_answered_at;
 static pthread_mutex_t db_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct db_conn *db_all;
 static _Thread_local struct db_conn *db_mine;
@@ -41,54 +35,19 @@ static _Thread_local char db_sqlstate[6]; /* of this thread's last failed statem
 
 void db_configure(const struct db_settings *s)
 {
-	free(db_conninfo);
-	free(db_listen_conninfo);
-	db_conninfo = mem_strdup(s->conninfo ? s->conninfo : "");
-	db_listen_conninfo = mem_strdup(
-		s->listen_conninfo && *s->listen_conninfo ? s->listen_conninfo : db_conninfo);
-	db_pooled = s->transaction_pooler;
-	db_timeout_ms = s->statement_timeout_ms > 0 ? s->statement_timeout_ms : 0;
-	db_executor = s->executor_connections > 0 ? s->executor_connections : 4;
-}
-
-long db_executor_connections(void)
-{
-	return db_executor;
-}
-
-void db_at_shutdown(void (*stop)(void))
-{
-	pthread_mutex_lock(&db_list_lock);
-	db_stop_hook = stop;
-	pthread_mutex_unlock(&db_list_lock);
-}
-
-bool db_pooled_mode(void)
-{
-	return db_pooled;
-}
-
-long db_statement_timeout_ms(void)
-{
-	return db_timeout_ms;
-}
-
-static long long db_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	conn_configure(s->conninfo, s->listen_conninfo, s->transaction_pooler,
+		       s->statement_timeout_ms, s->executor_connections);
 }
 
 /* When the statement about to run must have answered: the statement timeout, or the calling
  * thread's call deadline when that is sooner (CLOCK_MONOTONIC ms; 0: never). */
 static long long db_until(void)
 {
-	long cap = db_timeout_ms > 0 ? db_timeout_ms : 24L * 3600 * 1000;
+	long cap = conn_timeout_ms() > 0 ? conn_timeout_ms() : 24L * 3600 * 1000;
 	long left = deadline_left_ms(cap);
-	if (left == cap && db_timeout_ms <= 0)
+	if (left == cap && conn_timeout_ms() <= 0)
 		return 0;
-	return db_now_ms() + left;
+	return conn_now_ms() + left;
 }
 
 long long db_deadline_ms(void)
@@ -100,7 +59,7 @@ long long db_deadline_ms(void)
 static bool db_poll(PGconn *pg, short events, long long until)
 {
 	for (;;) {
-		long long left = until ? until - db_now_ms() : -1;
+		long long left = until ? until - conn_now_ms() : -1;
 		if (until && left <= 0)
 			return false;
 		struct pollfd p = {.fd = PQsocket(pg), .events = events};
@@ -114,14 +73,7 @@ static bool db_poll(PGconn *pg, short events, long long until)
 
 bool db_stalled(void)
 {
-	long long out = atomic_load(&db_timed_out_at);
-	return out && out >= atomic_load(&db_answered_at) && db_now_ms() - out < 30000;
-}
-
-static void db_notice_quiet(void *arg, const char *message)
-{
-	(void)arg;
-	log_debug("postgres: %s", message);
+	return conn_stalled();
 }
 
 void db_copy(char *dst, size_t cap, const char *src)
@@ -135,87 +87,6 @@ void db_copy(char *dst, size_t cap, const char *src)
 bool db_true(const PGresult *res, int row, int col)
 {
 	return strcmp(PQgetvalue(res, row, col), "t") == 0;
-}
-
-void db_count_error(const char *kind)
-{
-	const char *v[] = {kind};
-	metrics_add(&metrics_db_errors, v, 1);
-}
-
-/* Defaults a configured conninfo overrides (it is expanded after them, as dbname): a peer that
- * vanishes over TCP (no reset, a black hole) fails the connection's next use within about a
- * minute instead of the kernel's hours. Unix-socket connections ignore them. */
-static const char *const db_keys[] = {"keepalives",
-				      "keepalives_idle",
-				      "keepalives_interval",
-				      "keepalives_count",
-				      "tcp_user_timeout",
-				      "dbname",
-				      NULL};
-#define DB_VALUES(conninfo)                                                                        \
-	{                                                                                          \
-		"1", "30", "10", "3", "60000", (conninfo) ? (conninfo) : "", NULL                  \
-	}
-
-/* A failed connection, logged (its reason names host and role, never the password) once a
- * minute at most: a database that is down is said once, not at every try of every worker. */
-static void db_connect_failed(const char *why)
-{
-	static struct log_limit limit;
-	unsigned long skipped;
-	char again[64] = "";
-	if (!log_due(&limit, 60, &skipped))
-		return;
-	if (skipped)
-		snprintf(again, sizeof again, " (and %lu times since the last line)", skipped);
-	log_error("database connection failed%s: %s", again, why);
-}
-
-static PGconn *db_connect(const char *conninfo)
-{
-	const char *values[] = DB_VALUES(conninfo);
-	PGconn *pg = PQconnectdbParams(db_keys, values, 1);
-	if (PQstatus(pg) != CONNECTION_OK) {
-		db_connect_failed(PQerrorMessage(pg));
-		PQfinish(pg);
-		db_count_error("connect");
-		return NULL;
-	}
-	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
-	return pg;
-}
-
-void db_note_timeout(void)
-{
-	atomic_store(&db_timed_out_at, db_now_ms());
-}
-
-void db_note_answer(void)
-{
-	atomic_store(&db_answered_at, db_now_ms());
-}
-
-PGconn *db_connect_start(void)
-{
-	const char *values[] = DB_VALUES(db_conninfo);
-	return PQconnectStartParams(db_keys, values, 1);
-}
-
-void db_conn_ready(PGconn *pg)
-{
-	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
-	PQsetnonblocking(pg, 1);
-}
-
-/* Closes a connection whose state is unknown (a statement not answered in time) without
- * waiting on it: non-blocking, so that a frozen path cannot hold the goodbye. */
-static void db_discard(PGconn *pg)
-{
-	if (!pg)
-		return;
-	PQsetnonblocking(pg, 1);
-	PQfinish(pg);
 }
 
 /* Sends what libpq holds for pg and waits for the statement's result, until `until` (0: no
@@ -257,7 +128,7 @@ static PGresult *db_wait(PGconn *pg, long long until, bool *timed_out)
 
 PGconn *db_open(void)
 {
-	return db_connect(db_conninfo);
+	return conn_open(conn_info());
 }
 
 /* A worker's connection, established by `until` (0: no limit) rather than libpq's own
@@ -266,32 +137,29 @@ PGconn *db_open(void)
  * session setting there would outlive the transaction). NULL (logged) on failure. */
 static PGconn *db_connect_worker(long long until)
 {
-	const char *values[] = DB_VALUES(db_conninfo);
-	PGconn *pg = PQconnectStartParams(db_keys, values, 1);
+	PGconn *pg = conn_start(conn_info());
 	PostgresPollingStatusType ps = PGRES_POLLING_WRITING;
 	while (pg && PQstatus(pg) != CONNECTION_BAD && ps != PGRES_POLLING_OK &&
 	       ps != PGRES_POLLING_FAILED) {
 		if (!db_poll(pg, ps == PGRES_POLLING_READING ? POLLIN : POLLOUT, until)) {
-			db_connect_failed(
-				"no answer within the call timeout (BIKAROO_CALL_TIMEOUT_MS)");
+			conn_failed("no answer within the call timeout (BIKAROO_CALL_TIMEOUT_MS)");
 			PQfinish(pg);
-			db_count_error("timeout");
-			atomic_store(&db_timed_out_at, db_now_ms());
+			conn_count_error("timeout");
+			conn_note_timeout();
 			return NULL;
 		}
 		ps = PQconnectPoll(pg);
 	}
 	if (!pg || PQstatus(pg) != CONNECTION_OK) {
-		db_connect_failed(pg ? PQerrorMessage(pg) : "no memory");
+		conn_failed(pg ? PQerrorMessage(pg) : "no memory");
 		PQfinish(pg);
-		db_count_error("connect");
+		conn_count_error("connect");
 		return NULL;
 	}
-	PQsetNoticeProcessor(pg, db_notice_quiet, NULL);
-	PQsetnonblocking(pg, 1);
-	if (!db_pooled && db_timeout_ms > 0) {
+	conn_ready(pg);
+	if (!conn_pooled() && conn_timeout_ms() > 0) {
 		char sql[64];
-		snprintf(sql, sizeof sql, "SET statement_timeout = %ld", db_timeout_ms);
+		snprintf(sql, sizeof sql, "SET statement_timeout = %ld", conn_timeout_ms());
 		bool timed_out = false;
 		PGresult *r = PQsendQuery(pg, sql) ? db_wait(pg, until, &timed_out) : NULL;
 		bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
@@ -299,10 +167,10 @@ static PGconn *db_connect_worker(long long until)
 		if (!ok) {
 			log_error("database connection failed: cannot set statement_timeout%s",
 				  timed_out ? " within the call timeout" : "");
-			db_discard(pg);
-			db_count_error(timed_out ? "timeout" : "connect");
+			conn_close(pg);
+			conn_count_error(timed_out ? "timeout" : "connect");
 			if (timed_out)
-				atomic_store(&db_timed_out_at, db_now_ms());
+				conn_note_timeout();
 			return NULL;
 		}
 	}
@@ -311,7 +179,7 @@ static PGconn *db_connect_worker(long long until)
 
 PGconn *db_open_listen(void)
 {
-	return db_connect(db_listen_conninfo);
+	return conn_open(conn_listen_info());
 }
 
 static struct db_conn *db_thread_conn(enum fleet_status *st)
@@ -326,7 +194,7 @@ static struct db_conn *db_thread_conn(enum fleet_status *st)
 		pthread_mutex_unlock(&db_list_lock);
 	}
 	if (db_mine->pg) {
-		db_discard(db_mine->pg);
+		conn_close(db_mine->pg);
 		metrics_add(&metrics_db_connections, NULL, -1);
 	}
 	db_mine->nprepared = 0;
@@ -346,23 +214,6 @@ static bool db_is_prepared(const struct db_conn *c, const char *name)
 		if (c->prepared[i] == name || strcmp(c->prepared[i], name) == 0)
 			return true;
 	return false;
-}
-
-void db_close(PGconn *pg)
-{
-	db_discard(pg);
-}
-
-enum fleet_status db_result_status(const PGresult *res, PGconn *pg)
-{
-	if (PQstatus(pg) != CONNECTION_OK)
-		return FLEET_UNAVAILABLE;
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	if (state && strncmp(state, "08", 2) == 0)
-		return FLEET_UNAVAILABLE; /* connection exception */
-	if (state && (strcmp(state, "57P01") == 0 || strcmp(state, "57P03") == 0))
-		return FLEET_UNAVAILABLE; /* admin shutdown, cannot connect now */
-	return FLEET_INTERNAL;
 }
 
 /* Prepares (once per connection) and runs the statement. *sent tells whether the statement may
@@ -386,7 +237,7 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 	/* Behind a transaction pooler: parse, bind and execute an unnamed statement in one of
 	 * its transactions, so nothing named outlives it on a server connection that another
 	 * client gets next. */
-	if (!db_pooled && !db_is_prepared(c, name)) {
+	if (!conn_pooled() && !db_is_prepared(c, name)) {
 		PGresult *p = PQsendPrepare(c->pg, name, sql, nparams, NULL)
 				      ? db_wait(c->pg, until, timed_out)
 				      : NULL;
@@ -395,7 +246,7 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 			return NULL;
 		}
 		if (PQresultStatus(p) != PGRES_COMMAND_OK) {
-			*st = db_result_status(p, c->pg);
+			*st = conn_status(p, c->pg);
 			log_error("prepare %s failed: %s", name, PQresultErrorMessage(p));
 			PQclear(p);
 			return NULL;
@@ -405,8 +256,9 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 			c->prepared[c->nprepared++] = name;
 	}
 	*sent = true;
-	int queued = db_pooled ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0)
-			       : PQsendQueryPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+	int queued = conn_pooled()
+			     ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0)
+			     : PQsendQueryPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
 	PGresult *res = queued ? db_wait(c->pg, until, timed_out) : NULL;
 	if (*timed_out) {
 		*st = FLEET_UNAVAILABLE;
@@ -417,7 +269,7 @@ static PGresult *db_try(struct db_conn *c, const char *name, const char *sql, in
 		*st = FLEET_OK;
 		return res;
 	}
-	*st = db_result_status(res, c->pg);
+	*st = conn_status(res, c->pg);
 	return res; /* caller inspects SQLSTATE, or clears it */
 }
 
@@ -442,10 +294,56 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 PGresult *db_exec_prepared(const char *name, const char *sql, int nparams,
 			   const char *const *params, enum fleet_status *st)
 {
+	if (task_in())
+		return db_exec_counted(name, sql, nparams, params, st); /* the executor counts */
 	metrics_add(&metrics_db_busy, NULL, 1);
 	PGresult *res = db_exec_counted(name, sql, nparams, params, st);
 	metrics_add(&metrics_db_busy, NULL, -1);
 	return res;
+}
+
+/* A statement handed to the executor, and its caller's wait. */
+struct db_job {
+	struct exec_stmt s;
+	struct task_wait wait;
+};
+
+static void db_job_done(struct exec_stmt *s)
+{
+	task_wake(&((struct db_job *)s)->wait);
+}
+
+/* db_exec_prepared() for a call run as a task: the executor runs the statement on one of its
+ * connections, the task parks meanwhile (its worker goes on with other calls). */
+static PGresult *db_exec_handed(const char *name, const char *sql, int nparams,
+				const char *const *params, enum fleet_status *st)
+{
+	if (deadline_passed()) {
+		*st = FLEET_UNAVAILABLE;
+		return NULL;
+	}
+	struct db_job j = {.s = {.name = name,
+				 .sql = sql,
+				 .nparams = nparams,
+				 .params = params,
+				 .until_ms = db_until(),
+				 .done = db_job_done}};
+	task_wait_init(&j.wait);
+	exec_submit(&j.s);
+	task_wait(&j.wait);
+	task_wait_destroy(&j.wait);
+	*st = j.s.st;
+	if (j.s.st == FLEET_OK)
+		return j.s.res;
+	PGresult *res = j.s.res;
+	if (res) {
+		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		snprintf(db_sqlstate, sizeof db_sqlstate, "%s", state ? state : "");
+		conn_count_error("statement");
+		log_error("statement %s failed: %s", name, PQresultErrorMessage(res));
+		PQclear(res);
+	}
+	return NULL;
 }
 
 /* db_exec_prepared() proper, counting its failures. */
@@ -457,6 +355,8 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 		*st = FLEET_UNAVAILABLE;
 		return NULL;
 	}
+	if (task_in())
+		return db_exec_handed(name, sql, nparams, params, st);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (deadline_passed()) {
 			/* The call is over: nothing more is sent for it. */
@@ -469,7 +369,7 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 		bool sent, timed_out;
 		PGresult *res = db_try(c, name, sql, nparams, params, st, &sent, &timed_out);
 		if (*st == FLEET_OK) {
-			atomic_store(&db_answered_at, db_now_ms());
+			conn_note_answer();
 			return res;
 		}
 		if (timed_out) {
@@ -478,11 +378,11 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 			 * is closed (the server ends the statement at its statement_timeout) and
 			 * the next statement opens another. Sent, it may have committed: the caller
 			 * hears "unavailable", never a retry here. */
-			db_discard(c->pg);
+			conn_close(c->pg);
 			metrics_add(&metrics_db_connections, NULL, -1);
 			c->pg = NULL;
-			atomic_store(&db_timed_out_at, db_now_ms());
-			db_count_error("timeout");
+			conn_note_timeout();
+			conn_count_error("timeout");
 			log_error("statement %s: no answer within the call timeout "
 				  "(BIKAROO_CALL_TIMEOUT_MS); its connection is closed",
 				  name);
@@ -495,18 +395,18 @@ static PGresult *db_exec_counted(const char *name, const char *sql, int nparams,
 			 * the caller hears "unavailable" and a retry is the client's (idempotency
 			 * keys make it safe). */
 			PQclear(res);
-			db_discard(c->pg);
+			conn_close(c->pg);
 			metrics_add(&metrics_db_connections, NULL, -1);
 			c->pg = NULL;
 			if (!sent)
 				continue;
-			db_count_error("lost");
+			conn_count_error("lost");
 			log_error("statement %s: connection lost while it ran", name);
 			return NULL;
 		}
 		const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 		snprintf(db_sqlstate, sizeof db_sqlstate, "%s", state ? state : "");
-		db_count_error("statement");
+		conn_count_error("statement");
 		if (res)
 			log_error("statement %s failed: %s", name, PQresultErrorMessage(res));
 		PQclear(res);
@@ -555,7 +455,7 @@ enum fleet_status db_check_login_role(const char **why)
 	/* The thread that checks (start-up, or the wait for a database that was down) runs no
 	 * other statement: its connection is not kept idle beside the workers'. */
 	if (db_mine && db_mine->pg) {
-		db_discard(db_mine->pg);
+		conn_close(db_mine->pg);
 		db_mine->pg = NULL;
 		metrics_add(&metrics_db_connections, NULL, -1);
 	}
@@ -566,7 +466,7 @@ void db_release(void)
 {
 	if (!db_mine || !db_mine->pg)
 		return;
-	db_discard(db_mine->pg);
+	conn_close(db_mine->pg);
 	db_mine->pg = NULL;
 	db_mine->nprepared = 0;
 	metrics_add(&metrics_db_connections, NULL, -1);
@@ -574,11 +474,7 @@ void db_release(void)
 
 void db_shutdown(void)
 {
-	pthread_mutex_lock(&db_list_lock);
-	void (*stop)(void) = db_stop_hook;
-	pthread_mutex_unlock(&db_list_lock);
-	if (stop)
-		stop();
+	exec_stop();
 	pthread_mutex_lock(&db_list_lock);
 	struct db_conn *c = db_all;
 	db_all = NULL;
@@ -591,10 +487,7 @@ void db_shutdown(void)
 		c = next;
 	}
 	db_mine = NULL;
-	free(db_conninfo);
-	db_conninfo = NULL;
-	free(db_listen_conninfo);
-	db_listen_conninfo = NULL;
+	conn_free();
 }
 
 enum fleet_status db_columns(const PGresult *res, const char *what, const char *const *names,

@@ -21,7 +21,7 @@ struct db_settings {
 					call deadline (common/deadline.h); on a direct connection the
 					server aborts it too (statement_timeout). 0: no bound */
 	long executor_connections;   /* BIKAROO_DB_CONNECTIONS: the connections of the executor
-					(exec.h) that runs the calls' statements; 0: 4 */
+					(exec.h) that runs the calls' statements; 0: 2 */
 };
 
 /* Stores the settings (copied). Call once before any worker uses the database. */
@@ -94,29 +94,5 @@ void db_array_close(struct mem_buf *b);
 /* When a statement the calling thread hands over now must have answered (CLOCK_MONOTONIC ms;
  * 0: never): the statement timeout, or the thread's call deadline when that is sooner. */
 long long db_deadline_ms(void);
-
-/* ---- for the executor (exec.c) --------------------------------------------------------- */
-
-/* A connection attempt to the configured database (PQconnectStartParams with db_open's
- * defaults), to be completed with PQconnectPoll; NULL when libpq had no memory. */
-PGconn *db_connect_start(void);
-/* A connection just made: notices to the debug log, non-blocking. */
-void db_conn_ready(PGconn *pg);
-/* Closes a connection whose state is unknown, without waiting on it. */
-void db_close(PGconn *pg);
-/* What the configuration says (db_configure). */
-bool db_pooled_mode(void);
-long db_statement_timeout_ms(void);
-long db_executor_connections(void);
-/* db_shutdown() calls stop first (the executor, once it has started). */
-void db_at_shutdown(void (*stop)(void));
-/* The status of a failed result of pg (FLEET_UNAVAILABLE for connection failures, else
- * FLEET_INTERNAL). */
-enum fleet_status db_result_status(const PGresult *res, PGconn *pg);
-/* Counts a database error of that kind (connect, lost, timeout, statement). */
-void db_count_error(const char *kind);
-/* A statement timed out / answered (db_stalled). */
-void db_note_timeout(void);
-void db_note_answer(void);
 
 #endif

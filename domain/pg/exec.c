@@ -18,7 +18,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
-#include "db.h"
+#include "conn.h"
 
 #define EXEC_MAX_CONNS 32
 #define EXEC_MAX_PREPARED 64
@@ -53,6 +53,8 @@ static struct {
 	bool stopping;
 	struct exec_source src;
 	atomic_bool asleep; /* the thread is in poll(), or about to be: wake it with wakefd */
+	atomic_long free;   /* connections that could take a statement when it went to sleep */
+	atomic_bool up;     /* running: exec_kick() need not take the lock */
 	int wakefd;
 	pthread_t thread;
 	bool running;
@@ -89,7 +91,7 @@ static void exec_close(struct exec_conn *c, bool timed_out, const char *why)
 	if (c->pg) {
 		if (why)
 			log_error("database connection closed: %s", why);
-		db_close(c->pg);
+		conn_close(c->pg);
 		if (c->state == EXEC_READY || c->state == EXEC_SETUP)
 			metrics_add(&metrics_db_connections, NULL, -1);
 	}
@@ -119,7 +121,7 @@ static bool exec_is_prepared(const struct exec_conn *c, const char *name)
 /* Sends s on c (in pipeline mode, with a Sync of its own); false when c broke. */
 static bool exec_send(struct exec_conn *c, struct exec_stmt *s)
 {
-	bool pooled = db_pooled_mode();
+	bool pooled = conn_pooled();
 	s->phase = EXEC_PHASE_RESULT;
 	s->res = NULL;
 	s->next = NULL;
@@ -149,7 +151,7 @@ static bool exec_send(struct exec_conn *c, struct exec_stmt *s)
 	}
 	if (!ok) {
 		log_error("statement %s: cannot send: %s", s->name, PQerrorMessage(c->pg));
-		db_count_error("lost");
+		conn_count_error("lost");
 		exec_close(c, false, NULL);
 	}
 	return ok;
@@ -158,7 +160,7 @@ static bool exec_send(struct exec_conn *c, struct exec_stmt *s)
 /* A connection is up: statements may go once its setup (if any) answered. */
 static void exec_connected(struct exec_conn *c, long long now)
 {
-	db_conn_ready(c->pg);
+	conn_ready(c->pg);
 	metrics_add(&metrics_db_connections, NULL, 1);
 	c->backoff_ms = EXEC_RETRY_MIN_MS;
 	if (!PQenterPipelineMode(c->pg)) {
@@ -168,8 +170,8 @@ static void exec_connected(struct exec_conn *c, long long now)
 		exec_close(c, false, NULL);
 		return;
 	}
-	long timeout = db_statement_timeout_ms();
-	if (db_pooled_mode() || timeout <= 0) {
+	long timeout = conn_timeout_ms();
+	if (conn_pooled() || timeout <= 0) {
 		c->state = EXEC_READY;
 		return;
 	}
@@ -199,9 +201,9 @@ static bool exec_any_up(void)
 static void exec_connect_failed(struct exec_conn *c, long long now)
 {
 	if (c->pg)
-		db_close(c->pg);
+		conn_close(c->pg);
 	c->pg = NULL;
-	db_count_error("connect");
+	conn_count_error("connect");
 	c->state = EXEC_DOWN;
 	c->retry_ms = now + c->backoff_ms;
 	c->backoff_ms =
@@ -213,12 +215,11 @@ static void exec_connect_failed(struct exec_conn *c, long long now)
 /* Starts a connection attempt for c. */
 static void exec_connect(struct exec_conn *c, long long now)
 {
-	c->pg = db_connect_start();
-	long timeout = db_statement_timeout_ms();
+	c->pg = conn_start(conn_info());
+	long timeout = conn_timeout_ms();
 	c->until_ms = now + (timeout > 0 ? timeout : 10000);
 	if (!c->pg || PQstatus(c->pg) == CONNECTION_BAD) {
-		log_error("database connection failed: %s",
-			  c->pg ? PQerrorMessage(c->pg) : "no memory");
+		conn_failed(c->pg ? PQerrorMessage(c->pg) : "no memory");
 		exec_connect_failed(c, now);
 		return;
 	}
@@ -233,7 +234,7 @@ static void exec_connect_step(struct exec_conn *c, long long now)
 	if (c->polling == PGRES_POLLING_OK) {
 		exec_connected(c, now);
 	} else if (c->polling == PGRES_POLLING_FAILED) {
-		log_error("database connection failed: %s", PQerrorMessage(c->pg));
+		conn_failed(PQerrorMessage(c->pg));
 		exec_connect_failed(c, now);
 	}
 }
@@ -244,7 +245,7 @@ static void exec_receive(struct exec_conn *c)
 	if (!PQconsumeInput(c->pg)) {
 		log_error("database connection lost: %s", PQerrorMessage(c->pg));
 		if (c->head)
-			db_count_error("lost");
+			conn_count_error("lost");
 		exec_close(c, false, NULL);
 		return;
 	}
@@ -299,7 +300,7 @@ static void exec_receive(struct exec_conn *c)
 			ExecStatusType st = PQresultStatus(s->res);
 			enum fleet_status fs = st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK
 						       ? FLEET_OK
-						       : db_result_status(s->res, c->pg);
+						       : conn_status(s->res, c->pg);
 			if (s == &c->setup) {
 				metrics_add(&metrics_db_busy, NULL, -1);
 				PQclear(s->res);
@@ -311,7 +312,7 @@ static void exec_receive(struct exec_conn *c)
 				c->state = EXEC_READY;
 				continue;
 			}
-			db_note_answer();
+			conn_note_answer();
 			exec_finish(s, s->res, fs, false);
 			break;
 		}
@@ -319,11 +320,12 @@ static void exec_receive(struct exec_conn *c)
 	}
 }
 
-/* The next statement for a free connection: the queue's oldest, else the source's. */
-static struct exec_stmt *exec_next(long long now, long long *wake)
+/* The next statement for a free connection: the queue's oldest (unless queue is false), else
+ * the source's. */
+static struct exec_stmt *exec_next(long long now, long long *wake, bool queue)
 {
 	pthread_mutex_lock(&ex.lock);
-	struct exec_stmt *s = ex.queue;
+	struct exec_stmt *s = queue ? ex.queue : NULL;
 	if (s) {
 		ex.queue = s->next;
 		if (!ex.queue)
@@ -331,8 +333,10 @@ static struct exec_stmt *exec_next(long long now, long long *wake)
 	}
 	struct exec_source src = ex.src;
 	pthread_mutex_unlock(&ex.lock);
-	if (!s && src.take)
-		s = src.take(src.arg, now, wake);
+	if (s)
+		s->queued = true;
+	else if (src.take && (s = src.take(src.arg, now, wake)) != NULL)
+		s->queued = false;
 	return s;
 }
 
@@ -352,7 +356,7 @@ static void exec_fail_waiting(long long now)
 {
 	long long ignored = 0;
 	struct exec_stmt *s;
-	while ((s = exec_next(now, &ignored)) != NULL) {
+	while ((s = exec_next(now, &ignored, true)) != NULL) {
 		metrics_add(&metrics_db_busy, NULL, 1);
 		exec_finish(s, NULL, FLEET_UNAVAILABLE, false);
 	}
@@ -378,8 +382,8 @@ static void exec_expire_queue(long long now)
 	while (late) {
 		struct exec_stmt *next = late->next;
 		metrics_add(&metrics_db_busy, NULL, 1);
-		db_count_error("timeout");
-		db_note_timeout();
+		conn_count_error("timeout");
+		conn_note_timeout();
 		exec_finish(late, NULL, FLEET_UNAVAILABLE, true);
 		late = next;
 	}
@@ -410,17 +414,32 @@ static void *exec_run(void *arg)
 			continue;
 		}
 		exec_expire_queue(now);
-		/* Work for every free connection. */
+		long long next_due = 0;
+		pthread_mutex_lock(&ex.lock);
+		struct exec_source src = ex.src;
+		pthread_mutex_unlock(&ex.lock);
+		if (src.expire)
+			src.expire(src.arg, now, &next_due);
+		/* Work for every free connection. Statements of the queue (writes, single rows)
+		 * take all connections but one: a few slow ones (reports waiting on a bike's row)
+		 * never hold up every read. */
+		long singles = 0;
+		for (long i = 0; i < ex.nconns; i++)
+			for (struct exec_stmt *s = ex.conns[i].head; s; s = s->next)
+				singles += s->queued;
 		for (long i = 0; i < ex.nconns; i++) {
 			struct exec_conn *c = &ex.conns[i];
 			while (c->state == EXEC_READY && c->inflight < ex.depth) {
-				struct exec_stmt *s = exec_next(now, &wake);
+				bool queue = ex.nconns == 1 || singles < ex.nconns - 1;
+				struct exec_stmt *s = exec_next(now, &wake, queue);
+				if (s && s->queued)
+					singles++;
 				if (!s)
 					break;
 				if (s->until_ms && s->until_ms <= now) {
 					metrics_add(&metrics_db_busy, NULL, 1);
-					db_count_error("timeout");
-					db_note_timeout();
+					conn_count_error("timeout");
+					conn_note_timeout();
 					exec_finish(s, NULL, FLEET_UNAVAILABLE, true);
 					continue;
 				}
@@ -430,6 +449,8 @@ static void *exec_run(void *arg)
 		/* Sleep until a socket, a wake-up or a deadline. */
 		int n = 0;
 		long long until = wake;
+		if (next_due && (!until || next_due < until))
+			until = next_due;
 		fds[n] = (struct pollfd){.fd = ex.wakefd, .events = POLLIN};
 		of[n++] = NULL;
 		for (long i = 0; i < ex.nconns; i++) {
@@ -466,6 +487,10 @@ static void *exec_run(void *arg)
 			long long left = until - exec_now_ms();
 			timeout = left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
 		}
+		long free = 0;
+		for (long i = 0; i < ex.nconns; i++)
+			free += ex.conns[i].state == EXEC_READY && ex.conns[i].inflight < ex.depth;
+		atomic_store(&ex.free, free);
 		atomic_store(&ex.asleep, true);
 		/* Anything submitted before asleep was set is in the queue: look once more. */
 		pthread_mutex_lock(&ex.lock);
@@ -515,10 +540,10 @@ static void *exec_run(void *arg)
 			if (!late)
 				continue;
 			if (c->state == EXEC_CONNECTING || c->state == EXEC_SETUP) {
-				log_error("database connection failed: no answer within the call "
-					  "timeout (BIKAROO_CALL_TIMEOUT_MS)");
-				db_count_error("timeout");
-				db_note_timeout();
+				conn_failed("no answer within the call timeout "
+					    "(BIKAROO_CALL_TIMEOUT_MS)");
+				conn_count_error("timeout");
+				conn_note_timeout();
 				if (c->state == EXEC_CONNECTING) {
 					exec_connect_failed(c, now);
 					continue;
@@ -527,8 +552,8 @@ static void *exec_run(void *arg)
 				log_error("statement %s: no answer within the call timeout "
 					  "(BIKAROO_CALL_TIMEOUT_MS); its connection is closed",
 					  c->head->name);
-				db_count_error("timeout");
-				db_note_timeout();
+				conn_count_error("timeout");
+				conn_note_timeout();
 			}
 			exec_close(c, true, NULL);
 		}
@@ -539,16 +564,13 @@ static void *exec_run(void *arg)
 	return NULL;
 }
 
-static void exec_stop(void);
-
 /* Starts the thread unless it runs (called with ex.lock held). */
 static void exec_start_locked(void)
 {
 	if (ex.running || ex.stopping)
 		return;
-	long n = db_executor_connections();
+	long n = conn_executor();
 	ex.nconns = n < 1 ? 1 : n > EXEC_MAX_CONNS ? EXEC_MAX_CONNS : n;
-	db_at_shutdown(exec_stop);
 	ex.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ex.wakefd < 0) {
 		log_error("executor: eventfd: %s", strerror(errno));
@@ -561,6 +583,7 @@ static void exec_start_locked(void)
 		ex.conns[i].tail = &ex.conns[i].head;
 	}
 	ex.running = true;
+	atomic_store(&ex.up, true);
 	mem_thread(&ex.thread, exec_run, NULL, "database executor");
 }
 
@@ -583,10 +606,15 @@ void exec_source_set(const struct exec_source *src)
 
 void exec_kick(void)
 {
-	pthread_mutex_lock(&ex.lock);
-	exec_start_locked();
-	pthread_mutex_unlock(&ex.lock);
-	exec_wake();
+	if (!atomic_load(&ex.up)) {
+		pthread_mutex_lock(&ex.lock);
+		exec_start_locked();
+		pthread_mutex_unlock(&ex.lock);
+	}
+	/* While every connection is busy, the source is asked again as soon as one is free: no
+	 * need to wake the thread now (a wake-up per read was the executor's main cost). */
+	if (atomic_load(&ex.free) > 0)
+		exec_wake();
 }
 
 void exec_submit(struct exec_stmt *s)
@@ -608,12 +636,12 @@ void exec_submit(struct exec_stmt *s)
 	exec_wake();
 }
 
-/* Stops the thread: statements not answered yet get FLEET_UNAVAILABLE, connections close. */
-static void exec_stop(void)
+void exec_stop(void)
 {
 	pthread_mutex_lock(&ex.lock);
 	bool running = ex.running;
 	ex.stopping = running;
+	atomic_store(&ex.up, false);
 	pthread_mutex_unlock(&ex.lock);
 	if (!running)
 		return;

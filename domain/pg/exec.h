@@ -33,6 +33,7 @@ struct exec_stmt {
 	/* The executor's. */
 	struct exec_stmt *next;
 	int phase;
+	bool queued; /* came from the queue (not the source) */
 };
 
 /* Where statements come from when the queue is empty and a connection is free. */
@@ -43,6 +44,10 @@ struct exec_source {
 	struct exec_stmt *(*take)(void *arg, long long now_ms, long long *wake_ms);
 	/* Whether it has something waiting (a cheap look, any thread). */
 	bool (*pending)(void *arg);
+	/* On the executor's thread, whatever the connections: ends what waits past its deadline
+	 * (nothing was sent) and lowers *next_ms (CLOCK_MONOTONIC ms; 0: unset) to the earliest
+	 * deadline left. */
+	void (*expire)(void *arg, long long now_ms, long long *next_ms);
 	void *arg;
 };
 
@@ -51,7 +56,11 @@ void exec_source_set(const struct exec_source *src);
 void exec_kick(void);
 
 /* Queues s. Thread-safe. The executor starts at the first statement, with the connections
- * db_configure() was given, and stops at db_shutdown(). */
+ * db_configure() was given (conn.h). */
 void exec_submit(struct exec_stmt *s);
+
+/* Stops the thread (db_shutdown): statements not answered yet get FLEET_UNAVAILABLE, its
+ * connections close; a later statement starts it anew. */
+void exec_stop(void);
 
 #endif

@@ -127,7 +127,7 @@ BEGIN
                     'WHERE t.ordinality = 1 OR x.o <> ''denied''',
                     (SELECT string_agg('t.' || quote_ident(u.c), ', ' ORDER BY u.o)
                        FROM unnest(p_cols[k]::text[]) WITH ORDINALITY AS u(c, o)),
-                    p.oid::regproc,
+                    format('%I.%I', 'fleet', p.proname),
                     (SELECT string_agg(CASE a.o WHEN 1 THEN '$2[e.i]' WHEN 2 THEN '$3[e.i]'
                                        ELSE format('$4[e.i][%s]::%s', a.o - 2,
                                                    format_type(a.t, NULL)) END,
@@ -178,9 +178,13 @@ BEGIN
             END LOOP;
         END LOOP;
     END LOOP;
-    -- Elements without a row of their own (denied by the token, failed): one row each, with
-    -- the caller's identity as given.
+    -- Elements without a row of their own (denied by the token, failed, or a read that
+    -- returned nothing): one row each, with the caller's identity as given.
     FOR i IN 1 .. n LOOP
+        IF e_outcome[i] IS NULL THEN
+            e_outcome[i] := 'error';
+            e_state[i] := 'P0002';
+        END IF;
         IF e_outcome[i] = 'denied' AND NOT p_may[i] OR e_state[i] IS NOT NULL THEN
             o_elem := o_elem || i;
             o_ord := o_ord || 1;

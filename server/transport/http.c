@@ -266,6 +266,7 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->max_body = set->max_body;
 	s->call_timeout_ms = set->call_timeout_ms;
 	struct http_work_settings ws = {.threads = set->threads,
+					.calls_max = set->calls_max > 0 ? set->calls_max : 1,
 					.queue_max = set->queue_max > 0 ? set->queue_max : 1,
 					.queue_wait_ms = set->queue_wait_ms};
 	http_route_init(&ws);

@@ -41,6 +41,7 @@ struct http_settings {
 	long max_per_ip;             /* connections from one address (0: no limit) */
 	long listen_per_subject;     /* listen streams one subject may hold (0: no share) */
 	long call_timeout_ms;        /* a call's deadline on its worker (common/deadline.h) */
+	long calls_max;              /* calls under way at once on the workers */
 	long queue_max;              /* calls read whole waiting for a worker, at most */
 	long queue_wait_ms;          /* a call that waited longer is answered 503, not run */
 	const char *metrics_listen;  /* ADDR:PORT of GET /metrics ("" for none) */

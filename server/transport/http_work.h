@@ -1,6 +1,7 @@
 /* The HTTP workers and their admission: a call read whole waits in a bounded queue (by count and
- * by waiting time) for one of a fixed number of worker threads, each with its own database
- * connection. libmicrohttpd's event threads only read, check and answer: probes, refusals and
+ * by waiting time) for a place among the calls under way (calls_max), which a fixed number of
+ * worker threads run as tasks (common/task.h): a call waiting for the database parks and holds
+ * no thread. libmicrohttpd's event threads only read, check and answer: probes, refusals and
  * the queue's own answers never wait for a call, and a call that cannot be admitted is answered
  * 503 + Retry-After (nothing done), never reset. Knows no HTTP: it runs what it is handed. */
 #ifndef BIKAROO_HTTP_WORK_H
@@ -10,6 +11,7 @@
 
 struct http_work_settings {
 	long threads;       /* workers */
+	long calls_max;     /* calls under way at once (parked ones included) */
 	long queue_max;     /* calls waiting for a worker at most */
 	long queue_wait_ms; /* a call that waited longer is not run */
 	/* Runs one call (arg as submitted) on a worker: run is false when it waited past

@@ -611,10 +611,10 @@ START_TEST(a_frozen_database_path_gets_503_within_the_call_timeout)
 }
 END_TEST
 
-/* Overload: 40 calls at once on 2 workers with room for 4 more in the queue, the workers held
- * (the path to PostgreSQL frozen): the 34 that cannot wait are answered 503 + Retry-After at
- * once, the queued ones 503 once they waited too long, the running ones 503 at their deadline:
- * every call answered, none reset; /healthz and /metrics answered meanwhile. */
+/* Overload: 40 calls at once on 2 workers, 2 calls under way at most, with room for 4 more in the
+ * queue, the calls held (the path to PostgreSQL frozen): the 34 that cannot wait are answered
+ * 503 + Retry-After at once, the queued ones 503 once they waited too long, the running ones 503
+ * at their deadline: every call answered, none reset; /healthz and /metrics answered meanwhile. */
 START_TEST(overload_is_answered_503_never_reset)
 {
 	struct ed_relay relay;
@@ -623,6 +623,7 @@ START_TEST(overload_is_answered_503_never_reset)
 	const char *env[] = {db,
 			     "BIKAROO_CALL_TIMEOUT_MS=2000",
 			     "BIKAROO_THREADS=2",
+			     "BIKAROO_CALLS_MAX=2",
 			     "BIKAROO_QUEUE_MAX=4",
 			     "BIKAROO_QUEUE_WAIT_MS=500",
 			     "BIKAROO_RATE_READ_BURST=1000",

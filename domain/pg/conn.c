@@ -1,0 +1,175 @@
+/* What every connection shares (conn.h). */
+#include "conn.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/metrics.h"
+
+static char *conn_conninfo;
+static char *conn_listen_conninfo;
+static bool conn_is_pooled;
+static long conn_timeout;
+static long conn_nexecutor = 2;
+/* CLOCK_MONOTONIC milliseconds of the last statement that timed out and of the last that
+ * answered (conn_stalled). */
+static atomic_llong conn_timed_out_at, conn_answered_at;
+
+void conn_configure(const char *conninfo, const char *listen_conninfo, bool pooled, long timeout_ms,
+		    long executor)
+{
+	conn_free();
+	conn_conninfo = mem_strdup(conninfo ? conninfo : "");
+	conn_listen_conninfo =
+		mem_strdup(listen_conninfo && *listen_conninfo ? listen_conninfo : conn_conninfo);
+	conn_is_pooled = pooled;
+	conn_timeout = timeout_ms > 0 ? timeout_ms : 0;
+	conn_nexecutor = executor > 0 ? executor : 2;
+}
+
+void conn_free(void)
+{
+	free(conn_conninfo);
+	conn_conninfo = NULL;
+	free(conn_listen_conninfo);
+	conn_listen_conninfo = NULL;
+}
+
+const char *conn_info(void)
+{
+	return conn_conninfo ? conn_conninfo : "";
+}
+
+const char *conn_listen_info(void)
+{
+	return conn_listen_conninfo ? conn_listen_conninfo : conn_info();
+}
+
+bool conn_pooled(void)
+{
+	return conn_is_pooled;
+}
+
+long conn_timeout_ms(void)
+{
+	return conn_timeout;
+}
+
+long conn_executor(void)
+{
+	return conn_nexecutor;
+}
+
+long long conn_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conn_notice_quiet(void *arg, const char *message)
+{
+	(void)arg;
+	log_debug("postgres: %s", message);
+}
+
+/* Defaults a configured conninfo overrides (it is expanded after them, as dbname): a peer that
+ * vanishes over TCP (no reset, a black hole) fails the connection's next use within about a
+ * minute instead of the kernel's hours. Unix-socket connections ignore them. */
+static const char *const conn_keys[] = {"keepalives",
+					"keepalives_idle",
+					"keepalives_interval",
+					"keepalives_count",
+					"tcp_user_timeout",
+					"dbname",
+					NULL};
+#define CONN_VALUES(conninfo)                                                                      \
+	{                                                                                          \
+		"1", "30", "10", "3", "60000", (conninfo) ? (conninfo) : "", NULL                  \
+	}
+
+void conn_failed(const char *why)
+{
+	static struct log_limit limit;
+	unsigned long skipped;
+	char again[64] = "";
+	if (!log_due(&limit, 60, &skipped))
+		return;
+	if (skipped)
+		snprintf(again, sizeof again, " (and %lu times since the last line)", skipped);
+	log_error("database connection failed%s: %s", again, why);
+}
+
+PGconn *conn_start(const char *conninfo)
+{
+	const char *values[] = CONN_VALUES(conninfo);
+	return PQconnectStartParams(conn_keys, values, 1);
+}
+
+PGconn *conn_open(const char *conninfo)
+{
+	const char *values[] = CONN_VALUES(conninfo);
+	PGconn *pg = PQconnectdbParams(conn_keys, values, 1);
+	if (PQstatus(pg) != CONNECTION_OK) {
+		conn_failed(PQerrorMessage(pg));
+		PQfinish(pg);
+		conn_count_error("connect");
+		return NULL;
+	}
+	PQsetNoticeProcessor(pg, conn_notice_quiet, NULL);
+	return pg;
+}
+
+void conn_ready(PGconn *pg)
+{
+	PQsetNoticeProcessor(pg, conn_notice_quiet, NULL);
+	PQsetnonblocking(pg, 1);
+}
+
+void conn_close(PGconn *pg)
+{
+	if (!pg)
+		return;
+	/* Non-blocking: a frozen path cannot hold the goodbye. */
+	PQsetnonblocking(pg, 1);
+	PQfinish(pg);
+}
+
+enum fleet_status conn_status(const PGresult *res, PGconn *pg)
+{
+	if (PQstatus(pg) != CONNECTION_OK)
+		return FLEET_UNAVAILABLE;
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (state && strncmp(state, "08", 2) == 0)
+		return FLEET_UNAVAILABLE; /* connection exception */
+	if (state && (strcmp(state, "57P01") == 0 || strcmp(state, "57P03") == 0))
+		return FLEET_UNAVAILABLE; /* admin shutdown, cannot connect now */
+	return FLEET_INTERNAL;
+}
+
+void conn_count_error(const char *kind)
+{
+	const char *v[] = {kind};
+	metrics_add(&metrics_db_errors, v, 1);
+}
+
+void conn_note_timeout(void)
+{
+	atomic_store(&conn_timed_out_at, conn_now_ms());
+}
+
+void conn_note_answer(void)
+{
+	atomic_store(&conn_answered_at, conn_now_ms());
+}
+
+bool conn_stalled(void)
+{
+	long long out = atomic_load(&conn_timed_out_at);
+	return out && out >= atomic_load(&conn_answered_at) && conn_now_ms() - out < 30000;
+}

@@ -1,0 +1,52 @@
+/* The configured database and what every connection of the server shares: the conninfo and its
+ * defaults, the pooler mode, the statement timeout, how a failed result maps to a status, the
+ * error counters and the "statements time out" signal. Used by the per-thread connections
+ * (db.c) and by the executor (exec.c); only domain/ includes this header. */
+#ifndef BIKAROO_CONN_H
+#define BIKAROO_CONN_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "domain/types.h"
+
+/* Stores the settings (strings copied; listen_conninfo NULL or "": conninfo). */
+void conn_configure(const char *conninfo, const char *listen_conninfo, bool pooled, long timeout_ms,
+		    long executor);
+/* Frees what conn_configure() copied (shutdown). */
+void conn_free(void);
+
+/* What the configuration says (borrowed strings, valid until the next conn_configure). */
+const char *conn_info(void);
+const char *conn_listen_info(void);
+bool conn_pooled(void);     /* a transaction pooler: unnamed statements only */
+long conn_timeout_ms(void); /* BIKAROO_CALL_TIMEOUT_MS; 0: no bound */
+long conn_executor(void);   /* BIKAROO_DB_CONNECTIONS */
+
+long long conn_now_ms(void); /* CLOCK_MONOTONIC */
+
+/* A connection attempt to conninfo with the server's defaults (TCP keepalives, a user timeout),
+ * to be completed with PQconnectPoll; NULL when libpq had no memory. */
+PGconn *conn_start(const char *conninfo);
+/* The same, waited for (a connection of its own: LISTEN, a check); NULL (logged) on failure. */
+PGconn *conn_open(const char *conninfo);
+/* A connection just made: notices to the debug log, non-blocking. */
+void conn_ready(PGconn *pg);
+/* Closes a connection whose state is unknown without waiting on it (NULL: nothing). */
+void conn_close(PGconn *pg);
+/* A connection attempt failed: logged once a minute at most, with why (host and role, never the
+ * password). */
+void conn_failed(const char *why);
+
+/* The status of a failed result of pg: FLEET_UNAVAILABLE for a lost connection, an
+ * administrator's shutdown or a server that cannot take connections, else FLEET_INTERNAL. */
+enum fleet_status conn_status(const PGresult *res, PGconn *pg);
+/* Counts a database error of that kind (connect, lost, timeout, statement). */
+void conn_count_error(const char *kind);
+/* A statement timed out / answered; whether statements time out now (one gave up within the
+ * last 30 s and none has answered since). */
+void conn_note_timeout(void);
+void conn_note_answer(void);
+bool conn_stalled(void);
+
+#endif
