@@ -31,6 +31,20 @@ void task_wait(struct task_wait *w);
 void task_wake(struct task_wait *w);
 void task_wait_destroy(struct task_wait *w);
 
+/* A condition that tasks wait on without holding their thread (a pthread condition would block
+ * the worker, and with it the calls parked on that worker, the one being waited for perhaps
+ * among them). Guarded by the user's mutex, as a pthread condition is; zero-initialised. */
+struct task_cond_waiter;
+struct task_cond {
+	struct task_cond_waiter *waiters;
+};
+
+/* With m held: releases m, waits for a task_cond_broadcast() of c, and takes m again. Only a
+ * broadcast ends the wait: the one who is waited for must always broadcast. */
+void task_cond_wait(struct task_cond *c, pthread_mutex_t *m);
+/* With the mutex of c held: wakes every waiter of c. */
+void task_cond_broadcast(struct task_cond *c);
+
 /* Whether the calling code runs in a task. */
 bool task_in(void);
 

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/task.h"
 
 #define RATELIMIT_SLOTS 4096u
 #define RATELIMIT_MAX_KEYS 16384u
@@ -33,8 +34,10 @@ struct rl_bucket {
 
 struct ratelimit {
 	struct ratelimit_settings set;
-	pthread_mutex_t lock;    /* guards what follows */
-	pthread_cond_t answered; /* the store answered a call's ask (CLOCK_MONOTONIC) */
+	pthread_mutex_t lock; /* guards what follows */
+	/* The store answered a call's ask. A task-aware condition: the asker may be a task parked
+	 * on the worker a waiter would otherwise block. */
+	struct task_cond answered;
 	struct rl_bucket *slots[RATELIMIT_SLOTS];
 	size_t keys;
 	unsigned long refused_reads, refused_writes;
@@ -165,11 +168,6 @@ struct ratelimit *ratelimit_new(const struct ratelimit_settings *set)
 	if (rl->set.client_factor < 1)
 		rl->set.client_factor = 1;
 	pthread_mutex_init(&rl->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&rl->answered, &ca);
-	pthread_condattr_destroy(&ca);
 	return rl;
 }
 
@@ -184,7 +182,6 @@ void ratelimit_free(struct ratelimit *rl)
 		}
 	if (rl->fallback)
 		metrics_add(&metrics_rate_fallback, NULL, -1);
-	pthread_cond_destroy(&rl->answered);
 	pthread_mutex_destroy(&rl->lock);
 	free(rl);
 }
@@ -338,7 +335,7 @@ static void rl_ask(struct ratelimit *rl, const char *subject, const char *client
 	for (size_t i = 0; i < n; i++)
 		(l[i].client ? *c : *s)->asking = false;
 	rl_store_answered(rl, rc, l, n, *s, *c, now);
-	pthread_cond_broadcast(&rl->answered);
+	task_cond_broadcast(&rl->answered);
 }
 
 enum ratelimit_status ratelimit_take(struct ratelimit *rl, const char *subject, const char *client,
@@ -367,10 +364,8 @@ enum ratelimit_status ratelimit_take(struct ratelimit *rl, const char *subject, 
 			break;
 		}
 		if ((s->leased < 1 && s->asking) || (c->leased < 1 && c->asking)) {
-			struct timespec until;
-			clock_gettime(CLOCK_MONOTONIC, &until);
-			until.tv_sec += 2;
-			pthread_cond_timedwait(&rl->answered, &rl->lock, &until);
+			/* The asker always answers: the store's call has its deadline. */
+			task_cond_wait(&rl->answered, &rl->lock);
 			continue;
 		}
 		rl_ask(rl, subject, client, write, &s, &c);
