@@ -214,14 +214,17 @@ new-capability:
 	@scripts/new-capability.sh '$(NAME)' '$(KIND)'
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
-# drive the sanitized binary).
+# drive the sanitized binary). AddressSanitizer's reports go to build/asan/reports, one file per
+# process, and scripts/asan-reports.sh fails the run on any (its swapcontext warning aside).
 asan: test-deps
 	$(MAKE) --no-print-directory B=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  all build/asan/core-tests build/asan/unit-tests build/asan/integration-tests \
 	  build/asan/bikaroo-mcp-rls-only
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  scripts/test.sh build/asan
+	rm -rf build/asan/reports && mkdir -p build/asan/reports
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path='$(CURDIR)/build/asan/reports/asan' \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 scripts/test.sh build/asan; \
+	  rc=$$?; scripts/asan-reports.sh build/asan/reports || rc=1; exit $$rc
 
 # The suite with every server process and the unit tests under valgrind memcheck.
 valgrind: test-deps
