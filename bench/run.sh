@@ -18,11 +18,19 @@ B=${1:-build}
 mode=${2:-table}
 secs=${BENCH_SECONDS:-3}
 rounds=${BENCH_ROUNDS:-3}
-threads=${BENCH_THREADS:-16}
+# The server's own defaults unless set (its --help lists them).
+server_default() { "$B/bikaroo-mcp" --help 2>/dev/null | awk -v k="$1" '$1 == k {print $3}'; }
+threads=${BENCH_THREADS:-$(server_default BIKAROO_THREADS)}
+dbconns=${BENCH_DB_CONNECTIONS:-$(server_default BIKAROO_DB_CONNECTIONS)}
 conns_list=${BENCH_CONNECTIONS:-8 32}
+many=${BENCH_MANY:-1000} # the connections of the line that checks the server keeps answering
 for tool in wrk pgbench openssl python3; do
   command -v "$tool" >/dev/null || { echo "bench needs $tool (scripts/deps.sh)" >&2; exit 1; }
 done
+[[ -n $threads && -n $dbconns ]] || { echo "bench: no $B/bikaroo-mcp (make all)" >&2; exit 1; }
+# wrk's connections of the many-connections line, and the server's (it raises its own limit).
+(($(ulimit -n) >= many + 256)) || ulimit -n $((many + 256)) 2>/dev/null ||
+  { echo "bench: ulimit -n below $((many + 256)) and cannot be raised" >&2; exit 1; }
 root=$PWD
 pgdir=$root/.run/bench-pg
 tmp=$(mktemp -d)
@@ -77,10 +85,16 @@ sig=$(printf '%s.%s' "$head" "$body" | openssl dgst -sha256 -sign "$tmp/key.pem"
 token="$head.$body.$sig"
 for _ in $(seq 1 50); do curl -sf "$issuer/jwks.json" >/dev/null && break; sleep 0.1; done
 
+# Every load comes from 127.0.0.1, as behind a proxy: no per-address connection limit.
 server_env=(BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER="$issuer" BIKAROO_RESOURCE_URI="$resource"
   BIKAROO_AUTH_INSECURE_LOOPBACK=1 BIKAROO_LOG_LEVEL=warn BIKAROO_THREADS="$threads"
+  BIKAROO_DB_CONNECTIONS="$dbconns" BIKAROO_MAX_CONNECTIONS_PER_IP=0
+  BIKAROO_MAX_CONNECTIONS=$((many + 64 > 1024 ? many + 64 : 1024))
   BIKAROO_RATE_READS=0 BIKAROO_RATE_WRITES=0 BIKAROO_STATE_SECRET=bench-secret-bench-secret-bench-secret
   BIKAROO_METRICS_LISTEN=127.0.0.1:0)
+# BENCH_SERVER_ENV="NAME=VALUE ...": more server settings, for an experiment.
+read -ra extra_env <<<"${BENCH_SERVER_ENV:-}"
+server_env+=("${extra_env[@]}")
 ready=$tmp/port
 env "${server_env[@]}" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/server.log" &
 server_pid=$!
@@ -109,6 +123,45 @@ printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_a
     "$(arr 0000000000000000000000000000000000000000000000000000000000000000)" "$(arr ok)" "$(arr '"b"')" \
     "$(arr 4bf92f3577b34da6a3ce929d0e0e4736)" "$(arr 'jti::bench')"
 } >"$tmp/percall.sql"
+# The server's per-call SQL since reads go in batches (domain/reads_batch.c): one prepared
+# statement per read, its text from fleet.read_batch_sql for the columns get_bike_status asks
+# (domain/bikes.c, the rights first); per element the identity set and checked, the read under
+# RLS as that caller, the element's audit row; one statement, one transaction, one commit. The
+# run checks that the server's connections ran this very text (pg_stat_activity, after the
+# get_bike_status line). batched_script N writes a batch of N calls on random FR-PAR bikes; its
+# parameters are passed as the server passes them (one text array each, pgbench -D), but the
+# bike ids, which pgbench can only draw as numbers.
+batch_cols='{role,regions,is_human,client_may_read,client_may_report,requires_confirmation,bike_id,status,status_label,region,station_id,station_name,battery_pct,last_seen_at,open_case_id,bike_id,region}'
+batch_sql=$(psql -X -At -v cols="$batch_cols" "$DATABASE_URL" <<<"SELECT fleet.read_batch_sql('fleet.bike_status_as', :'cols', 'bike_id', '', false)")
+batched_script() { # N -> the script on stdout; batched_vars N TOKEN_REF -> its -D arguments
+  local i ids='' targets='' sql=$batch_sql
+  for i in $(seq 1 "$1"); do
+    printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
+    ids+="${ids:+, }ARRAY['VL-' || :n$i]"
+    targets+="${targets:+, }'VL-' || :n$i"
+  done
+  sql=${sql//\$10/:token_refs}
+  sql=${sql//\$9/:trace_ids}
+  sql=${sql//\$8/:request_ids}
+  sql=${sql//\$7/:digests}
+  sql=${sql//\$6/(ARRAY[$targets])}
+  sql=${sql//\$5/:tools}
+  sql=${sql//\$4/(ARRAY[$ids])}
+  sql=${sql//\$3/:refs}
+  sql=${sql//\$2/:clients}
+  sql=${sql//\$1/:subjects}
+  printf '%s;\n' "$sql"
+}
+batched_vars() {
+  local i s='' c='' r='' t='' d='' q='' tr='' tk=''
+  for i in $(seq 1 "$1"); do
+    s+="${s:+,}marie" c+="${c:+,}customer-care-assistant" t+="${t:+,}get_bike_status"
+    r+="${r:+,}\"$i $2 $i\"" d+="${d:+,}$(printf '%064d' "$i")" q+="${q:+,}$i" tr+="${tr:+,}NULL"
+    tk+="${tk:+,}$2"
+  done
+  printf '%s\n' -D "subjects={$s}" -D "clients={$c}" -D "refs={$r}" -D "tools={$t}" \
+    -D "digests={$d}" -D "request_ids={$q}" -D "trace_ids={$tr}" -D "token_refs={$tk}"
+}
 # What report_damaged_bike writes, as plain SQL by the owner: a report, the bike, an audit row.
 cat >"$tmp/write.sql" <<SQL
 $pick
@@ -178,7 +231,7 @@ else
 fi
 
 # The same server through a transaction-pooling PgBouncer (docs/operating.md "Deploying with a pooler"):
-# BIKAROO_DB_POOLER=transaction (unnamed statements), a pool as large as the workers, LISTEN
+# BIKAROO_DB_POOLER=transaction (unnamed statements), a pool as large as the executor's connections, LISTEN
 # direct. Measured for get_bike_status when pgbouncer is installed.
 pooled_pid=
 if command -v pgbouncer >/dev/null; then
@@ -194,7 +247,7 @@ unix_socket_dir =
 auth_type = trust
 auth_file = $tmp/bouncer/users.txt
 pool_mode = transaction
-default_pool_size = $threads
+default_pool_size = $dbconns
 max_client_conn = 256
 logfile = $tmp/bouncer/pgbouncer.log
 INI
@@ -220,38 +273,74 @@ fi
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
-results=$tmp/results # lines: name conns rate p50_us p99_us cpu_us_per_req valid
+# The database's CPU (ticks): the postmaster's own and its ended children's (cutime, cstime: it
+# reaps them), plus its live children's: every backend (the server's, pgbench's, psql's) and
+# PostgreSQL's own processes (WAL writer, autovacuum...), all of which a call's work may cost.
+pg_pid=$(head -n 1 "$(psql -X -At "$super" -c 'SHOW data_directory')/postmaster.pid")
+pg_ticks() {
+  local s fld c t
+  read -r s <"/proc/$pg_pid/stat"
+  read -ra fld <<<"${s##*) }"
+  t=$((fld[11] + fld[12] + fld[13] + fld[14]))
+  for c in $(cat /proc/"$pg_pid"/task/*/children); do
+    { read -r s <"/proc/$c/stat"; } 2>/dev/null || continue
+    read -ra fld <<<"${s##*) }"
+    t=$((t + fld[11] + fld[12]))
+  done
+  echo "$t"
+}
+pg_children() { cat /proc/"$pg_pid"/task/*/children | wc -w; }
+results=$tmp/results # lines: name conns rate p50_us p99_us cpu_us_per_req db_cpu_us_per_req valid
 median3() { sort -n | awk '{a[NR]=$0} END {print a[int((NR + 1) / 2)]}'; }
+# per_req TICKS REQUESTS: microseconds of CPU per request (0: none)
+per_req() { awk -v c="$1" -v n="${2:-0}" -v hz="$hz" 'BEGIN { printf "%.0f", (n > 0 ? c * 1e6 / hz / n : 0) }'; }
 
-# one_wrk SERVER LUA PATH CONNS -> "rate p50 p99 cpu valid" of one round (SERVER: direct or
-# pooled)
+# one_wrk SERVER LUA PATH CONNS -> "rate p50 p99 cpu db_cpu valid" of one round (SERVER: direct
+# or pooled)
 one_wrk() {
-  local c0 c1 out rate good bad errs pid=$server_pid u=$url
+  local c0 c1 d0 d1 out rate good bad errs p50 p99 pid=$server_pid u=$url
   [[ $1 == pooled ]] && pid=$pooled_pid u=$pooled_url
   c0=$(cpu_ticks "$pid")
+  d0=$(pg_ticks)
   out=$(wrk -t 2 -c "$4" -d "${secs}s" -s "$2" "$u$3" 2>&1)
   c1=$(cpu_ticks "$pid")
+  d1=$(pg_ticks)
   rate=$(sed -nE 's/^Requests\/sec: *([0-9.]+).*/\1/p' <<<"$out")
   read -r good bad errs p50 p99 < <(sed -nE 's/^CHECK good=([0-9]+) bad=([0-9]+) errors=([0-9]+) p50=([0-9]+) p99=([0-9]+)/\1 \2 \3 \4 \5/p' <<<"$out")
   local valid=ok
   [[ -z $good || $good == 0 || $bad != 0 || $errs != 0 ]] && valid=INVALID
-  awk -v r="$rate" -v p50="${p50:-0}" -v p99="${p99:-0}" -v c=$((c1 - c0)) -v g="${good:-0}" -v hz="$hz" -v v="$valid" \
-    'BEGIN { printf "%.0f %d %d %.0f %s\n", r, p50, p99, (g > 0 ? c * 1e6 / hz / g : 0), v }'
+  awk -v r="$rate" -v p50="${p50:-0}" -v p99="${p99:-0}" -v v="$valid" \
+    -v cpu="$(per_req $((c1 - c0)) "${good:-0}")" -v db="$(per_req $((d1 - d0)) "${good:-0}")" \
+    'BEGIN { printf "%.0f %d %d %d %d %s\n", r, p50, p99, cpu, db, v }'
 }
-one_pg() { # url script conns [calls per transaction]
-  local out
-  out=$(pgbench -n -M prepared -c "$3" -j 2 -T "$secs" -f "$2" "$1" 2>&1)
-  local tps lat failed
+# one_pg URL SCRIPT CLIENTS [CALLS PER TRANSACTION] [LATENCY DIVISOR] [pgbench -D NAME=VALUE...]
+# -> "calls/s latency_us 0 0 db_cpu valid"; the latency of a transaction over the divisor
+# (default the calls per transaction: the calls run one after the other).
+one_pg() {
+  local u=$1 f=$2 c=$3 k=${4:-1} div=${5:-${4:-1}} out d0 d1 before
+  shift $(($# < 5 ? $# : 5))
+  before=$(pg_children)
+  d0=$(pg_ticks)
+  out=$(pgbench -n -M prepared -c "$c" -j "$((c < 2 ? c : 2))" -T "$secs" "$@" -f "$f" "$u" 2>&1)
+  # pgbench's backends end after it: their CPU counts once the postmaster has reaped them.
+  for _ in $(seq 1 30); do (($(pg_children) <= before)) && break; sleep 0.1; done
+  d1=$(pg_ticks)
+  local tps lat failed txns
   tps=$(sed -nE 's/^tps = ([0-9.]+).*/\1/p' <<<"$out" | head -n 1)
   failed=$(sed -nE 's/^number of failed transactions: ([0-9]+).*/\1/p' <<<"$out")
+  txns=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")
   lat=$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")
   local valid=ok
-  [[ -z $tps || ${failed:-0} != 0 ]] && valid=INVALID
-  awk -v t="${tps:-0}" -v k="${4:-1}" -v l="${lat:-0}" -v v="$valid" 'BEGIN { printf "%.0f %d %d 0 %s\n", t * k, l * 1000 / k, 0, v }'
+  [[ -z $tps || ${failed:-0} != 0 ]] && { valid=INVALID; log "pgbench $f: $(tail -n 3 <<<"$out")"; }
+  awk -v t="${tps:-0}" -v k="$k" -v div="$div" -v l="${lat:-0}" -v v="$valid" \
+    -v db="$(per_req $((d1 - d0)) $((${txns:-0} * k)))" \
+    'BEGIN { printf "%.0f %d 0 0 %d %s\n", t * k, l * 1000 / div, db, v }'
 }
-# stdio: the same server binary over a pipe, CONNS requests kept in flight by bench/stdio.py.
+# stdio: the same server binary over a pipe, CONNS requests kept in flight by bench/stdio.py
+# (which measures the server's and the database's CPU over the same window).
 one_stdio() { # kind conns
-  env "${server_env[@]}" BIKAROO_TOKEN="$token" python3 bench/stdio.py "$B/bikaroo-mcp" "$1" "$2" "$secs"
+  env "${server_env[@]}" BIKAROO_TOKEN="$token" BENCH_PG_PID="$pg_pid" \
+    python3 bench/stdio.py "$B/bikaroo-mcp" "$1" "$2" "$secs"
 }
 # measure NAME CONNS COMMAND...: the median round (by rate) into $results
 measure() {
@@ -360,7 +449,25 @@ for c in $conns_list; do
   measure "http_get_bike_status" "$c" one_wrk direct "$tmp/bike.lua" /mcp "$c"
   batch=$(psql -X -At "$super" -c "SELECT round(count(*)::numeric / greatest(count(DISTINCT xmin::text), 1), 1) FROM fleet.audit_log WHERE audit_id > $audit_b AND tool = 'get_bike_status'")
   log "  (audit rows per batch at $c connections: $batch)"
-  echo "audit_rows_per_batch $c $batch 0 0 0 ok" >>"$results"
+  echo "audit_rows_per_batch $c $batch 0 0 0 0 ok" >>"$results"
+  # The server's statement, as its connections last ran it (pg_stat_activity keeps its first
+  # track_activity_query_size bytes): the batched line measures that text, or is INVALID.
+  read -r same seen < <(psql -X -At -F ' ' -v sql="$batch_sql" "$super" <<<"SELECT count(*) FILTER (WHERE starts_with(:'sql', query)), count(*) FROM pg_stat_activity WHERE usename = 'fleet_app' AND query LIKE 'WITH e AS (SELECT * FROM unnest(%'")
+  token_ref=$(psql -X -At "$super" -c "SELECT coalesce(max(token_ref), 'jti:bench') FROM fleet.audit_log WHERE audit_id > $audit_b AND tool = 'get_bike_status'")
+  # N: the server's average batch at this connection count (BENCH_BATCH: a fixed N; 16 when
+  # the get_bike_status line did not run), on as many connections as the server's executor has.
+  n=${BENCH_BATCH:-$(awk -v b="${batch:-0}" 'BEGIN { n = int(b + 0.5); print (n > 0 ? n : 16) }')}
+  batched_script "$n" >"$tmp/batched.sql"
+  mapfile -t vars < <(batched_vars "$n" "$token_ref")
+  sent=ok
+  if [[ $seen != 0 && $same != "$seen" ]] ||
+    [[ $seen == 0 && (-z ${BENCH_ONLY:-} || http_get_bike_status =~ $BENCH_ONLY) ]]; then
+    sent=INVALID
+    log "  the server's batch statement is not fleet.read_batch_sql's ($same of $seen connections ran it): pg_batched_read INVALID"
+  fi
+  measure "pg_batched_read" "$c" one_pg "$DATABASE_URL" "$tmp/batched.sql" "$dbconns" "$n" 1 "${vars[@]}"
+  [[ $sent == ok ]] || sed -i -E "/^pg_batched_read $c / s/ [a-zA-Z]+\$/ INVALID/" "$results"
+  echo "batch_shape $c $n $dbconns 0 0 0 ok" >>"$results"
   [[ -n $pooled_pid ]] && measure "http_get_bike_status_pooled" "$c" one_wrk pooled "$tmp/bike.lua" /mcp "$c"
   measure "http_report_damaged_bike" "$c" one_wrk direct "$tmp/report.lua" /mcp "$c"
   measure "stdio_tools_list" "$c" one_stdio list "$c"
@@ -372,9 +479,9 @@ done
 # just measured (the unloaded p99) and at twice it: goodput (200s with a result per second)
 # and the admitted calls' p99, against that capacity and that p99. The rest must be answered
 # 503/429 with Retry-After, never reset.
+cmax=$(for c in $conns_list; do echo "$c"; done | sort -n | tail -n 1)
 if [[ -z ${BENCH_ONLY:-} || overload =~ $BENCH_ONLY ]]; then
   cc -O2 -o "$tmp/openloop" bench/openloop.c
-  cmax=$(for c in $conns_list; do echo "$c"; done | sort -n | tail -n 1)
   cap=$(awk -v c="$cmax" '$1 == "http_get_bike_status" && $2 == c {print $3}' "$results")
   osecs=$((secs < 5 ? 5 : secs))
   if [[ -n $cap && $cap -gt 0 ]]; then
@@ -387,6 +494,54 @@ if [[ -z ${BENCH_ONLY:-} || overload =~ $BENCH_ONLY ]]; then
     echo "overload $cap $(field "$high" ok) $(field "$high" p99) $(field "$low" p99) $(field "$high" shed) $(field "$high" limited) $(field "$high" resets) $(field "$high" other) $(field "$high" unanswered) $osecs" >"$tmp/overload"
   fi
 fi
+# --- many connections: get_bike_status on $many kept-alive connections at once (wrk), every
+# answer checked: a 200 with its result, or a 503 with Retry-After (the server sheds past its
+# BIKAROO_CALLS_MAX calls under way and BIKAROO_QUEUE_MAX waiting); any other answer makes the
+# line INVALID; resets and time-outs are counted apart (target 0). The rate counts the 200s. The server's RSS is sampled every
+# 0.1 s during the load: the line's peak goes in the table (target < 64 MiB).
+{
+  sed 's/^function response.*/function response(status, headers, body)\
+  if status == 503 and (headers["Retry-After"] or headers["retry-after"]) then shed = shed + 1; return end/' "$tmp/bike.lua" |
+    sed 's/^function init(args) good = 0; bad = 0 end/function init(args) good = 0; bad = 0; shed = 0 end/'
+  cat <<'LUA'
+local done_checked = done
+function done(summary, latency, requests)
+  local s = 0
+  for _, t in ipairs(threads) do s = s + t:get("shed") end
+  io.write(string.format("SHED %d\n", s))
+  done_checked(summary, latency, requests)
+end
+LUA
+} >"$tmp/many.lua"
+one_many() { # -> "rate p50 p99 cpu db_cpu valid"; "peak_rss_kib shed" appended to $tmp/many
+  local c0 c1 d0 d1 out good bad errs p50 p99 shed peak=0 r w
+  c0=$(cpu_ticks "$server_pid")
+  d0=$(pg_ticks)
+  wrk -t 2 -c "$many" -d "${msecs}s" --timeout 10s -s "$tmp/many.lua" "$url/mcp" >"$tmp/many.out" 2>&1 &
+  w=$!
+  while kill -0 "$w" 2>/dev/null; do
+    r=$(awk '/VmRSS/ {print $2}' "/proc/$server_pid/status")
+    ((r > peak)) && peak=$r
+    sleep 0.1
+  done
+  wait "$w" || true
+  c1=$(cpu_ticks "$server_pid")
+  d1=$(pg_ticks)
+  out=$(cat "$tmp/many.out")
+  read -r good bad errs p50 p99 < <(sed -nE 's/^CHECK good=([0-9]+) bad=([0-9]+) errors=([0-9]+) p50=([0-9]+) p99=([0-9]+)/\1 \2 \3 \4 \5/p' <<<"$out")
+  shed=$(sed -nE 's/^SHED ([0-9]+)/\1/p' <<<"$out")
+  local valid=ok
+  [[ -z $good || $good == 0 || $bad != 0 ]] && valid=INVALID
+  [[ $valid == ok && $errs == 0 ]] || log "  $many connections: $good good, ${shed:-0} shed, $bad bad, $errs errors: $(grep -E 'Socket errors|Non-2xx' <<<"$out" | tr '\n' ' ')"
+  echo "$peak ${shed:-0} ${good:-0} ${bad:-0} ${errs:-0}" >>"$tmp/many"
+  awk -v g="${good:-0}" -v s="$msecs" -v p50="${p50:-0}" -v p99="${p99:-0}" -v v="$valid" \
+    -v cpu="$(per_req $((c1 - c0)) "${good:-0}")" -v db="$(per_req $((d1 - d0)) "${good:-0}")" \
+    'BEGIN { printf "%.0f %d %d %d %d %s\n", g / s, p50, p99, cpu, db, v }'
+}
+msecs=$((secs < 5 ? 5 : secs))
+: >"$tmp/many"
+psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.audit_log" >/dev/null
+measure "http_get_bike_status_many" "$many" one_many
 rss=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
 calls=$(psql -X -At "$super" -c "SELECT count(*) FROM fleet.audit_log WHERE audit_id > $audit0")
 
@@ -399,33 +554,43 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
   echo
   echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit$dirty"
   echo
-  echo "Command: \`make bench\` (BENCH_SECONDS=$secs BENCH_ROUNDS=$rounds BENCH_THREADS=$threads); $(nproc) cores shared with other work running on the machine (other sessions' builds and tests): absolute rates are noisy, the ratios of one run are what counts. JWT validation on (local test key set), row-level security, audit. HTTP ceiling: $ceiling_name."
+  echo "Command: \`make bench\` (BENCH_SECONDS=$secs BENCH_ROUNDS=$rounds BENCH_THREADS=$threads BENCH_DB_CONNECTIONS=$dbconns); $(nproc) cores shared with other work running on the machine (other sessions' builds and tests): absolute rates are noisy, the ratios of one run are what counts. JWT validation on (local test key set), row-level security, audit. HTTP ceiling: $ceiling_name."
   echo
-  echo "| what | conns | rate /s | p50 ms | p99 ms | server CPU us/req | checked |"
-  echo "|---|---|---|---|---|---|---|"
-  while read -r name c rate p50 p99 cpu valid; do
-    [[ $name == audit_rows_per_batch ]] && continue
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$c" "$rate" \
+  echo "| what | conns | rate /s | p50 ms | p99 ms | server CPU us/req | database CPU us/req | checked |"
+  echo "|---|---|---|---|---|---|---|---|"
+  while read -r name c rate p50 p99 cpu db valid; do
+    [[ $name == audit_rows_per_batch || $name == batch_shape ]] && continue
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$c" "$rate" \
       "$(awk -v v="$p50" 'BEGIN { printf "%.2f", v / 1000 }')" \
       "$(awk -v v="$p99" 'BEGIN { if (v > 0) printf "%.2f", v / 1000; else printf "-" }')" \
-      "$([[ $cpu == 0 ]] && echo - || echo "$cpu")" "$valid"
+      "$([[ $cpu == 0 ]] && echo - || echo "$cpu")" "$([[ $db == 0 ]] && echo - || echo "$db")" "$valid"
   done <"$results"
   echo
-  echo "Server peak RSS (VmHWM) after all loads: $((rss / 1024)) MiB; $calls audit rows written by the run. pgbench p50 is the average latency."
+  echo "Server peak RSS (VmHWM) after all loads: $((rss / 1024)) MiB; $calls audit rows written by the run. pgbench p50 is the average latency (pg_batched_read: of a batch). CPU per request: user + system time (/proc) over the line, divided by the answers checked good (pgbench: the calls); the database's is summed over PostgreSQL's processes (the postmaster, its backends and its own processes, ended ones included)."
   echo
   echo "| ratio (32 connections unless said) | value | target |"
   echo "|---|---|---|"
   for c in $conns_list; do
     echo "| get_bike_status HTTP / plain read, $c conns | $(ratio "$(get http_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.40 at 32 |"
     echo "| get_bike_status stdio / plain read, $c conns | $(ratio "$(get stdio_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | |"
-    echo "| server's per-call SQL / plain read, $c conns | $(ratio "$(get pg_server_sql_read "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.60 at 32 |"
+    echo "| server's per-call SQL, batched as sent (batches of $(get batch_shape "$c" 3) on $(get batch_shape "$c" 4) connections) / plain read, $c conns | $(ratio "$(get pg_batched_read "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.60 at 32 |"
+    echo "| per-call SQL before batching (a statement per read, audit rows by 8) / plain read, $c conns | $(ratio "$(get pg_server_sql_read "$c" 3)" "$(get pg_plain_read "$c" 3)") | |"
     echo "| report_damaged_bike HTTP / equivalent write, $c conns | $(ratio "$(get http_report_damaged_bike "$c" 3)" "$(get pg_write_txn "$c" 3)") | >= 0.40 at 32 |"
     echo "| tools/list HTTP / ceiling, $c conns | $(ratio "$(get http_tools_list "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
     echo "| server/discover HTTP / ceiling, $c conns | $(ratio "$(get http_server_discover "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
     [[ -n $pooled_pid ]] && echo "| get_bike_status through PgBouncer (transaction mode) / direct, $c conns | $(ratio "$(get http_get_bike_status_pooled "$c" 3)" "$(get http_get_bike_status "$c" 3)") | |"
     echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
-    echo "| audit rows per group commit, $c conns | $(get audit_rows_per_batch "$c" 3) | |"
+    echo "| audit rows per group commit (get_bike_status calls per batch), $c conns | $(get audit_rows_per_batch "$c" 3) | |"
+    echo "| get_bike_status database CPU per call, HTTP / batched SQL, $c conns | $(ratio "$(get http_get_bike_status "$c" 7)" "$(get pg_batched_read "$c" 7)") | |"
   done
+  if [[ -s $tmp/many ]]; then
+    read -r peak _ < <(sort -n "$tmp/many" | tail -n 1)
+    read -r sheds goods < <(awk '{s += $2; g += $3} END {print s + 0, g + 0}' "$tmp/many")
+    echo "| $many connections: get_bike_status goodput / at $cmax connections | $(ratio "$(get http_get_bike_status_many "$many" 3)" "$(get http_get_bike_status "$cmax" 3)") | |"
+    echo "| $many connections: answers not 200 over $rounds rounds | 503 + Retry-After: $sheds (of $((goods + sheds))), other answers: $(awk '{n += $4} END {print n + 0}' "$tmp/many") | other 0 |"
+    echo "| $many connections: resets and time-outs over $rounds rounds | $(awk '{n += $5} END {print n + 0}' "$tmp/many") | 0 |"
+    echo "| $many connections: server RSS, highest sample during the load (MiB) | $(awk -v k="$peak" 'BEGIN { printf "%.1f", k / 1024 }') | < 64 |"
+  fi
   if [[ -s $tmp/overload ]]; then
     read -r _ cap ok p99h p99l shed limited resets other unanswered osecs <"$tmp/overload"
     echo "| overload: get_bike_status offered open-loop at 2x the capacity above ($((cap * 2))/s for ${osecs}s): goodput / capacity | $(ratio "$((ok / osecs))" "$cap") | >= 0.90 |"
