@@ -117,6 +117,18 @@ $(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/reads-rls-only.o $(B)/
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Test-only server whose batch former hands the first two reads of every batch each other's rows
+# (domain/reads_batch.c): the tests show that the echo check refuses them, never sends them.
+# Never installed or run by `make run`.
+$(B)/domain/reads_batch-swap-rows.o: domain/reads_batch.c
+	@mkdir -p $(dir $@)
+	$(SAY) CC $< '(rows swapped)'
+	$(Q)$(CC) $(CFLAGS) -DFLEET_TEST_SWAP_ROWS -c $< -o $@
+
+$(B)/bikaroo-mcp-swap-rows: $(B)/server/main.o $(B)/domain/reads_batch-swap-rows.o $(B)/libbikaroo.a
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # Test-only: the same server/ objects plus the conformance suite's fixtures (tests/conformance).
 $(B)/conformance-server: $(CONF:%.c=$(B)/%.o) $(B)/libbikaroo.a
 	$(SAY) LINK $@
@@ -177,7 +189,8 @@ reset-demo: deps
 # Everything, against a throwaway PostgreSQL that the harness creates and removes.
 test: test-deps
 	$(MAKE) --no-print-directory format-check
-	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
+	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only \
+	  $(B)/bikaroo-mcp-swap-rows
 	scripts/test.sh $(B)
 
 unit: test-deps
@@ -189,7 +202,8 @@ unit: test-deps
 # `make integration SUITE=hotpath` (one suite; all without SUITE), `make e2e FILE=modern-client`
 # (tests/e2e/FILE.test.mjs; all without FILE). An unknown name fails with the list of names.
 integration: test-deps
-	$(MAKE) --no-print-directory all $(B)/integration-tests $(B)/bikaroo-mcp-rls-only
+	$(MAKE) --no-print-directory all $(B)/integration-tests $(B)/bikaroo-mcp-rls-only \
+	  $(B)/bikaroo-mcp-swap-rows
 	@if [ -n "$(SUITE)" ] && ! $(B)/integration-tests --list | grep -qx '$(SUITE)'; then \
 	  echo "make integration: no suite named '$(SUITE)'; the suites are:"; \
 	  $(B)/integration-tests --list | sed 's/^/  /'; exit 2; fi
@@ -214,23 +228,25 @@ new-capability:
 	@scripts/new-capability.sh '$(NAME)' '$(KIND)'
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
-# drive the sanitized binary). AddressSanitizer's reports go to build/asan/reports, one file per
-# process, and scripts/asan-reports.sh fails the run on any (its swapcontext warning aside).
+# drive the sanitized binary; the batched-reads load makes fewer calls: IT_BATCH_CALLS).
+# AddressSanitizer's reports go to build/asan/reports, one file per process, and
+# scripts/asan-reports.sh fails the run on any (its swapcontext warning aside).
 asan: test-deps
 	$(MAKE) --no-print-directory B=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  all build/asan/core-tests build/asan/unit-tests build/asan/integration-tests \
-	  build/asan/bikaroo-mcp-rls-only
+	  build/asan/bikaroo-mcp-rls-only build/asan/bikaroo-mcp-swap-rows
 	rm -rf build/asan/reports && mkdir -p build/asan/reports
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path='$(CURDIR)/build/asan/reports/asan' \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 scripts/test.sh build/asan; \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 IT_BATCH_CALLS=10000 scripts/test.sh build/asan; \
 	  rc=$$?; scripts/asan-reports.sh build/asan/reports || rc=1; exit $$rc
 
-# The suite with every server process and the unit tests under valgrind memcheck.
+# The suite with every server process and the unit tests under valgrind memcheck (the batched-reads
+# load with fewer calls).
 valgrind: test-deps
 	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g -DTASK_VALGRIND" all build/vg/core-tests build/vg/unit-tests build/vg/integration-tests \
-	  build/vg/bikaroo-mcp-rls-only
-	BIKAROO_VALGRIND=1 scripts/test.sh build/vg
+	  build/vg/bikaroo-mcp-rls-only build/vg/bikaroo-mcp-swap-rows
+	BIKAROO_VALGRIND=1 IT_BATCH_CALLS=2000 scripts/test.sh build/vg
 
 # Coverage-guided fuzzing of the protocol core and of token validation, FUZZ_SECONDS each
 # (default 60), from seeds made of tests/protocol/cases.json. Not part of `make test`: a

@@ -1,8 +1,11 @@
 /* Integration-test harness: real binary, real PostgreSQL, real HTTP (libcurl). */
+#define _GNU_SOURCE /* for close_range */
 #include "harness.h"
 
+#include <check.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libpq-fe.h>
 #include <signal.h>
 #include <stdio.h>
@@ -192,11 +195,12 @@ static size_t it_collect(char *data, size_t size, size_t nmemb, void *user)
 	return add;
 }
 
-void it_http(unsigned port, const char *method, const char *path, const char *const *headers,
-	     const char *body, size_t body_len, struct it_response *r)
+/* One request on c (a new handle, or a connection's: curl keeps its connection alive). */
+static void it_perform(CURL *c, unsigned port, const char *method, const char *path,
+		       const char *const *headers, const char *body, size_t body_len,
+		       struct it_response *r)
 {
 	memset(r, 0, sizeof *r);
-	CURL *c = curl_easy_init();
 	char url[256];
 	snprintf(url, sizeof url, "http://127.0.0.1:%u%s", port, path);
 	struct curl_slist *h = NULL;
@@ -227,28 +231,49 @@ void it_http(unsigned port, const char *method, const char *path, const char *co
 	json_error_t e;
 	r->json = json_loads(r->body, 0, &e);
 	curl_slist_free_all(h);
+}
+
+void it_http(unsigned port, const char *method, const char *path, const char *const *headers,
+	     const char *body, size_t body_len, struct it_response *r)
+{
+	CURL *c = curl_easy_init();
+	it_perform(c, port, method, path, headers, body, body_len, r);
 	curl_easy_cleanup(c);
+}
+
+/* A 2026-07-28 request on c: JSON-RPC id (JSON text), method, Mcp-Name (or NULL), params without
+ * _meta, with `Authorization: Bearer token` unless token is NULL. */
+static void it_mcp_on(CURL *c, unsigned port, const char *token, const char *id, const char *method,
+		      const char *name, const char *params, struct it_response *r)
+{
+	char mh[128], nh[512], auth[4096];
+	snprintf(mh, sizeof mh, "Mcp-Method: %s", method);
+	snprintf(nh, sizeof nh, "Mcp-Name: %s", name ? name : "");
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", token ? token : "");
+	const char *headers[7] = {"Content-Type: application/json",
+				  "Accept: application/json, text/event-stream",
+				  "MCP-Protocol-Version: 2026-07-28", mh};
+	size_t n = 4;
+	if (name)
+		headers[n++] = nh;
+	if (token)
+		headers[n++] = auth;
+	headers[n] = NULL;
+	char *body = mem_printf(
+		"{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+		id, method, params, *params ? "," : "");
+	it_perform(c, port, "POST", "/mcp", headers, body, strlen(body), r);
+	free(body);
 }
 
 void it_mcp(unsigned port, const char *method, const char *name, const char *params,
 	    struct it_response *r)
 {
-	char mh[128], nh[512];
-	snprintf(mh, sizeof mh, "Mcp-Method: %s", method);
-	snprintf(nh, sizeof nh, "Mcp-Name: %s", name ? name : "");
-	const char *headers[] = {"Content-Type: application/json",
-				 "Accept: application/json, text/event-stream",
-				 "MCP-Protocol-Version: 2026-07-28",
-				 mh,
-				 name ? nh : NULL,
-				 NULL};
-	char *body = mem_printf(
-		"{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
-		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-		"\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
-		method, params, *params ? "," : "");
-	it_http(port, "POST", "/mcp", headers, body, strlen(body), r);
-	free(body);
+	CURL *c = curl_easy_init();
+	it_mcp_on(c, port, NULL, "42", method, name, params, r);
+	curl_easy_cleanup(c);
 }
 
 void it_response_free(struct it_response *r)
@@ -304,4 +329,260 @@ char *it_sql(const char *sql)
 char *it_sql_as_app(const char *sql)
 {
 	return it_sql_url(it_env("DATABASE_URL"), sql);
+}
+
+void it_sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* What a process that will not get ready is doing, from /proc/PID/stat: its state (R running,
+ * S sleeping, D in the kernel) and the CPU time it has had, for the failure message. */
+static void it_as_state(pid_t pid, char *out, size_t outlen)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+	char st = '?';
+	unsigned long utime = 0, stime = 0;
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &st, &utime,
+			 &stime) != 3) {
+		snprintf(out, outlen, "no /proc/%d/stat", (int)pid);
+		return;
+	}
+	long hz = sysconf(_SC_CLK_TCK);
+	snprintf(out, outlen, "state %c, %.2f s user and %.2f s system CPU", st,
+		 (double)utime / (double)hz, (double)stime / (double)hz);
+}
+
+/* The child gets /dev/null as stdin and stdout and none of this process's other descriptors
+ * (sockets, Check's files); its stderr goes to IT_TMP/as-PID-N.log, where tests/auth/as.mjs says
+ * any start of the provider it had to try again (scripts/test.sh repeats those lines). It
+ * starts in about a second; as.mjs itself gives up after three tries of 30 s, so the wait here
+ * (6000 polls of 20 ms, counted rather than read from a clock that may jump when a paused
+ * machine resumes) is only for as.mjs not starting at all. */
+void it_as_start(struct it_as *as, const char *format)
+{
+	static unsigned seq;
+	char ready[256], log[256];
+	snprintf(ready, sizeof ready, "%s/as-%d-%u.port", it_env("IT_TMP"), (int)getpid(), ++seq);
+	snprintf(log, sizeof log, "%s/as-%d-%u.log", it_env("IT_TMP"), (int)getpid(), seq);
+	memset(as, 0, sizeof *as);
+	unlink(ready);
+	as->pid = fork();
+	if (as->pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		int err = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (null < 0 || err < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(err, 2) < 0)
+			_exit(126);
+		close_range(3, ~0U, 0);
+		execlp("node", "node", "tests/auth/as.mjs", "--ready", ready, "--resource",
+		       IT_AS_RESOURCE, "--format", format, (char *)NULL);
+		_exit(127);
+	}
+	bool exited = false;
+	for (int poll = 0; poll < 6000 && !exited && !as->port; poll++) {
+		FILE *f = fopen(ready, "r");
+		if (f) {
+			if (fscanf(f, "%u", &as->port) != 1)
+				as->port = 0;
+			fclose(f);
+		}
+		exited = !as->port && waitpid(as->pid, NULL, WNOHANG) == as->pid;
+		if (!as->port)
+			it_sleep_ms(20);
+	}
+	unlink(ready);
+	if (!as->port) {
+		char state[160] = "", tail[2048] = "";
+		if (!exited) {
+			it_as_state(as->pid, state, sizeof state);
+			kill(as->pid, SIGKILL);
+			waitpid(as->pid, NULL, 0);
+		}
+		as->pid = 0;
+		FILE *f = fopen(log, "r");
+		if (f) {
+			size_t n = fread(tail, 1, sizeof tail - 1, f);
+			tail[n] = '\0';
+			fclose(f);
+		}
+		ck_abort_msg("the test authorization server did not start (%s; %s): %s",
+			     exited ? "it exited" : "not ready after 6000 polls", state, tail);
+	}
+	snprintf(as->issuer, sizeof as->issuer, "http://127.0.0.1:%u", as->port);
+}
+
+void it_as_stop(struct it_as *as)
+{
+	if (as->pid > 0) {
+		kill(as->pid, SIGTERM);
+		while (waitpid(as->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	as->pid = 0;
+}
+
+char *it_as_mint(const struct it_as *as, const char *sub, const char *client, const char *scope)
+{
+	CURL *c = curl_easy_init();
+	char *esc[3] = {curl_easy_escape(c, sub, 0), curl_easy_escape(c, client, 0),
+			curl_easy_escape(c, scope, 0)};
+	char *path = mem_printf("/mint?sub=%s&client=%s&scope=%s", esc[0], esc[1], esc[2]);
+	for (size_t i = 0; i < 3; i++)
+		curl_free(esc[i]);
+	struct it_response r;
+	it_perform(c, as->port, "GET", path, NULL, NULL, 0, &r);
+	curl_easy_cleanup(c);
+	const char *t = json_string_value(json_object_get(r.json, "access_token"));
+	char *out = r.status == 200 && t ? mem_strdup(t) : NULL;
+	if (!out)
+		fprintf(stderr, "it_as_mint %s: HTTP %ld %s\n", path, r.status, r.body);
+	free(path);
+	it_response_free(&r);
+	return out;
+}
+
+/* ---- loads ------------------------------------------------------------------------------- */
+
+long long it_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+void it_conn_open(struct it_conn *c, unsigned port)
+{
+	c->curl = curl_easy_init();
+	c->port = port;
+}
+
+void it_conn_close(struct it_conn *c)
+{
+	curl_easy_cleanup(c->curl);
+	c->curl = NULL;
+}
+
+void it_conn_tool(struct it_conn *c, const char *token, const char *id, const char *tool,
+		  const char *arguments, struct it_response *r)
+{
+	char *params = mem_printf("\"name\":\"%s\",\"arguments\":%s", tool, arguments);
+	char *jid = mem_printf("\"%s\"", id);
+	it_mcp_on(c->curl, c->port, token, jid, "tools/call", tool, params, r);
+	free(jid);
+	free(params);
+}
+
+struct it_load_worker {
+	struct it_load *load;
+	int caller;
+};
+
+static void *it_load_caller(void *arg)
+{
+	const struct it_load_worker *w = arg;
+	struct it_load *l = w->load;
+	struct it_conn conn;
+	it_conn_open(&conn, l->port);
+	for (long n = 0; l->calls == 0 || n < l->calls; n++) {
+		struct it_load_call c = {.caller = w->caller, .n = n, .tool = "get_bike_status"};
+		snprintf(c.id, sizeof c.id, "%s-%d-%ld", l->prefix, w->caller, n);
+		l->prepare(l->ctx, &c);
+		c.started_us = it_now_us();
+		if (l->until_us && c.started_us >= l->until_us)
+			break;
+		it_conn_tool(&conn, c.token, c.id, c.tool, c.arguments, &c.r);
+		c.ended_us = it_now_us();
+		l->check(l->ctx, &c);
+		long status = c.r.status;
+		it_response_free(&c.r);
+		if (status <= 0 && l->calls == 0)
+			break; /* the server is gone */
+	}
+	it_conn_close(&conn);
+	return NULL;
+}
+
+int it_load_start(struct it_load *l)
+{
+	if (l->callers < 1 || l->callers > IT_LOAD_CALLERS || (!l->calls && !l->until_us))
+		return -1;
+	l->workers = mem_calloc((size_t)l->callers, sizeof *l->workers);
+	l->threads = mem_calloc((size_t)l->callers, sizeof *l->threads);
+	for (int i = 0; i < l->callers; i++) {
+		l->workers[i] = (struct it_load_worker){l, i};
+		if (pthread_create(&l->threads[i], NULL, it_load_caller, &l->workers[i]) != 0)
+			abort();
+	}
+	return 0;
+}
+
+void it_load_wait(struct it_load *l)
+{
+	for (int i = 0; i < l->callers; i++)
+		pthread_join(l->threads[i], NULL);
+	free(l->threads);
+	free(l->workers);
+	l->threads = NULL;
+	l->workers = NULL;
+}
+
+int it_audit_count(const char *prefix, char *const *ids, size_t n, struct it_audit_count *out)
+{
+	struct it_buf arr = {0};
+	it_collect("{", 1, 1, &arr);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			it_collect(",", 1, 1, &arr);
+		it_collect(ids[i], 1, strlen(ids[i]), &arr);
+	}
+	it_collect("}", 1, 1, &arr);
+	char *like = mem_printf("\"%s-%%", prefix);
+	const char *params[] = {arr.p, like};
+	PGconn *pg = PQconnectdb(it_env("IT_SUPER_URL"));
+	PGresult *r = PQexecParams(
+		pg,
+		"SELECT (SELECT count(*) FROM fleet.audit_log WHERE btrim(request_id, '\"') = ANY "
+		"($1::text[])), (SELECT count(*) FROM fleet.audit_log WHERE request_id LIKE $2), "
+		"(SELECT count(*) FROM (SELECT FROM fleet.audit_log WHERE request_id LIKE $2 GROUP "
+		"BY "
+		"request_id HAVING count(*) > 1) d)",
+		2, NULL, params, NULL, NULL, 0);
+	int rc = -1;
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+		out->of_ids = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+		out->all = strtol(PQgetvalue(r, 0, 1), NULL, 10);
+		out->doubled = strtol(PQgetvalue(r, 0, 2), NULL, 10);
+		rc = 0;
+	} else {
+		fprintf(stderr, "it_audit_count: %s", PQerrorMessage(pg));
+	}
+	PQclear(r);
+	PQfinish(pg);
+	free(like);
+	free(arr.p);
+	return rc;
+}
+
+long it_log_count(const struct it_server *s, const char *needle)
+{
+	FILE *f = fopen(s->log_file, "r");
+	if (!f)
+		return -1;
+	char line[4096];
+	long n = 0;
+	while (fgets(line, sizeof line, f))
+		if (strstr(line, needle))
+			n++;
+	fclose(f);
+	return n;
 }

@@ -5,6 +5,7 @@
 #define BIKAROO_HARNESS_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -71,5 +72,84 @@ char *it_sql_as_app_then(const char *first, const char *second);
 
 /* Environment of the harness (set by scripts/test.sh). */
 const char *it_env(const char *name);
+void it_sleep_ms(long ms);
+
+/* The test authorization server (tests/auth/as.mjs, npm oidc-provider) on a free loopback port,
+ * issuing tokens for IT_AS_RESOURCE. */
+#define IT_AS_RESOURCE "https://mcp.bikaroo.test/mcp"
+struct it_as {
+	pid_t pid;
+	unsigned port;
+	char issuer[64];
+};
+/* Starts it; format is jwt or opaque. Fails the test (Check) when it does not start. */
+void it_as_start(struct it_as *as, const char *format);
+void it_as_stop(struct it_as *as);
+/* An access token of sub through client with scope (space-separated), for IT_AS_RESOURCE, from a
+ * real authorization-code flow: new, or NULL (said on stderr). */
+char *it_as_mint(const struct it_as *as, const char *sub, const char *client, const char *scope);
+
+/* ---- loads: concurrent callers, each on its own keep-alive connection ---- */
+
+long long it_now_us(void); /* a monotonic clock, microseconds */
+
+/* One HTTP connection, reused from call to call (one thread's). */
+struct it_conn {
+	void *curl;
+	unsigned port;
+};
+void it_conn_open(struct it_conn *c, unsigned port);
+void it_conn_close(struct it_conn *c);
+/* A 2026-07-28 tools/call of tool with arguments (a JSON object's text) and JSON-RPC id (a
+ * string), with `Authorization: Bearer token` unless token is NULL. */
+void it_conn_tool(struct it_conn *c, const char *token, const char *id, const char *tool,
+		  const char *arguments, struct it_response *r);
+
+/* One call of a load: the load names it, .prepare says what to send, .check sees the answer. */
+struct it_load_call {
+	int caller;                     /* 0 .. callers - 1 */
+	long n;                         /* the caller's n-th call, from 0 */
+	char id[64];                    /* its JSON-RPC id: "PREFIX-CALLER-N" */
+	const char *tool;               /* prepare: the tool (get_bike_status unless changed) */
+	const char *token;              /* prepare: the bearer token, or NULL (borrowed) */
+	char arguments[256];            /* prepare: the arguments, a JSON object's text */
+	long long started_us, ended_us; /* it_now_us() before the request, after the answer */
+	struct it_response r;           /* the answer, freed after .check */
+};
+
+#define IT_LOAD_CALLERS 64
+struct it_load_worker;
+/* callers threads, each making calls one after the other on its own connection, until each
+ * made `calls` (0: no limit), until_us is reached (0: none; one of the two bounds is needed) or,
+ * with no limit, the server is gone (no HTTP answer). prepare and check run on the callers'
+ * threads (concurrently: check writes only what belongs to c->caller). */
+struct it_load {
+	unsigned port;
+	const char *prefix; /* of the calls' ids: letters and digits */
+	int callers;
+	long calls;
+	long long until_us;
+	void (*prepare)(void *ctx, struct it_load_call *c);
+	void (*check)(void *ctx, const struct it_load_call *c);
+	void *ctx;
+	/* the load's own */
+	pthread_t *threads;
+	struct it_load_worker *workers;
+};
+/* Starts the callers (0) and returns; -1 when the load is not bounded. */
+int it_load_start(struct it_load *l);
+/* Waits for every caller to end. */
+void it_load_wait(struct it_load *l);
+
+/* Audit rows of a load's calls: those naming one of the n ids (of_ids), those of any call whose
+ * id starts with "PREFIX-" (all) and how many such ids have more than one row (doubled). Returns
+ * 0, or -1 on a database error. */
+struct it_audit_count {
+	long of_ids, all, doubled;
+};
+int it_audit_count(const char *prefix, char *const *ids, size_t n, struct it_audit_count *out);
+
+/* How many lines of s's log (stderr) contain needle; -1 when it has no log. */
+long it_log_count(const struct it_server *s, const char *needle);
 
 #endif

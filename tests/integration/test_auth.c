@@ -33,118 +33,11 @@
 	.token = (c).token, .local_subject = (c).local_subject, .local_client = (c).local_client,  \
 	.local_scopes = (c).local_scopes, .development_db = rights_development_db
 
-#define AUTH_RESOURCE "https://mcp.bikaroo.test/mcp"
+#define AUTH_RESOURCE IT_AS_RESOURCE
 #define AUTH_PRM "https://mcp.bikaroo.test/.well-known/oauth-protected-resource/mcp"
 
-struct as_proc {
-	pid_t pid;
-	unsigned port;
-	char issuer[64];
-};
-
-static void auth_sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/* What a process that will not get ready is doing, from /proc/PID/stat: its state (R running,
- * S sleeping, D in the kernel) and the CPU time it has had, for the failure message. */
-static void as_proc_state(pid_t pid, char *out, size_t outlen)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-	char st = '?';
-	unsigned long utime = 0, stime = 0;
-	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &st, &utime,
-			 &stime) != 3) {
-		snprintf(out, outlen, "no /proc/%d/stat", (int)pid);
-		return;
-	}
-	long hz = sysconf(_SC_CLK_TCK);
-	snprintf(out, outlen, "state %c, %.2f s user and %.2f s system CPU", st,
-		 (double)utime / (double)hz, (double)stime / (double)hz);
-}
-
-/* Starts the test authorization server on a free loopback port; format is jwt or opaque. The
- * child gets /dev/null as stdin and stdout and none of this process's other descriptors
- * (sockets, Check's files); its stderr goes to IT_TMP/as-PID-N.log, where tests/auth/as.mjs says
- * any start of the provider it had to try again (scripts/test.sh repeats those lines). It
- * starts in about a second; as.mjs itself gives up after three tries of 30 s, so the wait here
- * (6000 polls of 20 ms, counted rather than read from a clock that may jump when a paused
- * machine resumes) is only for as.mjs not starting at all. */
-static void as_start(struct as_proc *as, const char *format)
-{
-	static unsigned seq;
-	char ready[256], log[256];
-	snprintf(ready, sizeof ready, "%s/as-%d-%u.port", it_env("IT_TMP"), (int)getpid(), ++seq);
-	snprintf(log, sizeof log, "%s/as-%d-%u.log", it_env("IT_TMP"), (int)getpid(), seq);
-	memset(as, 0, sizeof *as);
-	unlink(ready);
-	as->pid = fork();
-	if (as->pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-		int err = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (null < 0 || err < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-		    dup2(err, 2) < 0)
-			_exit(126);
-		close_range(3, ~0U, 0);
-		execlp("node", "node", "tests/auth/as.mjs", "--ready", ready, "--resource",
-		       AUTH_RESOURCE, "--format", format, (char *)NULL);
-		_exit(127);
-	}
-	bool exited = false;
-	for (int poll = 0; poll < 6000 && !exited && !as->port; poll++) {
-		FILE *f = fopen(ready, "r");
-		if (f) {
-			if (fscanf(f, "%u", &as->port) != 1)
-				as->port = 0;
-			fclose(f);
-		}
-		exited = !as->port && waitpid(as->pid, NULL, WNOHANG) == as->pid;
-		if (!as->port)
-			auth_sleep_ms(20);
-	}
-	unlink(ready);
-	if (!as->port) {
-		char state[160] = "", tail[2048] = "";
-		if (!exited) {
-			as_proc_state(as->pid, state, sizeof state);
-			kill(as->pid, SIGKILL);
-			waitpid(as->pid, NULL, 0);
-		}
-		as->pid = 0;
-		FILE *f = fopen(log, "r");
-		if (f) {
-			size_t n = fread(tail, 1, sizeof tail - 1, f);
-			tail[n] = '\0';
-			fclose(f);
-		}
-		ck_abort_msg("the test authorization server did not start (%s; %s): %s",
-			     exited ? "it exited" : "not ready after 6000 polls", state, tail);
-	}
-	snprintf(as->issuer, sizeof as->issuer, "http://127.0.0.1:%u", as->port);
-}
-
-static void as_stop(struct as_proc *as)
-{
-	if (as->pid > 0) {
-		kill(as->pid, SIGTERM);
-		while (waitpid(as->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	as->pid = 0;
-}
-
 /* GET path on the AS; returns the parsed JSON (new reference). */
-static json_t *as_get(const struct as_proc *as, const char *path)
+static json_t *as_get(const struct it_as *as, const char *path)
 {
 	struct it_response r;
 	it_http(as->port, "GET", path, NULL, NULL, 0, &r);
@@ -165,7 +58,7 @@ static char *as_escape(const char *s)
 }
 
 /* A token for spec (an entry of cases.json "tokens"): minted by a real flow, or forged. */
-static char *as_token(const struct as_proc *as, json_t *spec)
+static char *as_token(const struct it_as *as, json_t *spec)
 {
 	const char *forge = json_string_value(json_object_get(spec, "forge"));
 	char *path;
@@ -223,7 +116,7 @@ static void auth_digest_install(void)
 
 /* ---- the data-driven adversarial suite --------------------------------------------------- */
 
-static struct as_proc as_jwt;
+static struct it_as as_jwt;
 static struct it_server auth_srv;
 static json_t *auth_cases, *auth_tokens;
 
@@ -247,7 +140,7 @@ static void auth_setup(void)
 	json_error_t e;
 	auth_cases = json_load_file("tests/auth/cases.json", JSON_REJECT_DUPLICATES, &e);
 	ck_assert_msg(auth_cases != NULL, "cases.json: %s line %d", e.text, e.line);
-	as_start(&as_jwt, "jwt");
+	it_as_start(&as_jwt, "jwt");
 	auth_tokens = json_object();
 	const char *name;
 	json_t *spec;
@@ -264,7 +157,7 @@ static void auth_setup(void)
 static void auth_teardown(void)
 {
 	ck_assert_int_eq(it_server_stop(&auth_srv), 0);
-	as_stop(&as_jwt);
+	it_as_stop(&as_jwt);
 	json_decref(auth_tokens);
 	json_decref(auth_cases);
 }
@@ -765,12 +658,12 @@ END_TEST
 
 /* ---- introspection (opaque tokens) ---------------------------------------------------------- */
 
-static struct as_proc as_opaque;
+static struct it_as as_opaque;
 static struct it_server intro_srv;
 
 static void intro_setup(void)
 {
-	as_start(&as_opaque, "opaque");
+	it_as_start(&as_opaque, "opaque");
 	char issuer[128];
 	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as_opaque.issuer);
 	const char *env[] = {"BIKAROO_AUTH=introspection",
@@ -786,7 +679,7 @@ static void intro_setup(void)
 static void intro_teardown(void)
 {
 	ck_assert_int_eq(it_server_stop(&intro_srv), 0);
-	as_stop(&as_opaque);
+	it_as_stop(&as_opaque);
 }
 
 static long intro_call(const char *token, const char *bike, struct it_response *r)
@@ -881,7 +774,7 @@ START_TEST(introspection_issuer_down_is_503_but_cached_answers_stand)
 		it_response_free(&gone);
 		if (st < 0)
 			break;
-		auth_sleep_ms(20);
+		it_sleep_ms(20);
 	}
 	/* Never fail open: an unknown token with the issuer gone is 503 + Retry-After. */
 	ck_assert_int_eq(intro_call(fresh, "VL-2047", &r), 503);
@@ -909,12 +802,13 @@ END_TEST
 
 START_TEST(jwt_issuer_unreachable_is_503_never_accept)
 {
-	struct as_proc as;
-	as_start(&as, "jwt");
+	struct it_as as;
+	it_as_start(&as, "jwt");
 	json_t *spec = json_pack("{s:s}", "forge", "valid");
 	char *t = as_token(&as, spec);
 	json_decref(spec);
-	as_stop(&as); /* the issuer the token names is gone before the server ever saw its keys */
+	it_as_stop(
+		&as); /* the issuer the token names is gone before the server ever saw its keys */
 	struct it_server s;
 	const char *extra[] = {"BIKAROO_AUTH_TIMEOUT_MS=500", NULL};
 	auth_jwt_server(&s, as.issuer, extra);
@@ -941,8 +835,8 @@ END_TEST
 
 START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 {
-	struct as_proc as;
-	as_start(&as, "jwt");
+	struct it_as as;
+	it_as_start(&as, "jwt");
 	struct it_server s;
 	const char *extra[] = {"BIKAROO_AUTH_REFRESH_SECONDS=2", NULL};
 	auth_jwt_server(&s, as.issuer, extra);
@@ -968,7 +862,7 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 	json_int_t first = json_integer_value(json_object_get(st, "jwks"));
 	json_decref(st);
 	ck_assert_int_eq(first, 1);
-	auth_sleep_ms(2200); /* past the cool-down; the six requests below fit well inside one */
+	it_sleep_ms(2200); /* past the cool-down; the six requests below fit well inside one */
 	for (int i = 0; i < 6; i++) {
 		it_http(s.port, "POST", "/mcp", h2, body, strlen(body), &r);
 		ck_assert_int_eq(r.status, 401);
@@ -982,7 +876,7 @@ START_TEST(unknown_kid_triggers_one_rate_limited_refresh)
 	ck_assert_int_eq(r.status, 200);
 	it_response_free(&r);
 	ck_assert_int_eq(it_server_stop(&s), 0);
-	as_stop(&as);
+	it_as_stop(&as);
 	free(valid);
 	free(unknown);
 	json_decref(vs);
@@ -1032,8 +926,8 @@ static long auth_list_tools(unsigned port, const char *token)
  * otherwise stay open. */
 START_TEST(listen_stream_ends_when_its_token_expires)
 {
-	struct as_proc as;
-	as_start(&as, "jwt");
+	struct it_as as;
+	it_as_start(&as, "jwt");
 	struct it_server s;
 	const char *extra[] = {"BIKAROO_AUTH_CLOCK_SKEW=0", "BIKAROO_KEEPALIVE_SECONDS=1", NULL};
 	auth_jwt_server(&s, as.issuer, extra);
@@ -1068,7 +962,7 @@ START_TEST(listen_stream_ends_when_its_token_expires)
 	ck_assert_ptr_null(strstr(r.body, token));
 	it_response_free(&r);
 	ck_assert_int_eq(it_server_stop(&s), 0);
-	as_stop(&as);
+	it_as_stop(&as);
 	free(token);
 	json_decref(spec);
 }
@@ -1078,8 +972,8 @@ END_TEST
  * most BIKAROO_AUTH_CACHE_SECONDS; then it is verified again (and refused once expired). */
 START_TEST(verified_tokens_are_cached_until_exp_and_max_age)
 {
-	struct as_proc as;
-	as_start(&as, "jwt");
+	struct it_as as;
+	it_as_start(&as, "jwt");
 	struct it_server s;
 	const char *extra[] = {"BIKAROO_AUTH_CLOCK_SKEW=0", "BIKAROO_AUTH_CACHE_SECONDS=6",
 			       "BIKAROO_LOG_LEVEL=debug", NULL};
@@ -1100,19 +994,19 @@ START_TEST(verified_tokens_are_cached_until_exp_and_max_age)
 	ck_assert_int_eq(auth_list_tools(s.port, brief), 200);
 	ck_assert_int_eq(auth_list_tools(s.port, brief), 200);
 	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 2);
-	auth_sleep_ms(4000);
+	it_sleep_ms(4000);
 	ck_assert_int_eq(auth_list_tools(s.port, brief), 401);
 	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 2);
 
 	/* Past the max age the lasting token's entry is not used: it is verified again. */
-	auth_sleep_ms(2500);
+	it_sleep_ms(2500);
 	ck_assert_int_eq(auth_list_tools(s.port, lasting), 200);
 	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 3);
 	ck_assert_int_eq(auth_list_tools(s.port, lasting), 200);
 	ck_assert_int_eq(auth_log_count(&s, AUTH_VERIFIED), 3);
 
 	ck_assert_int_eq(it_server_stop(&s), 0);
-	as_stop(&as);
+	it_as_stop(&as);
 	free(lasting);
 	free(brief);
 	json_decref(ls);
@@ -1158,8 +1052,8 @@ END_TEST
 
 START_TEST(stdio_identity_from_environment)
 {
-	struct as_proc as;
-	as_start(&as, "jwt");
+	struct it_as as;
+	it_as_start(&as, "jwt");
 	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "paul", "client",
 				 "customer-care-assistant", "scope", "fleet:read");
 	char *t = as_token(&as, spec);
@@ -1217,7 +1111,7 @@ START_TEST(stdio_identity_from_environment)
 	free(flags[2]);
 	free(flags[5]);
 	free(t);
-	as_stop(&as);
+	it_as_stop(&as);
 }
 END_TEST
 
@@ -1351,8 +1245,8 @@ static void *par_auth_worker(void *p)
 
 START_TEST(concurrent_first_requests_share_one_key_fetch)
 {
-	struct as_proc as;
-	as_start(&as, "jwt");
+	struct it_as as;
+	it_as_start(&as, "jwt");
 	struct it_server s;
 	auth_jwt_server(&s, as.issuer, NULL);
 	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "marie", "client",
@@ -1376,7 +1270,7 @@ START_TEST(concurrent_first_requests_share_one_key_fetch)
 	ck_assert_int_eq(json_integer_value(json_object_get(st, "jwks")), 1);
 	json_decref(st);
 	ck_assert_int_eq(it_server_stop(&s), 0);
-	as_stop(&as);
+	it_as_stop(&as);
 	free(t);
 }
 END_TEST
@@ -1401,8 +1295,8 @@ static char *stdio_run(const char *env, const char *lines, int *status)
 
 START_TEST(stdio_binary_acts_as_the_token_in_its_environment)
 {
-	struct as_proc as;
-	as_start(&as, "jwt");
+	struct it_as as;
+	it_as_start(&as, "jwt");
 	json_t *spec = json_pack("{s:s, s:s, s:s}", "sub", "marie", "client",
 				 "customer-care-assistant", "scope", "fleet:read");
 	char *t = as_token(&as, spec);
@@ -1446,7 +1340,7 @@ START_TEST(stdio_binary_acts_as_the_token_in_its_environment)
 	free(base);
 	free(expired);
 	free(t);
-	as_stop(&as);
+	it_as_stop(&as);
 }
 END_TEST
 
@@ -1467,7 +1361,7 @@ CHECK_SUITE(auth)
 	suite_add_tcase(s, tc);
 	TCase *ti = tcase_create("introspection");
 	tcase_add_unchecked_fixture(ti, intro_setup, intro_teardown);
-	/* Generous: an authorization server may take two minutes to start (as_start). */
+	/* Generous: an authorization server may take two minutes to start (it_as_start). */
 	tcase_set_timeout(ti, 180);
 	tcase_add_test(ti, introspection_accepts_active_tokens_for_this_server);
 	tcase_add_test(ti, introspection_refuses_other_audiences_and_garbage);
