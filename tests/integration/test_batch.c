@@ -407,7 +407,8 @@ START_TEST(a_rights_change_is_honoured_by_every_call_begun_after_its_commit)
 		it_sleep_ms(step_ms);
 		PGresult *r = PQexec(admin, change[who]);
 		commit_us[who] = it_now_us();
-		ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK && atoi(PQcmdTuples(r)) == 1,
+		ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK &&
+				      strcmp(PQcmdTuples(r), "1") == 0,
 			      "%s: %s", change[who], PQresultErrorMessage(r));
 		PQclear(r);
 	}
