@@ -174,6 +174,10 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	json_t *result = NULL;
 	struct mcp_error err = {0};
 	json_t *empty = NULL;
+	if (ctx->req->local_only && !m->local) {
+		out->not_local = true; /* before anything is done */
+		return;
+	}
 	if (!params)
 		params = empty = json_object();
 	struct notify_state notify;
@@ -512,4 +516,11 @@ const struct mcp_server *mcp_service_server(const struct mcp_service *svc)
 const struct mcp_change_feed *mcp_service_changes(const struct mcp_service *svc)
 {
 	return svc->server->changes;
+}
+
+bool mcp_method_local(const struct mcp_service *svc, const char *method)
+{
+	const struct mcp_method *m =
+		method ? methods_find(svc->server, method, MCP_ERA_MODERN) : NULL;
+	return m && m->local;
 }

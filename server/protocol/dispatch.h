@@ -27,6 +27,9 @@ struct mcp_response {
 	const char *method;
 	const char *name;
 	const char *outcome;
+	/* The request was local_only and its method is not local: nothing was run or answered,
+	 * the transport runs it again where it may wait. */
+	bool not_local;
 };
 
 /* The change feed of the description svc serves (NULL: none), for a transport's sinks. */
@@ -37,5 +40,9 @@ const struct mcp_change_feed *mcp_service_changes(const struct mcp_service *svc)
 void mcp_handle(const struct mcp_service *svc, const struct mcp_request *req,
 		struct mcp_response *out);
 void mcp_response_free(struct mcp_response *r);
+
+/* Whether method (e.g. an Mcp-Method header's value) is one that answers without waiting: a
+ * request announcing it may be tried with local_only. */
+bool mcp_method_local(const struct mcp_service *svc, const char *method);
 
 #endif

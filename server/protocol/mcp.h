@@ -85,6 +85,9 @@ struct mcp_request {
 	/* The W3C trace id of the request (32 lowercase hex digits: the client's traceparent's, or
 	 * one made for it), for logs and audit rows; NULL: none. */
 	const char *trace_id;
+	/* The transport runs this request where nothing may wait (an HTTP event thread): a method
+	 * that is not local (server.h) is not run, and the response says not_local. */
+	bool local_only;
 };
 
 struct mcp_server;   /* server.h: the server description (immutable once built) */

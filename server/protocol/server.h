@@ -16,6 +16,9 @@ struct mcp_method {
 	unsigned eras;          /* enum mcp_era bits */
 	const char *name_param; /* params key mirrored in the Mcp-Name header, or NULL */
 	mcp_handler_fn fn;
+	/* It answers from the description alone: no database, no wait of any kind. A transport
+	 * may run it where waiting is not allowed (mcp_request.local_only). */
+	bool local;
 };
 
 /* The application's own settings for its handlers, defined by the application; the core never

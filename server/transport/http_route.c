@@ -27,25 +27,12 @@
 /* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
 #define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
 
-/* Runs one call on a worker (http_work.h): the protocol core answers into st->out, within the
- * call's deadline; a call that waited too long in the queue is answered 503 without being run.
- * Then its connection resumes, and the event thread sends st->out (http_send_out). */
-static void http_call_run(void *arg, bool run)
+/* The protocol core answers st's call into st->out, within the call's deadline. local_only:
+ * on the event thread, where nothing may wait; false (nothing done) when the call's method is
+ * not local, to be handed to a worker. */
+static bool http_call_answer(struct http_req *st, bool local_only)
 {
-	struct http_req *st = arg;
 	struct http_server *s = st->srv;
-	if (!run) {
-		st->outcome = "shed";
-		st->out = (struct http_out){
-			.status = 503,
-			.body = mem_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
-					   "-32603,\"message\":\"Service Unavailable: too many "
-					   "calls waiting; retry (nothing was done)\"}}"),
-			.retry_after = 1,
-		};
-		MHD_resume_connection(st->conn);
-		return;
-	}
 	struct mcp_request req = {
 		.transport = MCP_TRANSPORT_HTTP,
 		.body = st->body ? st->body : "",
@@ -57,6 +44,7 @@ static void http_call_run(void *arg, bool run)
 		.reqid = st->reqid,
 		.per_principal = s->tokens,
 		.trace_id = st->trace,
+		.local_only = local_only,
 	};
 	snprintf(st->subject, sizeof st->subject, "%s", req.actor->subject);
 	snprintf(st->client, sizeof st->client, "%s", req.actor->client_id);
@@ -72,6 +60,11 @@ static void http_call_run(void *arg, bool run)
 	deadline_start(s->call_timeout_ms);
 	mcp_handle(s->mcp, &req, &resp);
 	deadline_clear();
+	if (resp.not_local) {
+		sse_free(&sse);
+		mcp_response_free(&resp);
+		return false;
+	}
 	st->method = resp.method;
 	st->name = resp.name;
 	st->outcome = resp.outcome;
@@ -98,6 +91,27 @@ static void http_call_run(void *arg, bool run)
 	}
 	sse_free(&sse);
 	mcp_response_free(&resp);
+	return true;
+}
+
+/* Runs one call on a worker (http_work.h); a call that waited too long in the queue is answered
+ * 503 without being run. Then its connection resumes, and the event thread sends st->out
+ * (http_send_out). */
+static void http_call_run(void *arg, bool run)
+{
+	struct http_req *st = arg;
+	if (!run) {
+		st->outcome = "shed";
+		st->out = (struct http_out){
+			.status = 503,
+			.body = mem_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+					   "-32603,\"message\":\"Service Unavailable: too many "
+					   "calls waiting; retry (nothing was done)\"}}"),
+			.retry_after = 1,
+		};
+	} else {
+		http_call_answer(st, false);
+	}
 	MHD_resume_connection(st->conn);
 }
 
@@ -130,6 +144,17 @@ static enum MHD_Result http_send_out(struct http_server *s, struct MHD_Connectio
 static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connection *c,
 				      struct http_req *st)
 {
+	st->srv = s;
+	st->conn = c;
+	st->h_version = http_header(c, "MCP-Protocol-Version");
+	st->h_method = http_header(c, "Mcp-Method");
+	st->h_name = http_header(c, "Mcp-Name");
+	st->sse_ok = http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT));
+	/* A call whose method answers without waiting (server/discover) is answered here: a
+	 * worker's hand-off, twice a thread switch, would cost more than the call. The core checks
+	 * the header against the body and runs nothing else here (then the call goes on below). */
+	if (mcp_method_local(s->mcp, st->h_method) && http_call_answer(st, true))
+		return http_send_out(s, c, st);
 	if (!http_work_reserve(s->work)) {
 		st->refused = true;
 		st->outcome = "shed";
@@ -139,13 +164,7 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 			"was done)",
 			MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	}
-	st->srv = s;
-	st->conn = c;
 	st->queued = true;
-	st->h_version = http_header(c, "MCP-Protocol-Version");
-	st->h_method = http_header(c, "Mcp-Method");
-	st->h_name = http_header(c, "Mcp-Name");
-	st->sse_ok = http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT));
 	/* Suspended before it is queued: its worker may resume it at once. */
 	MHD_suspend_connection(c);
 	http_work_push(s->work, st);

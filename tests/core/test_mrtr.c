@@ -76,7 +76,7 @@ static int bad_method(struct mcp_ctx *ctx, json_t *params, json_t **result, stru
 }
 
 static const struct mcp_method extra_methods[] = {
-	{"test/bad", MCP_ERA_MODERN, NULL, bad_method},
+	{"test/bad", MCP_ERA_MODERN, NULL, bad_method, false},
 };
 
 static struct mcp_server server;

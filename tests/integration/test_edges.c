@@ -611,6 +611,26 @@ START_TEST(a_frozen_database_path_gets_503_within_the_call_timeout)
 }
 END_TEST
 
+/* A server on 2 workers with 2 calls under way at most and room for 4 more in the queue, its path
+ * to PostgreSQL through relay (frozen once started): the call timeout and the queue's wait as
+ * given. *db is the server's DATABASE_URL setting (the caller frees it). */
+static void ed_small_frozen(struct it_server *s, struct ed_relay *relay, char **db,
+			    const char *timeout, const char *queue_wait)
+{
+	ed_relay_start(relay);
+	*db = ed_database_url(relay->port, "bikaroo");
+	const char *env[] = {*db,
+			     timeout,
+			     "BIKAROO_THREADS=2",
+			     "BIKAROO_CALLS_MAX=2",
+			     "BIKAROO_QUEUE_MAX=4",
+			     queue_wait,
+			     "BIKAROO_RATE_READ_BURST=1000",
+			     NULL};
+	ck_assert_int_eq(it_server_start(s, env), 0);
+	atomic_store(&relay->frozen, true);
+}
+
 /* Overload: 40 calls at once on 2 workers, 2 calls under way at most, with room for 4 more in the
  * queue, the calls held (the path to PostgreSQL frozen): the 34 that cannot wait are answered
  * 503 + Retry-After at once, the queued ones 503 once they waited too long, the running ones 503
@@ -618,19 +638,10 @@ END_TEST
 START_TEST(overload_is_answered_503_never_reset)
 {
 	struct ed_relay relay;
-	ed_relay_start(&relay);
-	char *db = ed_database_url(relay.port, "bikaroo");
-	const char *env[] = {db,
-			     "BIKAROO_CALL_TIMEOUT_MS=2000",
-			     "BIKAROO_THREADS=2",
-			     "BIKAROO_CALLS_MAX=2",
-			     "BIKAROO_QUEUE_MAX=4",
-			     "BIKAROO_QUEUE_WAIT_MS=500",
-			     "BIKAROO_RATE_READ_BURST=1000",
-			     NULL};
 	struct it_server s;
-	ck_assert_int_eq(it_server_start(&s, env), 0);
-	atomic_store(&relay.frozen, true);
+	char *db;
+	ed_small_frozen(&s, &relay, &db, "BIKAROO_CALL_TIMEOUT_MS=2000",
+			"BIKAROO_QUEUE_WAIT_MS=500");
 	enum { ED_LOAD = 40 };
 	static struct ed_call calls[ED_LOAD];
 	for (int i = 0; i < ED_LOAD; i++) {
@@ -660,6 +671,71 @@ START_TEST(overload_is_answered_503_never_reset)
 	printf("overload: %d calls on 2 workers and a queue of 4: all answered 503 + Retry-After, "
 	       "%d of them within 500 ms\n",
 	       ED_LOAD, fast);
+	atomic_store(&relay.frozen, false);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	ed_relay_stop(&relay);
+	free(db);
+}
+END_TEST
+
+/* A legacy tools/call that announces itself as Mcp-Method: server/discover, on a thread of its
+ * own (lie->status, lie->ms). */
+static void *ed_lie_run(void *p)
+{
+	struct ed_call *c = p;
+	static const char *const h[] = {"Content-Type: application/json",
+					"Accept: application/json, text/event-stream",
+					"Mcp-Method: server/discover", NULL};
+	static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+				   "\"params\":{" ED_READ "}}";
+	struct it_response r;
+	double t0 = ed_now_ms();
+	it_http(c->port, "POST", "/mcp", h, body, sizeof body - 1, &r);
+	c->ms = ed_now_ms() - t0;
+	c->status = r.status;
+	it_response_free(&r);
+	return NULL;
+}
+
+/* server/discover is answered on the event thread, not queued for a worker: with every call slot
+ * and the queue taken by calls held at a frozen database, it answers at once. Those calls claim
+ * to be server/discover (a legacy body, which the header check does not cover): they still go to
+ * the workers, since a call the core finds not to be local is never run on an event thread;
+ * run there, 8 of them would hold the 4 event threads for the call timeout, and neither
+ * server/discover nor /healthz would answer meanwhile. */
+START_TEST(server_discover_answers_at_once_and_a_call_posing_as_it_waits_elsewhere)
+{
+	struct ed_relay relay;
+	struct it_server s;
+	char *db;
+	ed_small_frozen(&s, &relay, &db, "BIKAROO_CALL_TIMEOUT_MS=3000",
+			"BIKAROO_QUEUE_WAIT_MS=2500");
+	enum { ED_LIARS = 8 };
+	struct ed_call calls[ED_LIARS];
+	for (int i = 0; i < ED_LIARS; i++) {
+		calls[i] = (struct ed_call){.port = s.port};
+		pthread_create(&calls[i].thread, NULL, ed_lie_run, &calls[i]);
+	}
+	ed_sleep_ms(300);
+	struct it_response r;
+	double t0 = ed_now_ms();
+	it_mcp(s.port, "server/discover", NULL, "", &r);
+	double discover_ms = ed_now_ms() - t0;
+	ck_assert_msg(r.status == 200 && json_object_get(r.json, "result"),
+		      "server/discover: %ld after %.0f ms: %s", r.status, discover_ms, r.body);
+	it_response_free(&r);
+	ck_assert_msg(discover_ms < ed_ms(500), "server/discover took %.0f ms", discover_ms);
+	double ms;
+	int status = ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms);
+	ck_assert_msg(status == 200 && ms < ed_ms(500), "healthz: %d after %.0f ms", status, ms);
+	for (int i = 0; i < ED_LIARS; i++)
+		pthread_join(calls[i].thread, NULL);
+	for (int i = 0; i < ED_LIARS; i++)
+		ck_assert_msg(calls[i].status == 503, "posing call %d: %ld after %.0f ms", i,
+			      calls[i].status, calls[i].ms);
+	printf("server/discover answered in %.0f ms, /healthz in %.0f ms, while %d calls posing "
+	       "as it waited at a frozen database (all answered 503)\n",
+	       discover_ms, ms, ED_LIARS);
 	atomic_store(&relay.frozen, false);
 	ck_assert_int_eq(it_server_stop(&s), 0);
 	ed_relay_stop(&relay);
@@ -772,6 +848,7 @@ CHECK_SUITE(edges)
 	tcase_add_test(tc, a_frozen_database_path_gets_503_within_the_call_timeout);
 	tcase_add_test(tc, the_login_role_check_keeps_no_connection);
 	tcase_add_test(tc, overload_is_answered_503_never_reset);
+	tcase_add_test(tc, server_discover_answers_at_once_and_a_call_posing_as_it_waits_elsewhere);
 	tcase_add_test(tc, a_stream_cut_for_a_slow_reader_ends_with_its_result);
 	suite_add_tcase(su, tc);
 	return su;
