@@ -132,7 +132,8 @@ printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_a
 # parameters are passed as the server passes them (one text array each, pgbench -D), but the
 # bike ids, which pgbench can only draw as numbers.
 batch_cols='{role,regions,is_human,client_may_read,client_may_report,requires_confirmation,bike_id,status,status_label,region,station_id,station_name,battery_pct,last_seen_at,open_case_id,bike_id,region}'
-batch_sql=$(psql -X -At -v cols="$batch_cols" "$DATABASE_URL" <<<"SELECT fleet.read_batch_sql('fleet.bike_status_as', :'cols', 'bike_id', '', false)")
+batch_sql=$(psql -X -At -v cols="$batch_cols" "$DATABASE_URL" 2>/dev/null <<<"SELECT fleet.read_batch_sql('fleet.bike_status_as', :'cols', 'bike_id', '', false)") ||
+  batch_sql="SELECT 'no fleet.read_batch_sql in this schema' / 0" # (an older tree) INVALID
 batched_script() { # N -> the script on stdout; batched_vars N TOKEN_REF -> its -D arguments
   local i ids='' targets='' sql=$batch_sql
   for i in $(seq 1 "$1"); do
