@@ -491,8 +491,8 @@ static void *exec_run(void *arg)
 		for (long i = 0; i < ex.nconns; i++)
 			free += ex.conns[i].state == EXEC_READY && ex.conns[i].inflight < ex.depth;
 		atomic_store(&ex.free, free);
-		/* Whether a statement of the queue could be sent now (a free connection, and fewer of
-		 * them in flight than their share). */
+		/* Whether a statement of the queue could be sent now (a free connection, and fewer
+		 * of them in flight than their share). */
 		bool queue_room = free > 0 && (ex.nconns == 1 || singles < ex.nconns - 1);
 		atomic_store(&ex.asleep, true);
 		/* Anything submitted before asleep was set is in the queue: look once more if it
