@@ -168,9 +168,10 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("call-timeout-ms", "BIKAROO_CALL_TIMEOUT_MS", call_timeout_ms, "5000", 100, 600000,
 	      "a call's deadline: no database statement is waited for past it (the server aborts "
 	      "it too: statement_timeout), and the call is answered 503 + Retry-After"),
-	CFG_L("calls-max", "BIKAROO_CALLS_MAX", calls_max, "256", 1, 100000,
+	CFG_L("calls-max", "BIKAROO_CALLS_MAX", calls_max, "64", 1, 100000,
 	      "HTTP calls under way at once on the workers (a call waiting for the database "
-	      "holds no thread); more wait in the queue"),
+	      "holds no thread); more wait in the queue. It bounds an admitted call's wait at "
+	      "the database under overload"),
 	CFG_L("queue-max", "BIKAROO_QUEUE_MAX", queue_max, "64", 1, 100000,
 	      "HTTP calls read whole and waiting for a worker at most; past it 503 + Retry-After "
 	      "at once (nothing done)"),
