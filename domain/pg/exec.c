@@ -104,8 +104,10 @@ static void exec_close(struct exec_conn *c, bool timed_out, const char *why)
 		struct exec_stmt *next = s->next;
 		if (s == &c->setup)
 			metrics_add(&metrics_db_busy, NULL, -1);
-		else
+		else {
+			PQclear(s->res);
 			exec_finish(s, NULL, FLEET_UNAVAILABLE, timed_out);
+		}
 		s = next;
 	}
 }
@@ -285,7 +287,17 @@ static void exec_receive(struct exec_conn *c)
 			break;
 		case EXEC_PHASE_SYNC:
 		default: {
+			if (!r)
+				break;
 			ExecStatusType rs = PQresultStatus(r);
+			if (rs == PGRES_FATAL_ERROR) {
+				/* The COMMIT at the Sync failed: that error is the statement's
+				 * result (nothing of it committed); the Sync's own result follows.
+				 */
+				PQclear(s->res);
+				s->res = r;
+				break;
+			}
 			PQclear(r);
 			if (rs != PGRES_PIPELINE_SYNC) {
 				log_error("statement %s: unexpected result in pipeline (%s)",
