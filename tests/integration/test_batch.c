@@ -2,10 +2,10 @@
  * (FR-LYO) call one server at once, 32 callers interleaved, so that their reads share batches (one
  * statement, one transaction): no answer outside the caller's perimeter and exactly one audit row
  * per call; a rights change honoured by every call begun after its commit; no answered call
- * without its row across a kill -9; a call that raises in SQL failing alone; rows handed to the
- * wrong call (the test build bikaroo-mcp-swap-rows) refused and logged, never sent. The callers
- * hold real tokens of the test authorization server (tests/auth/as.mjs): one server, several
- * identities. */
+ * without its row across a kill -9 or a COMMIT that fails; a call that raises in SQL failing
+ * alone; rows handed to the wrong call (the test build bikaroo-mcp-swap-rows) refused and logged,
+ * never sent. The callers hold real tokens of the test authorization server (tests/auth/as.mjs):
+ * one server, several identities. */
 #include <check.h>
 #include <libpq-fe.h>
 #include <signal.h>
@@ -26,6 +26,9 @@
 /* A FR-PAR bike that raises in SQL while the poison policy is installed (batch_poison_install);
  * no other call asks for it. */
 #define BATCH_POISON 2990
+/* A FR-PAR bike whose calls' audit rows fail at COMMIT while batch_uncommitted_install's trigger
+ * is there. */
+#define BATCH_UNCOMMITTED 2993
 /* What the server logs when it refuses a row (domain/reads_batch.c). */
 #define BATCH_REFUSED_LOG "a row of another read; refused, not answered"
 
@@ -552,6 +555,50 @@ START_TEST(a_call_that_raises_in_sql_fails_alone_in_its_batch)
 }
 END_TEST
 
+/* A batch whose statement returned its rows but whose COMMIT failed: a deferred constraint
+ * trigger on fleet.audit_log raises at commit for BATCH_UNCOMMITTED's rows, after the batch's
+ * statement has sent its rows and its end. None of that batch's calls may be answered: a read
+ * answers only once its row has committed. */
+static void batch_uncommitted_install(void)
+{
+	char *sql = mem_printf(
+		BATCH_POISON_DROP
+		"; CREATE SCHEMA it_batch; GRANT USAGE ON SCHEMA it_batch TO PUBLIC; "
+		"CREATE FUNCTION it_batch.uncommitted() RETURNS trigger LANGUAGE plpgsql AS $$ "
+		"BEGIN IF NEW.target = 'VL-%d' THEN RAISE EXCEPTION 'refused at commit'; END IF; "
+		"RETURN NULL; END $$; "
+		"CREATE CONSTRAINT TRIGGER it_batch_uncommitted AFTER INSERT ON fleet.audit_log "
+		"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "
+		"it_batch.uncommitted()",
+		BATCH_UNCOMMITTED);
+	free(batch_sql(sql));
+	free(sql);
+}
+
+START_TEST(a_batch_whose_commit_fails_answers_none_of_its_calls)
+{
+	batch_uncommitted_install();
+	struct batch_run *run = batch_begin("commit", "marie", 2, "paul", 1, NULL);
+	run->poison = BATCH_UNCOMMITTED;
+	run->record_ids = true;
+	long per = batch_valgrind() ? 20 : 60;
+	batch_go(run, per, 0);
+	batch_wait(run);
+	struct it_audit_count a;
+	size_t n = batch_answered_rows(run, &a);
+	fprintf(stderr,
+		"batch: commit refused: %ld calls, %zu answered (%ld rows of theirs), %ld "
+		"unavailable, %ld other\n",
+		run->calls, n, a.of_ids, run->kinds[BK_UNAVAILABLE], run->kinds[BK_OTHER]);
+	batch_assert_no_wrong(run);
+	ck_assert_int_eq(a.of_ids, (long)n);
+	ck_assert_int_eq(a.all, a.of_ids);
+	ck_assert_int_ge(run->kinds[BK_UNAVAILABLE], BATCH_CALLERS / 2 * (per / 5));
+	batch_end(run);
+	free(batch_sql(BATCH_POISON_DROP));
+}
+END_TEST
+
 /* bikaroo-mcp-swap-rows hands the first two reads of every batch each other's rows: each of them
  * must be refused (the echo of subject, client and reference is not theirs) and logged, never
  * answered with the other's bike. Without the echo check, marie reads paul's bikes. */
@@ -599,6 +646,7 @@ CHECK_SUITE(batch)
 	tcase_add_test(tc, a_rights_change_is_honoured_by_every_call_begun_after_its_commit);
 	tcase_add_test(tc, a_kill_during_the_mixed_load_leaves_no_answered_call_without_its_row);
 	tcase_add_test(tc, a_call_that_raises_in_sql_fails_alone_in_its_batch);
+	tcase_add_test(tc, a_batch_whose_commit_fails_answers_none_of_its_calls);
 	tcase_add_test(tc, rows_handed_to_the_wrong_call_are_refused_and_logged_never_sent);
 	suite_add_tcase(s, tc);
 	return s;
