@@ -112,6 +112,24 @@ static void exec_close(struct exec_conn *c, bool timed_out, const char *why)
 	}
 }
 
+/* Whether c, with nothing in flight, is still there: the server may have ended it while idle
+ * (an administrator's pg_terminate_backend, a restart) before this thread read its socket. What
+ * arrived is read first, so that no statement is sent into a connection already gone: a
+ * statement sent may have committed and is never retried, so it would fail its call. */
+static bool exec_idle_alive(struct exec_conn *c)
+{
+	/* The server's last words (a FATAL error) and the end of the stream may need two reads:
+	 * libpq sees the end only when a read returns nothing. */
+	for (int k = 0; k < 3; k++) {
+		struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
+		if (poll(&p, 1, 0) <= 0)
+			return true;
+		if (!PQconsumeInput(c->pg) || PQstatus(c->pg) != CONNECTION_OK)
+			return false;
+	}
+	return true;
+}
+
 static bool exec_is_prepared(const struct exec_conn *c, const char *name)
 {
 	for (int i = 0; i < c->nprepared; i++)
@@ -441,6 +459,12 @@ static void *exec_run(void *arg)
 				singles += s->queued;
 		for (long i = 0; i < ex.nconns; i++) {
 			struct exec_conn *c = &ex.conns[i];
+			if (c->state == EXEC_READY && c->inflight == 0 && exec_pending() &&
+			    !exec_idle_alive(c)) {
+				conn_count_error("lost");
+				exec_close(c, false, "ended by the server while idle");
+				continue;
+			}
 			while (c->state == EXEC_READY && c->inflight < ex.depth) {
 				bool queue = ex.nconns == 1 || singles < ex.nconns - 1;
 				struct exec_stmt *s = exec_next(now, &wake, queue);
