@@ -117,15 +117,15 @@ $(B)/bikaroo-mcp-rls-only: $(B)/server/main.o $(B)/domain/reads-rls-only.o $(B)/
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Test-only server whose batch former hands the first two reads of every batch each other's rows
-# (domain/reads_batch.c): the tests show that the echo check refuses them, never sends them.
+# Test-only server whose batches hand the first two statements of every batch each other's
+# results (domain/reads.c): the tests show that the echo check refuses them, never sends them.
 # Never installed or run by `make run`.
-$(B)/domain/reads_batch-swap-rows.o: domain/reads_batch.c
+$(B)/domain/reads-swap-rows.o: domain/reads.c
 	@mkdir -p $(dir $@)
 	$(SAY) CC $< '(rows swapped)'
 	$(Q)$(CC) $(CFLAGS) -DFLEET_TEST_SWAP_ROWS -c $< -o $@
 
-$(B)/bikaroo-mcp-swap-rows: $(B)/server/main.o $(B)/domain/reads_batch-swap-rows.o $(B)/libbikaroo.a
+$(B)/bikaroo-mcp-swap-rows: $(B)/server/main.o $(B)/domain/reads-swap-rows.o $(B)/libbikaroo.a
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -1,10 +1,17 @@
-/* An open-loop load for make bench's overload line: get_bike_status calls sent at a fixed rate
- * whatever the server answers (wrk is closed-loop: a slow server slows it down), each on a free
- * kept-alive connection of a pool, latency counted from the time it was due (a call waiting for
- * a free connection waits on the client's clock too). Prints one line:
+/* An open-loop load for make bench's overload lines: get_bike_status calls sent at a fixed rate
+ * whatever the server answers (wrk is closed-loop: a slow server slows it down), latency counted
+ * from the time each was due (a call waiting for a free connection waits on the client's clock
+ * too). Two ways to send them:
+ *   keep-alive: each on a free kept-alive connection of a pool of CONNECTIONS;
+ *   fresh: each on a new connection of its own (as many hosts behind no proxy would), at most
+ *   CONNECTIONS in flight; a GET /healthz on a new connection every 100 ms besides, its
+ *   latency and status counted apart (probe_p99, probe_bad: not 200 or no answer).
+ * Prints one line:
  *   OPENLOOP sent=N ok=N shed=N limited=N other=N resets=N unanswered=N p50=US p99=US
- * ok: 200 with a structured result; shed: 503 with Retry-After; limited: 429 with Retry-After.
- * Usage: openloop PORT TOKEN RATE SECONDS CONNECTIONS. Built and run by bench/run.sh. */
+ *            [probes=N probe_bad=N probe_p99=US]
+ * ok: 200 with a structured result; shed: 503 with Retry-After; limited: 429 with Retry-After;
+ * resets: the connection ended (or failed to connect) without an answer.
+ * Usage: openloop PORT TOKEN RATE SECONDS CONNECTIONS [fresh]. Built and run by bench/run.sh. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +32,8 @@
 struct ol_conn {
 	int fd;
 	bool busy;
+	bool connecting; /* fresh: waiting for the connection before sending */
+	bool probe;      /* fresh: a GET /healthz */
 	long long due_us; /* when its call was due */
 	char in[OL_BUF];
 	size_t n;
@@ -34,6 +43,8 @@ static unsigned short ol_port;
 static long long ol_ok, ol_shed, ol_limited, ol_other, ol_resets, ol_sent;
 static long long *ol_lat;
 static size_t ol_nlat, ol_cap;
+static long long ol_probes, ol_probe_bad, *ol_probe_lat;
+static size_t ol_nprobe;
 
 static long long ol_now_us(void)
 {
@@ -108,7 +119,10 @@ static int ol_response(struct ol_conn *c, bool *close_after)
 	*close_after = strcasestr(c->in, "\r\nConnection: close") != NULL;
 	char save = c->in[total];
 	c->in[total] = '\0';
-	if (status == 200 && strstr(end, "\"structuredContent\"") &&
+	if (c->probe) {
+		ol_probe_bad += status != 200;
+		ol_probe_lat[ol_nprobe++] = ol_now_us() - c->due_us;
+	} else if (status == 200 && strstr(end, "\"structuredContent\"") &&
 	    !strstr(end, "\"isError\":true")) {
 		ol_ok++;
 		if (ol_nlat == ol_cap) {
@@ -136,10 +150,160 @@ static int ol_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* fresh: a new connection for a call (or a probe) due at due; -1 when none could be made. */
+static int ol_fresh(int ep, struct ol_conn *c, long long due, bool probe)
+{
+	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (c->fd < 0)
+		return -1;
+	int one = 1;
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(ol_port)};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
+		close(c->fd);
+		return -1;
+	}
+	struct epoll_event ev = {.events = EPOLLOUT | EPOLLIN, .data.ptr = c};
+	epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev);
+	c->busy = true;
+	c->connecting = true;
+	c->probe = probe;
+	c->due_us = due;
+	c->n = 0;
+	return 0;
+}
+
+static void ol_fresh_done(int ep, struct ol_conn *c)
+{
+	epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->busy = false;
+	c->fd = -1;
+}
+
+/* fresh: CONNECTIONS slots, each a call on a connection of its own; a probe every 100 ms. */
+static int ol_run_fresh(const char *token, double rate, long long secs, int nslots)
+{
+	int ep = epoll_create1(0);
+	struct ol_conn *slots = calloc((size_t)nslots + 64, sizeof *slots);
+	struct ol_conn *probes = slots + nslots;
+	ol_probe_lat = calloc((size_t)secs * 10 + 64, sizeof *ol_probe_lat);
+	size_t qcap = (size_t)(rate * (double)secs) + 16, qh = 0, qt = 0;
+	long long *queue = calloc(qcap, sizeof *queue);
+	long long t0 = ol_now_us() + 200000, end = t0 + secs * 1000000, next = t0, pnext = t0;
+	double interval = 1e6 / rate;
+	long long k = 0;
+	int free_from = 0;
+	for (;;) {
+		long long now = ol_now_us();
+		while (next <= now && next < end && qt < qcap) {
+			queue[qt++] = next;
+			k++;
+			next = t0 + (long long)((double)k * interval);
+		}
+		if (pnext <= now && pnext < end) {
+			for (int i = 0; i < 64; i++)
+				if (!probes[i].busy) {
+					if (ol_fresh(ep, &probes[i], pnext, true) == 0)
+						ol_probes++;
+					else
+						ol_probe_bad++;
+					break;
+				}
+			pnext += 100000;
+		}
+		for (int n = 0; n < nslots && qh < qt; n++) {
+			int i = (free_from + n) % nslots;
+			if (slots[i].busy)
+				continue;
+			if (ol_fresh(ep, &slots[i], queue[qh], false) != 0) {
+				ol_resets++;
+				ol_sent++;
+			}
+			qh++;
+			free_from = i + 1;
+		}
+		bool inflight = false;
+		for (int i = 0; i < nslots + 64 && !inflight; i++)
+			inflight = slots[i].busy;
+		if (now >= end && (qh == qt || now >= end + 2000000) &&
+		    (!inflight || now >= end + 5000000))
+			break;
+		long long wait_us = next < end ? next - now : 10000;
+		if (pnext < end && pnext - now < wait_us)
+			wait_us = pnext - now;
+		struct epoll_event evs[256];
+		int n = epoll_wait(ep, evs, 256, (int)(wait_us > 0 ? (wait_us + 999) / 1000 : 0));
+		for (int e = 0; e < n; e++) {
+			struct ol_conn *c = evs[e].data.ptr;
+			if (c->connecting) {
+				int err = 0;
+				socklen_t len = sizeof err;
+				getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+				if (err) {
+					if (c->probe)
+						ol_probe_bad++;
+					else
+						ol_resets++, ol_sent++;
+					ol_fresh_done(ep, c);
+					continue;
+				}
+				c->connecting = false;
+				struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+				epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+				bool sent = c->probe ? send(c->fd,
+							    "GET /healthz HTTP/1.1\r\nHost: "
+							    "127.0.0.1\r\nConnection: close\r\n\r\n",
+							    60, MSG_NOSIGNAL) == 60
+						     : ol_send(c, token, c->due_us) == 0;
+				if (!sent) {
+					if (c->probe)
+						ol_probe_bad++;
+					else
+						ol_resets++;
+					ol_fresh_done(ep, c);
+				}
+				continue;
+			}
+			ssize_t got = recv(c->fd, c->in + c->n, OL_BUF - 1 - c->n, 0);
+			if (got <= 0) {
+				if (got < 0 && (errno == EAGAIN || errno == EINTR))
+					continue;
+				if (c->probe)
+					ol_probe_bad++;
+				else
+					ol_resets++;
+				ol_fresh_done(ep, c);
+				continue;
+			}
+			c->n += (size_t)got;
+			bool close_after = false;
+			if (ol_response(c, &close_after))
+				ol_fresh_done(ep, c);
+		}
+	}
+	long long unanswered = (long long)(qt - qh);
+	for (int i = 0; i < nslots; i++)
+		unanswered += slots[i].busy;
+	for (int i = 0; i < 64; i++)
+		ol_probe_bad += probes[i].busy;
+	qsort(ol_lat, ol_nlat, sizeof *ol_lat, ol_cmp);
+	qsort(ol_probe_lat, ol_nprobe, sizeof *ol_probe_lat, ol_cmp);
+	long long p50 = ol_nlat ? ol_lat[ol_nlat / 2] : 0;
+	long long p99 = ol_nlat ? ol_lat[(size_t)((double)ol_nlat * 0.99)] : 0;
+	long long pp99 = ol_nprobe ? ol_probe_lat[(size_t)((double)ol_nprobe * 0.99)] : 0;
+	printf("OPENLOOP sent=%lld ok=%lld shed=%lld limited=%lld other=%lld resets=%lld "
+	       "unanswered=%lld p50=%lld p99=%lld probes=%lld probe_bad=%lld probe_p99=%lld\n",
+	       ol_sent, ol_ok, ol_shed, ol_limited, ol_other, ol_resets, unanswered, p50, p99,
+	       ol_probes, ol_probe_bad, pp99);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: openloop PORT TOKEN RATE SECONDS CONNECTIONS\n");
+	if (argc != 6 && !(argc == 7 && strcmp(argv[6], "fresh") == 0)) {
+		fprintf(stderr, "usage: openloop PORT TOKEN RATE SECONDS CONNECTIONS [fresh]\n");
 		return 2;
 	}
 	ol_port = (unsigned short)atoi(argv[1]);
@@ -148,6 +312,8 @@ int main(int argc, char **argv)
 	long long secs = atoll(argv[4]);
 	int nconn = atoi(argv[5]);
 	srand(42);
+	if (argc == 7)
+		return ol_run_fresh(token, rate, secs, nconn);
 	int ep = epoll_create1(0);
 	struct ol_conn *conns = calloc((size_t)nconn, sizeof *conns);
 	for (int i = 0; i < nconn; i++)

@@ -101,8 +101,8 @@ const struct metrics_family metrics_connections_cut = {
 	{"reason"}};
 const struct metrics_family metrics_http_shed = {
 	"bikaroo_http_calls_shed_total",
-	"HTTP calls answered 503 without being run: the queue for a worker was full, or the call "
-	"waited in it past BIKAROO_QUEUE_WAIT_MS",
+	"HTTP calls answered 503 + Retry-After without being run: their loop had as many calls "
+	"under way as BIKAROO_CALLS_MAX allows it (reason calls_max)",
 	METRICS_COUNTER,
 	1,
 	{"reason"}};
@@ -116,11 +116,19 @@ const struct metrics_family metrics_ready = {
 	{"check"}};
 const struct metrics_family metrics_audit_batches = {
 	"bikaroo_audit_batches_total",
-	"Group-commit batches of read audit rows: ok (written), failed (not written: their reads "
-	"answered 503)",
+	"Batches of reads and their audit rows, one transaction each: ok (committed), failed "
+	"(nothing written: their reads answered 503 or failed), split (refused by the database: "
+	"run again call by call, each alone)",
 	METRICS_COUNTER,
 	1,
 	{"result"}};
+const struct metrics_family metrics_reads_alone = {
+	"bikaroo_read_calls_run_alone_total",
+	"Reads of batches the database refused (a read that raised, a COMMIT that failed), run "
+	"again each alone so that one call's failure is its answer only: none in normal operation",
+	METRICS_COUNTER,
+	0,
+	{NULL}};
 const struct metrics_family metrics_drain_started = {
 	"bikaroo_drain_started_seconds",
 	"When this instance began draining (SIGTERM), in seconds since the epoch; 0 while serving",
@@ -147,6 +155,7 @@ static const struct metrics_family *const metrics_families[] = {
 	&metrics_connections_cut,  &metrics_ready,
 	&metrics_audit_batches,    &metrics_drain_started,
 	&metrics_drain_limit,      &metrics_http_shed,
+	&metrics_reads_alone,
 };
 
 /* Upper bounds of every latency histogram, seconds. */

@@ -50,10 +50,11 @@ extern const struct metrics_family metrics_rate_fallback;       /* gauge: 1 whil
 								  fails and budgets are local */
 extern const struct metrics_family metrics_connections_cut;     /* [reason]: header_deadline,
 								    body_deadline or pending_cap */
-extern const struct metrics_family metrics_http_shed;     /* [reason]: queue_full or queue_wait */
-extern const struct metrics_family metrics_build_info;    /* gauge [version revision] */
+extern const struct metrics_family metrics_http_shed;           /* [reason]: calls_max */
+extern const struct metrics_family metrics_build_info;          /* gauge [version revision] */
 extern const struct metrics_family metrics_ready;         /* gauge [check]: database, issuer_keys */
-extern const struct metrics_family metrics_audit_batches; /* [result]: ok or failed */
+extern const struct metrics_family metrics_audit_batches; /* [result]: ok, failed or split */
+extern const struct metrics_family metrics_reads_alone;   /* reads run again alone */
 extern const struct metrics_family metrics_drain_started; /* gauge: unix seconds, 0 */
 extern const struct metrics_family metrics_drain_limit;   /* gauge: BIKAROO_DRAIN_MS, seconds */
 extern const struct metrics_family metrics_build_info;    /* gauge [version revision] */

@@ -1,73 +1,68 @@
-/* Calls that wait without holding a thread. A worker pool runs each call as a task: a stack of
- * its own on the worker's thread (task_start). When the call waits for work done elsewhere (the
- * database executor, domain/pg/exec.h) on a struct task_wait, the task parks and its worker goes
- * on with other calls; task_wake() makes it ready again, and the same worker resumes it
- * (task_run_ready), so that a call never changes threads (thread-local state, its deadline
- * included, stays its own). Code outside a task (a test, a start-up check, the stdio workers)
- * blocks its thread in task_wait() instead. The ready queues and counters are this module's
- * process-wide state. */
+/* Calls that wait without holding their thread. A call runs as a task: a stack of its own, on
+ * the thread of the loop that started it (common/loop.h), which it never leaves. When it waits
+ * (task_wait: a database statement, a shared budget), the task parks and the loop goes on with
+ * its other connections and calls; task_wake() makes it ready again and the loop resumes it at
+ * its next turn. Code outside a task waits in its thread's private loop instead (start-up, the
+ * admin commands, the tests); a serving loop's thread never waits outside a task, which
+ * task_wait() enforces. What belongs to a call (its deadline) lives in its task, switched with
+ * it, never in a thread-local. */
 #ifndef BIKAROO_TASK_H
 #define BIKAROO_TASK_H
 
 #include <pthread.h>
 #include <stdbool.h>
 
-struct task;
-struct task_worker;
+#include "loop.h"
 
-/* One wait, on its waiter's stack. Initialise, wait once, then destroy. */
+struct task;
+
+/* One wait, on its waiter's stack: initialised by the waiter (it takes the waiter's loop), ended
+ * by one task_wake(). */
 struct task_wait {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct loop_job job; /* the wake-up, run on the waiter's loop */
+	struct loop *loop;
+	struct task *task; /* the task parked on it, or NULL */
 	bool done;
-	struct task *task; /* the task parked on it, or NULL: a blocked thread */
 };
 
 void task_wait_init(struct task_wait *w);
-/* Returns once task_wake(w) has been called (at once if it already was). */
+/* Returns once task_wake(w) was called (at once if it already was). On a serving loop's thread
+ * outside a task it aborts: that thread would wait for itself. */
 void task_wait(struct task_wait *w);
-/* Wakes w's waiter; from any thread, once per wait. Nothing of w may be touched after it: the
- * waiter may have returned and gone. */
+/* Ends w's wait; from any thread, once. Nothing of w is touched after it from another thread but
+ * through the waiter's loop. */
 void task_wake(struct task_wait *w);
-void task_wait_destroy(struct task_wait *w);
 
-/* A condition that tasks wait on without holding their thread (a pthread condition would block
- * the worker, and with it the calls parked on that worker, the one being waited for perhaps
- * among them). Guarded by the user's mutex, as a pthread condition is; zero-initialised. */
+/* A condition that tasks wait on without holding their thread, whatever their loop, guarded by
+ * the user's mutex as a pthread condition is; zero-initialised. */
 struct task_cond_waiter;
 struct task_cond {
 	struct task_cond_waiter *waiters;
 };
-
 /* With m held: releases m, waits for a task_cond_broadcast() of c, and takes m again. Only a
  * broadcast ends the wait: the one who is waited for must always broadcast. */
 void task_cond_wait(struct task_cond *c, pthread_mutex_t *m);
 /* With the mutex of c held: wakes every waiter of c. */
 void task_cond_broadcast(struct task_cond *c);
 
+/* Runs fn(arg) as a new task of loop l, now, until it returns or waits. On l's thread, at its top
+ * level (a loop callback, not inside another task). */
+void task_start(struct loop *l, void (*fn)(void *arg), void *arg);
 /* Whether the calling code runs in a task. */
 bool task_in(void);
-
-/* How many calls are under way and not waiting right now: they may hand work over soon (a
- * batch former lingers only while there are some). */
-long task_busy(void);
-
-/* ---- for worker pools ------------------------------------------------------------------- */
-
-/* Makes the calling thread a worker: notify(arg) is called (from any thread) whenever one of its
- * parked tasks becomes ready, so that the worker looks at task_ready() again. Once per thread,
- * before its first task_start(). */
-void task_worker_begin(void (*notify)(void *arg), void *arg);
-/* The thread stops being a worker: no task of its own may be left (task_live() says). */
-void task_worker_end(void);
-
-/* Runs fn(arg) as a new task on the calling worker until it returns or parks. */
-void task_start(void (*fn)(void *arg), void *arg);
-/* Whether a parked task of the calling worker is ready to go on. */
-bool task_ready(void);
-/* Resumes the calling worker's ready tasks, each until it returns or parks again. */
-void task_run_ready(void);
-/* The calling worker's tasks started and not returned yet (parked ones included). */
+/* The loop the calling code's waits and statements go to: its task's, the loop this thread
+ * serves, or the thread's private one. */
+struct loop *task_loop(void);
+/* Tasks of the calling thread's loop started and not returned (parked ones included). */
 long task_live(void);
+
+/* The running call's deadline (CLOCK_MONOTONIC ms; 0: none): its task's, or the thread's outside
+ * a task. */
+long long task_deadline(void);
+/* Sets it: the call must end within ms milliseconds from now (ms <= 0: no deadline). */
+void task_deadline_in(long ms);
+/* Milliseconds left (0 once it passed), or cap when that is sooner or there is none. */
+long task_deadline_left(long cap);
+bool task_deadline_passed(void);
 
 #endif

@@ -8,9 +8,10 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "domain/pg/db.h"
 
 struct admin_session {
-	PGconn *pg;
+	struct exec_session *pg; /* a connection of its own, through the executor */
 	char why[1024];
 };
 
@@ -31,23 +32,24 @@ static void admin_set_why(struct admin_session *s, const char *msg, const char *
 	snprintf(s->why, sizeof s->why, "%s%s", tidy, hint);
 }
 
+static PGresult *admin_exec(struct admin_session *s, const char *sql, int n,
+			    const char *const *params, enum fleet_status *st);
+
 enum fleet_status admin_open(const char *conninfo, struct admin_session **out)
 {
 	struct admin_session *s = mem_calloc(1, sizeof *s);
-	s->pg = PQconnectdb(conninfo);
+	s->pg = exec_session_new(conninfo, true);
 	*out = s;
-	if (PQstatus(s->pg) != CONNECTION_OK) {
-		admin_set_why(s, PQerrorMessage(s->pg), NULL);
-		return FLEET_UNAVAILABLE;
-	}
-	return FLEET_OK;
+	enum fleet_status st;
+	PQclear(admin_exec(s, "SELECT 1", 0, NULL, &st)); /* connects, or says why not */
+	return st == FLEET_OK ? FLEET_OK : FLEET_UNAVAILABLE;
 }
 
 void admin_close(struct admin_session *s)
 {
 	if (!s)
 		return;
-	PQfinish(s->pg);
+	exec_session_close(s->pg);
 	free(s);
 }
 
@@ -55,19 +57,22 @@ void admin_close(struct admin_session *s)
 static PGresult *admin_exec(struct admin_session *s, const char *sql, int n,
 			    const char *const *params, enum fleet_status *st)
 {
-	PGresult *r = PQexecParams(s->pg, sql, n, NULL, params, NULL, NULL, 0);
-	ExecStatusType es = PQresultStatus(r);
-	if (es == PGRES_TUPLES_OK || es == PGRES_COMMAND_OK) {
+	struct db_error err;
+	PGresult *r = db_session_exec(s->pg, sql, n, params, &err);
+	if (r) {
 		*st = FLEET_OK;
 		return r;
 	}
-	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-	admin_set_why(s, PQresultErrorMessage(r), state);
-	*st = !state || PQstatus(s->pg) != CONNECTION_OK                     ? FLEET_UNAVAILABLE
+	const char *state = *err.sqlstate ? err.sqlstate : NULL;
+	admin_set_why(s,
+		      *err.message ? err.message
+				   : "cannot reach the database (its connection failed or timed "
+				     "out: see the log above)",
+		      state);
+	*st = !state || err.st == FLEET_UNAVAILABLE                          ? FLEET_UNAVAILABLE
 	      : strcmp(state, "42501") == 0                                  ? FLEET_FORBIDDEN
 	      : strncmp(state, "23", 2) == 0 || strncmp(state, "22", 2) == 0 ? FLEET_INVALID
 									     : FLEET_INTERNAL;
-	PQclear(r);
 	return NULL;
 }
 
@@ -108,17 +113,19 @@ enum fleet_status admin_create_roles(struct admin_session *s, const char *dbname
 		"SELECT pg_catalog.format('CREATE DATABASE %I OWNER fleet_owner', $1::text) WHERE "
 		"NOT EXISTS (SELECT 1 FROM pg_catalog.pg_database WHERE datname = $1::text)",
 	};
-	/* The passwords leave here hashed (SCRAM, as the server's password_encryption says): the
+	/* The passwords leave here hashed (SCRAM-SHA-256, PostgreSQL's default since 14): the
 	 * statement text, which a server may log, never holds one in clear. */
+	PGconn *pg = exec_session_conn(s->pg);
 	char *owner_hash =
-		*owner_password ? PQencryptPasswordConn(s->pg, owner_password, "fleet_owner", NULL)
-				: NULL;
-	char *app_hash = *app_password
-				 ? PQencryptPasswordConn(s->pg, app_password, "fleet_app", NULL)
-				 : NULL;
+		*owner_password && pg
+			? PQencryptPasswordConn(pg, owner_password, "fleet_owner", "scram-sha-256")
+			: NULL;
+	char *app_hash = *app_password && pg ? PQencryptPasswordConn(pg, app_password, "fleet_app",
+								     "scram-sha-256")
+					     : NULL;
 	enum fleet_status st = FLEET_OK;
 	if ((*owner_password && !owner_hash) || (*app_password && !app_hash)) {
-		admin_set_why(s, PQerrorMessage(s->pg), NULL);
+		admin_set_why(s, pg ? PQerrorMessage(pg) : "no connection", NULL);
 		st = FLEET_INTERNAL;
 		goto out;
 	}

@@ -1,6 +1,6 @@
 /* The audit log's single-row writer: fleet.audit_as (the identity, then a row through the
  * narrowly scoped SECURITY DEFINER fleet.audit_record, in one round trip; the login role holds
- * no privilege on the table), and the split of request references for the batches' rows. */
+ * no privilege on the table), and the split of request references for the reads' rows. */
 #include "audit.h"
 
 #include <stddef.h>
@@ -41,13 +41,13 @@ enum fleet_status audit_record(const struct fleet_actor *actor, const struct aud
 	const char *params[AUDIT_NFIELDS];
 	for (size_t i = 0; i < AUDIT_NFIELDS; i++)
 		params[i] = audit_field(actor, e, i);
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared("audit_as", sql, AUDIT_NFIELDS, params, &st);
+	struct db_error err;
+	PGresult *res = db_exec("audit_as", sql, AUDIT_NFIELDS, params, &err);
 	if (!res) {
 		/* Never the arguments themselves: they may carry personal data. */
 		log_error("audit row for %s (%s) not written: %s", e->tool, e->outcome,
-			  fleet_status_name(st));
-		return st;
+			  fleet_status_name(err.st));
+		return err.st;
 	}
 	PQclear(res);
 	return FLEET_OK;

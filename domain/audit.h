@@ -1,16 +1,16 @@
 /* The audit log: one row per tools/call, whatever its outcome. Writes (report_damage) record
- * their row in their own transaction; reads have theirs written by the batch statement that
- * reads them (domain/reads.c, fleet.read_batch: the read and its row commit together); this
- * module records the others (invalid arguments, missing scope, refused confirmation, failures)
- * one by one. */
+ * their row in their own transaction; reads have theirs written by the statement that reads them
+ * (domain/reads.c, fleet.audit_reads: the read and its row commit together); this module
+ * records the others (invalid arguments, missing scope, refused confirmation, failures) one by
+ * one. */
 #ifndef BIKAROO_AUDIT_H
 #define BIKAROO_AUDIT_H
 
 #include "types.h"
 
 /* One audit entry. Every pointer is borrowed; target, detail and request_id may be NULL.
- * A new column is a new field here, a line in audit.c's audit_fields and a parameter of
- * fleet.audit_as / fleet.audit_batch. */
+ * A new column is a new field here, a line in audit.c's audit_fields, a parameter of
+ * fleet.audit_as and a key of fleet.audit_reads's calls (reads.c). */
 struct audit_entry {
 	const char *tool;
 	const char *target;      /* e.g. the bikeId argument */
@@ -37,7 +37,7 @@ struct audit_ref_part {
 /* The three parts of a request reference (adapter_request_ref): the trace id ("<32 lowercase hex
  * digits> " at the start), the token's reference ("jti:..." or "sha256:...", printable, no
  * space, followed by a space), then the JSON-RPC id; the same split as fleet.audit_ref, which the
- * single-row writers use. Batches send the parts apart: splitting them in SQL cost more than the
+ * single-row writers use. Reads send the parts apart: splitting them in SQL cost more than the
  * INSERT itself. Slices of ref (borrowed); ref NULL: all three absent. */
 void audit_ref_parts(const char *ref, struct audit_ref_part *trace, struct audit_ref_part *token,
 		     struct audit_ref_part *id);

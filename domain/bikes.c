@@ -1,4 +1,4 @@
-/* Bikes: column maps of fleet.bike_status_as and fleet.bike_ids_as for the one read path
+/* Bikes: column maps of fleet.bike_status_for and fleet.bike_ids_for for the one read path
  * (reads.h), where the identity, the rights, both perimeter checks and the audit row are. */
 #include "bikes.h"
 
@@ -32,9 +32,7 @@ static const struct reads_column bikes_status_columns[] = {
 };
 
 static const struct reads_query bikes_status_query = {
-	.function = "fleet.bike_status_as",
-	.nargs = 1,
-	.rights_prefix = "",
+	.function = "fleet.bike_status_for",
 	.region_column = "region",
 	.key_column = "bike_id",
 	.columns = bikes_status_columns,
@@ -46,7 +44,7 @@ enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike
 			       const struct audit_entry *audit, struct fleet_bike_status *out)
 {
 	size_t n;
-	return reads_run(&bikes_status_query, actor, &bike_id, audit, out, 1, &n);
+	return reads_run(&bikes_status_query, actor, bike_id, audit, out, 1, &n);
 }
 
 /* One completion match. */
@@ -57,17 +55,16 @@ struct bikes_match {
 };
 
 static const struct reads_column bikes_match_columns[] = {
+	READS_COLUMN(struct bikes_match, bike_id, READS_SKIP, "prefix"),
 	READS_COLUMN(struct bikes_match, bike_id, READS_TEXT, "bike_id"),
 	READS_COLUMN(struct bikes_match, region, READS_TEXT, "region"),
 	READS_COLUMN(struct bikes_match, total, READS_LONG, "total"),
 };
 
 static const struct reads_query bikes_match_query = {
-	.function = "fleet.bike_ids_as",
-	.nargs = 2,
-	.rights_prefix = "",
+	.function = "fleet.bike_ids_for",
 	.region_column = "region",
-	.key_column = "bike_id",
+	.key_column = "prefix",
 	.columns = bikes_match_columns,
 	.ncolumns = sizeof bikes_match_columns / sizeof bikes_match_columns[0],
 	.row_size = sizeof(struct bikes_match),
@@ -83,13 +80,10 @@ enum fleet_status bikes_complete_ids(const struct fleet_actor *actor, const char
 	 * the database is not asked. */
 	if (strlen(prefix) >= FLEET_BIKE_ID_MAX)
 		return FLEET_OK;
-	char limit[16];
-	snprintf(limit, sizeof limit, "%d", BIKES_MAX_COMPLETIONS);
-	const char *args[2] = {prefix, limit};
 	struct bikes_match m[BIKES_MAX_COMPLETIONS];
 	size_t got = 0;
 	enum fleet_status st =
-		reads_run(&bikes_match_query, actor, args, NULL, m, BIKES_MAX_COMPLETIONS, &got);
+		reads_run(&bikes_match_query, actor, prefix, NULL, m, BIKES_MAX_COMPLETIONS, &got);
 	for (size_t i = 0; st == FLEET_OK && i < got; i++) {
 		memcpy(ids[i], m[i].bike_id, FLEET_BIKE_ID_MAX);
 		*total = m[i].total;

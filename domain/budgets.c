@@ -51,12 +51,12 @@ enum fleet_status budgets_take(struct fleet_budget_lease *l, size_t n)
 	snprintf(per_s + pn, sizeof per_s - pn, "}");
 	snprintf(burst + bn, sizeof burst - bn, "}");
 	const char *params[4] = {keys, want, per_s, burst};
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared("budget_take", sql, 4, params, &st);
+	struct db_error err;
+	PGresult *res = db_exec("budget_take", sql, 4, params, &err);
 	if (!res)
-		return strcmp(db_last_sqlstate(), "22023") == 0 ? FLEET_INVALID : FLEET_UNAVAILABLE;
+		return strcmp(err.sqlstate, "22023") == 0 ? FLEET_INVALID : FLEET_UNAVAILABLE;
 	int col[2];
-	st = FLEET_INTERNAL;
+	enum fleet_status st = FLEET_INTERNAL;
 	if (db_columns(res, "budget_take", names, 2, col) != FLEET_OK || PQntuples(res) != (int)n)
 		goto out;
 	for (size_t i = 0; i < n; i++) {

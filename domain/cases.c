@@ -1,4 +1,4 @@
-/* Investigation cases: the column map of fleet.case_as for the one read path (reads.h), and its
+/* Investigation cases: the column map of fleet.case_for for the one read path (reads.h), and its
  * rows (the case, then its reports and events) as a case file. */
 #include "cases.h"
 
@@ -28,6 +28,7 @@ struct cases_row {
 
 #define CASE_COLUMN(field, type, column) READS_COLUMN(struct cases_row, field, type, column)
 static const struct reads_column cases_columns[] = {
+	CASE_COLUMN(kind, READS_SKIP, "case_id"),
 	CASE_COLUMN(kind, READS_TEXT, "kind"),
 	CASE_COLUMN(item_id, READS_TEXT, "item_id"),
 	CASE_COLUMN(at, READS_TEXT, "at"),
@@ -42,11 +43,9 @@ static const struct reads_column cases_columns[] = {
 };
 
 static const struct reads_query cases_query = {
-	.function = "fleet.case_as",
-	.nargs = 1,
-	.rights_prefix = "out_",
+	.function = "fleet.case_for",
 	.region_column = "region",
-	.key_column = "kind",
+	.key_column = "case_id",
 	.columns = cases_columns,
 	.ncolumns = sizeof cases_columns / sizeof cases_columns[0],
 	.row_size = sizeof(struct cases_row),
@@ -86,7 +85,7 @@ enum fleet_status cases_read(const struct fleet_actor *actor, const char *case_i
 	memset(out, 0, sizeof *out);
 	struct cases_row *rows = NULL;
 	size_t n = 0;
-	enum fleet_status st = reads_run_all(&cases_query, actor, &case_id, audit, CASES_MAX_ROWS,
+	enum fleet_status st = reads_run_all(&cases_query, actor, case_id, audit, CASES_MAX_ROWS,
 					     (void **)&rows, &n);
 	if (st != FLEET_OK)
 		goto out;

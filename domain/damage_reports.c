@@ -90,10 +90,12 @@ static PGresult *report_exec(const char *const *params, enum fleet_status *st)
 	static const char sql[] = "SELECT * FROM fleet.report_damage_as($1, $2, $3, $4, $5, $6, "
 				  "$7, $8, $9, $10, $11)";
 	for (int attempt = 0;; attempt++) {
-		PGresult *res = db_exec_prepared("report_damage_as", sql, 11, params, st);
+		struct db_error err;
+		PGresult *res = db_exec("report_damage_as", sql, 11, params, &err);
+		*st = err.st;
 		if (res)
 			return res;
-		const char *state = db_last_sqlstate();
+		const char *state = err.sqlstate;
 		if (attempt < 2 && (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0))
 			continue;
 		/* Unique constraints see every region: say nothing about what collided. */

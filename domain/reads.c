@@ -1,35 +1,443 @@
-/* The one path of every read as the acting identity (see reads.h): reads go in batches
- * (reads_batch.h), writes one statement each; both are mapped here by the same code. */
+/* The one path of every read as the acting identity (reads.h): a loop's reads wait in its queue
+ * until one of its database connections is free, then go as one unit (exec.h) of statements, one
+ * per caller and read; each call is woken with its statement's result and maps it itself. */
 #include "reads.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "common/loop.h"
 #include "common/mem.h"
+#include "common/metrics.h"
+#include "common/task.h"
+#include "domain/pg/conn.h"
 #include "domain/pg/db.h"
-#include "reads_batch.h"
 #include "rights.h"
 
-#define READS_MAX_ARGS 8
-#define READS_MAX_COLUMNS 32
-/* A row's fields: the rights, the query's columns, its key, its region. */
-#define READS_MAX_FIELDS (READS_BATCH_NRIGHTS + READS_MAX_COLUMNS + 2)
-#define READS_NONE ((size_t)-1)
+/* Calls in one batch at most (and so statements: one per caller and read). */
+#define READS_BATCH_MAX 64
+/* Reads of a process: a handful of static descriptors. */
+#define READS_KINDS 32
+/* A statement's result columns: the caller's rights (fleet.acting's), the identity in effect
+ * when its rows were read (the echo), then the function's columns and their ordinality. */
+enum {
+	RC_ROLE,
+	RC_REGIONS,
+	RC_HUMAN,
+	RC_READ,
+	RC_REPORT,
+	RC_CONFIRM,
+	RC_SUBJECT,
+	RC_CLIENT,
+	RC_FIRST /* the function's first column */
+};
+#define READS_HEAD                                                                                 \
+	"a.role, a.regions, a.is_human, a.client_may_read, a.client_may_report, "                  \
+	"a.requires_confirmation, fleet.current_subject() AS echo_subject, "                       \
+	"fleet.current_client() AS echo_client"
+#define READS_ACT "fleet.act_as($1::text, $2::text)"
+/* What the server logs when it refuses a result (the tests look for it). */
+#define READS_REFUSED "a row of another read; refused, not answered"
 
-/* The function name is code, never input; it is checked anyway before it becomes SQL text. */
-static bool reads_name_ok(const char *f)
+/* A read's statement, made once per process from its descriptor. */
+struct reads_kind {
+	const struct reads_query *q;
+	char *sql;
+	int key, region; /* columns of the function, or -1 */
+};
+
+/* One read, on its caller's stack. */
+struct reads_call {
+	const struct reads_query *q;
+	const struct reads_kind *kind;
+	const struct fleet_actor *actor;
+	const char *key;
+	const struct audit_entry *audit;
+	long long until_ms;
+	struct task_wait wait;
+	/* out */
+	enum fleet_status st;
+	char sqlstate[6]; /* the read raised in SQL, alone: its SQLSTATE */
+	struct reads_batch *batch;
+	size_t group; /* its statement in batch */
+	struct reads_call *next;
+};
+
+/* One statement of a batch: a caller and a read, its distinct keys and its audited calls. */
+struct reads_group {
+	const struct reads_kind *kind;
+	const struct fleet_actor *actor;
+	json_t *keys, *calls;
+	char *keys_text, *calls_text;
+	const char *params[4];
+};
+
+struct reads_batch {
+	struct exec_unit unit;
+	struct exec_stmt stmts[READS_BATCH_MAX];
+	struct reads_group groups[READS_BATCH_MAX];
+	size_t ngroups;
+	struct reads_call *calls[READS_BATCH_MAX];
+	size_t ncalls;
+	int refs;   /* calls not done with it yet */
+	bool alone; /* the failure path: one call, run again alone */
+};
+
+/* A loop's reads that wait for a batch. */
+struct reads_loop {
+	struct loop_hook hook;
+	struct reads_call *head, **tail;
+};
+
+static const char reads_key[] = "reads"; /* the loop slot */
+static pthread_mutex_t reads_kinds_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct reads_kind reads_kinds[READS_KINDS];
+static size_t reads_nkinds;
+
+/* Names are code, never input; they are checked anyway before they become SQL text: an
+ * identifier of lower case, digits and _, after prefix. */
+static bool reads_name_ok(const char *f, const char *prefix)
 {
-	if (strncmp(f, "fleet.", 6) != 0 || !f[6] || strlen(f) > 63)
+	size_t skip = strlen(prefix);
+	if (strncmp(f, prefix, skip) != 0 || !f[skip] || strlen(f) > 63)
 		return false;
-	for (const char *p = f + 6; *p; p++)
+	for (const char *p = f + skip; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
 			return false;
 	return true;
 }
+
+static int reads_column_index(const struct reads_query *q, const char *name)
+{
+	for (size_t i = 0; name && i < q->ncolumns; i++)
+		if (strcmp(q->columns[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* q's statement (made once; NULL, logged, when q is not a valid read). */
+static const struct reads_kind *reads_kind_of(const struct reads_query *q)
+{
+	pthread_mutex_lock(&reads_kinds_lock);
+	struct reads_kind *k = NULL;
+	for (size_t i = 0; i < reads_nkinds && !k; i++)
+		if (reads_kinds[i].q == q)
+			k = &reads_kinds[i];
+	if (k || reads_nkinds == READS_KINDS)
+		goto out;
+	int key = reads_column_index(q, q->key_column);
+	int region = reads_column_index(q, q->region_column);
+	if ((q->function && !reads_name_ok(q->function, "fleet.")) ||
+	    (q->key_column && (key < 0 || !reads_name_ok(q->key_column, ""))) ||
+	    (q->region_column && region < 0) || (!q->function && q->ncolumns)) {
+		log_error("read %s: not a valid reads_query", q->function ? q->function : "rights");
+		goto out;
+	}
+	k = &reads_kinds[reads_nkinds++];
+	k->q = q;
+	k->key = key;
+	k->region = region;
+	if (!q->function)
+		k->sql = mem_printf("SELECT " READS_HEAD " FROM " READS_ACT " AS a");
+	else if (!q->key_column)
+		k->sql = mem_printf(
+			"WITH a AS MATERIALIZED (SELECT * FROM " READS_ACT "), "
+			"r AS MATERIALIZED (SELECT * FROM %s($1::text, $2::text) WITH ORDINALITY) "
+			"SELECT " READS_HEAD
+			", r.* FROM a LEFT JOIN r ON true ORDER BY r.ordinality",
+			q->function);
+	else
+		k->sql = mem_printf(
+			"WITH a AS MATERIALIZED (SELECT * FROM " READS_ACT "), "
+			"r AS MATERIALIZED (SELECT * FROM %s($1::text, $2::text, "
+			"ARRAY(SELECT jsonb_array_elements_text($3::jsonb))) WITH ORDINALITY), "
+			"w AS MATERIALIZED (SELECT fleet.audit_reads($1::text, $2::text, "
+			"$4::jsonb, "
+			"(SELECT a.role IS NOT NULL AND a.client_may_read FROM a), "
+			"ARRAY(SELECT r.%s FROM r)) AS n) "
+			"SELECT " READS_HEAD ", r.* FROM a CROSS JOIN w LEFT JOIN r ON true "
+			"ORDER BY r.ordinality",
+			q->function, q->key_column);
+out:
+	pthread_mutex_unlock(&reads_kinds_lock);
+	return k;
+}
+
+/* ---- batches, on the loop's thread -------------------------------------------------------- */
+
+static void reads_batch_free(struct reads_batch *b)
+{
+	for (size_t g = 0; g < b->ngroups; g++) {
+		PQclear(b->stmts[g].res);
+		json_decref(b->groups[g].keys);
+		json_decref(b->groups[g].calls);
+		free(b->groups[g].keys_text);
+		free(b->groups[g].calls_text);
+	}
+	PQclear(b->unit.error);
+	free(b);
+}
+
+/* A call is done with its batch's result. */
+static void reads_release(struct reads_call *c)
+{
+	if (c->batch && --c->batch->refs == 0)
+		reads_batch_free(c->batch);
+	c->batch = NULL;
+}
+
+/* The group of c in b, added if new. */
+static struct reads_group *reads_group_of(struct reads_batch *b, struct reads_call *c)
+{
+	for (size_t g = 0; g < b->ngroups; g++) {
+		struct reads_group *x = &b->groups[g];
+		if (x->kind == c->kind && strcmp(x->actor->subject, c->actor->subject) == 0 &&
+		    strcmp(x->actor->client_id, c->actor->client_id) == 0) {
+			c->group = g;
+			return x;
+		}
+	}
+	c->group = b->ngroups;
+	struct reads_group *x = &b->groups[b->ngroups++];
+	*x = (struct reads_group){.kind = c->kind, .actor = c->actor};
+	if (c->q->key_column) {
+		x->keys = json_array();
+		x->calls = json_array();
+	}
+	return x;
+}
+
+/* Adds c's key and audit entry to its group. */
+static void reads_group_add(struct reads_group *x, const struct reads_call *c)
+{
+	if (!x->keys)
+		return;
+	bool known = false;
+	for (size_t i = 0; i < json_array_size(x->keys) && !known; i++)
+		known = strcmp(json_string_value(json_array_get(x->keys, i)), c->key) == 0;
+	if (!known)
+		json_array_append_new(x->keys, json_string(c->key));
+	const struct audit_entry *a = c->audit;
+	if (!a)
+		return;
+	struct audit_ref_part trace, token, id;
+	audit_ref_parts(a->request_id, &trace, &token, &id);
+	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%}", "tool", a->tool,
+			      "target", a->target, "key", c->key, "digest", a->args_digest, "id",
+			      id.p ? id.p : "", id.len, "trace", trace.p ? trace.p : "", trace.len,
+			      "token", token.p ? token.p : "", token.len);
+	/* An absent part is NULL in the row, as fleet.audit_ref stores it. */
+	if (!a->request_id)
+		json_object_set_new(e, "id", json_null());
+	if (!trace.p)
+		json_object_set_new(e, "trace", json_null());
+	if (!token.p)
+		json_object_set_new(e, "token", json_null());
+	json_array_append_new(x->calls, e);
+}
+
+static void reads_done(struct exec_unit *u);
+
+/* A batch of calls[0..n) (taken from their queue) on the calling code's loop. */
+static void reads_submit(struct reads_call **calls, size_t n, bool alone)
+{
+	struct reads_batch *b = mem_calloc(1, sizeof *b);
+	b->alone = alone;
+	long long until = 0;
+	bool bounded = true;
+	for (size_t i = 0; i < n; i++) {
+		struct reads_call *c = calls[i];
+		b->calls[b->ncalls++] = c;
+		reads_group_add(reads_group_of(b, c), c);
+		if (!c->until_ms)
+			bounded = false;
+		else if (c->until_ms > until)
+			until = c->until_ms;
+	}
+	for (size_t g = 0; g < b->ngroups; g++) {
+		struct reads_group *x = &b->groups[g];
+		x->params[0] = x->actor->subject;
+		x->params[1] = x->actor->client_id;
+		if (x->keys) {
+			x->keys_text = json_dumps(x->keys, JSON_COMPACT);
+			x->calls_text = json_dumps(x->calls, JSON_COMPACT);
+			x->params[2] = x->keys_text;
+			x->params[3] = x->calls_text;
+		}
+		b->stmts[g] = (struct exec_stmt){.name = x->kind->q->function ? x->kind->q->function
+									      : "fleet.act_as",
+						 .sql = x->kind->sql,
+						 .nparams = x->keys ? 4 : 2,
+						 .params = x->params};
+	}
+	b->unit = (struct exec_unit){.stmts = b->stmts,
+				     .n = b->ngroups,
+				     .until_ms = bounded ? until : 0,
+				     .done = reads_done};
+	exec_submit(&b->unit);
+}
+
+/* Whether a SQLSTATE says "try again" (a timeout, a lost connection, a conflict) rather than a
+ * bug. */
+static bool reads_retryable(const char *state)
+{
+	return strncmp(state, "08", 2) == 0 || strncmp(state, "40", 2) == 0 ||
+	       strncmp(state, "57", 2) == 0 || strncmp(state, "55P03", 5) == 0;
+}
+
+/* The unit's end, on the loop's thread. A batch the database refused runs again call by call,
+ * each alone; otherwise every call is woken with its statement's result. */
+static void reads_done(struct exec_unit *u)
+{
+	struct reads_batch *b = (struct reads_batch *)u;
+	if (u->st != FLEET_OK && u->rolled_back && !b->alone) {
+		static struct log_limit limit;
+		unsigned long skipped;
+		const PGresult *why = u->error;
+		for (size_t g = 0; !why && g < b->ngroups; g++)
+			if (PQresultStatus(b->stmts[g].res) == PGRES_FATAL_ERROR)
+				why = b->stmts[g].res;
+		if (log_due(&limit, 60, &skipped))
+			log_warn("a batch of %zu read(s) failed (%s%s): run again call by call, "
+				 "each "
+				 "alone (%lu such batches before this one in the last minute)",
+				 b->ncalls, u->error ? "at its COMMIT: " : "",
+				 why ? PQresultErrorMessage(why) : "?", skipped);
+		const char *split[] = {"split"};
+		metrics_add(&metrics_audit_batches, split, 1);
+		metrics_add(&metrics_reads_alone, NULL, (long)b->ncalls);
+		for (size_t i = 0; i < b->ncalls; i++)
+			reads_submit(&b->calls[i], 1, true);
+		reads_batch_free(b); /* the calls are the new batches' now */
+		return;
+	}
+#ifdef FLEET_TEST_SWAP_ROWS
+	/* Test-only build (bikaroo-mcp-swap-rows): the first two statements of every batch get
+	 * each other's results, so the tests show that the echo check refuses them. Never in the
+	 * product binary. */
+	if (u->st == FLEET_OK && b->ngroups >= 2) {
+		PGresult *r = b->stmts[0].res;
+		b->stmts[0].res = b->stmts[1].res;
+		b->stmts[1].res = r;
+	}
+#endif
+	enum fleet_status st = u->st;
+	const char *result[] = {st == FLEET_OK ? "ok" : "failed"};
+	metrics_add(&metrics_audit_batches, result, 1);
+	if (st != FLEET_OK && !u->rolled_back)
+		st = FLEET_UNAVAILABLE; /* it may have committed: the caller may try again */
+	b->refs = (int)b->ncalls;
+	struct reads_call *calls[READS_BATCH_MAX];
+	size_t n = b->ncalls;
+	memcpy(calls, b->calls, n * sizeof *calls);
+	for (size_t i = 0; i < n; i++) {
+		struct reads_call *c = calls[i];
+		c->st = st;
+		c->batch = b;
+		if (st != FLEET_OK && b->alone && u->rolled_back) {
+			/* Alone and refused: its own error (the read raised), its audit row's, or
+			 * its COMMIT's. Only the first is the call's answer; the others say "try
+			 * again" (503), the row it could not have written not being its fault. */
+			const PGresult *r = b->stmts[c->group].res;
+			bool raised = PQresultStatus(r) == PGRES_FATAL_ERROR;
+			const char *state = raised ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+			const char *msg = raised ? PQresultErrorMessage(r) : "";
+			const char *where = raised ? PQresultErrorField(r, PG_DIAG_CONTEXT) : NULL;
+			bool audit = strstr(msg, "audit_") || (where && strstr(where, "audit_"));
+			c->st = state && !audit && !reads_retryable(state) ? FLEET_INTERNAL
+									   : FLEET_UNAVAILABLE;
+			if (c->st == FLEET_INTERNAL)
+				snprintf(c->sqlstate, sizeof c->sqlstate, "%s", state);
+			if (raised)
+				log_error("read %s failed for this call%s: %s", c->q->function,
+					  audit ? " (its audit row)" : "", msg);
+			else
+				log_error("a read's COMMIT failed: %s",
+					  u->error ? PQresultErrorMessage(u->error) : "?");
+		}
+		task_wake(&c->wait);
+	}
+}
+
+/* Fails c before it was sent (nothing was done). */
+static void reads_expire(struct reads_call *c)
+{
+	conn_count_error("timeout");
+	conn_note_timeout();
+	c->st = FLEET_UNAVAILABLE;
+	task_wake(&c->wait);
+}
+
+/* The loop's hook: while a connection is free, what waits goes as a batch. */
+static long long reads_due(struct loop_hook *h, long long now)
+{
+	struct reads_loop *rl = (struct reads_loop *)h;
+	long long due = 0;
+	while (rl->head && exec_room(false)) {
+		struct reads_call *calls[READS_BATCH_MAX];
+		size_t n = 0;
+		while (rl->head && n < READS_BATCH_MAX) {
+			struct reads_call *c = rl->head;
+			rl->head = c->next;
+			if (c->until_ms && c->until_ms <= now)
+				reads_expire(c);
+			else
+				calls[n++] = c;
+		}
+		if (!rl->head)
+			rl->tail = &rl->head;
+		if (n)
+			reads_submit(calls, n, false);
+	}
+	struct reads_call **p = &rl->head;
+	while (*p) {
+		struct reads_call *c = *p;
+		if (c->until_ms && c->until_ms <= now) {
+			*p = c->next;
+			reads_expire(c);
+			continue;
+		}
+		if (c->until_ms && (!due || c->until_ms < due))
+			due = c->until_ms;
+		p = &c->next;
+	}
+	rl->tail = p;
+	return due;
+}
+
+static void reads_loop_end(struct loop_hook *h)
+{
+	struct reads_loop *rl = (struct reads_loop *)h;
+	while (rl->head) {
+		struct reads_call *c = rl->head;
+		rl->head = c->next;
+		c->st = FLEET_UNAVAILABLE;
+		task_wake(&c->wait);
+	}
+	free(rl);
+}
+
+/* The calling code's loop's queue of reads. Its hook runs before the executor's, so that a batch
+ * formed at a turn is sent at that turn. */
+static struct reads_loop *reads_loop_here(void)
+{
+	struct loop *l = task_loop();
+	struct reads_loop *rl = loop_get(l, reads_key);
+	if (!rl) {
+		(void)exec_room(false); /* the executor's hook first: it then runs after this one */
+		rl = mem_calloc(1, sizeof *rl);
+		rl->tail = &rl->head;
+		rl->hook = (struct loop_hook){.due = reads_due, .end = reads_loop_end};
+		loop_hook(l, &rl->hook);
+		loop_set(l, reads_key, rl);
+	}
+	return rl;
+}
+
+/* ---- a call's side, in its task ----------------------------------------------------------- */
 
 /* Whether region is in the caller's perimeter as the database stated it. The second line behind
  * row-level security: both must agree before a row is shown. */
@@ -44,114 +452,6 @@ static bool reads_inside(const char *regions, const char *region)
 #else
 	return rights_in_perimeter(regions, region);
 #endif
-}
-
-/* Where each field of q's rows is: the rights first, then q's columns, then its key and region
- * columns (asked again, by name, whatever the columns hold). */
-struct reads_layout {
-	size_t key;
-	size_t region; /* READS_NONE: the rows carry none */
-	size_t n;
-};
-
-static struct reads_layout reads_layout_of(const struct reads_query *q)
-{
-	struct reads_layout l;
-	l.key = READS_BATCH_NRIGHTS + q->ncolumns;
-	l.region = q->region_column ? l.key + 1 : READS_NONE;
-	l.n = l.key + 1 + (q->region_column ? 1 : 0);
-	return l;
-}
-
-/* The name of field i of q's rows, the rights' with their prefix (into buf). */
-static const char *reads_field_name(const struct reads_query *q, const struct reads_layout *l,
-				    size_t i, char *buf, size_t cap)
-{
-	static const char *const rights[] = {READS_BATCH_RIGHTS};
-	if (i < READS_BATCH_NRIGHTS) {
-		snprintf(buf, cap, "%s%s", q->rights_prefix, rights[i]);
-		return buf;
-	}
-	if (i == l->key)
-		return q->key_column;
-	if (i == l->region)
-		return q->region_column;
-	return q->columns[i - READS_BATCH_NRIGHTS].name;
-}
-
-/* The fields as a text array literal (names are identifiers: nothing to quote); false when it
- * does not fit. */
-static bool reads_columns_build(const struct reads_query *q, const struct reads_layout *l,
-				char *out, size_t cap)
-{
-	size_t used = 0;
-	out[used++] = '{';
-	for (size_t i = 0; i < l->n; i++) {
-		char name[96];
-		int w = snprintf(out + used, cap - used, "%s%s", i ? "," : "",
-				 reads_field_name(q, l, i, name, sizeof name));
-		if (w < 0 || (size_t)w >= cap - used)
-			return false;
-		used += (size_t)w;
-	}
-	if (used + 2 > cap)
-		return false;
-	out[used++] = '}';
-	out[used] = '\0';
-	return true;
-}
-
-/* The literals already built, by query (a query is a static descriptor: a handful of them). */
-#define READS_LITERALS 32
-static struct {
-	const struct reads_query *q;
-	char *columns;
-} reads_literals[READS_LITERALS];
-static atomic_size_t reads_nliterals; /* published after their entry is written */
-static pthread_mutex_t reads_literals_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* q's columns literal (built once; a profile showed its formatting at 2.6% of a call), or NULL
- * when it does not fit. */
-static const char *reads_columns_literal(const struct reads_query *q, const struct reads_layout *l)
-{
-	size_t n = atomic_load(&reads_nliterals);
-	for (size_t i = 0; i < n; i++)
-		if (reads_literals[i].q == q)
-			return reads_literals[i].columns;
-	char buf[1024];
-	if (!reads_columns_build(q, l, buf, sizeof buf))
-		return NULL;
-	pthread_mutex_lock(&reads_literals_lock);
-	n = atomic_load(&reads_nliterals);
-	const char *found = NULL;
-	for (size_t i = 0; i < n && !found; i++)
-		if (reads_literals[i].q == q)
-			found = reads_literals[i].columns;
-	if (!found && n < READS_LITERALS) {
-		reads_literals[n].q = q;
-		reads_literals[n].columns = mem_strdup(buf);
-		found = reads_literals[n].columns;
-		atomic_store(&reads_nliterals, n + 1);
-	}
-	pthread_mutex_unlock(&reads_literals_lock);
-	/* (A full table, never with the product's reads, builds it every time.) */
-	return found ? found : NULL;
-}
-
-static void reads_copy_row(const struct reads_query *q, const char *const *f, char *row)
-{
-	for (size_t i = 0; i < q->ncolumns; i++) {
-		const struct reads_column *c = &q->columns[i];
-		const char *v = f[READS_BATCH_NRIGHTS + i];
-		void *field = row + c->offset;
-		switch (c->type) {
-		case READS_TEXT: db_copy(field, c->size, v); break;
-		case READS_TEXT_NEW: *(char **)field = v ? mem_strdup(v) : NULL; break;
-		case READS_INT: *(int *)field = v ? (int)strtol(v, NULL, 10) : -1; break;
-		case READS_LONG: *(long *)field = v ? strtol(v, NULL, 10) : -1; break;
-		case READS_BOOL: *(bool *)field = v && strcmp(v, "t") == 0; break;
-		}
-	}
 }
 
 /* Where the rows go: a caller's array of cap rows, or (grow) a new one of at most cap rows. */
@@ -179,210 +479,186 @@ static char *reads_slot(const struct reads_query *q, struct reads_out *o)
 	return (char *)o->rows + o->n * q->row_size;
 }
 
-/* Rows of a result, field by field in the layout's order: those of a batch (reads_batch_row) or
- * of a statement's own result. */
-struct reads_source {
-	size_t nrows;
-	/* Row r's n fields into f (NULL: SQL NULL); *buf (new or NULL) is freed after use. */
-	enum fleet_status (*row)(const void *ctx, size_t r, const char **f, size_t n, char **buf);
-	const void *ctx;
-};
-
-/* Maps the visible rows of src into o; FLEET_OK, or FLEET_NOT_FOUND for a one-object read whose
- * object is invisible or outside the perimeter. */
-static enum fleet_status reads_map(const struct reads_query *q, const struct reads_layout *l,
-				   const struct reads_source *src, const char *regions,
-				   struct reads_out *o)
+static void reads_copy_row(const struct reads_query *q, const PGresult *res, int r, char *row)
 {
-	enum fleet_status st = FLEET_OK;
-	for (size_t r = 0; r < src->nrows && st == FLEET_OK; r++) {
-		const char *f[READS_MAX_FIELDS];
-		char *buf = NULL;
-		st = src->row(src->ctx, r, f, l->n, &buf);
-		if (st != FLEET_OK)
-			break;
-		bool absent = f[l->key] == NULL;
-		bool outside = l->region != READS_NONE && (r == 0 || q->list) && !absent &&
-			       !reads_inside(regions, f[l->region] ? f[l->region] : "");
-		if (!q->list && r == 0 && (outside || (absent && !q->write))) {
-			free(buf);
+	for (size_t i = 0; i < q->ncolumns; i++) {
+		const struct reads_column *c = &q->columns[i];
+		int col = RC_FIRST + (int)i;
+		const char *v = PQgetisnull(res, r, col) ? NULL : PQgetvalue(res, r, col);
+		void *field = row + c->offset;
+		switch (c->type) {
+		case READS_TEXT: db_copy(field, c->size, v); break;
+		case READS_TEXT_NEW: *(char **)field = v ? mem_strdup(v) : NULL; break;
+		case READS_INT: *(int *)field = v ? (int)strtol(v, NULL, 10) : -1; break;
+		case READS_LONG: *(long *)field = v ? strtol(v, NULL, 10) : -1; break;
+		case READS_BOOL: *(bool *)field = v && strcmp(v, "t") == 0; break;
+		case READS_SKIP: break;
+		}
+	}
+}
+
+/* Whether res has the columns of c's statement, in order. */
+static bool reads_shape_ok(const struct reads_call *c, const PGresult *res)
+{
+	static const char *const head[RC_FIRST] = {"role",
+						   "regions",
+						   "is_human",
+						   "client_may_read",
+						   "client_may_report",
+						   "requires_confirmation",
+						   "echo_subject",
+						   "echo_client"};
+	const struct reads_query *q = c->q;
+	int want = RC_FIRST + (q->function ? (int)q->ncolumns + 1 : 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != want || PQntuples(res) < 1)
+		return false;
+	for (int i = 0; i < want; i++) {
+		const char *name = i < RC_FIRST                   ? head[i]
+				   : i < want - 1 || !q->function ? q->columns[i - RC_FIRST].name
+								  : "ordinality";
+		if (strcmp(PQfname(res, i), name) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* c's rows from its statement's result into o: FLEET_OK, or FLEET_NOT_FOUND for a one-object
+ * read whose object is invisible or outside the perimeter. */
+static enum fleet_status reads_map(const struct reads_call *c, const PGresult *res,
+				   const char *regions, struct reads_out *o)
+{
+	const struct reads_query *q = c->q;
+	int key = c->kind->key < 0 ? -1 : RC_FIRST + c->kind->key;
+	int region = c->kind->region < 0 ? -1 : RC_FIRST + c->kind->region;
+	bool first = true;
+	for (int r = 0; r < PQntuples(res); r++) {
+		if (PQgetisnull(res, r, PQnfields(res) - 1))
+			continue; /* the rights alone: the function returned no row */
+		if (key >= 0 &&
+		    (PQgetisnull(res, r, key) || strcmp(PQgetvalue(res, r, key), c->key)))
+			continue; /* another call's */
+		bool outside = region >= 0 && (first || q->list) &&
+			       !reads_inside(regions, PQgetvalue(res, r, region));
+		if (!q->list && first && outside) {
+			log_error("read %s: row-level security let through a row outside the "
+				  "caller's perimeter; not shown",
+				  q->function);
 			return FLEET_NOT_FOUND;
 		}
-		if (q->list && (absent || outside)) {
-			if (outside)
-				log_warn("%s: a row outside the caller's perimeter passed "
-					 "row-level security; not shown",
-					 q->function);
-			free(buf);
+		first = false;
+		if (outside) {
+			log_warn("%s: a row outside the caller's perimeter passed row-level "
+				 "security; "
+				 "not shown",
+				 q->function);
 			continue;
 		}
 		char *row = reads_slot(q, o);
 		if (!row) {
 			log_warn("%s: more than %zu rows; the rest is not shown", q->function,
 				 o->cap);
-			free(buf);
 			break;
 		}
-		reads_copy_row(q, f, row);
+		reads_copy_row(q, res, r, row);
 		o->n++;
-		free(buf);
 	}
-	if (st == FLEET_OK && !q->list && o->n == 0)
-		return FLEET_NOT_FOUND;
-	return st;
+	return !q->list && o->n == 0 ? FLEET_NOT_FOUND : FLEET_OK;
 }
 
-static enum fleet_status reads_batch_source_row(const void *ctx, size_t r, const char **f, size_t n,
-						char **buf)
+/* Runs c in the next batch of its loop and waits for its answer. */
+static enum fleet_status reads_wait(struct reads_call *c)
 {
-	return reads_batch_row(ctx, r, f, n, buf);
+	if (db_held() || task_deadline_passed())
+		return FLEET_UNAVAILABLE;
+	struct reads_loop *rl = reads_loop_here();
+	task_wait_init(&c->wait);
+	c->until_ms = db_deadline_ms();
+	c->st = FLEET_INTERNAL;
+	c->next = NULL;
+	*rl->tail = c;
+	rl->tail = &c->next;
+	task_wait(&c->wait);
+	return c->st;
 }
 
-/* A statement's own result and where each field's column is in it. */
-struct reads_result {
-	const PGresult *res;
-	int col[READS_MAX_FIELDS];
-};
-
-static enum fleet_status reads_result_row(const void *ctx, size_t r, const char **f, size_t n,
-					  char **buf)
+/* c's answer from its batch: the echo, the rights in C, then its rows. */
+static enum fleet_status reads_answer(struct reads_call *c, struct rights *rights,
+				      struct reads_out *o)
 {
-	const struct reads_result *rr = ctx;
-	*buf = NULL;
-	for (size_t i = 0; i < n; i++)
-		f[i] = PQgetisnull(rr->res, (int)r, rr->col[i])
-			       ? NULL
-			       : PQgetvalue(rr->res, (int)r, rr->col[i]);
-	return FLEET_OK;
-}
-
-/* A write (reads.h: reads_query.write): its function, one statement in its own transaction. */
-static enum fleet_status reads_write(const struct reads_query *q, const struct reads_layout *l,
-				     const struct fleet_actor *actor, const char *const *args,
-				     struct reads_out *o)
-{
-	char sql[160];
-	int used = snprintf(sql, sizeof sql, "SELECT * FROM %s($1, $2", q->function);
-	for (size_t i = 0; i < q->nargs; i++)
-		used += snprintf(sql + used, sizeof sql - (size_t)used, ", $%zu", i + 3);
-	snprintf(sql + used, sizeof sql - (size_t)used, ")");
-	const char *params[2 + READS_MAX_ARGS] = {actor->subject, actor->client_id};
-	for (size_t i = 0; i < q->nargs; i++)
-		params[2 + i] = args[i];
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared(q->function, sql, (int)(2 + q->nargs), params, &st);
-	if (!res)
-		return st;
-	struct reads_result rr = {.res = res};
-	const char *names[READS_MAX_FIELDS];
-	char bufs[READS_BATCH_NRIGHTS][96];
-	for (size_t i = 0; i < l->n; i++)
-		names[i] = reads_field_name(q, l, i, bufs[i < READS_BATCH_NRIGHTS ? i : 0],
-					    sizeof bufs[0]);
-	/* (The rights' names are in bufs; the others are the query's own strings.) */
-	if (PQntuples(res) < 1 || db_columns(res, q->function, names, l->n, rr.col) != FLEET_OK) {
-		st = FLEET_INTERNAL;
-		goto out;
-	}
-	const char *f[READS_MAX_FIELDS];
-	char *unused;
-	reads_result_row(&rr, 0, f, l->n, &unused);
-	struct reads_source src = {(size_t)PQntuples(res), reads_result_row, &rr};
-	st = reads_map(q, l, &src, f[1] ? f[1] : "", o);
-out:
-	PQclear(res);
-	return st;
-}
-
-/* Whether an element's SQLSTATE says "try again" (a timeout, a lost connection, a conflict)
- * rather than a bug. */
-static bool reads_retryable(const char *state)
-{
-	return strncmp(state, "08", 2) == 0 || strncmp(state, "40", 2) == 0 ||
-	       strncmp(state, "57", 2) == 0 || strncmp(state, "55P03", 5) == 0;
-}
-
-static enum fleet_status reads_exec(const struct reads_query *q, const struct fleet_actor *actor,
-				    const char *const *args, const struct audit_entry *audit,
-				    struct reads_out *o)
-{
-	if (!reads_name_ok(q->function) || q->nargs > READS_MAX_ARGS ||
-	    q->ncolumns > READS_MAX_COLUMNS || !q->key_column || (q->write && audit)) {
-		log_error("read %s: not a valid reads_query", q->function);
+	const PGresult *res = c->batch->stmts[c->group].res;
+	const char *who = c->q->function ? c->q->function : "fleet.act_as";
+	if (!reads_shape_ok(c, res)) {
+		log_error("%s: its result does not have the columns its reads_query declares, in "
+			  "that order; refused",
+			  who);
 		return FLEET_INTERNAL;
 	}
-	struct reads_layout l = reads_layout_of(q);
-	if (q->write)
-		return reads_write(q, &l, actor, args, o);
-	const char *columns = reads_columns_literal(q, &l);
-	if (!columns) {
-		log_error("read %s: too many columns", q->function);
+	if (strcmp(PQgetvalue(res, 0, RC_SUBJECT), c->actor->subject) != 0 ||
+	    strcmp(PQgetvalue(res, 0, RC_CLIENT), c->actor->client_id) != 0) {
+		/* Never the row itself: it may be another caller's. */
+		log_error("%s for %s: " READS_REFUSED, who, c->actor->subject);
 		return FLEET_INTERNAL;
 	}
-	struct reads_batch_elem e = {
-		.function = q->function,
-		.columns = columns,
-		.rights_prefix = q->rights_prefix,
-		.key_column = q->key_column,
-		.list = q->list,
-		.may = actor->scopes & FLEET_SCOPE_READ,
-		.actor = actor,
-		.args = args,
-		.nargs = q->nargs,
-		.audit = audit,
-	};
-	enum fleet_status st = reads_batch_run(&e);
-	if (st != FLEET_OK)
-		return st;
-	if (e.outcome[0] == 'e') { /* error */
-		log_error("read %s failed for this call: SQLSTATE %s", q->function, e.sqlstate);
-		reads_batch_done(&e);
-		return reads_retryable(e.sqlstate) ? FLEET_UNAVAILABLE : FLEET_INTERNAL;
-	}
-	bool db_denied = strcmp(e.outcome, "denied") == 0;
-	if (db_denied && !e.may) {
-		reads_batch_done(&e);
-		return FLEET_FORBIDDEN;
-	}
-	/* The rights again, in C: the second line. */
-	const char *f[READS_MAX_FIELDS];
-	char *buf;
-	struct rights rights;
-	st = reads_batch_row(&e, 0, f, db_denied ? READS_BATCH_NRIGHTS : l.n, &buf);
-	if (st == FLEET_OK)
-		rights_from_fields(f, &rights);
-	free(buf);
-	if (st != FLEET_OK) {
-		reads_batch_done(&e);
-		return st;
-	}
-	bool may = rights_may_read(actor, &rights);
+	const char *f[RC_CONFIRM + 1];
+	for (int i = 0; i <= RC_CONFIRM; i++)
+		f[i] = PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
+	rights_from_fields(f, rights);
+	if (!o)
+		return FLEET_OK;
+	bool db_denied = !rights->known || !rights->client_read;
+	bool may = rights_may_read(c->actor, rights);
 	if (!may || db_denied) {
 		if (may != !db_denied)
 			log_error("read %s: the database %s the read, the server's rules %s it; "
 				  "refused",
-				  q->function, db_denied ? "denied" : "allowed",
-				  may ? "allow" : "deny");
-		reads_batch_done(&e);
+				  who, db_denied ? "denied" : "allowed", may ? "allow" : "deny");
 		return FLEET_FORBIDDEN;
 	}
-	struct reads_source src = {e.nrows, reads_batch_source_row, &e};
-	st = reads_map(q, &l, &src, rights.regions, o);
-	if (st == FLEET_NOT_FOUND && strcmp(e.outcome, "ok") == 0 && !q->list)
-		log_error("read %s: row-level security let through a row outside the caller's "
-			  "perimeter; not shown",
-			  q->function);
-	reads_batch_done(&e);
+	return reads_map(c, res, rights->regions, o);
+}
+
+static enum fleet_status reads_exec(const struct reads_query *q, const struct fleet_actor *actor,
+				    const char *key, const struct audit_entry *audit,
+				    struct rights *rights, struct reads_out *o)
+{
+	struct reads_call c = {.q = q, .actor = actor, .key = key, .audit = audit};
+	c.kind = reads_kind_of(q);
+	if (!c.kind || (q->key_column && !key) || (audit && !q->key_column))
+		return FLEET_INTERNAL;
+	if (o && !(actor->scopes & FLEET_SCOPE_READ)) {
+		/* The token does not allow reading: nothing is run, the refusal is recorded. */
+		if (audit) {
+			struct audit_entry e = *audit;
+			e.outcome = "denied";
+			enum fleet_status st = audit_record(actor, &e);
+			if (st != FLEET_OK)
+				return st;
+		}
+		return FLEET_FORBIDDEN;
+	}
+	enum fleet_status st = reads_wait(&c);
+	if (st == FLEET_OK) {
+		st = reads_answer(&c, rights, o);
+	} else if (c.sqlstate[0] && audit) {
+		/* The read raised in SQL, alone: nothing of it committed; its row says so. */
+		struct audit_entry e = *audit;
+		e.outcome = "error";
+		e.detail = c.sqlstate;
+		if (audit_record(actor, &e) != FLEET_OK)
+			st = FLEET_UNAVAILABLE;
+	}
+	reads_release(&c);
 	return st;
 }
 
 enum fleet_status reads_run(const struct reads_query *q, const struct fleet_actor *actor,
-			    const char *const *args, const struct audit_entry *audit, void *rows,
+			    const char *key, const struct audit_entry *audit, void *rows,
 			    size_t max_rows, size_t *n)
 {
 	memset(rows, 0, max_rows * q->row_size);
 	struct reads_out o = {.rows = rows, .cap = max_rows};
-	enum fleet_status st = reads_exec(q, actor, args, audit, &o);
+	struct rights rights;
+	enum fleet_status st = reads_exec(q, actor, key, audit, &rights, &o);
 	if (st != FLEET_OK && o.n) {
 		reads_free_rows(q, o.rows, o.n);
 		o.n = 0;
@@ -392,11 +668,12 @@ enum fleet_status reads_run(const struct reads_query *q, const struct fleet_acto
 }
 
 enum fleet_status reads_run_all(const struct reads_query *q, const struct fleet_actor *actor,
-				const char *const *args, const struct audit_entry *audit,
-				size_t limit, void **rows, size_t *n)
+				const char *key, const struct audit_entry *audit, size_t limit,
+				void **rows, size_t *n)
 {
 	struct reads_out o = {.cap = limit, .grow = true};
-	enum fleet_status st = reads_exec(q, actor, args, audit, &o);
+	struct rights rights;
+	enum fleet_status st = reads_exec(q, actor, key, audit, &rights, &o);
 	if (st != FLEET_OK && o.n) {
 		reads_free_rows(q, o.rows, o.n);
 		o.n = 0;
@@ -408,6 +685,12 @@ enum fleet_status reads_run_all(const struct reads_query *q, const struct fleet_
 	*rows = o.rows;
 	*n = o.n;
 	return st;
+}
+
+enum fleet_status reads_rights(const struct fleet_actor *actor, struct rights *rights)
+{
+	static const struct reads_query act_as = {.function = NULL};
+	return reads_exec(&act_as, actor, NULL, NULL, rights, NULL);
 }
 
 void reads_free_rows(const struct reads_query *q, void *rows, size_t n)

@@ -1,11 +1,16 @@
-/* Reads of the business as the acting identity, all through one path: a fleet.*_as SQL
- * function called with the actor's subject and client first, which sets the identity in the
- * database and returns the caller's rights (role, regions, ...) then the read's columns under
- * row-level security; here, the rights judged again in C (rights.h), every row's region checked
- * against the caller's perimeter in C too (the second line: both must agree), the columns copied
- * by name into the caller's structs, and, for an audited call, exactly one audit row whatever
- * the outcome (ok, not_found, denied), by group commit, committed before the read returns.
- * A new read is its SQL function and a struct reads_query: its column map. */
+/* Reads of the business as the acting identity, all through one path. A read is a SQL function
+ * fleet.name_for(subject, client[, keys text[]]) that returns the rows the caller may see under
+ * row-level security, for any number of keys at once (one row set, each row naming its key),
+ * and a struct reads_query: its columns, in order, into the caller's row struct. Concurrent
+ * reads of a loop go in batches: one transaction, one round trip, per caller one statement per
+ * read that sets the identity (fleet.act_as, whose rights come back with the rows), reads all
+ * of that caller's keys, and writes the audit rows of its audited calls with one INSERT
+ * (fleet.audit_reads). Here, for each call: the rows checked to echo its caller, the rights
+ * judged again in C (rights.h), every row's region checked against the caller's perimeter in C
+ * too (the second line: both must agree), its rows copied by position into the caller's
+ * structs. A read answers only once its batch has committed. A batch that the database refuses
+ * (a read that raises, a COMMIT that fails) runs again call by call, each alone, so that one
+ * call's failure is its answer only. */
 #ifndef BIKAROO_READS_H
 #define BIKAROO_READS_H
 
@@ -20,9 +25,10 @@ enum reads_type {
 	READS_INT,      /* int; NULL: -1 */
 	READS_LONG,     /* long; NULL: -1 */
 	READS_BOOL,     /* bool; NULL: false */
+	READS_SKIP,     /* a column of the function that the caller does not keep */
 };
 
-/* One result column into one field of the caller's row struct. */
+/* One result column of the function, in its RETURNS TABLE order, into one field of the row. */
 struct reads_column {
 	const char *name;
 	enum reads_type type;
@@ -35,55 +41,51 @@ struct reads_column {
 		(column), (type), offsetof(row, field), sizeof(((row *)0)->field)                  \
 	}
 
-/* A read: its SQL function and how its result maps into rows. */
+/* A read: its SQL function and how its rows map into the caller's structs. */
 struct reads_query {
-	/* The function, schema-qualified (fleet.name_as, lower case, digits and _), called as
-	 * SELECT * FROM function(subject, client, args...). Its first row carries the rights
-	 * columns (prefix + role, regions, is_human, client_may_read, client_may_report,
-	 * requires_confirmation). */
+	/* The function, schema-qualified (fleet.name_for, lower case, digits and _): called as
+	 * function(subject, client, keys text[]) when key_column is set, else function(subject,
+	 * client); NULL: no function, the read is the caller's rights alone (fleet.act_as). */
 	const char *function;
-	size_t nargs;              /* its arguments after subject and client */
-	const char *rights_prefix; /* "" or e.g. "out_" */
-	/* The column naming each row's region, checked against the caller's perimeter in C;
-	 * NULL: the rows carry none (reference data). */
-	const char *region_column;
-	/* The column whose NULL says "no row": in row 0 of a one-object read, nothing visible;
-	 * in a list, an empty one. */
-	const char *key_column;
+	/* Every column the function returns, in order (checked by name against each result). */
 	const struct reads_column *columns;
 	size_t ncolumns;
+	/* The column naming each row's key (a call's rows are those of its key), or NULL: the rows
+	 * are every call's whole answer (reference data). */
+	const char *key_column;
+	/* The column naming each row's region, checked against the caller's perimeter in C; NULL:
+	 * the rows carry none (reference data). */
+	const char *region_column;
 	size_t row_size;
-	/* One object (false): row 0 is the object (FLEET_NOT_FOUND when invisible or outside the
-	 * perimeter), later rows belong to it (e.g. a case's reports). A list (true): every
-	 * visible row in the perimeter, FLEET_OK even when there is none. */
-	bool list;
-	/* A write (make new-capability KIND=write): the function decides the outcome and records
-	 * the call's audit row in its own transaction (it is given the tool, the digest and the
-	 * request reference); here the rights are not judged again and no row is written (audit
-	 * must be NULL). Row 0 is always mapped (its outcome column says what happened); its region
-	 * is checked when its key is set (a visible object outside the perimeter: a bug, refused).
+	/* One object (false): a call's first row is its object (FLEET_NOT_FOUND when none is
+	 * visible or it is outside the perimeter), later rows of its key belong to it (a case's
+	 * reports). A list (true): every row of its key in the perimeter, FLEET_OK even with none.
 	 */
-	bool write;
+	bool list;
 };
 
-/* Runs q as actor with args (q->nargs strings, borrowed), mapping at most max_rows rows into
- * rows (an array of q->row_size bytes each, zeroed first); *n is how many were mapped.
- * FLEET_FORBIDDEN when the caller may not read (the token's fleet:read, an active subject and
- * client application, the client allowed to read), FLEET_NOT_FOUND for an invisible object
- * (unknown and out of perimeter alike), FLEET_UNAVAILABLE / FLEET_INTERNAL when the statement
- * failed. When audit is set (tool, target, args_digest, request_id; outcome and detail are
- * filled here) the call leaves exactly one audit row, ok / not_found / denied, and returns
- * only once it has committed; if it cannot be written, that status and no rows (the read must
- * not answer). A statement that failed reads nothing and writes no row. */
+/* Runs q as actor for key (NULL for a read without keys; borrowed), mapping at most max_rows
+ * rows into rows (an array of q->row_size bytes each, zeroed first); *n is how many were
+ * mapped. FLEET_FORBIDDEN when the caller may not read (the token's fleet:read, an active
+ * subject and client application, the client allowed to read), FLEET_NOT_FOUND for an
+ * invisible object (unknown and out of perimeter alike), FLEET_UNAVAILABLE / FLEET_INTERNAL
+ * when it could not run. When audit is set (tool, target, args_digest, request_id; outcome and
+ * detail are filled here; a read with a key) the call leaves exactly one audit row, ok /
+ * not_found / denied / error, and returns only once it has committed; if it cannot be written,
+ * that status and no rows (the read must not answer). From a task or a thread of its own. */
 enum fleet_status reads_run(const struct reads_query *q, const struct fleet_actor *actor,
-			    const char *const *args, const struct audit_entry *audit, void *rows,
+			    const char *key, const struct audit_entry *audit, void *rows,
 			    size_t max_rows, size_t *n) __attribute__((warn_unused_result));
 
 /* The same into a new array of at most limit rows (*rows: new memory, NULL when *n is 0; free
  * it with reads_free_rows() then free()), for reads of unknown length (a case's history). */
 enum fleet_status reads_run_all(const struct reads_query *q, const struct fleet_actor *actor,
-				const char *const *args, const struct audit_entry *audit,
-				size_t limit, void **rows, size_t *n)
+				const char *key, const struct audit_entry *audit, size_t limit,
+				void **rows, size_t *n) __attribute__((warn_unused_result));
+
+/* The caller's rights alone (fleet.act_as in a batch): FLEET_OK with *rights set. */
+struct rights;
+enum fleet_status reads_rights(const struct fleet_actor *actor, struct rights *rights)
 	__attribute__((warn_unused_result));
 
 /* Frees the READS_TEXT_NEW fields of n rows of q (not the array). */

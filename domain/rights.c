@@ -7,7 +7,6 @@
 
 #include "common/log.h"
 #include "domain/pg/db.h"
-#include "reads_batch.h"
 
 bool rights_may_read(const struct fleet_actor *actor, const struct rights *r)
 {
@@ -36,40 +35,10 @@ bool rights_in_perimeter(const char *regions, const char *region)
 	return false;
 }
 
-enum fleet_status rights_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
+unsigned rights_scopes(const struct fleet_actor *actor, const struct rights *r)
 {
-	/* fleet.act_as itself as a read of the batch: the identity set, the rights read. */
-	*scopes = 0;
-	struct reads_batch_elem e = {
-		.function = "fleet.act_as",
-		.columns = "{role,regions,is_human,client_may_read,client_may_report,"
-			   "requires_confirmation}",
-		.rights_prefix = "",
-		.key_column = "role",
-		.may = true,
-		.actor = actor,
-	};
-	enum fleet_status st = reads_batch_run(&e);
-	if (st != FLEET_OK)
-		return st;
-	const char *f[READS_BATCH_NRIGHTS];
-	char *buf;
-	if (e.outcome[0] == 'e' ||
-	    reads_batch_row(&e, 0, f, READS_BATCH_NRIGHTS, &buf) != FLEET_OK) {
-		if (e.outcome[0] == 'e')
-			log_error("fleet.act_as failed: SQLSTATE %s", e.sqlstate);
-		reads_batch_done(&e);
-		return FLEET_INTERNAL;
-	}
-	struct rights r;
-	rights_from_fields(f, &r);
-	free(buf);
-	reads_batch_done(&e);
-	if (rights_may_read(actor, &r))
-		*scopes |= FLEET_SCOPE_READ;
-	if (rights_may_report(actor, &r))
-		*scopes |= FLEET_SCOPE_REPORT;
-	return FLEET_OK;
+	return (rights_may_read(actor, r) ? FLEET_SCOPE_READ : 0u) |
+	       (rights_may_report(actor, r) ? FLEET_SCOPE_REPORT : 0u);
 }
 
 void rights_from_fields(const char *const *v, struct rights *r)
@@ -88,10 +57,10 @@ enum fleet_status rights_development_db(bool *dev)
 {
 	static const char sql[] = "SELECT value FROM fleet.settings WHERE name = 'environment'";
 	*dev = false;
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared("environment", sql, 0, NULL, &st);
+	struct db_error err;
+	PGresult *res = db_exec("environment", sql, 0, NULL, &err);
 	if (!res)
-		return st;
+		return err.st;
 	static const char *const names[] = {"value"};
 	int col[1];
 	if (db_columns(res, "environment", names, 1, col) != FLEET_OK) {

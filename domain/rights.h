@@ -39,12 +39,11 @@ bool rights_may_report(const struct fleet_actor *actor, const struct rights *r);
  * {FR-LYO,FR-PAR} (the perimeter fleet.act_as() returns). Both borrowed. */
 bool rights_in_perimeter(const char *regions, const char *region);
 
-/* What actor may effectively do, as enum fleet_scope bits: the token's scopes ∩ the subject's
- * role ∩ the client application's rights, and a human subject for fleet:report (a machine
- * token or a principal with is_human = false never reports). Perimeters still apply per object.
- * FLEET_UNAVAILABLE when the database cannot say. */
-enum fleet_status rights_effective_scopes(const struct fleet_actor *actor, unsigned *scopes)
-	__attribute__((warn_unused_result));
+/* What actor may effectively do with rights r (reads.h reads_rights), as enum fleet_scope bits:
+ * the token's scopes ∩ the subject's role ∩ the client application's rights, and a human
+ * subject for fleet:report (a machine token or a principal with is_human = false never reports).
+ * Perimeters still apply per object. */
+unsigned rights_scopes(const struct fleet_actor *actor, const struct rights *r);
 
 /* True in *dev when the database's owner marked it as a development database
  * (fleet.settings environment = development). */

@@ -1,5 +1,5 @@
-/* The status-code table: fleet.status_codes_as through the one read path (reads.h). Reference
- * data: no region, so no perimeter. */
+/* The status-code table: fleet.status_codes_for through the one read path (reads.h). Reference
+ * data: no key, no region, so no perimeter. */
 #include "status_codes.h"
 
 #include "reads.h"
@@ -12,9 +12,7 @@ static const struct reads_column status_codes_columns[] = {
 };
 
 static const struct reads_query status_codes_query = {
-	.function = "fleet.status_codes_as",
-	.rights_prefix = "",
-	.key_column = "code",
+	.function = "fleet.status_codes_for",
 	.columns = status_codes_columns,
 	.ncolumns = sizeof status_codes_columns / sizeof status_codes_columns[0],
 	.row_size = sizeof(struct fleet_status_code),

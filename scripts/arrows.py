@@ -17,6 +17,8 @@
 5. What product code must not use (FORBIDDEN_WORDS): e.g. the test fixtures' escape from schema
    checking. Generated headers (GENERATED, written by the build under its gen/ folder) count
    as includes of their own layer.
+6. The concurrency model's rules (RESTRICTED, docs/concurrency.md): words allowed only in the
+   files named, in code (not comments or strings): a thread-local, a wait that holds a thread.
 tests/ and bench/ are not checked. Exit 1 on any finding. Usage: arrows.py [--root DIR] [--graph]
 """
 import argparse
@@ -66,6 +68,16 @@ SIZES = [  # (path prefix, file endings, most lines)
 ]
 FORBIDDEN_WORDS = [  # (path prefix, word, why)
     ("server/", "schema_listed_only", "test fixtures only: product schemas are checked"),
+]
+RESTRICTED = [  # (word, the only files where code may use it, why)
+    ("_Thread_local", ("common/loop.c", "common/task.c", "common/log.c"),
+     "what belongs to a call lives in its task (task_deadline_in, struct db_error), not in its "
+     "thread, which runs other calls between two of its waits"),
+    ("pthread_cond_wait", (),
+     "a call waits with task_wait or task_cond_wait, which park its task and leave its loop free"),
+    ("pthread_cond_timedwait", ("common/service.c", "server/auth/auth.c"),
+     "the watchdog's thread, and the bounded wait for an issuer's first key set, are the only "
+     "waits that hold a thread"),
 ]
 PROTOCOL = "server/protocol/"
 TYPES_HEADER = "domain/types.h"
@@ -270,6 +282,21 @@ def check_forbidden(root, files, findings):
     return count
 
 
+def check_restricted(root, files, findings):
+    count = 0
+    for src in files:
+        code = COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), read(root, src))
+        for word, allowed, why in RESTRICTED:
+            if src in allowed:
+                continue
+            for n, text in enumerate(code.splitlines(), 1):
+                if re.search(r"\b%s\b" % re.escape(word), text):
+                    count += 1
+                    findings.append("%s:%d: %s outside %s (%s)" % (
+                        src, n, word, ", ".join(allowed) or "anywhere", why))
+    return count
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -287,6 +314,8 @@ def main():
     size_findings, forbidden_findings = [], []
     sizes = check_sizes(root, files, size_findings)
     forbidden = check_forbidden(root, files, forbidden_findings)
+    restricted_findings = []
+    restricted = check_restricted(root, files, restricted_findings)
 
     if args.graph:
         print("digraph modules {")
@@ -294,12 +323,14 @@ def main():
             for b in graph[a]:
                 print('  "%s" -> "%s";' % (a, b))
         print("}")
-    for line in include_findings + cycle_findings + word_findings + size_findings + forbidden_findings:
+    for line in (include_findings + cycle_findings + word_findings + size_findings +
+                 forbidden_findings + restricted_findings):
         print(line)
     print("arrows: %d files, %d modules, %d forbidden includes, %d cycles, %d business words in "
-          "protocol/, %d files over their size, %d forbidden words"
-          % (len(files), len(modules), len(include_findings), cycles, words, sizes, forbidden))
-    return 1 if include_findings or cycles or words or sizes or forbidden else 0
+          "protocol/, %d files over their size, %d forbidden words, %d concurrency rules broken"
+          % (len(files), len(modules), len(include_findings), cycles, words, sizes, forbidden,
+             restricted))
+    return 1 if include_findings or cycles or words or sizes or forbidden or restricted else 0
 
 
 if __name__ == "__main__":

@@ -76,11 +76,11 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_S("prompts-dir", "BIKAROO_PROMPTS_DIR", prompts_dir, BIKAROO_DATADIR "prompts", false,
 	      "directory of prompt templates"),
 	CFG_L("threads", "BIKAROO_THREADS", threads, "2", 1, 64,
-	      "HTTP worker threads: they run the calls, which hold none while they wait for the "
-	      "database"),
+	      "event loops, a thread each (one per core): each accepts and reads its own HTTP "
+	      "connections and runs their calls, which wait for the database without holding it"),
 	CFG_L("db-connections", "BIKAROO_DB_CONNECTIONS", db_connections, "2", 1, 32,
-	      "database connections of the executor that runs every call's statements (reads "
-	      "in batches of up to 64, one statement and one commit each)"),
+	      "database connections of each event loop (stdio: of its one loop): a loop's reads "
+	      "go in batches of up to 64 calls, one transaction each, while a connection is free"),
 	CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
 	      "largest accepted request body (larger: 413)"),
 	CFG_S("auth", "BIKAROO_AUTH", auth, "jwt", false,
@@ -169,15 +169,10 @@ static const struct cfg_key cfg_keys[] = {
 	      "a call's deadline: no database statement is waited for past it (the server aborts "
 	      "it too: statement_timeout), and the call is answered 503 + Retry-After"),
 	CFG_L("calls-max", "BIKAROO_CALLS_MAX", calls_max, "64", 1, 100000,
-	      "HTTP calls under way at once on the workers (a call waiting for the database "
-	      "holds no thread); more wait in the queue. It bounds an admitted call's wait at "
-	      "the database under overload"),
-	CFG_L("queue-max", "BIKAROO_QUEUE_MAX", queue_max, "64", 1, 100000,
-	      "HTTP calls read whole and waiting for a worker at most; past it 503 + Retry-After "
-	      "at once (nothing done)"),
-	CFG_L("queue-wait-ms", "BIKAROO_QUEUE_WAIT_MS", queue_wait_ms, "1000", 1, 600000,
-	      "an HTTP call that waited this long for a worker is answered 503 + Retry-After "
-	      "(nothing done) instead of being run"),
+	      "HTTP calls under way at once, shared equally among the event loops (a call "
+	      "waiting for the database holds no thread); past its loop's share a call is "
+	      "answered 503 + Retry-After at once (nothing done). It bounds an admitted call's "
+	      "wait at the database under overload"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "reads of the business per minute and subject: read-only tools/call, resources/read "
 	      "of an object, completion, each URI a listen honours (0: no limit); past it 429 + "
@@ -471,9 +466,7 @@ struct http_settings cfg_http_settings(const struct cfg *c)
 		.max_per_ip = c->max_per_ip,
 		.listen_per_subject = c->listen_per_subject,
 		.call_timeout_ms = c->call_timeout_ms,
-		.queue_max = c->queue_max,
 		.calls_max = c->calls_max,
-		.queue_wait_ms = c->queue_wait_ms,
 	};
 }
 

@@ -16,7 +16,7 @@ struct cfg {
 	char *resources_dir;   /* BIKAROO_RESOURCES_DIR */
 	char *prompts_dir;     /* BIKAROO_PROMPTS_DIR */
 	long threads;          /* BIKAROO_THREADS */
-	long db_connections;   /* BIKAROO_DB_CONNECTIONS: the database executor's */
+	long db_connections;   /* BIKAROO_DB_CONNECTIONS: each event loop's */
 	long max_body;         /* BIKAROO_MAX_BODY_BYTES */
 	char *auth;            /* BIKAROO_AUTH: "jwt" (default), "introspection" or "local" */
 	char *local_subject;   /* BIKAROO_LOCAL_SUBJECT */
@@ -60,9 +60,7 @@ struct cfg {
 	long db_retry_max_ms;    /* BIKAROO_DB_RETRY_MAX_MS: database down at start */
 	/* Bounded waits and admission (domain/pg/db.h, server/transport/http_work.h). */
 	long call_timeout_ms; /* BIKAROO_CALL_TIMEOUT_MS */
-	long queue_max;       /* BIKAROO_QUEUE_MAX */
 	long calls_max;       /* BIKAROO_CALLS_MAX */
-	long queue_wait_ms;   /* BIKAROO_QUEUE_WAIT_MS */
 	/* Volume limits on tools/call (server/protocol/ratelimit.h). */
 	long rate_reads, rate_read_burst;   /* BIKAROO_RATE_READS, BIKAROO_RATE_READ_BURST */
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */

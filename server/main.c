@@ -18,6 +18,7 @@
 #include "common/keyring.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/task.h"
 #include "common/metrics.h"
 #include "common/service.h"
 #include "common/version.h"
@@ -572,11 +573,13 @@ static bool main_is_loopback(const char *addr)
 
 /* The database part of readiness, one check at a time: /readyz is public, and probes that come
  * while a check runs share its answer instead of each running a query (a flood of probes costs
- * the database one query at a time, never one per probe). */
+ * the database one query at a time, never one per probe). Probes run as tasks of the HTTP loops
+ * (and the watchdog on a thread of its own): they wait for the check in progress with a
+ * task_cond, which holds no loop. */
 static enum fleet_status main_ready_db(int *version)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
+	static struct task_cond done;
 	static bool running;
 	static unsigned long round;
 	static enum fleet_status last_st;
@@ -584,7 +587,7 @@ static enum fleet_status main_ready_db(int *version)
 	pthread_mutex_lock(&lock);
 	if (running) {
 		for (unsigned long r = round; running && round == r;)
-			pthread_cond_wait(&done, &lock);
+			task_cond_wait(&done, &lock);
 		enum fleet_status st = last_st;
 		*version = last_version;
 		pthread_mutex_unlock(&lock);
@@ -599,7 +602,7 @@ static enum fleet_status main_ready_db(int *version)
 	last_version = v;
 	round++;
 	running = false;
-	pthread_cond_broadcast(&done);
+	task_cond_broadcast(&done);
 	pthread_mutex_unlock(&lock);
 	*version = v;
 	return st;
@@ -778,7 +781,7 @@ static int main_db_configure(const struct cfg *cfg)
 				.listen_conninfo = cfg->listen_db_url,
 				.transaction_pooler = pooled,
 				.statement_timeout_ms = cfg->call_timeout_ms,
-				.executor_connections = cfg->db_connections};
+				.connections = cfg->db_connections};
 	db_configure(&s);
 	return 0;
 }

@@ -15,13 +15,13 @@ static char *conn_conninfo;
 static char *conn_listen_conninfo;
 static bool conn_is_pooled;
 static long conn_timeout;
-static long conn_nexecutor = 2;
+static long conn_nper_loop = 2;
 /* CLOCK_MONOTONIC milliseconds of the last statement that timed out and of the last that
  * answered (conn_stalled). */
 static atomic_llong conn_timed_out_at, conn_answered_at;
 
 void conn_configure(const char *conninfo, const char *listen_conninfo, bool pooled, long timeout_ms,
-		    long executor)
+		    long per_loop)
 {
 	conn_free();
 	conn_conninfo = mem_strdup(conninfo ? conninfo : "");
@@ -29,7 +29,7 @@ void conn_configure(const char *conninfo, const char *listen_conninfo, bool pool
 		mem_strdup(listen_conninfo && *listen_conninfo ? listen_conninfo : conn_conninfo);
 	conn_is_pooled = pooled;
 	conn_timeout = timeout_ms > 0 ? timeout_ms : 0;
-	conn_nexecutor = executor > 0 ? executor : 2;
+	conn_nper_loop = per_loop > 0 ? per_loop : 2;
 }
 
 void conn_free(void)
@@ -60,9 +60,9 @@ long conn_timeout_ms(void)
 	return conn_timeout;
 }
 
-long conn_executor(void)
+long conn_per_loop(void)
 {
-	return conn_nexecutor;
+	return conn_nper_loop;
 }
 
 long long conn_now_ms(void)

@@ -1,7 +1,7 @@
 /* The configured database and what every connection of the server shares: the conninfo and its
  * defaults, the pooler mode, the statement timeout, how a failed result maps to a status, the
- * error counters and the "statements time out" signal. Used by the per-thread connections
- * (db.c) and by the executor (exec.c); only domain/ includes this header. */
+ * error counters and the "statements time out" signal. Used by the executor (exec.c), db.c and
+ * the change feed's connection; only domain/ includes this header. */
 #ifndef BIKAROO_CONN_H
 #define BIKAROO_CONN_H
 
@@ -12,7 +12,7 @@
 
 /* Stores the settings (strings copied; listen_conninfo NULL or "": conninfo). */
 void conn_configure(const char *conninfo, const char *listen_conninfo, bool pooled, long timeout_ms,
-		    long executor);
+		    long per_loop);
 /* Frees what conn_configure() copied (shutdown). */
 void conn_free(void);
 
@@ -21,7 +21,7 @@ const char *conn_info(void);
 const char *conn_listen_info(void);
 bool conn_pooled(void);     /* a transaction pooler: unnamed statements only */
 long conn_timeout_ms(void); /* BIKAROO_CALL_TIMEOUT_MS; 0: no bound */
-long conn_executor(void);   /* BIKAROO_DB_CONNECTIONS */
+long conn_per_loop(void);   /* BIKAROO_DB_CONNECTIONS: a serving loop's connections */
 
 long long conn_now_ms(void); /* CLOCK_MONOTONIC */
 

@@ -1,23 +1,22 @@
-/* The database executor (exec.h): one thread, a poll() loop over its connections and a wake-up
- * descriptor. Each connection is in pipeline mode: a statement is sent as (Parse when this
- * connection has not prepared it,) Bind/Execute and a Sync of its own, so it is its own
- * transaction whatever is in flight beside it; up to `depth` of them are in flight on a
- * connection, and its results come back in order. */
+/* The database executor (exec.h): per loop, a pool of connections watched by the loop and a
+ * hook that, at each turn, connects what is down, fails what is late and sends what waits.
+ * Each connection carries one unit at a time: in pipeline mode, a statement is (its Parse when
+ * this connection has not prepared it, then) its Bind/Execute, and the unit ends with one Sync;
+ * results come back as one group per Parse and per statement, then the Sync's. */
 #include "exec.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <time.h>
-#include <unistd.h>
+#include <sys/epoll.h>
 
 #include "common/log.h"
+#include "common/loop.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/task.h"
 #include "conn.h"
 
 #define EXEC_MAX_CONNS 32
@@ -26,106 +25,119 @@
 #define EXEC_RETRY_MIN_MS 50
 #define EXEC_RETRY_MAX_MS 1000
 
-enum exec_state { EXEC_DOWN, EXEC_CONNECTING, EXEC_SETUP, EXEC_READY };
-/* Where a statement in flight is: its Parse's result, its own results, its Sync. */
-enum { EXEC_PHASE_PREPARE = 1, EXEC_PHASE_PREPARE_END, EXEC_PHASE_RESULT, EXEC_PHASE_SYNC };
+enum exec_state { EXEC_DOWN, EXEC_CONNECTING, EXEC_READY };
+
+struct exec_pool;
 
 struct exec_conn {
+	struct exec_pool *pool;
+	struct loop_fd fd;
 	PGconn *pg;
 	enum exec_state state;
 	PostgresPollingStatusType polling;
-	long long until_ms;     /* connecting or setting up: by when */
-	long long retry_ms;     /* down: the next attempt, not before */
-	long backoff_ms;        /* the wait after the next failure */
-	struct exec_stmt *head; /* in flight, oldest first */
-	struct exec_stmt **tail;
-	int inflight;
+	long long until_ms;                      /* connecting: by when */
+	long long retry_ms;                      /* down: the next attempt, not before */
+	long backoff_ms;                         /* the wait after the next failure */
+	struct exec_unit *unit;                  /* in flight */
 	bool flushing;                           /* libpq holds output it could not send yet */
 	const char *prepared[EXEC_MAX_PREPARED]; /* statement names (static strings) */
 	int nprepared;
-	struct exec_stmt setup; /* SET statement_timeout, on a direct connection */
-	char setup_sql[64];
+	struct exec_unit setup; /* the session settings of a new direct connection */
+	struct exec_stmt setup_stmt;
+	char setup_sql[96];
 };
 
-static struct {
-	pthread_mutex_t lock; /* guards queue, stopping, running, src */
-	struct exec_stmt *queue, **queue_tail;
-	bool stopping;
-	struct exec_source src;
-	atomic_bool asleep; /* the thread is in poll(), or about to be: wake it with wakefd */
-	atomic_long free;   /* connections that could take a statement when it went to sleep */
-	atomic_bool up;     /* running: exec_kick() need not take the lock */
-	int wakefd;
-	pthread_t thread;
-	bool running;
-	long nconns, depth;
+/* The connections of one conninfo on one loop: a loop's default pool, or a session. */
+struct exec_pool {
+	struct loop *loop;
+	struct loop_hook hook;
+	char *conninfo;
+	bool simple;  /* the simple query protocol, one unit at a time (a session) */
+	bool session; /* freed by exec_session_close, not with its loop */
+	struct exec_unit *queue, **tail;
+	char why[256]; /* the last connection attempt's failure, on one line */
+	long nconns;
 	struct exec_conn conns[EXEC_MAX_CONNS];
-} ex = {.lock = PTHREAD_MUTEX_INITIALIZER, .nconns = 4, .depth = 1};
+};
 
-static long long exec_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static const char exec_key[] = "exec"; /* the loop slot of its default pool */
 
-/* Ends s: sets what the executor knows, then hands it back. */
-static void exec_finish(struct exec_stmt *s, PGresult *res, enum fleet_status st, bool timed_out)
+/* Ends u: its out fields are set; done() may free it. */
+static void exec_finish(struct exec_unit *u, enum fleet_status st, bool timed_out)
 {
-	s->res = res;
-	s->st = st;
-	s->timed_out = timed_out;
-	s->next = NULL;
+	u->st = st;
+	u->timed_out = timed_out;
+	u->next = NULL;
 	metrics_add(&metrics_db_busy, NULL, -1);
-	s->done(s);
+	if (st == FLEET_OK)
+		conn_note_answer();
+	u->done(u);
 }
 
-/* Closes c (without waiting on it: its state is unknown) and fails what is in flight on it:
- * sent, each may have committed. */
+static void exec_unwatch(struct exec_conn *c)
+{
+	if (c->fd.fd >= 0)
+		loop_unwatch(c->pool->loop, &c->fd);
+	c->fd.fd = -1;
+}
+
+/* Closes c (without waiting on it: its state is unknown) and fails what it carried: sent, it
+ * may have committed. */
 static void exec_close(struct exec_conn *c, bool timed_out, const char *why)
 {
-	struct exec_stmt *s = c->head;
-	c->head = NULL;
-	c->tail = &c->head;
-	c->inflight = 0;
+	struct exec_unit *u = c->unit;
+	c->unit = NULL;
+	exec_unwatch(c);
 	if (c->pg) {
 		if (why)
 			log_error("database connection closed: %s", why);
-		conn_close(c->pg);
-		if (c->state == EXEC_READY || c->state == EXEC_SETUP)
+		if (c->state == EXEC_READY)
 			metrics_add(&metrics_db_connections, NULL, -1);
+		conn_close(c->pg);
 	}
 	c->pg = NULL;
 	c->state = EXEC_DOWN;
 	c->flushing = false;
 	c->nprepared = 0;
 	c->retry_ms = 0;
-	while (s) {
-		struct exec_stmt *next = s->next;
-		if (s == &c->setup)
-			metrics_add(&metrics_db_busy, NULL, -1);
-		else {
-			PQclear(s->res);
-			exec_finish(s, NULL, FLEET_UNAVAILABLE, timed_out);
+	if (u && u != &c->setup) {
+		for (size_t i = 0; i < u->n; i++) {
+			PQclear(u->stmts[i].res);
+			u->stmts[i].res = NULL;
 		}
-		s = next;
+		PQclear(u->error);
+		u->error = NULL;
+		exec_finish(u, FLEET_UNAVAILABLE, timed_out);
 	}
 }
 
-/* Whether c, with nothing in flight, is still there: the server may have ended it while idle
- * (an administrator's pg_terminate_backend, a restart) before this thread read its socket. What
- * arrived is read first, so that no statement is sent into a connection already gone: a
- * statement sent may have committed and is never retried, so it would fail its call. */
+static void exec_watch(struct exec_conn *c, uint32_t events)
+{
+	int fd = PQsocket(c->pg);
+	if (fd != c->fd.fd)
+		exec_unwatch(c);
+	c->fd.fd = fd;
+	if (loop_watch(c->pool->loop, &c->fd, events) != 0) {
+		c->fd.fd = -1;
+		exec_close(c, false, "cannot watch its socket");
+	}
+}
+
+/* Whether c, idle, is still there: the server may have ended it while idle (an administrator's
+ * pg_terminate_backend, a restart) before this loop read its socket. What arrived is read first,
+ * so that no unit is sent into a connection already gone: a unit sent may have committed and is
+ * never run again, so it would fail its call. */
 static bool exec_idle_alive(struct exec_conn *c)
 {
-	/* The server's last words (a FATAL error) and the end of the stream may need two reads:
-	 * libpq sees the end only when a read returns nothing. */
+	/* The server's last words (a FATAL error) and the end of the stream may need two reads. */
 	for (int k = 0; k < 3; k++) {
 		struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
 		if (poll(&p, 1, 0) <= 0)
 			return true;
 		if (!PQconsumeInput(c->pg) || PQstatus(c->pg) != CONNECTION_OK)
 			return false;
+		for (PGnotify *n; (n = PQnotifies(c->pg)) != NULL;)
+			PQfreemem(n);
 	}
 	return true;
 }
@@ -138,31 +150,40 @@ static bool exec_is_prepared(const struct exec_conn *c, const char *name)
 	return false;
 }
 
-/* Sends s on c (in pipeline mode, with a Sync of its own); false when c broke. */
-static bool exec_send(struct exec_conn *c, struct exec_stmt *s)
+/* Sends u on c; false when c broke (u then failed). */
+static bool exec_send(struct exec_conn *c, struct exec_unit *u)
 {
-	bool pooled = conn_pooled();
-	s->phase = EXEC_PHASE_RESULT;
-	s->res = NULL;
-	s->next = NULL;
-	*c->tail = s;
-	c->tail = &s->next;
-	c->inflight++;
+	struct exec_pool *p = c->pool;
+	c->unit = u;
+	u->at = 0;
+	u->sync = false;
+	u->error = NULL;
+	u->why = NULL;
+	u->rolled_back = false;
 	metrics_add(&metrics_db_busy, NULL, 1);
-	bool ok = true;
-	if (s != &c->setup && !pooled && !exec_is_prepared(c, s->name)) {
-		/* Parse once per connection, in the same round trip as the first execution. */
-		ok = PQsendPrepare(c->pg, s->name, s->sql, s->nparams, NULL);
-		s->phase = EXEC_PHASE_PREPARE;
-		if (ok && c->nprepared < EXEC_MAX_PREPARED)
-			c->prepared[c->nprepared++] = s->name;
+	bool ok = true, named = !p->simple && !conn_pooled() && u != &c->setup;
+	for (size_t i = 0; ok && i < u->n; i++) {
+		struct exec_stmt *s = &u->stmts[i];
+		s->res = NULL;
+		s->parse = named && s->name && !exec_is_prepared(c, s->name);
+		if (s->parse) {
+			/* Parsed once per connection, in the round trip of its first execution. */
+			ok = PQsendPrepare(c->pg, s->name, s->sql, s->nparams, NULL);
+			if (ok && c->nprepared < EXEC_MAX_PREPARED)
+				c->prepared[c->nprepared++] = s->name;
+		}
+		if (!ok)
+			break;
+		if (p->simple && s->nparams == 0)
+			ok = PQsendQuery(c->pg, s->sql);
+		else if (named && s->name)
+			ok = PQsendQueryPrepared(c->pg, s->name, s->nparams, s->params, NULL, NULL,
+						 0);
+		else
+			ok = PQsendQueryParams(c->pg, s->sql, s->nparams, NULL, s->params, NULL,
+					       NULL, 0);
 	}
-	if (ok)
-		ok = pooled || s == &c->setup ? PQsendQueryParams(c->pg, s->sql, s->nparams, NULL,
-								  s->params, NULL, NULL, 0)
-					      : PQsendQueryPrepared(c->pg, s->name, s->nparams,
-								    s->params, NULL, NULL, 0);
-	if (ok)
+	if (ok && !p->simple)
 		ok = PQpipelineSync(c->pg);
 	if (ok) {
 		int f = PQflush(c->pg);
@@ -170,529 +191,468 @@ static bool exec_send(struct exec_conn *c, struct exec_stmt *s)
 		ok = f >= 0;
 	}
 	if (!ok) {
-		log_error("statement %s: cannot send: %s", s->name, PQerrorMessage(c->pg));
+		log_error("statement %s: cannot send: %s", u->n ? u->stmts[0].sql : "?",
+			  PQerrorMessage(c->pg));
 		conn_count_error("lost");
 		exec_close(c, false, NULL);
+		return false;
 	}
-	return ok;
+	exec_watch(c, EPOLLIN | (c->flushing ? EPOLLOUT : 0));
+	return true;
 }
 
-/* A connection is up: statements may go once its setup (if any) answered. */
-static void exec_connected(struct exec_conn *c, long long now)
+/* The unit u's statement whose results come now, and whether they are its Parse's. */
+static struct exec_stmt *exec_group(struct exec_unit *u, bool *parse)
 {
-	conn_ready(c->pg);
-	metrics_add(&metrics_db_connections, NULL, 1);
-	c->backoff_ms = EXEC_RETRY_MIN_MS;
-	if (!PQenterPipelineMode(c->pg)) {
-		log_error("database connection: cannot enter pipeline mode: %s",
-			  PQerrorMessage(c->pg));
-		c->state = EXEC_READY; /* counted as open: exec_close takes it off */
+	size_t g = 0;
+	for (size_t i = 0; i < u->n; i++) {
+		if (u->stmts[i].parse && g++ == u->at) {
+			*parse = true;
+			return &u->stmts[i];
+		}
+		if (g++ == u->at) {
+			*parse = false;
+			return &u->stmts[i];
+		}
+	}
+	return NULL;
+}
+
+/* One result r of c's unit (NULL: the end of a group). False when c was closed. */
+static bool exec_result(struct exec_conn *c, PGresult *r)
+{
+	struct exec_unit *u = c->unit;
+	if (c->pool->simple) {
+		/* A simple query: results until NULL; the first error is the unit's. */
+		if (r) {
+			ExecStatusType rs = PQresultStatus(r);
+			if (rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK &&
+			    rs != PGRES_EMPTY_QUERY && !u->error)
+				u->error = r;
+			else if (u->n && !u->error) {
+				PQclear(u->stmts[0].res);
+				u->stmts[0].res = r;
+			} else
+				PQclear(r);
+			return true;
+		}
+		c->unit = NULL;
+		u->rolled_back = u->error != NULL;
+		exec_finish(u, u->error ? conn_status(u->error, c->pg) : FLEET_OK, false);
+		return true;
+	}
+	if (!u->sync) {
+		bool parse = false;
+		struct exec_stmt *s = exec_group(u, &parse);
+		if (!r) {
+			u->at++;
+			u->sync = exec_group(u, &parse) == NULL;
+			return true;
+		}
+		ExecStatusType rs = PQresultStatus(r);
+		if (parse && rs == PGRES_COMMAND_OK) {
+			PQclear(r);
+		} else if (parse) {
+			/* Not prepared after all: the next unit of that name prepares again. */
+			for (int i = 0; i < c->nprepared; i++)
+				if (strcmp(c->prepared[i], s->name) == 0)
+					c->prepared[i] = c->prepared[--c->nprepared];
+			if (rs != PGRES_PIPELINE_ABORTED)
+				log_error("prepare %s failed: %s", s->name,
+					  PQresultErrorMessage(r));
+			PQclear(s->res);
+			s->res = r; /* its error says why the statement did not run */
+		} else if (rs == PGRES_PIPELINE_ABORTED && s->res) {
+			PQclear(r); /* its Parse's error says why */
+		} else {
+			PQclear(s->res);
+			s->res = r;
+		}
+		return true;
+	}
+	if (!r)
+		return true;
+	ExecStatusType rs = PQresultStatus(r);
+	if (rs == PGRES_FATAL_ERROR) {
+		/* The COMMIT at the Sync failed: nothing committed; the Sync's own result follows.
+		 */
+		PQclear(u->error);
+		u->error = r;
+		return true;
+	}
+	PQclear(r);
+	if (rs != PGRES_PIPELINE_SYNC) {
+		log_error("a unit's Sync: unexpected result in pipeline (%s)", PQresStatus(rs));
+		exec_close(c, false, NULL);
+		return false;
+	}
+	c->unit = NULL;
+	enum fleet_status st = FLEET_OK;
+	const PGresult *bad = u->error;
+	for (size_t i = 0; !bad && i < u->n; i++) {
+		ExecStatusType s = PQresultStatus(u->stmts[i].res);
+		if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK)
+			bad = u->stmts[i].res;
+	}
+	if (bad) {
+		st = conn_status(bad, c->pg);
+		u->rolled_back = PQresultStatus(bad) == PGRES_FATAL_ERROR && st == FLEET_INTERNAL;
+	}
+	if (u == &c->setup) {
+		metrics_add(&metrics_db_busy, NULL, -1);
+		for (size_t i = 0; i < u->n; i++)
+			PQclear(u->stmts[i].res);
+		if (st != FLEET_OK) {
+			exec_close(c, false, "cannot set its session settings");
+			return false;
+		}
+		return true;
+	}
+	exec_finish(u, st, false);
+	return true;
+}
+
+/* Takes the results that arrived on c. */
+static void exec_receive(struct exec_conn *c)
+{
+	if (!PQconsumeInput(c->pg)) {
+		log_error("database connection lost: %s", PQerrorMessage(c->pg));
+		if (c->unit)
+			conn_count_error("lost");
 		exec_close(c, false, NULL);
 		return;
 	}
-	long timeout = conn_timeout_ms();
-	if (conn_pooled() || timeout <= 0) {
-		c->state = EXEC_READY;
-		return;
-	}
-	/* On a direct connection the server ends a statement at the timeout too (behind a
-	 * pooler a session setting would outlive the transaction). */
-	snprintf(c->setup_sql, sizeof c->setup_sql, "SET statement_timeout = %ld", timeout);
-	c->setup = (struct exec_stmt){.name = "setup", .sql = c->setup_sql};
-	c->state = EXEC_SETUP;
-	c->until_ms = now + timeout;
-	exec_send(c, &c->setup);
+	for (PGnotify *n; (n = PQnotifies(c->pg)) != NULL;)
+		PQfreemem(n);
+	while (c->unit && !PQisBusy(c->pg))
+		if (!exec_result(c, PQgetResult(c->pg)))
+			return;
 }
 
-static void exec_fail_waiting(long long now);
+static void exec_connected(struct exec_conn *c, long long now);
+static void exec_expire(struct exec_pool *p, long long now, bool all);
 
-/* Whether a connection is up or on its way. */
-static bool exec_any_up(void)
+/* Whether a connection of p is up or on its way. */
+static bool exec_any_up(const struct exec_pool *p)
 {
-	for (long i = 0; i < ex.nconns; i++)
-		if (ex.conns[i].state != EXEC_DOWN)
+	for (long i = 0; i < p->nconns; i++)
+		if (p->conns[i].state != EXEC_DOWN)
 			return true;
 	return false;
 }
 
 /* A connection attempt failed: tried again after a while; meanwhile, when no other connection
- * is up or on its way, what waits fails now (the database cannot be reached), as a caller's
- * own attempt would. */
-static void exec_connect_failed(struct exec_conn *c, long long now)
+ * of its pool is up or on its way, what waits fails now (the database cannot be reached), as a
+ * caller's own attempt would. */
+static void exec_connect_failed(struct exec_conn *c, long long now, const char *why)
 {
-	if (c->pg)
-		conn_close(c->pg);
-	c->pg = NULL;
+	log_escape(why, c->pool->why, sizeof c->pool->why);
+	conn_failed(why);
 	conn_count_error("connect");
-	c->state = EXEC_DOWN;
+	exec_close(c, false, NULL);
 	c->retry_ms = now + c->backoff_ms;
 	c->backoff_ms =
 		c->backoff_ms * 2 > EXEC_RETRY_MAX_MS ? EXEC_RETRY_MAX_MS : c->backoff_ms * 2;
-	if (!exec_any_up())
-		exec_fail_waiting(now);
+	if (!exec_any_up(c->pool))
+		exec_expire(c->pool, now, true);
 }
 
-/* Starts a connection attempt for c. */
+static void exec_ready(struct loop_fd *f, uint32_t events)
+{
+	struct exec_conn *c = (struct exec_conn *)((char *)f - offsetof(struct exec_conn, fd));
+	if (c->state == EXEC_CONNECTING) {
+		c->polling = PQconnectPoll(c->pg);
+		if (c->polling == PGRES_POLLING_OK) {
+			exec_connected(c, loop_now_ms());
+		} else if (c->polling == PGRES_POLLING_FAILED) {
+			exec_connect_failed(c, loop_now_ms(), PQerrorMessage(c->pg));
+		} else {
+			exec_watch(c, c->polling == PGRES_POLLING_READING ? EPOLLIN : EPOLLOUT);
+		}
+		return;
+	}
+	if (c->flushing && (events & EPOLLOUT)) {
+		int fl = PQflush(c->pg);
+		c->flushing = fl > 0;
+		if (fl < 0) {
+			exec_close(c, false, "cannot send");
+			return;
+		}
+		exec_watch(c, EPOLLIN | (c->flushing ? EPOLLOUT : 0));
+	}
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		exec_receive(c);
+}
+
+/* A connection is up: units may go once its settings (if any) are set. */
+static void exec_connected(struct exec_conn *c, long long now)
+{
+	conn_ready(c->pg);
+	c->state = EXEC_READY;
+	metrics_add(&metrics_db_connections, NULL, 1);
+	c->backoff_ms = EXEC_RETRY_MIN_MS;
+	if (c->pool->simple) {
+		exec_watch(c, EPOLLIN);
+		return;
+	}
+	if (!PQenterPipelineMode(c->pg)) {
+		log_error("database connection: cannot enter pipeline mode: %s",
+			  PQerrorMessage(c->pg));
+		exec_close(c, false, NULL);
+		return;
+	}
+	long timeout = conn_timeout_ms();
+	if (conn_pooled() || timeout <= 0 || c->pool->session) {
+		exec_watch(c, EPOLLIN);
+		return;
+	}
+	/* On a direct connection the server ends a statement at the timeout too (behind a
+	 * pooler a session setting would outlive the transaction). */
+	snprintf(c->setup_sql, sizeof c->setup_sql, "SET statement_timeout = %ld", timeout);
+	c->setup_stmt = (struct exec_stmt){.sql = c->setup_sql};
+	c->setup = (struct exec_unit){.stmts = &c->setup_stmt, .n = 1, .until_ms = now + timeout};
+	exec_send(c, &c->setup);
+}
+
 static void exec_connect(struct exec_conn *c, long long now)
 {
-	c->pg = conn_start(conn_info());
+	struct exec_pool *p = c->pool;
+	c->pg = conn_start(p->conninfo ? p->conninfo : conn_info());
 	long timeout = conn_timeout_ms();
 	c->until_ms = now + (timeout > 0 ? timeout : 10000);
 	if (!c->pg || PQstatus(c->pg) == CONNECTION_BAD) {
-		conn_failed(c->pg ? PQerrorMessage(c->pg) : "no memory");
-		exec_connect_failed(c, now);
+		exec_connect_failed(c, now, c->pg ? PQerrorMessage(c->pg) : "no memory");
 		return;
 	}
 	c->state = EXEC_CONNECTING;
 	c->polling = PGRES_POLLING_WRITING;
+	exec_watch(c, EPOLLOUT);
 }
 
-/* One step of a connection attempt whose socket is ready. */
-static void exec_connect_step(struct exec_conn *c, long long now)
+/* Fails the units queued in p past their deadline, or all of them (nothing was sent). */
+static void exec_expire(struct exec_pool *p, long long now, bool all)
 {
-	c->polling = PQconnectPoll(c->pg);
-	if (c->polling == PGRES_POLLING_OK) {
-		exec_connected(c, now);
-	} else if (c->polling == PGRES_POLLING_FAILED) {
-		conn_failed(PQerrorMessage(c->pg));
-		exec_connect_failed(c, now);
+	struct exec_unit *late = NULL, **keep = &p->queue;
+	while (*keep) {
+		struct exec_unit *u = *keep;
+		if (all || (u->until_ms && u->until_ms <= now)) {
+			*keep = u->next;
+			u->next = late;
+			late = u;
+		} else {
+			keep = &u->next;
+		}
+	}
+	p->tail = keep;
+	/* Oldest first: they were pushed on late in reverse. */
+	struct exec_unit *in_order = NULL;
+	while (late) {
+		struct exec_unit *next = late->next;
+		late->next = in_order;
+		in_order = late;
+		late = next;
+	}
+	while (in_order) {
+		struct exec_unit *next = in_order->next;
+		in_order->why = all && *p->why ? p->why : NULL;
+		metrics_add(&metrics_db_busy, NULL, 1);
+		if (!all) {
+			conn_count_error("timeout");
+			conn_note_timeout();
+		}
+		exec_finish(in_order, FLEET_UNAVAILABLE, !all);
+		in_order = next;
 	}
 }
 
-/* Takes the results that arrived on c, ending the statements they complete. */
-static void exec_receive(struct exec_conn *c)
+/* The loop's hook: connections, deadlines, what waits. */
+static long long exec_due(struct loop_hook *h, long long now)
 {
-	if (!PQconsumeInput(c->pg)) {
-		log_error("database connection lost: %s", PQerrorMessage(c->pg));
-		if (c->head)
+	struct exec_pool *p = (struct exec_pool *)((char *)h - offsetof(struct exec_pool, hook));
+	long long due = 0;
+#define EXEC_SOONER(t)                                                                             \
+	do {                                                                                       \
+		if ((t) && (!due || (t) < due))                                                    \
+			due = (t);                                                                 \
+	} while (0)
+	/* Work waits and nothing is up or on its way: one attempt now, whatever the back-off (the
+	 * database may be back), whose failure fails that work (exec_connect_failed). */
+	if (p->queue && !exec_any_up(p))
+		exec_connect(&p->conns[0], now);
+	for (long i = 0; i < p->nconns; i++) {
+		struct exec_conn *c = &p->conns[i];
+		if (c->state == EXEC_DOWN && p->queue && c->retry_ms <= now)
+			exec_connect(c, now);
+		if (c->state == EXEC_CONNECTING && c->until_ms <= now) {
+			conn_note_timeout();
+			exec_connect_failed(c, now,
+					    "no answer within the call timeout "
+					    "(BIKAROO_CALL_TIMEOUT_MS)");
+		}
+		if (c->unit && c->unit->until_ms && c->unit->until_ms <= now) {
+			log_error("a unit of %zu statement(s): no answer within the call timeout "
+				  "(BIKAROO_CALL_TIMEOUT_MS); its connection is closed",
+				  c->unit->n);
+			conn_count_error("timeout");
+			conn_note_timeout();
+			exec_close(c, true, NULL);
+		}
+		if (c->state == EXEC_CONNECTING)
+			EXEC_SOONER(c->until_ms);
+		if (c->unit)
+			EXEC_SOONER(c->unit->until_ms);
+	}
+	exec_expire(p, now, false);
+	long writes = 0;
+	for (long i = 0; i < p->nconns; i++)
+		writes += p->conns[i].unit && p->conns[i].unit->write;
+	for (long i = 0; i < p->nconns && p->queue; i++) {
+		struct exec_conn *c = &p->conns[i];
+		if (c->state != EXEC_READY || c->unit || c->flushing)
+			continue;
+		if (!exec_idle_alive(c)) {
 			conn_count_error("lost");
-		exec_close(c, false, NULL);
-		return;
-	}
-	while (c->head && !PQisBusy(c->pg)) {
-		struct exec_stmt *s = c->head;
-		PGresult *r = PQgetResult(c->pg);
-		switch (s->phase) {
-		case EXEC_PHASE_PREPARE:
-			if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-				/* Not prepared after all: the execution that follows is aborted and
-				 * reports it; the next statement of that name prepares again. */
-				for (int i = 0; i < c->nprepared; i++)
-					if (strcmp(c->prepared[i], s->name) == 0)
-						c->prepared[i] = c->prepared[--c->nprepared];
-				log_error("prepare %s failed: %s", s->name,
-					  PQresultErrorMessage(r));
-				s->res = r;
-				r = NULL;
-			}
-			PQclear(r);
-			s->phase = EXEC_PHASE_PREPARE_END;
-			break;
-		case EXEC_PHASE_PREPARE_END:
-			/* The NULL that ends the Parse's results. */
-			PQclear(r);
-			s->phase = EXEC_PHASE_RESULT;
-			break;
-		case EXEC_PHASE_RESULT:
-			if (!r) {
-				s->phase = EXEC_PHASE_SYNC;
-			} else if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED && s->res) {
-				PQclear(r); /* the Parse's error says why */
-			} else {
-				PQclear(s->res);
-				s->res = r;
-			}
-			break;
-		case EXEC_PHASE_SYNC:
-		default: {
-			if (!r)
-				break;
-			ExecStatusType rs = PQresultStatus(r);
-			if (rs == PGRES_FATAL_ERROR) {
-				/* The COMMIT at the Sync failed: that error is the statement's
-				 * result (nothing of it committed); the Sync's own result follows.
-				 */
-				PQclear(s->res);
-				s->res = r;
-				break;
-			}
-			PQclear(r);
-			if (rs != PGRES_PIPELINE_SYNC) {
-				log_error("statement %s: unexpected result in pipeline (%s)",
-					  s->name, PQresStatus(rs));
-				exec_close(c, false, NULL);
-				return;
-			}
-			c->head = s->next;
-			if (!c->head)
-				c->tail = &c->head;
-			c->inflight--;
-			ExecStatusType st = PQresultStatus(s->res);
-			enum fleet_status fs = st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK
-						       ? FLEET_OK
-						       : conn_status(s->res, c->pg);
-			if (s == &c->setup) {
-				metrics_add(&metrics_db_busy, NULL, -1);
-				PQclear(s->res);
-				s->res = NULL;
-				if (fs != FLEET_OK) {
-					exec_close(c, false, "cannot set statement_timeout");
-					return;
-				}
-				c->state = EXEC_READY;
-				continue;
-			}
-			conn_note_answer();
-			exec_finish(s, s->res, fs, false);
-			break;
+			exec_close(c, false, "ended by the server while idle");
+			continue;
 		}
-		}
+		/* The oldest unit that may go: a write only while another connection stays free
+		 * for reads. */
+		struct exec_unit **pick = &p->queue;
+		while (*pick && (*pick)->write && p->nconns > 1 && writes >= p->nconns - 1)
+			pick = &(*pick)->next;
+		struct exec_unit *u = *pick;
+		if (!u)
+			break;
+		*pick = u->next;
+		if (!*pick)
+			p->tail = pick;
+		writes += u->write;
+		if (exec_send(c, u))
+			EXEC_SOONER(u->until_ms);
 	}
+	for (struct exec_unit *u = p->queue; u; u = u->next)
+		EXEC_SOONER(u->until_ms);
+	for (long i = 0; i < p->nconns && p->queue; i++)
+		if (p->conns[i].state == EXEC_DOWN)
+			EXEC_SOONER(p->conns[i].retry_ms > now ? p->conns[i].retry_ms : now + 1);
+#undef EXEC_SOONER
+	return due;
 }
 
-/* The next statement for a free connection: the queue's oldest (unless queue is false), else
- * the source's. */
-static struct exec_stmt *exec_next(long long now, long long *wake, bool queue)
+static void exec_pool_free(struct exec_pool *p)
 {
-	pthread_mutex_lock(&ex.lock);
-	struct exec_stmt *s = queue ? ex.queue : NULL;
-	if (s) {
-		ex.queue = s->next;
-		if (!ex.queue)
-			ex.queue_tail = &ex.queue;
+	for (long i = 0; i < p->nconns; i++)
+		exec_close(&p->conns[i], false, NULL);
+	exec_expire(p, 0, true);
+	free(p->conninfo);
+	free(p);
+}
+
+static void exec_pool_end(struct loop_hook *h)
+{
+	struct exec_pool *p = (struct exec_pool *)((char *)h - offsetof(struct exec_pool, hook));
+	if (!p->session)
+		exec_pool_free(p);
+	else
+		p->loop = NULL; /* its owner closes it */
+}
+
+static struct exec_pool *exec_pool_new(struct loop *l, const char *conninfo, long n, bool simple,
+				       bool session)
+{
+	struct exec_pool *p = mem_calloc(1, sizeof *p);
+	p->loop = l;
+	p->conninfo = conninfo ? mem_strdup(conninfo) : NULL;
+	p->simple = simple;
+	p->session = session;
+	p->tail = &p->queue;
+	p->nconns = n < 1 ? 1 : n > EXEC_MAX_CONNS ? EXEC_MAX_CONNS : n;
+	for (long i = 0; i < p->nconns; i++)
+		p->conns[i] = (struct exec_conn){.pool = p,
+						 .fd = {.fd = -1, .ready = exec_ready},
+						 .backoff_ms = EXEC_RETRY_MIN_MS};
+	p->hook = (struct loop_hook){.due = exec_due, .end = exec_pool_end};
+	loop_hook(l, &p->hook);
+	return p;
+}
+
+/* The calling code's loop's default pool: the configured connections, shared among the serving
+ * loops (a private loop has one). */
+static struct exec_pool *exec_pool_here(void)
+{
+	struct loop *l = task_loop();
+	struct exec_pool *p = loop_get(l, exec_key);
+	if (!p) {
+		p = exec_pool_new(l, NULL, loop_serving() ? conn_per_loop() : 1, false, false);
+		loop_set(l, exec_key, p);
 	}
-	struct exec_source src = ex.src;
-	pthread_mutex_unlock(&ex.lock);
-	if (s)
-		s->queued = true;
-	else if (src.take && (s = src.take(src.arg, now, wake)) != NULL)
-		s->queued = false;
+	return p;
+}
+
+static void exec_queue(struct exec_pool *p, struct exec_unit *u)
+{
+	u->next = NULL;
+	u->st = FLEET_INTERNAL;
+	u->timed_out = false;
+	u->rolled_back = false;
+	u->error = NULL;
+	u->why = NULL;
+	*p->tail = u;
+	p->tail = &u->next;
+}
+
+void exec_submit(struct exec_unit *u)
+{
+	exec_queue(exec_pool_here(), u);
+}
+
+bool exec_room(bool write)
+{
+	struct exec_pool *p = exec_pool_here();
+	if (p->queue)
+		return false;
+	long free = 0, writes = 0;
+	for (long i = 0; i < p->nconns; i++) {
+		const struct exec_conn *c = &p->conns[i];
+		free += c->state != EXEC_CONNECTING && !c->unit;
+		writes += c->unit && c->unit->write;
+	}
+	return free > 0 && (!write || p->nconns == 1 || writes < p->nconns - 1);
+}
+
+struct exec_session {
+	struct exec_pool *pool;
+};
+
+struct exec_session *exec_session_new(const char *conninfo, bool simple)
+{
+	struct exec_session *s = mem_calloc(1, sizeof *s);
+	s->pool = exec_pool_new(task_loop(), conninfo ? conninfo : "", 1, simple, true);
 	return s;
 }
 
-/* Whether statements wait, in the queue or at the source. */
-static bool exec_pending(void)
+void exec_session_submit(struct exec_session *s, struct exec_unit *u)
 {
-	pthread_mutex_lock(&ex.lock);
-	bool any = ex.queue != NULL;
-	struct exec_source src = ex.src;
-	pthread_mutex_unlock(&ex.lock);
-	return any || (src.pending && src.pending(src.arg));
+	if (!s->pool->loop || (s->pool->simple && u->n != 1)) {
+		log_error("exec: a unit for a session %s",
+			  s->pool->loop ? "of the simple protocol with more than one statement"
+					: "whose loop is gone");
+		abort(); /* our bug */
+	}
+	exec_queue(s->pool, u);
 }
 
-/* Fails every statement that waits (none can be sent: no connection), the queue's and the
- * source's. */
-static void exec_fail_waiting(long long now)
+PGconn *exec_session_conn(struct exec_session *s)
 {
-	long long ignored = 0;
-	struct exec_stmt *s;
-	while ((s = exec_next(now, &ignored, true)) != NULL) {
-		metrics_add(&metrics_db_busy, NULL, 1);
-		exec_finish(s, NULL, FLEET_UNAVAILABLE, false);
-	}
+	return s->pool->conns[0].state == EXEC_READY ? s->pool->conns[0].pg : NULL;
 }
 
-/* Fails the statements queued past their deadline (never sent: nothing happened). */
-static void exec_expire_queue(long long now)
+void exec_session_close(struct exec_session *s)
 {
-	pthread_mutex_lock(&ex.lock);
-	struct exec_stmt *late = NULL, **keep = &ex.queue;
-	while (*keep) {
-		struct exec_stmt *s = *keep;
-		if (s->until_ms && s->until_ms <= now) {
-			*keep = s->next;
-			s->next = late;
-			late = s;
-		} else {
-			keep = &s->next;
-		}
-	}
-	ex.queue_tail = keep;
-	pthread_mutex_unlock(&ex.lock);
-	while (late) {
-		struct exec_stmt *next = late->next;
-		metrics_add(&metrics_db_busy, NULL, 1);
-		conn_count_error("timeout");
-		conn_note_timeout();
-		exec_finish(late, NULL, FLEET_UNAVAILABLE, true);
-		late = next;
-	}
-}
-
-static void *exec_run(void *arg)
-{
-	(void)arg;
-	struct pollfd fds[EXEC_MAX_CONNS + 1];
-	struct exec_conn *of[EXEC_MAX_CONNS + 1];
-	for (;;) {
-		long long now = exec_now_ms();
-		pthread_mutex_lock(&ex.lock);
-		bool stopping = ex.stopping;
-		pthread_mutex_unlock(&ex.lock);
-		if (stopping)
-			break;
-		long long wake = 0;
-		for (long i = 0; i < ex.nconns; i++) {
-			struct exec_conn *c = &ex.conns[i];
-			if (c->state == EXEC_DOWN && c->retry_ms <= now)
-				exec_connect(c, now);
-		}
-		/* Work waits and no connection is up or on its way: one attempt now, whatever the
-		 * back-off (the database may be back), whose failure fails that work. */
-		if (!exec_any_up() && exec_pending()) {
-			exec_connect(&ex.conns[0], now);
-			continue;
-		}
-		exec_expire_queue(now);
-		long long next_due = 0;
-		pthread_mutex_lock(&ex.lock);
-		struct exec_source src = ex.src;
-		pthread_mutex_unlock(&ex.lock);
-		if (src.expire)
-			src.expire(src.arg, now, &next_due);
-		/* Work for every free connection. Statements of the queue (writes, single rows)
-		 * take all connections but one: a few slow ones (reports waiting on a bike's row)
-		 * never hold up every read. */
-		long singles = 0;
-		for (long i = 0; i < ex.nconns; i++)
-			for (struct exec_stmt *s = ex.conns[i].head; s; s = s->next)
-				singles += s->queued;
-		for (long i = 0; i < ex.nconns; i++) {
-			struct exec_conn *c = &ex.conns[i];
-			if (c->state == EXEC_READY && c->inflight == 0 && exec_pending() &&
-			    !exec_idle_alive(c)) {
-				conn_count_error("lost");
-				exec_close(c, false, "ended by the server while idle");
-				continue;
-			}
-			while (c->state == EXEC_READY && c->inflight < ex.depth) {
-				bool queue = ex.nconns == 1 || singles < ex.nconns - 1;
-				struct exec_stmt *s = exec_next(now, &wake, queue);
-				if (s && s->queued)
-					singles++;
-				if (!s)
-					break;
-				if (s->until_ms && s->until_ms <= now) {
-					metrics_add(&metrics_db_busy, NULL, 1);
-					conn_count_error("timeout");
-					conn_note_timeout();
-					exec_finish(s, NULL, FLEET_UNAVAILABLE, true);
-					continue;
-				}
-				exec_send(c, s);
-			}
-		}
-		/* Sleep until a socket, a wake-up or a deadline. */
-		int n = 0;
-		long long until = wake;
-		if (next_due && (!until || next_due < until))
-			until = next_due;
-		fds[n] = (struct pollfd){.fd = ex.wakefd, .events = POLLIN};
-		of[n++] = NULL;
-		for (long i = 0; i < ex.nconns; i++) {
-			struct exec_conn *c = &ex.conns[i];
-			long long due = 0;
-			short ev = 0;
-			if (c->state == EXEC_CONNECTING) {
-				ev = c->polling == PGRES_POLLING_READING ? POLLIN : POLLOUT;
-				due = c->until_ms;
-			} else if (c->state == EXEC_READY || c->state == EXEC_SETUP) {
-				ev = POLLIN | (c->flushing ? POLLOUT : 0);
-				for (struct exec_stmt *s = c->head; s; s = s->next)
-					if (s->until_ms && (!due || s->until_ms < due))
-						due = s->until_ms;
-				if (c->state == EXEC_SETUP && (!due || c->until_ms < due))
-					due = c->until_ms;
-			} else if (c->state == EXEC_DOWN) {
-				due = c->retry_ms;
-			}
-			if (due && (!until || due < until))
-				until = due;
-			if (ev) {
-				fds[n] = (struct pollfd){.fd = PQsocket(c->pg), .events = ev};
-				of[n++] = c;
-			}
-		}
-		pthread_mutex_lock(&ex.lock);
-		for (struct exec_stmt *s = ex.queue; s; s = s->next)
-			if (s->until_ms && (!until || s->until_ms < until))
-				until = s->until_ms;
-		pthread_mutex_unlock(&ex.lock);
-		int timeout = -1;
-		if (until) {
-			long long left = until - exec_now_ms();
-			timeout = left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
-		}
-		long free = 0;
-		for (long i = 0; i < ex.nconns; i++)
-			free += ex.conns[i].state == EXEC_READY && ex.conns[i].inflight < ex.depth;
-		atomic_store(&ex.free, free);
-		/* Whether a statement of the queue could be sent now (a free connection, and fewer
-		 * of them in flight than their share). */
-		bool queue_room = free > 0 && (ex.nconns == 1 || singles < ex.nconns - 1);
-		atomic_store(&ex.asleep, true);
-		/* Anything submitted before asleep was set is in the queue: look once more if it
-		 * could be sent. Statements that wait for their share go when a result frees one:
-		 * looking again at once would spin (a report load kept this thread busy). */
-		pthread_mutex_lock(&ex.lock);
-		bool more = (ex.queue != NULL && queue_room) || ex.stopping;
-		pthread_mutex_unlock(&ex.lock);
-		if (more)
-			timeout = 0;
-		int got = poll(fds, (nfds_t)n, timeout);
-		atomic_store(&ex.asleep, false);
-		if (got < 0 && errno != EINTR) {
-			log_error("executor: poll: %s", strerror(errno));
-			continue;
-		}
-		now = exec_now_ms();
-		for (int k = 0; got > 0 && k < n; k++) {
-			if (!fds[k].revents)
-				continue;
-			struct exec_conn *c = of[k];
-			if (!c) {
-				uint64_t v;
-				if (read(ex.wakefd, &v, sizeof v) < 0 && errno != EAGAIN)
-					log_error("executor: wake-up: %s", strerror(errno));
-				continue;
-			}
-			if (c->state == EXEC_CONNECTING) {
-				exec_connect_step(c, now);
-				continue;
-			}
-			if (c->flushing && (fds[k].revents & POLLOUT)) {
-				int f = PQflush(c->pg);
-				c->flushing = f > 0;
-				if (f < 0) {
-					exec_close(c, false, "cannot send");
-					continue;
-				}
-			}
-			if (fds[k].revents & (POLLIN | POLLERR | POLLHUP))
-				exec_receive(c);
-		}
-		/* Deadlines: a connection whose oldest statement is late is closed. */
-		for (long i = 0; i < ex.nconns; i++) {
-			struct exec_conn *c = &ex.conns[i];
-			bool late = (c->state == EXEC_CONNECTING || c->state == EXEC_SETUP) &&
-				    c->until_ms <= now;
-			for (struct exec_stmt *s = c->head; !late && s; s = s->next)
-				late = s->until_ms && s->until_ms <= now;
-			if (!late)
-				continue;
-			if (c->state == EXEC_CONNECTING || c->state == EXEC_SETUP) {
-				conn_failed("no answer within the call timeout "
-					    "(BIKAROO_CALL_TIMEOUT_MS)");
-				conn_count_error("timeout");
-				conn_note_timeout();
-				if (c->state == EXEC_CONNECTING) {
-					exec_connect_failed(c, now);
-					continue;
-				}
-			} else {
-				log_error("statement %s: no answer within the call timeout "
-					  "(BIKAROO_CALL_TIMEOUT_MS); its connection is closed",
-					  c->head->name);
-				conn_count_error("timeout");
-				conn_note_timeout();
-			}
-			exec_close(c, true, NULL);
-		}
-	}
-	for (long i = 0; i < ex.nconns; i++)
-		exec_close(&ex.conns[i], false, NULL);
-	exec_fail_waiting(exec_now_ms());
-	return NULL;
-}
-
-/* Starts the thread unless it runs (called with ex.lock held). */
-static void exec_start_locked(void)
-{
-	if (ex.running || ex.stopping)
+	if (!s)
 		return;
-	long n = conn_executor();
-	ex.nconns = n < 1 ? 1 : n > EXEC_MAX_CONNS ? EXEC_MAX_CONNS : n;
-	ex.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (ex.wakefd < 0) {
-		log_error("executor: eventfd: %s", strerror(errno));
-		abort();
-	}
-	ex.queue = NULL;
-	ex.queue_tail = &ex.queue;
-	for (long i = 0; i < EXEC_MAX_CONNS; i++) {
-		ex.conns[i] = (struct exec_conn){.backoff_ms = EXEC_RETRY_MIN_MS};
-		ex.conns[i].tail = &ex.conns[i].head;
-	}
-	ex.running = true;
-	atomic_store(&ex.up, true);
-	mem_thread(&ex.thread, exec_run, NULL, "database executor");
-}
-
-/* Wakes the thread if it sleeps. */
-static void exec_wake(void)
-{
-	if (atomic_exchange(&ex.asleep, false)) {
-		uint64_t one = 1;
-		if (write(ex.wakefd, &one, sizeof one) < 0 && errno != EAGAIN)
-			log_error("executor: wake-up: %s", strerror(errno));
-	}
-}
-
-void exec_source_set(const struct exec_source *src)
-{
-	pthread_mutex_lock(&ex.lock);
-	ex.src = *src;
-	pthread_mutex_unlock(&ex.lock);
-}
-
-void exec_kick(void)
-{
-	if (!atomic_load(&ex.up)) {
-		pthread_mutex_lock(&ex.lock);
-		exec_start_locked();
-		pthread_mutex_unlock(&ex.lock);
-	}
-	/* While every connection is busy, the source is asked again as soon as one is free: no
-	 * need to wake the thread now (a wake-up per read was the executor's main cost). */
-	if (atomic_load(&ex.free) > 0)
-		exec_wake();
-}
-
-void exec_submit(struct exec_stmt *s)
-{
-	s->next = NULL;
-	pthread_mutex_lock(&ex.lock);
-	exec_start_locked();
-	bool stopping = ex.stopping;
-	if (!stopping) {
-		*ex.queue_tail = s;
-		ex.queue_tail = &s->next;
-	}
-	pthread_mutex_unlock(&ex.lock);
-	if (stopping) {
-		metrics_add(&metrics_db_busy, NULL, 1);
-		exec_finish(s, NULL, FLEET_UNAVAILABLE, false);
-		return;
-	}
-	exec_wake();
-}
-
-void exec_stop(void)
-{
-	pthread_mutex_lock(&ex.lock);
-	bool running = ex.running;
-	ex.stopping = running;
-	atomic_store(&ex.up, false);
-	pthread_mutex_unlock(&ex.lock);
-	if (!running)
-		return;
-	atomic_store(&ex.asleep, true);
-	exec_wake();
-	pthread_join(ex.thread, NULL);
-	close(ex.wakefd);
-	/* Stopped: a later statement (a test that configures again) starts it anew. */
-	pthread_mutex_lock(&ex.lock);
-	ex.running = false;
-	ex.stopping = false;
-	pthread_mutex_unlock(&ex.lock);
+	if (s->pool->loop)
+		loop_unhook(s->pool->loop, &s->pool->hook);
+	exec_pool_free(s->pool);
+	free(s);
 }

@@ -1,66 +1,75 @@
-/* The database executor: one thread that owns a few connections of the configured database
- * (asynchronous libpq, pipeline mode) and keeps them busy with the statements handed to it, so
- * that no caller owns a connection or blocks one: a caller hands a statement over and waits
- * for its done() (common/task.h). Statements come from a queue (exec_submit, first come first
- * served) and, when the queue is empty and a connection is free, from the source (the read
- * batches of domain/reads.c), which then forms its statement from what waits for it. A
- * statement that does not answer by its deadline has its connection closed (a statement sent
- * may have committed: its caller hears FLEET_UNAVAILABLE, never a retry here); the other
- * connections go on. The process-wide singleton of the domain's database access, with db.c. */
+/* The database executor: how every statement of the server reaches PostgreSQL. Each loop
+ * (common/loop.h) owns its connections of the configured database, asynchronous libpq in
+ * pipeline mode, watched by the loop itself: a statement is handed over as part of a unit, sent
+ * at the loop's next turn on a free connection, and its unit's done() runs on the same thread
+ * when its results are in. A unit is statements sent back to back with one Sync: one
+ * transaction, one round trip. Units queue first come first served; writes may hold every
+ * connection of a loop but one, so that slow writes (a report waiting on a bike's row) never
+ * hold up its reads. A unit that does not answer by its deadline has its connection closed (it
+ * may have committed: its caller hears FLEET_UNAVAILABLE, never a retry here).
+ *
+ * A session is a connection of one's own on the calling code's loop, for a conninfo of one's
+ * own (the admin commands, migrations as the owner role): the same units, one after the other,
+ * so that a transaction may span them; a simple session speaks the simple query protocol (a
+ * unit of one statement, which may hold several commands: a migration file). */
 #ifndef BIKAROO_EXEC_H
 #define BIKAROO_EXEC_H
 
 #include <libpq-fe.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "domain/types.h"
 
-/* One statement. The submitter owns it (e.g. on its stack) until done() has been called. */
+struct loop;
+
+/* One statement of a unit; the submitter's until done(). */
 struct exec_stmt {
-	/* The submitter's, borrowed until done(). */
-	const char *name; /* its prepared statement's name (a static string) */
+	const char *name; /* its prepared statement's name (a static string); NULL: unnamed */
 	const char *sql;
 	int nparams;
-	const char *const *params;
+	const char *const *params; /* text, NULL for SQL NULL */
+	PGresult *res;             /* out, new: its result; NULL when it did not run */
+	bool parse;                /* the executor's: prepared in this unit */
+};
+
+struct exec_unit {
+	struct exec_stmt *stmts; /* borrowed until done() */
+	size_t n;
 	long long until_ms; /* CLOCK_MONOTONIC ms by which it must have answered (0: no bound) */
-	/* Called once, on the executor's thread, when res and st are set: it must not block. */
-	void (*done)(struct exec_stmt *s);
-	/* Set by the executor before done(). */
-	PGresult *res;        /* new: the result, or the error result that says why (done() takes
-				 it; may be NULL when there is none, e.g. the connection broke) */
-	enum fleet_status st; /* FLEET_OK: res is a result with rows or a command's */
-	bool timed_out;       /* st is FLEET_UNAVAILABLE because until_ms passed */
-	/* The executor's. */
-	struct exec_stmt *next;
-	int phase;
-	bool queued; /* came from the queue (not the source) */
+	bool write;         /* may not take a loop's last free connection */
+	/* Called once, on the loop's thread, when the out fields are set: it must not wait. */
+	void (*done)(struct exec_unit *u);
+	/* out */
+	enum fleet_status st; /* FLEET_OK: every statement ran and the transaction committed */
+	bool timed_out;       /* FLEET_UNAVAILABLE because until_ms passed */
+	/* The server refused it (an error it reported: a statement's or the COMMIT's, the
+	 * connection fine): nothing of it committed, so that it may be run again in parts. */
+	bool rolled_back;
+	PGresult *error; /* new or NULL: the error that ended it when no statement's res holds it
+			    (the COMMIT's) */
+	const char *why; /* or NULL: why no connection could take it (libpq's message; valid
+			    during done()) */
+	/* the executor's */
+	struct exec_unit *next;
+	size_t at; /* the result group being read: a Parse's or a statement's */
+	bool sync; /* every group read: the Sync's result is next */
 };
 
-/* Where statements come from when the queue is empty and a connection is free. */
-struct exec_source {
-	/* On the executor's thread: a statement to send now (its done() is called once it ended),
-	 * or NULL; then *wake_ms (CLOCK_MONOTONIC ms, left as it is when not needed) says when to
-	 * ask again even if nothing else happens (a batch that lingers). */
-	struct exec_stmt *(*take)(void *arg, long long now_ms, long long *wake_ms);
-	/* Whether it has something waiting (a cheap look, any thread). */
-	bool (*pending)(void *arg);
-	/* On the executor's thread, whatever the connections: ends what waits past its deadline
-	 * (nothing was sent) and lowers *next_ms (CLOCK_MONOTONIC ms; 0: unset) to the earliest
-	 * deadline left. */
-	void (*expire)(void *arg, long long now_ms, long long *next_ms);
-	void *arg;
-};
+/* Queues u on the calling code's loop (task_loop()), for its default connections. */
+void exec_submit(struct exec_unit *u);
+/* Whether a unit submitted now by the calling code (of write or not) would be sent at the
+ * loop's next turn: a connection of its loop is free for it and nothing queued before it. */
+bool exec_room(bool write);
 
-/* The one source (set once, before it has anything to give); exec_kick() when it has. */
-void exec_source_set(const struct exec_source *src);
-void exec_kick(void);
-
-/* Queues s. Thread-safe. The executor starts at the first statement, with the connections
- * db_configure() was given (conn.h). */
-void exec_submit(struct exec_stmt *s);
-
-/* Stops the thread (db_shutdown): statements not answered yet get FLEET_UNAVAILABLE, its
- * connections close; a later statement starts it anew. */
-void exec_stop(void);
+struct exec_session;
+/* A connection of one's own to conninfo, on the calling code's loop (made when its first unit is
+ * sent). simple: the simple query protocol. Free with exec_session_close. */
+struct exec_session *exec_session_new(const char *conninfo, bool simple);
+/* Queues u on s (a simple session's units hold one statement). */
+void exec_session_submit(struct exec_session *s, struct exec_unit *u);
+/* Its connection (NULL before its first unit), for libpq's helpers (PQescapeIdentifier...). */
+PGconn *exec_session_conn(struct exec_session *s);
+void exec_session_close(struct exec_session *s);
 
 #endif

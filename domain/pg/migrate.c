@@ -127,16 +127,25 @@ static int migrate_sha256(const char *text, char hex[MIGRATE_SHA_HEX])
 	return 1;
 }
 
-static int migrate_exec(PGconn *pg, const char *sql, const char *what)
+/* One statement (or a file of them) on the migration's own connection, through the executor
+ * (exec.h: a simple session; a file of comments only is an empty query, not an error); what
+ * names it in the log when it fails. */
+static PGresult *migrate_query(struct exec_session *pg, const char *sql, int n,
+			       const char *const *params, const char *what)
 {
-	PGresult *r = PQexec(pg, sql);
-	ExecStatusType rs = PQresultStatus(r);
-	/* A file of comments only is an empty query: nothing to do, and not an error. */
-	int ok = rs == PGRES_COMMAND_OK || rs == PGRES_TUPLES_OK || rs == PGRES_EMPTY_QUERY;
-	if (!ok)
-		log_error("migrate: %s failed: %s", what, PQresultErrorMessage(r));
+	struct db_error err;
+	PGresult *r = db_session_exec(pg, sql, n, params, &err);
+	if (!r)
+		log_error("migrate: %s failed: %s", what,
+			  *err.message ? err.message : fleet_status_name(err.st));
+	return r;
+}
+
+static int migrate_exec(struct exec_session *pg, const char *sql, const char *what)
+{
+	PGresult *r = migrate_query(pg, sql, 0, NULL, what);
 	PQclear(r);
-	return ok;
+	return r != NULL;
 }
 
 /* The sorted names of dir's files that kind accepts (new strings, caller frees), or -1 (logged).
@@ -171,28 +180,27 @@ static int migrate_list(const char *dir, const struct migrate_kind *kind,
 
 /* Whether the file needs applying: a numbered file when its name is not recorded, a function
  * file when no checksum or another checksum is recorded for it. */
-static int migrate_is_due(PGconn *pg, const struct migrate_kind *kind, const char *name,
-			  const char *sha, bool *due)
+static int migrate_is_due(struct exec_session *pg, const struct migrate_kind *kind,
+			  const char *name, const char *sha, bool *due)
 {
 	const char *p[1] = {name};
 	const char *sql =
 		kind == &migrate_numbered
 			? "SELECT 1 FROM fleet_meta.schema_migrations WHERE name = $1"
 			: "SELECT checksum FROM fleet_meta.schema_functions WHERE name = $1";
-	PGresult *r = PQexecParams(pg, sql, 1, NULL, p, NULL, NULL, 0);
-	int ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-	if (!ok)
-		log_error("migrate: cannot read fleet_meta: %s", PQresultErrorMessage(r));
-	else if (kind == &migrate_numbered)
+	PGresult *r = migrate_query(pg, sql, 1, p, "reading fleet_meta");
+	if (!r)
+		return 0;
+	if (kind == &migrate_numbered)
 		*due = PQntuples(r) == 0;
 	else
 		*due = PQntuples(r) == 0 || strcmp(PQgetvalue(r, 0, 0), sha) != 0;
 	PQclear(r);
-	return ok;
+	return 1;
 }
 
 /* Applies dir/name if due, in one transaction with its record. *done tells whether it ran. */
-static int migrate_apply(PGconn *pg, const struct migrate_kind *kind, const char *dir,
+static int migrate_apply(struct exec_session *pg, const struct migrate_kind *kind, const char *dir,
 			 const char *name, bool *done)
 {
 	char *path = mem_printf("%s/%s", dir, name);
@@ -224,11 +232,8 @@ static int migrate_apply(PGconn *pg, const struct migrate_kind *kind, const char
 		goto out;
 	}
 	const char *p[2] = {name, sha};
-	PGresult *r =
-		PQexecParams(pg, kind->record_sql, kind->record_params, NULL, p, NULL, NULL, 0);
-	int recorded = PQresultStatus(r) == PGRES_COMMAND_OK;
-	if (!recorded)
-		log_error("migrate: cannot record %s: %s", name, PQresultErrorMessage(r));
+	PGresult *r = migrate_query(pg, kind->record_sql, kind->record_params, p, "its record");
+	int recorded = r != NULL;
 	PQclear(r);
 	if (!recorded || !migrate_exec(pg, "COMMIT", "COMMIT")) {
 		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
@@ -244,8 +249,8 @@ out:
 }
 
 /* Applies every due file of dir of one kind, in name order; counts them into *applied. */
-static int migrate_apply_all(PGconn *pg, const struct migrate_kind *kind, const char *dir,
-			     int *applied)
+static int migrate_apply_all(struct exec_session *pg, const struct migrate_kind *kind,
+			     const char *dir, int *applied)
 {
 	char *names[MIGRATE_MAX_FILES];
 	int count = migrate_list(dir, kind, names);
@@ -267,15 +272,18 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applie
 	char *fdir = mem_printf("%s/%s", dir, MIGRATE_FUNCTIONS);
 	*applied = 0;
 
-	PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
-	if (PQstatus(pg) != CONNECTION_OK) {
-		log_error("migrate: cannot connect: %s", PQerrorMessage(pg));
-		st = FLEET_UNAVAILABLE;
+	struct exec_session *pg = exec_session_new(conninfo ? conninfo : "", true);
+	struct db_error err;
+	PGresult *r = db_session_exec(pg, "SET client_min_messages = warning", 0, NULL, &err);
+	PQclear(r);
+	if (!r) {
+		log_error("migrate: cannot connect (%s)%s%s", fleet_status_name(err.st),
+			  *err.message ? ": " : "", err.message);
+		st = err.st == FLEET_OK ? FLEET_INTERNAL : err.st;
 		goto out;
 	}
 	/* Session lock: a second instance waits here, then finds everything applied. */
-	if (!migrate_exec(pg, "SET client_min_messages = warning", "settings") ||
-	    !migrate_exec(pg, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", "advisory lock"))
+	if (!migrate_exec(pg, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", "advisory lock"))
 		goto out;
 	/* Numbered files first (tables, types, policies, triggers, grants), then the functions,
 	 * whose current text replaces the declarations the numbered files needed. */
@@ -285,7 +293,7 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applie
 		st = FLEET_OK;
 	migrate_exec(pg, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
 out:
-	PQfinish(pg);
+	exec_session_close(pg);
 	free(fdir);
 	return st;
 }
@@ -295,10 +303,11 @@ enum fleet_status migrate_schema_version(int *version)
 	static const char sql[] = "SELECT coalesce(max(substr(name, 1, 4)::int), 0) AS version"
 				  " FROM fleet_meta.schema_migrations WHERE name ~ '^[0-9]{4}_'";
 	*version = 0;
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared("schema_version", sql, 0, NULL, &st);
+	struct db_error err;
+	PGresult *res = db_exec("schema_version", sql, 0, NULL, &err);
 	if (!res)
-		return st;
+		return err.st;
+	enum fleet_status st = FLEET_OK;
 	static const char *const names[] = {"version"};
 	int col[1];
 	if (db_columns(res, "schema_version", names, 1, col) == FLEET_OK && PQntuples(res) == 1)

@@ -8,6 +8,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "domain/bikes.h"
+#include "domain/reads.h"
 #include "domain/rights.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/server.h"
@@ -114,7 +115,9 @@ void adapter_read_entry(struct mcp_ctx *ctx, const char *uri, const char *value,
 
 int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
 {
-	enum fleet_status st = rights_effective_scopes(ctx->req->actor, may);
+	struct rights r;
+	enum fleet_status st = reads_rights(ctx->req->actor, &r);
+	*may = st == FLEET_OK ? rights_scopes(ctx->req->actor, &r) : 0;
 	return st == FLEET_OK ? 0 : adapter_domain_error(st, err);
 }
 

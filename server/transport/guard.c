@@ -1,5 +1,6 @@
-/* Deadlines and the pending-headers cap (see guard.h). Two lists, oldest first: connections
- * waiting for headers and connections waiting for a body; a connection is in at most one. */
+/* Deadlines and the fresh-connections cap (see guard.h). Lists, oldest first: fresh connections
+ * and kept-alive ones waiting for headers, connections waiting for a body, streams watched; a
+ * connection is in at most one. */
 #include "guard.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -14,10 +16,14 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 
-/* How often the sweeper looks for connections past their deadline. */
+/* How often the loop looks for connections past their deadline. */
 #define GUARD_TICK_MS 100
+/* A fresh connection is cut to make room only once it had this long (or the header deadline,
+ * when shorter) to send its request, and only when the server has read everything it sent: by
+ * the client's clock, never for the server's delay. */
+#define GUARD_GRACE_MS 250
 
-enum guard_list { GUARD_NONE = 0, GUARD_PENDING, GUARD_BODY, GUARD_WATCH };
+enum guard_list { GUARD_NONE = 0, GUARD_PENDING, GUARD_IDLE, GUARD_BODY, GUARD_WATCH };
 
 struct guard_conn {
 	struct guard_conn *prev, *next;
@@ -36,12 +42,9 @@ struct guard_queue {
 
 struct guard {
 	struct guard_settings set;
-	pthread_mutex_t lock; /* guards what follows */
-	pthread_cond_t wake;
-	bool stopping;
-	struct guard_queue q[4]; /* by enum guard_list (q[GUARD_NONE] unused) */
+	pthread_mutex_t lock;    /* guards what follows */
+	struct guard_queue q[5]; /* by enum guard_list (q[GUARD_NONE] unused) */
 	struct guard_counts counts;
-	pthread_t sweeper;
 };
 
 static int64_t guard_now_ms(void)
@@ -130,34 +133,23 @@ static void guard_hangups(struct guard *g)
 	}
 }
 
-static void *guard_run(void *arg)
+long long guard_tick(struct guard *g, long long now)
 {
-	struct guard *g = arg;
 	pthread_mutex_lock(&g->lock);
-	while (!g->stopping) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += GUARD_TICK_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&g->wake, &g->lock, &ts);
-		int64_t now = guard_now_ms();
-		unsigned long h = g->counts.header_deadline, b = g->counts.body_deadline;
-		guard_sweep(g, GUARD_PENDING, g->set.header_ms, now, &g->counts.header_deadline,
-			    "header_deadline");
-		guard_sweep(g, GUARD_BODY, g->set.body_ms, now, &g->counts.body_deadline,
-			    "body_deadline");
-		guard_hangups(g);
-		if (g->counts.header_deadline != h || g->counts.body_deadline != b)
-			log_warn(
-				"http: closed %lu connection(s) past the header deadline, %lu past "
-				"the body deadline",
-				g->counts.header_deadline - h, g->counts.body_deadline - b);
-	}
+	unsigned long h = g->counts.header_deadline, b = g->counts.body_deadline;
+	guard_sweep(g, GUARD_PENDING, g->set.header_ms, now, &g->counts.header_deadline,
+		    "header_deadline");
+	guard_sweep(g, GUARD_IDLE, g->set.header_ms, now, &g->counts.header_deadline,
+		    "header_deadline");
+	guard_sweep(g, GUARD_BODY, g->set.body_ms, now, &g->counts.body_deadline, "body_deadline");
+	guard_hangups(g);
 	pthread_mutex_unlock(&g->lock);
-	return NULL;
+	if (g->counts.header_deadline != h || g->counts.body_deadline != b)
+		log_warn("http: closed %lu connection(s) past the header deadline, %lu past the "
+			 "body "
+			 "deadline",
+			 g->counts.header_deadline - h, g->counts.body_deadline - b);
+	return now + GUARD_TICK_MS;
 }
 
 struct guard *guard_new(const struct guard_settings *set)
@@ -165,12 +157,6 @@ struct guard *guard_new(const struct guard_settings *set)
 	struct guard *g = mem_calloc(1, sizeof *g);
 	g->set = *set;
 	pthread_mutex_init(&g->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&g->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	mem_thread(&g->sweeper, guard_run, g, "slow-client guard");
 	return g;
 }
 
@@ -178,11 +164,6 @@ void guard_free(struct guard *g)
 {
 	if (!g)
 		return;
-	pthread_mutex_lock(&g->lock);
-	g->stopping = true;
-	pthread_cond_signal(&g->wake);
-	pthread_mutex_unlock(&g->lock);
-	pthread_join(g->sweeper, NULL);
 	/* Connections still listed belong to a daemon already stopped: they were closed. */
 	for (int in = GUARD_PENDING; in <= GUARD_WATCH; in++)
 		while (g->q[in].head) {
@@ -190,34 +171,47 @@ void guard_free(struct guard *g)
 			guard_unlink(g, c);
 			free(c);
 		}
-	pthread_cond_destroy(&g->wake);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
 
-/* Whether fd holds, unread, the end of a request's headers: a valid request the event loop
- * has not read yet (under load), not a dribbler. */
-static bool guard_head_waiting(int fd)
+/* Whether fd holds bytes the server has not read yet: what the client sent waits for the server,
+ * not the other way round. */
+static bool guard_unread(int fd)
 {
-	char b[8192];
-	ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
-	for (ssize_t i = 0; i + 3 < n; i++)
-		if (b[i] == '\r' && b[i + 1] == '\n' && b[i + 2] == '\r' && b[i + 3] == '\n')
-			return true;
-	return false;
+	int n = 0;
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
 }
 
-/* Under the lock: the oldest of the first GUARD_SCAN connections waiting for headers that has
- * no complete request waiting to be read, or NULL (then none is closed: a request sent whole
- * is answered, never cut). */
+/* Under the lock: the oldest of the first GUARD_SCAN fresh connections that had its grace and
+ * holds nothing unread, or NULL (then none is closed: a connection is never cut for the server's
+ * own delay). */
 #define GUARD_SCAN 32
-static struct guard_conn *guard_oldest_incomplete(struct guard *g)
+static struct guard_conn *guard_oldest_slow(struct guard *g, long long now)
 {
+	long grace = g->set.header_ms < GUARD_GRACE_MS ? g->set.header_ms : GUARD_GRACE_MS;
 	int i = 0;
-	for (struct guard_conn *c = g->q[GUARD_PENDING].head; c && i < GUARD_SCAN; c = c->next, i++)
-		if (!guard_head_waiting(c->fd))
+	for (struct guard_conn *c = g->q[GUARD_PENDING].head;
+	     c && i < GUARD_SCAN && now - c->since_ms >= grace; c = c->next, i++)
+		if (!guard_unread(c->fd))
 			return c;
 	return NULL;
+}
+
+bool guard_room(struct guard *g, long long now)
+{
+	pthread_mutex_lock(&g->lock);
+	bool room =
+		!g->set.max_pending || g->q[GUARD_PENDING].n < (unsigned long)g->set.max_pending;
+	if (!room) {
+		struct guard_conn *victim = guard_oldest_slow(g, now);
+		if (victim) {
+			guard_cut(g, victim, &g->counts.evicted, "pending_cap");
+			room = true;
+		}
+	}
+	pthread_mutex_unlock(&g->lock);
+	return room;
 }
 
 struct guard_conn *guard_opened(struct guard *g, int fd)
@@ -225,12 +219,6 @@ struct guard_conn *guard_opened(struct guard *g, int fd)
 	struct guard_conn *c = mem_calloc(1, sizeof *c);
 	c->fd = fd;
 	pthread_mutex_lock(&g->lock);
-	/* Past the cap, the oldest connection still without a complete request makes room. */
-	if (g->set.max_pending && g->q[GUARD_PENDING].n >= (unsigned long)g->set.max_pending) {
-		struct guard_conn *victim = guard_oldest_incomplete(g);
-		if (victim)
-			guard_cut(g, victim, &g->counts.evicted, "pending_cap");
-	}
 	guard_move(g, c, GUARD_PENDING);
 	pthread_mutex_unlock(&g->lock);
 	return c;
@@ -257,7 +245,7 @@ void guard_body_done(struct guard *g, struct guard_conn *c)
 
 void guard_request_done(struct guard *g, struct guard_conn *c)
 {
-	guard_set(g, c, GUARD_PENDING);
+	guard_set(g, c, GUARD_IDLE);
 }
 
 void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg), void *arg)
@@ -300,6 +288,8 @@ void guard_cut_waiting(struct guard *g)
 	pthread_mutex_lock(&g->lock);
 	while (g->q[GUARD_PENDING].head)
 		guard_cut(g, g->q[GUARD_PENDING].head, &cut, NULL);
+	while (g->q[GUARD_IDLE].head)
+		guard_cut(g, g->q[GUARD_IDLE].head, &cut, NULL);
 	pthread_mutex_unlock(&g->lock);
 	if (cut)
 		log_info("http: closed %lu idle connection(s) for the stop", cut);

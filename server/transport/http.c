@@ -1,6 +1,8 @@
-/* The HTTP transport's life: its listening sockets, its libmicrohttpd daemons (the MCP endpoint
- * and the metrics listener), the connections the slow-client guard follows, the graceful stop.
- * Requests are routed by http_route.c; libmicrohttpd types stay in the http_* files. */
+/* The HTTP transport's life: its loops (one thread each, its own listening socket on the shared
+ * port, its own libmicrohttpd daemon in external epoll mode, its guard), the metrics listener,
+ * the graceful stop. Requests are routed by http_route.c; libmicrohttpd types stay in the http_*
+ * files. */
+#define _GNU_SOURCE /* accept4 */
 #include "http.h"
 
 #include <arpa/inet.h>
@@ -9,22 +11,26 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
+#include "common/task.h"
 #include "guard.h"
 #include "http_health.h"
 #include "http_route.h"
 #include "http_server.h"
 #include "http_stream.h"
-#include "http_work.h"
+#include "peers.h"
 #include "listen.h"
 
 /* Each connection's libmicrohttpd memory pool: the request line and headers (a token is at most
@@ -32,25 +38,110 @@
  * zeroes the pool between requests, so its size is paid per request (the profile of the issue
  * "Hot path at the database's own pace": 2.5-4.5% of the CPU at 64 KiB). */
 #define HTTP_CONNECTION_MEMORY ((size_t)16 * 1024)
-/* libmicrohttpd's event threads: they read, check and answer; calls run on the workers
- * (BIKAROO_THREADS, http_work.h), so a few are enough to keep probes and refusals immediate. */
-#define HTTP_EVENT_THREADS 4u
+/* Connections a loop accepts at one turn at most, so that it also answers what it has. */
+#define HTTP_ACCEPT_BATCH 64
 
-/* ---- connections: the slow-client guard (guard.h) sees each one from accept to close ---- */
+/* ---- connections: accepted by their loop, followed by its guard (guard.h) ---------------- */
 
-/* libmicrohttpd tells of a connection before its descriptor is closed. */
+/* libmicrohttpd tells of a connection when it is added and before its descriptor is closed. */
 static void http_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			    enum MHD_ConnectionNotificationCode code)
 {
-	struct http_server *s = cls;
+	struct http_loop *hl = cls;
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		*socket_context = ci ? guard_opened(s->guard, ci->connect_fd) : NULL;
-	} else {
-		guard_closed(s->guard, *socket_context);
-		*socket_context = NULL;
+		*socket_context = ci ? guard_opened(hl->guard, ci->connect_fd) : NULL;
+		hl->conns++;
+		return;
 	}
+	guard_closed(hl->guard, *socket_context);
+	*socket_context = NULL;
+	hl->conns--;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr)
+		peers_give(hl->srv->peers, ci->client_addr,
+			   ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+								  : sizeof(struct sockaddr_in));
+}
+
+/* Stops watching the listening socket: what comes waits in the kernel's backlog. */
+static void http_pause_accepting(struct http_loop *hl)
+{
+	if (hl->accepting)
+		loop_unwatch(hl->loop, &hl->listen);
+	hl->accepting = false;
+}
+
+/* The loop's listening socket is readable: accepts what it can serve now. */
+static void http_accept(struct loop_fd *f, uint32_t events)
+{
+	(void)events;
+	struct http_loop *hl = (struct http_loop *)((char *)f - offsetof(struct http_loop, listen));
+	long long now = loop_now_ms();
+	for (int i = 0; i < HTTP_ACCEPT_BATCH; i++) {
+		if (hl->conns >= hl->conns_max || !guard_room(hl->guard, now) ||
+		    atomic_load(&hl->stop)) {
+			http_pause_accepting(hl);
+			return;
+		}
+		struct sockaddr_storage sa;
+		socklen_t len = sizeof sa;
+		int fd = accept4(f->fd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				log_warn("http: cannot accept a connection: %s (waiting in the "
+					 "backlog)",
+					 strerror(errno));
+				http_pause_accepting(hl);
+			} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+				   errno != ECONNABORTED) {
+				log_warn("http: accept: %s", strerror(errno));
+			}
+			return;
+		}
+		if (!peers_take(hl->srv->peers, (struct sockaddr *)&sa, len)) {
+			const char *reason[] = {"per_address"};
+			metrics_add(&metrics_connections_cut, reason, 1);
+			close(fd);
+			continue;
+		}
+		if (MHD_add_connection(hl->daemon, fd, (struct sockaddr *)&sa, len) != MHD_YES)
+			peers_give(hl->srv->peers, (struct sockaddr *)&sa, len); /* it closed fd */
+	}
+}
+
+/* The daemon's epoll set is readable. */
+static void http_daemon_ready(struct loop_fd *f, uint32_t events)
+{
+	(void)events;
+	struct http_loop *hl = (struct http_loop *)((char *)f - offsetof(struct http_loop, mhd));
+	MHD_run(hl->daemon);
+}
+
+/* The loop's hook: the connections resumed since the daemon ran, accepting again, the guard's
+ * deadlines, the daemon's timeouts. */
+static long long http_loop_due(struct loop_hook *h, long long now)
+{
+	struct http_loop *hl = (struct http_loop *)((char *)h - offsetof(struct http_loop, hook));
+	if (hl->resumed) {
+		hl->resumed = false;
+		MHD_run(hl->daemon);
+	}
+	if (!hl->accepting && !atomic_load(&hl->stop) && hl->conns < hl->conns_max &&
+	    guard_room(hl->guard, now) && loop_watch(hl->loop, &hl->listen, EPOLLIN) == 0)
+		hl->accepting = true;
+	long long due = guard_tick(hl->guard, now);
+	/* The daemon has work that no descriptor will tell of (a response queued on a socket that
+	 * stays writable, its epoll being edge-triggered): it runs now. */
+	MHD_UNSIGNED_LONG_LONG to = 0;
+	for (int i = 0; i < 4 && MHD_get_timeout(hl->daemon, &to) == MHD_YES && to == 0; i++)
+		MHD_run(hl->daemon);
+	if (MHD_get_timeout(hl->daemon, &to) == MHD_YES && (long long)(now + (long long)to) < due)
+		due = now + (long long)to;
+	return due;
 }
 
 /* Raises the soft limit on open descriptors to what max_conn connections need (plus database
@@ -166,8 +257,10 @@ int http_parse_address(const char *text, long *port_out, struct sockaddr_storage
 	return -1;
 }
 
-/* A listening socket on sa:port (port overrides sa's), or -1 with errno set. */
-static int http_listen_socket(struct sockaddr_storage *sa, unsigned len, long port)
+/* A listening socket on sa:port (port overrides sa's), or -1 with errno set; reuseport: one of
+ * several on that port, among which the kernel spreads new connections. The backlog is the
+ * kernel's most: past what the loops accept, connections wait there, never refused. */
+static int http_listen_socket(struct sockaddr_storage *sa, unsigned len, long port, bool reuseport)
 {
 	if (sa->ss_family == AF_INET6)
 		((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
@@ -178,9 +271,11 @@ static int http_listen_socket(struct sockaddr_storage *sa, unsigned len, long po
 		return -1;
 	int on = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+	if (reuseport)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on);
 	if (sa->ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
-	if (bind(fd, (struct sockaddr *)sa, (socklen_t)len) != 0 || listen(fd, 128) != 0) {
+	if (bind(fd, (struct sockaddr *)sa, (socklen_t)len) != 0 || listen(fd, SOMAXCONN) != 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
@@ -214,7 +309,7 @@ static int http_metrics_start(struct http_server *s, const char *listen)
 			  listen);
 		return -1;
 	}
-	int fd = http_listen_socket(&sa, len, port);
+	int fd = http_listen_socket(&sa, len, port, false);
 	if (fd < 0) {
 		log_error("cannot listen for metrics on %s (BIKAROO_METRICS_LISTEN): %s", listen,
 			  strerror(errno));
@@ -238,6 +333,88 @@ static int http_metrics_start(struct http_server *s, const char *listen)
 	return 0;
 }
 
+/* A loop's thread: turns until it is stopped and its last call has ended, then stops its daemon
+ * (every connection closes) and frees its loop (its database connections close). */
+static void *http_loop_run(void *arg)
+{
+	struct http_loop *hl = arg;
+	while (!atomic_load(&hl->stop) || task_live() > 0)
+		loop_turn(hl->loop, true);
+	http_pause_accepting(hl);
+	MHD_stop_daemon(hl->daemon);
+	hl->daemon = NULL;
+	loop_free(hl->loop);
+	hl->loop = NULL;
+	return NULL;
+}
+
+/* Loop i's socket, daemon and hook; -1 (logged) when it cannot have them. */
+static int http_loop_open(struct http_server *s, long i, const struct http_settings *set,
+			  struct sockaddr_storage *sa, unsigned salen, long *port, long max_conn)
+{
+	struct http_loop *hl = &s->loops[i];
+	hl->srv = s;
+	hl->listen = (struct loop_fd){.fd = -1, .ready = http_accept};
+	int fd = http_listen_socket(sa, salen, *port, true);
+	if (fd < 0) {
+		log_error("cannot listen on %s port %ld (BIKAROO_LISTEN, BIKAROO_PORT): %s",
+			  set->listen, *port, strerror(errno));
+		return -1;
+	}
+	hl->listen.fd = fd;
+	if (*port == 0)
+		*port = http_bound_port(fd); /* the others share the port the first was given */
+	hl->conns_max = max_conn / s->nloops > 0 ? max_conn / s->nloops : 1;
+	hl->calls_max = set->calls_max / s->nloops > 0 ? set->calls_max / s->nloops : 1;
+	/* Connections without a complete request have not shown a token: a share of the total,
+	 * never all of it, so that they cannot keep valid callers out. */
+	long max_pending = set->max_pending;
+	if (max_pending <= 0 || max_pending >= max_conn)
+		max_pending = max_conn / 4 > 0 ? max_conn / 4 : 1;
+	struct guard_settings gs = {
+		.header_ms = set->header_timeout_ms,
+		.body_ms = set->body_timeout_ms,
+		.max_pending = max_pending / s->nloops > 0 ? max_pending / s->nloops : 1};
+	hl->guard = guard_new(&gs);
+	hl->daemon = MHD_start_daemon(
+		MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG |
+			MHD_ALLOW_SUSPEND_RESUME | (sa->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, http_access, hl, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
+		MHD_OPTION_NOTIFY_COMPLETED, http_completed, hl, MHD_OPTION_NOTIFY_CONNECTION,
+		http_connection, hl, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)hl->conns_max + 1,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY, MHD_OPTION_END);
+	const union MHD_DaemonInfo *di =
+		hl->daemon ? MHD_get_daemon_info(hl->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+	if (!di) {
+		log_error("cannot serve HTTP on %s port %ld (BIKAROO_LISTEN, BIKAROO_PORT)",
+			  set->listen, *port);
+		return -1;
+	}
+	hl->loop = loop_new();
+	hl->mhd = (struct loop_fd){.fd = di->epoll_fd, .ready = http_daemon_ready};
+	hl->hook = (struct loop_hook){.due = http_loop_due};
+	if (loop_watch(hl->loop, &hl->mhd, EPOLLIN) != 0 ||
+	    loop_watch(hl->loop, &hl->listen, EPOLLIN) != 0) {
+		log_error("cannot watch the HTTP sockets: %s", strerror(errno));
+		return -1;
+	}
+	hl->accepting = true;
+	loop_hook(hl->loop, &hl->hook);
+	return 0;
+}
+
+/* Frees what http_loop_open made of loop i, once its thread (if any) has ended. */
+static void http_loop_close(struct http_loop *hl)
+{
+	if (hl->daemon)
+		MHD_stop_daemon(hl->daemon);
+	loop_free(hl->loop);
+	if (hl->listen.fd >= 0)
+		close(hl->listen.fd);
+	guard_free(hl->guard);
+}
+
 enum http_status http_start(const struct http_settings *set, const struct mcp_service *mcp,
 			    const struct fleet_actor *actor, struct http_server **out,
 			    unsigned *bound_port)
@@ -249,13 +426,6 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 			  set->listen);
 		return HTTP_START_FAILED;
 	}
-	int fd = http_listen_socket(&sa, salen, set->port);
-	if (fd < 0) {
-		log_error("cannot listen on %s port %ld (BIKAROO_LISTEN, BIKAROO_PORT): %s",
-			  set->listen, set->port, strerror(errno));
-		return HTTP_START_FAILED;
-	}
-	*bound_port = http_bound_port(fd);
 	struct http_server *s = mem_calloc(1, sizeof *s);
 	s->ready = set->ready;
 	http_stream_ops_init(&s->stream_ops);
@@ -265,47 +435,26 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 		s->actor = *actor;
 	s->max_body = set->max_body;
 	s->call_timeout_ms = set->call_timeout_ms;
-	struct http_work_settings ws = {.threads = set->threads,
-					.calls_max = set->calls_max > 0 ? set->calls_max : 1,
-					.queue_max = set->queue_max > 0 ? set->queue_max : 1,
-					.queue_wait_ms = set->queue_wait_ms};
-	http_route_init(&ws);
-	s->work = http_work_new(&ws);
 	s->allowed_hosts = mem_strdup(set->allowed_hosts);
 	s->allowed_origins = mem_strdup(set->allowed_origins);
 	s->hub = listen_hub_new(mcp_service_changes(mcp), HTTP_MAX_STREAMS,
 				(size_t)set->listen_per_subject, set->keepalive_s);
+	s->peers = peers_new(set->max_per_ip);
+	s->nloops = set->threads > 0 ? set->threads : 1;
+	s->loops = mem_calloc((size_t)s->nloops, sizeof *s->loops);
+	for (long i = 0; i < s->nloops; i++)
+		s->loops[i].listen.fd = -1;
 	long max_conn = http_fd_budget(set->max_connections);
-	/* Connections without a complete request have not shown a token: a share of the total,
-	 * never all of it, so that they cannot keep valid callers out. */
-	long max_pending = set->max_pending;
-	if (max_pending <= 0 || max_pending >= max_conn) {
-		max_pending = max_conn / 4 > 0 ? max_conn / 4 : 1;
-		log_warn("http: %ld connections at most may wait for their headers (a quarter of "
-			 "BIKAROO_MAX_CONNECTIONS; BIKAROO_MAX_PENDING_HEADERS must be below it)",
-			 max_pending);
-	}
-	struct guard_settings gs = {.header_ms = set->header_timeout_ms,
-				    .body_ms = set->body_timeout_ms,
-				    .max_pending = max_pending};
-	s->guard = guard_new(&gs);
-	s->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-			MHD_ALLOW_SUSPEND_RESUME | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-		0, NULL, NULL, http_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, HTTP_EVENT_THREADS,
-		MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-		http_connection, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned)set->max_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		HTTP_CONNECTION_MEMORY, MHD_OPTION_END);
-	if (!s->daemon) {
-		close(fd);
-		log_error("cannot serve HTTP on %s port %ld (BIKAROO_LISTEN, BIKAROO_PORT)",
-			  set->listen, set->port);
-		http_stop(s);
-		return HTTP_START_FAILED;
-	}
+	long port = set->port;
+	for (long i = 0; i < s->nloops; i++)
+		if (http_loop_open(s, i, set, &sa, salen, &port, max_conn) != 0) {
+			http_stop(s);
+			return HTTP_START_FAILED;
+		}
+	*bound_port = (unsigned)port;
+	for (long i = 0; i < s->nloops; i++)
+		mem_thread(&s->loops[i].thread, http_loop_run, &s->loops[i], "http loop");
+	s->running = true;
 	if (http_metrics_start(s, set->metrics_listen ? set->metrics_listen : "") != 0) {
 		http_stop(s);
 		return HTTP_START_FAILED;
@@ -318,23 +467,19 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 
 long http_drain(struct http_server *s, long limit_ms)
 {
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long long t0 = loop_now_ms();
 	/* From here on every new request is answered 503 "stopping; retry (nothing was done)" with
-	 * Connection: close (http_route, http_send_headers). The listening socket stays open:
-	 * libmicrohttpd 0.9.75's MHD_quiesce_daemon() races its own epoll workers (both remove the
-	 * socket from a worker's epoll set; the loser aborts the process, "Failed to remove listen
-	 * FD from epoll set", seen in CI at a stop with 16 workers). */
+	 * Connection: close (http_route, http_send_headers); the listening sockets stay open. */
 	atomic_store(&s->stopping, true);
-	guard_cut_waiting(s->guard);      /* idle ones: a proxy sends its next request elsewhere */
-	listen_hub_end_all(s->hub, true); /* each stream ends with its result */
+	for (long i = 0; i < s->nloops; i++)
+		guard_cut_waiting(s->loops[i].guard); /* idle ones: a proxy goes elsewhere */
+	listen_hub_end_all(s->hub, true);             /* each stream ends with its result */
 	long waited = 0;
 	int left;
 	while ((left = atomic_load(&s->inflight)) > 0 && waited < limit_ms) {
 		struct timespec ts = {0, 5 * 1000 * 1000};
 		nanosleep(&ts, NULL);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		waited = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		waited = (long)(loop_now_ms() - t0);
 	}
 	if (left > 0)
 		log_warn("http: %d request(s) still unanswered after the drain limit (%ld ms)",
@@ -342,24 +487,38 @@ long http_drain(struct http_server *s, long limit_ms)
 	return waited;
 }
 
+/* Wakes a loop so that it sees its stop flag. */
+static void http_loop_nothing(struct loop_job *j)
+{
+	(void)j;
+}
+
 void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	if (s->daemon) {
-		/* Listen streams end with their result; libmicrohttpd may stop only when no
-		 * connection is suspended, which ending them ensures. */
-		listen_hub_end_all(s->hub, true);
-		http_work_free(s->work); /* what is still queued is answered 503 */
-		s->work = NULL;
+	/* Listen streams end with their result; a daemon may stop only when no connection is
+	 * suspended, which ending them ensures. Calls end by their deadline. */
+	listen_hub_end_all(s->hub, true);
+	if (s->running)
 		http_streams_drain(s);
-		MHD_stop_daemon(s->daemon);
+	struct loop_job *wake = mem_calloc((size_t)s->nloops + 1, sizeof *wake);
+	for (long i = 0; i < s->nloops && s->running; i++) {
+		atomic_store(&s->loops[i].stop, true);
+		wake[i] = (struct loop_job){.run = http_loop_nothing};
+		loop_post(s->loops[i].loop, &wake[i]);
 	}
+	for (long i = 0; i < s->nloops; i++) {
+		if (s->running)
+			pthread_join(s->loops[i].thread, NULL);
+		http_loop_close(&s->loops[i]);
+	}
+	free(wake);
 	if (s->metrics)
 		MHD_stop_daemon(s->metrics);
-	http_work_free(s->work); /* when the daemon never started */
-	guard_free(s->guard);    /* after the daemon: every connection was closed */
 	listen_hub_free(s->hub);
+	peers_free(s->peers);
+	free(s->loops);
 	free(s->allowed_hosts);
 	free(s->allowed_origins);
 	free(s);

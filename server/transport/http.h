@@ -21,14 +21,14 @@ enum http_status { HTTP_OK = 0, HTTP_START_FAILED };
 
 /* GET /readyz: appends to missing (a JSON array, borrowed) one short text for each thing the
  * server needs and lacks now (the database, its schema, the issuer's keys); nothing when ready.
- * Runs on an HTTP worker thread. */
+ * Runs as a task of an HTTP loop (common/task.h): it may wait, never with a pthread condition. */
 typedef void (*http_ready_fn)(json_t *missing);
 
 /* The HTTP settings (strings borrowed for the call). */
 struct http_settings {
 	const char *listen;          /* IPv4 or IPv6 address to bind (BIKAROO_LISTEN) */
 	long port;                   /* 0: any free port */
-	long threads;                /* worker threads */
+	long threads;                /* event loops, a thread each */
 	size_t max_body;             /* bytes */
 	const char *allowed_hosts;   /* extra Host names, comma-separated */
 	const char *allowed_origins; /* extra Origin hosts, comma-separated */
@@ -40,20 +40,18 @@ struct http_settings {
 	long max_connections;        /* connections at once */
 	long max_per_ip;             /* connections from one address (0: no limit) */
 	long listen_per_subject;     /* listen streams one subject may hold (0: no share) */
-	long call_timeout_ms;        /* a call's deadline on its worker (common/deadline.h) */
-	long calls_max;              /* calls under way at once on the workers */
-	long queue_max;              /* calls read whole waiting for a worker, at most */
-	long queue_wait_ms;          /* a call that waited longer is answered 503, not run */
+	long call_timeout_ms;        /* a call's deadline (its task's, common/task.h) */
+	long calls_max;              /* calls under way at once, shared among the loops */
 	const char *metrics_listen;  /* ADDR:PORT of GET /metrics ("" for none) */
 	http_ready_fn ready;         /* NULL: ready whenever alive */
 };
 
-/* Starts serving POST /mcp for mcp (on set->threads workers: the event threads that read and
- * answer never run a call, so probes and refusals never wait for one) (borrowed until http_stop) on
- * set's address, acting as actor (copied), or, when actor is NULL, as the principal of each
- * request's bearer token (auth.c, initialised before). *out is new (free with http_stop).
- * *bound_port receives the port actually bound, also written to set->ready_file when that is set.
- */
+/* Starts serving POST /mcp for mcp (borrowed until http_stop) on set's address, on set->threads
+ * event loops (each a thread with its own listening socket on the port, its connections, its
+ * calls as tasks, its database connections: a call lives on one thread), acting as actor
+ * (copied), or, when actor is NULL, as the principal of each request's bearer token (auth.c,
+ * initialised before). *out is new (free with http_stop). *bound_port receives the port
+ * actually bound, also written to set->ready_file when that is set. */
 enum http_status http_start(const struct http_settings *set, const struct mcp_service *mcp,
 			    const struct fleet_actor *actor, struct http_server **out,
 			    unsigned *bound_port) __attribute__((warn_unused_result));

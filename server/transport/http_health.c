@@ -4,41 +4,59 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/deadline.h"
 #include "common/jsonw.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/task.h"
 #include "http_frame.h"
 #include "http_reply.h"
 
 /* /readyz answers within about this long, whatever the database does. */
 #define HTTP_READY_MS 2000L
 
-enum MHD_Result http_health(struct http_server *s, struct MHD_Connection *c, const char *method,
-			    bool ready)
+static bool http_health_get(const char *method)
 {
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
-		return http_send_headers(s, c, 405, NULL, h);
-	}
+	return strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+	       strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+}
+
+bool http_health_waits(struct http_server *s, const char *method, bool ready)
+{
+	return ready && s->ready && http_health_get(method) && !atomic_load(&s->draining) &&
+	       !atomic_load(&s->stopping);
+}
+
+void http_health_answer(struct http_server *s, bool ready, bool check, struct http_out *out)
+{
 	json_t *missing = json_array();
-	if (ready && (atomic_load(&s->draining) || atomic_load(&s->stopping)))
+	if (ready && (atomic_load(&s->draining) || atomic_load(&s->stopping))) {
 		json_array_append_new(missing, json_string("draining: this instance is stopping"));
-	else if (ready && s->ready) {
-		/* On the event thread: its database statement is bounded, and while statements
-		 * time out readiness says so without one (domain/pg/db.h db_stalled). */
-		deadline_start(s->call_timeout_ms < HTTP_READY_MS ? s->call_timeout_ms
-								  : HTTP_READY_MS);
+	} else if (ready && check && s->ready) {
+		/* In a task: its database statement is bounded, and while statements time out
+		 * readiness says so without one (domain/pg/db.h db_stalled). */
+		task_deadline_in(s->call_timeout_ms < HTTP_READY_MS ? s->call_timeout_ms
+								    : HTTP_READY_MS);
 		s->ready(missing);
-		deadline_clear();
 	}
 	bool ok = json_array_size(missing) == 0;
 	json_t *doc = ok ? json_pack("{s:s}", "status", ready ? "ready" : "alive")
 			 : json_pack("{s:s, s:O}", "status", "not ready", "missing", missing);
 	json_decref(missing);
-	char *body = jsonw_dump(doc);
+	out->status = ok ? 200 : 503;
+	out->body = jsonw_dump(doc);
 	json_decref(doc);
-	return http_send_headers(s, c, ok ? 200 : 503, body, NULL);
+}
+
+enum MHD_Result http_health(struct http_server *s, struct MHD_Connection *c, const char *method,
+			    bool ready)
+{
+	if (!http_health_get(method)) {
+		const char *h[] = {MHD_HTTP_HEADER_ALLOW, "GET, HEAD", NULL};
+		return http_send_headers(s, c, 405, NULL, h);
+	}
+	struct http_out o = {0};
+	http_health_answer(s, ready, false, &o);
+	return http_send_headers(s, c, o.status, o.body, NULL);
 }
 
 enum MHD_Result http_metrics_access(void *cls, struct MHD_Connection *c, const char *url,

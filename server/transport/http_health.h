@@ -10,8 +10,14 @@
 
 #include "http_server.h"
 
-/* Answers a probe: /healthz (ready false) or /readyz (ready true: what s->ready says is
- * missing, or "draining"). */
+/* Whether a probe must run as a task: /readyz with its checks (s->ready waits for the
+ * database). */
+bool http_health_waits(struct http_server *s, const char *method, bool ready);
+/* The answer to a GET /healthz (ready false) or /readyz (ready true: what s->ready says is
+ * missing when check is set, or "draining") into out. With check it waits: in a task. */
+void http_health_answer(struct http_server *s, bool ready, bool check, struct http_out *out);
+/* Answers a probe that does not wait (http_health_waits false): 405 for a method other than
+ * GET and HEAD, /healthz, or /readyz while draining. */
 enum MHD_Result http_health(struct http_server *s, struct MHD_Connection *c, const char *method,
 			    bool ready);
 

@@ -8,10 +8,11 @@
 #include <time.h>
 
 #include "access.h"
-#include "common/deadline.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
+#include "common/task.h"
 #include "http_allow.h"
 #include "http_auth.h"
 #include "http_frame.h"
@@ -19,7 +20,6 @@
 #include "http_reply.h"
 #include "http_server.h"
 #include "http_stream.h"
-#include "http_work.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
 #include "sse.h"
@@ -28,8 +28,8 @@
 #define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
 
 /* The protocol core answers st's call into st->out, within the call's deadline. local_only:
- * on the event thread, where nothing may wait; false (nothing done) when the call's method is
- * not local, to be handed to a worker. */
+ * outside a task, where nothing may wait; false (nothing done) when the call's method is not
+ * local, to be run as a task. */
 static bool http_call_answer(struct http_req *st, bool local_only)
 {
 	struct http_server *s = st->srv;
@@ -49,7 +49,7 @@ static bool http_call_answer(struct http_req *st, bool local_only)
 	snprintf(st->subject, sizeof st->subject, "%s", req.actor->subject);
 	snprintf(st->client, sizeof st->client, "%s", req.actor->client_id);
 	struct sse_buf sse = {0};
-	struct http_listen_req lr = {.srv = s, .conn = st->conn};
+	struct http_listen_req lr = {.srv = s, .hl = st->hl, .conn = st->conn};
 	struct mcp_listen listen = {http_listen_open, &lr};
 	req.listen = &listen;
 	if (st->sse_ok) {
@@ -57,9 +57,9 @@ static bool http_call_answer(struct http_req *st, bool local_only)
 		req.emit_ctx = &sse;
 	}
 	struct mcp_response resp;
-	deadline_start(s->call_timeout_ms);
+	task_deadline_in(s->call_timeout_ms);
 	mcp_handle(s->mcp, &req, &resp);
-	deadline_clear();
+	task_deadline_in(0);
 	if (resp.not_local) {
 		sse_free(&sse);
 		mcp_response_free(&resp);
@@ -94,28 +94,7 @@ static bool http_call_answer(struct http_req *st, bool local_only)
 	return true;
 }
 
-/* Runs one call on a worker (http_work.h); a call that waited too long in the queue is answered
- * 503 without being run. Then its connection resumes, and the event thread sends st->out
- * (http_send_out). */
-static void http_call_run(void *arg, bool run)
-{
-	struct http_req *st = arg;
-	if (!run) {
-		st->outcome = "shed";
-		st->out = (struct http_out){
-			.status = 503,
-			.body = mem_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
-					   "-32603,\"message\":\"Service Unavailable: too many "
-					   "calls waiting; retry (nothing was done)\"}}"),
-			.retry_after = 1,
-		};
-	} else {
-		http_call_answer(st, false);
-	}
-	MHD_resume_connection(st->conn);
-}
-
-/* Sends what the worker made of the call (on the event thread, the connection resumed). */
+/* Sends what the task made of the call (the connection resumed, or never suspended). */
 static enum MHD_Result http_send_out(struct http_server *s, struct MHD_Connection *c,
 				     struct http_req *st)
 {
@@ -139,8 +118,40 @@ static enum MHD_Result http_send_out(struct http_server *s, struct MHD_Connectio
 	return ret;
 }
 
-/* Hands a call read whole to the workers, or refuses it now when too many wait already: a
- * request read is always answered (503, nothing done), never reset. */
+/* A call's task: the protocol core answers it (waiting without holding the loop), then its
+ * connection resumes (if it was suspended: the task waited) and the loop sends st->out. */
+static void http_call_task(void *arg)
+{
+	struct http_req *st = arg;
+	if (st->probe)
+		http_health_answer(st->srv, true, true, &st->out);
+	else
+		http_call_answer(st, false);
+	st->answered = true;
+	st->hl->calls -= !st->probe;
+	if (st->suspended) {
+		MHD_resume_connection(st->conn);
+		st->hl->resumed = true;
+	}
+}
+
+/* Runs st as a task of its loop: answered now when it does not wait, else its connection waits
+ * (suspended) until the task resumes it. */
+static enum MHD_Result http_run_task(struct MHD_Connection *c, struct http_req *st)
+{
+	st->conn = c;
+	st->queued = true;
+	task_start(st->hl->loop, http_call_task, st);
+	if (st->answered)
+		return http_send_out(st->srv, c, st);
+	st->suspended = true;
+	MHD_suspend_connection(c);
+	return MHD_YES;
+}
+
+/* Runs a call read whole as a task of its loop, or refuses it now when the loop has as many
+ * under way as it may (BIKAROO_CALLS_MAX, shared among the loops): a request read is always
+ * answered (503, nothing done), never reset. */
 static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connection *c,
 				      struct http_req *st)
 {
@@ -150,30 +161,24 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 	st->h_method = http_header(c, "Mcp-Method");
 	st->h_name = http_header(c, "Mcp-Name");
 	st->sse_ok = http_accepts_sse(http_header(c, MHD_HTTP_HEADER_ACCEPT));
-	/* A call whose method answers without waiting (server/discover) is answered here: a
-	 * worker's hand-off, twice a thread switch, would cost more than the call. The core checks
-	 * the header against the body and runs nothing else here (then the call goes on below). */
+	/* A call whose method answers without waiting (server/discover) is answered here, outside
+	 * the calls' count: under a load of calls that wait, it still answers at once. The core
+	 * checks the header against the body and runs nothing else here (then the call goes on
+	 * below). */
 	if (mcp_method_local(s->mcp, st->h_method) && http_call_answer(st, true))
 		return http_send_out(s, c, st);
-	if (!http_work_reserve(s->work)) {
+	if (st->hl->calls >= st->hl->calls_max) {
+		const char *reason[] = {"calls_max"};
+		metrics_add(&metrics_http_shed, reason, 1);
 		st->refused = true;
 		st->outcome = "shed";
-		return http_refuse_with(
-			s, c, 503, MCP_INTERNAL_ERROR,
-			"Service Unavailable: too many calls waiting; retry (nothing "
-			"was done)",
-			MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		return http_refuse_with(s, c, 503, MCP_RATE_LIMITED,
+					"Service Unavailable: too many calls under way; retry "
+					"(nothing was done)",
+					MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	}
-	st->queued = true;
-	/* Suspended before it is queued: its worker may resume it at once. */
-	MHD_suspend_connection(c);
-	http_work_push(s->work, st);
-	return MHD_YES;
-}
-
-void http_route_init(struct http_work_settings *ws)
-{
-	ws->run = http_call_run;
+	st->hl->calls++;
+	return http_run_task(c, st);
 }
 
 /* Whether the request announces a body (a Content-Length other than 0, or a transfer coding). */
@@ -244,7 +249,7 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 			/* Not begun, so nothing done: another instance may take it. */
 			st->refused = true;
 			return http_refuse_with(
-				s, c, 503, MCP_INTERNAL_ERROR,
+				s, c, 503, MCP_RATE_LIMITED,
 				"Service Unavailable: this server is stopping; retry "
 				"(nothing was done)",
 				MHD_HTTP_HEADER_RETRY_AFTER, "1");
@@ -298,16 +303,24 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 		return MHD_YES;
 	}
 	if (!*upload_size)
-		guard_body_done(s->guard, http_guard_conn(c));
+		guard_body_done(st->hl->guard, http_guard_conn(c));
 	if (st->refused) {
 		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
 		return MHD_YES;
 	}
 	if (st->probe) {
-		if (!*upload_size)
-			return http_health(s, c, method, strcmp(url, "/readyz") == 0);
-		*upload_size = 0; /* a probe's body, if any, is not read */
-		return MHD_YES;
+		if (*upload_size) {
+			*upload_size = 0; /* a probe's body, if any, is not read */
+			return MHD_YES;
+		}
+		if (st->queued)
+			return http_send_out(s, c, st);
+		bool ready = strcmp(url, "/readyz") == 0;
+		if (!http_health_waits(s, method, ready))
+			return http_health(s, c, method, ready);
+		/* Its checks wait for the database: a task, outside the calls' count. */
+		st->srv = s;
+		return http_run_task(c, st);
 	}
 	if (*upload_size) {
 		/* 3 again: streamed bodies (chunked) are counted as they arrive. libmicrohttpd
@@ -347,12 +360,14 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 			    const char *method, const char *version, const char *upload,
 			    size_t *upload_size, void **con_cls)
 {
-	struct http_server *s = cls;
+	struct http_loop *hl = cls;
+	struct http_server *s = hl->srv;
 	struct http_req *st = *con_cls;
 	bool first = !st;
 	if (first) {
-		guard_headers_done(s->guard, http_guard_conn(c));
+		guard_headers_done(hl->guard, http_guard_conn(c));
 		st = mem_calloc(1, sizeof *st);
+		st->hl = hl;
 		clock_gettime(CLOCK_MONOTONIC, &st->t0);
 		snprintf(st->reqid, sizeof st->reqid, "r%lu", atomic_fetch_add(&s->counter, 1) + 1);
 		st->path = http_path_label(url);
@@ -406,8 +421,9 @@ void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    enum MHD_RequestTerminationCode toe)
 {
 	(void)toe;
-	struct http_server *s = cls;
-	guard_request_done(s->guard, http_guard_conn(c));
+	struct http_loop *hl = cls;
+	struct http_server *s = hl->srv;
+	guard_request_done(hl->guard, http_guard_conn(c));
 	struct http_req *st = *con_cls;
 	if (st) {
 		const union MHD_ConnectionInfo *ci =

@@ -1,5 +1,5 @@
 /* Routing of the HTTP transport: the order of checks of every request, the /mcp handler, and the
- * request's access line. libmicrohttpd's per-request callbacks (cls: the struct http_server). */
+ * request's access line. libmicrohttpd's per-request callbacks (cls: the struct http_loop). */
 #ifndef BIKAROO_HTTP_ROUTE_H
 #define BIKAROO_HTTP_ROUTE_H
 
@@ -14,9 +14,5 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 /* MHD_RequestCompletedCallback: the access line and metrics, then the request's state freed. */
 void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    enum MHD_RequestTerminationCode toe);
-
-struct http_work_settings;
-/* Names the function that runs a call on a worker (ws->run). */
-void http_route_init(struct http_work_settings *ws);
 
 #endif

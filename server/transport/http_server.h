@@ -1,12 +1,14 @@
 /* The HTTP transport's state, shared by its files (http.c starts and stops it; http_route.c
  * routes requests; http_reply.c, http_stream.c, http_auth.c, http_health.c answer them). Not a
  * public header: the rest of the server sees struct http_server as opaque (http.h). Everything
- * that changes while the server runs lives in one struct http_server or in one request's
+ * that changes while the server runs lives in one struct http_server, in one of its loops
+ * (struct http_loop: touched on that loop's thread only, but where it says) or in one request's
  * struct http_req: the transport has no process-wide variable. */
 #ifndef BIKAROO_HTTP_SERVER_H
 #define BIKAROO_HTTP_SERVER_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,13 +19,39 @@
 #include "listen.h"
 #include "server/protocol/dispatch.h"
 
+#include "common/loop.h"
+
 struct MHD_Connection;
 struct MHD_Daemon;
 struct http_stream;
-struct http_work;
+struct http_server;
+
+/* One event loop of the transport, on a thread of its own: its listening socket (each loop has
+ * one on the shared port, SO_REUSEPORT), the connections it accepted, its libmicrohttpd daemon
+ * (external epoll, its epoll set inside the loop's), its calls (tasks), its guard; its
+ * database connections and batches are the loop's too (domain/pg/exec.h). A request lives on
+ * the loop that accepted its connection, from its first byte to its last. */
+struct http_loop {
+	struct http_server *srv;
+	struct loop *loop;
+	pthread_t thread;
+	struct MHD_Daemon *daemon;
+	struct loop_fd listen; /* its own listening socket */
+	struct loop_fd mhd;    /* the daemon's epoll set */
+	struct loop_hook hook; /* accepts, the daemon's timeouts and resumed connections, guard */
+	struct guard *guard;   /* header and body deadlines, the pending-headers cap */
+	long conns, conns_max; /* connections open, and at most */
+	long calls, calls_max; /* calls under way (tasks), and at most: past it 503 */
+	bool accepting;        /* the listening socket is watched */
+	bool resumed;          /* a connection was resumed since the daemon last ran */
+	atomic_bool stop;      /* http_stop: leave once no call is left */
+};
 
 struct http_server {
-	struct MHD_Daemon *daemon;
+	struct http_loop *loops;
+	long nloops;
+	bool running;        /* the loops' threads were started */
+	struct peers *peers; /* connections per client address, across the loops */
 	const struct mcp_service *mcp;
 	struct fleet_actor actor;
 	bool tokens; /* every request carries a bearer token (auth.c); actor is unused */
@@ -32,7 +60,6 @@ struct http_server {
 	char *allowed_origins;
 	struct listen_hub *hub;           /* the listen streams */
 	struct listen_out_ops stream_ops; /* how a listen stream's bytes leave (http_stream.c) */
-	struct guard *guard;              /* header and body deadlines, the pending-headers cap */
 	void (*ready)(json_t *missing);   /* http_settings.ready */
 	atomic_bool draining;             /* http_set_draining(): /readyz says so */
 	struct MHD_Daemon *metrics;       /* GET /metrics, on its own address; NULL: none */
@@ -43,11 +70,10 @@ struct http_server {
 	atomic_int inflight;
 	/* Listen streams whose response libmicrohttpd still holds (for the drain at shutdown). */
 	atomic_int live_streams;
-	struct http_work *work; /* the workers that run calls, and their queue */
-	long call_timeout_ms;   /* each call's deadline on its worker */
+	long call_timeout_ms; /* each call's deadline (its task's) */
 };
 
-/* A call's answer, made on a worker and sent by the event thread once the connection resumes. */
+/* A call's answer, made by its task and sent once its connection resumes. */
 struct http_out {
 	unsigned status;
 	char *body;                 /* owned: JSON, or SSE events when sse */
@@ -76,10 +102,13 @@ struct http_req {
 	char subject[FLEET_ID_MAX], client[FLEET_ID_MAX];
 	char trace[33];
 	struct fleet_actor actor; /* the bearer token's principal, checked on the headers */
-	/* Handed to a worker (http_work.h): what it needs, read on the event thread first. */
+	/* A call: run as a task of its loop (common/task.h). */
+	struct http_loop *hl;
 	struct http_server *srv;
-	struct MHD_Connection *conn;               /* suspended while the call waits and runs */
-	bool queued;                               /* handed over; the next access call sends out */
+	struct MHD_Connection *conn;               /* suspended while the call's task waits */
+	bool queued;                               /* a call: the next access call sends out */
+	bool answered;                             /* its task made out */
+	bool suspended;                            /* its connection waits for the task */
 	const char *h_version, *h_method, *h_name; /* MCP headers (libmicrohttpd's) or NULL */
 	bool sse_ok;                               /* Accept admits text/event-stream */
 	struct http_out out;

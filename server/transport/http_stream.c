@@ -1,12 +1,14 @@
 /* Listen streams over HTTP (http_stream.h). libmicrohttpd pulls the bytes through
  * http_stream_read; with nothing to send the connection is suspended, and resumed when something
- * arrives. libmicrohttpd is never called with one of our locks held by another thread (a
- * suspended connection cannot go away, so the one who flips `suspended` may resume it after
- * unlocking). */
+ * arrives: by its loop (a daemon in external epoll mode has no channel of its own to be woken
+ * by another thread), which the writer, whatever its thread, asks with a job. libmicrohttpd is
+ * never called with one of our locks held by another thread (a suspended connection cannot go
+ * away, so the one who flips `suspended` may have it resumed after unlocking). */
 #include "http_stream.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,9 +29,13 @@ struct http_stream {
 	char *buf;
 	size_t len, off, cap;
 	bool suspended, ending;
-	bool slow;               /* its client read too slowly: nothing more but the final result */
-	int refs;                /* the hub's and the response's */
-	struct http_server *srv; /* its guard watches for the client hanging up (borrowed) */
+	bool slow; /* its client read too slowly: nothing more but the final result */
+	int refs;  /* the hub's, the response's, and a resumption's while one is posted */
+	struct http_server *srv;
+	struct http_loop *hl;   /* its connection's loop */
+	struct guard *guard;    /* its loop's: watches for the client hanging up (borrowed) */
+	struct loop_job resume; /* its connection's resumption, posted to its loop */
+	bool resume_posted;
 };
 
 static void http_stream_unref(void *out)
@@ -46,9 +52,8 @@ static void http_stream_unref(void *out)
 }
 
 /* Appends text (under st->lock), past the budget only when final (the stream's result); returns
- * the connection to resume, or NULL. */
-static struct MHD_Connection *http_stream_append(struct http_stream *st, const char *text,
-						 bool final)
+ * st when its connection is to be resumed (http_stream_kick), or NULL. */
+static struct http_stream *http_stream_append(struct http_stream *st, const char *text, bool final)
 {
 	size_t n = strlen(text);
 	if (!st->conn || st->ending || (st->slow && !final))
@@ -71,18 +76,18 @@ static struct MHD_Connection *http_stream_append(struct http_stream *st, const c
 	if (!st->suspended)
 		return NULL;
 	st->suspended = false;
-	return st->conn;
+	return st;
 }
 
 static void *http_stream_text(struct http_stream *st, const char *text, bool end, bool final)
 {
 	pthread_mutex_lock(&st->lock);
-	struct MHD_Connection *resume = text ? http_stream_append(st, text, final) : NULL;
+	struct http_stream *resume = text ? http_stream_append(st, text, final) : NULL;
 	if (end) {
 		st->ending = true;
 		if (st->suspended && st->conn) {
 			st->suspended = false;
-			resume = st->conn;
+			resume = st;
 		}
 	}
 	pthread_mutex_unlock(&st->lock);
@@ -120,9 +125,36 @@ static void *http_stream_end(void *out)
 	return http_stream_text(out, NULL, true, false);
 }
 
+/* On the stream's loop: its connection resumes (if libmicrohttpd still holds it), and the loop
+ * runs its daemon at this turn. */
+static void http_stream_resumed(struct loop_job *j)
+{
+	struct http_stream *st =
+		(struct http_stream *)((char *)j - offsetof(struct http_stream, resume));
+	pthread_mutex_lock(&st->lock);
+	st->resume_posted = false;
+	struct MHD_Connection *c = st->conn;
+	pthread_mutex_unlock(&st->lock);
+	if (c) {
+		MHD_resume_connection(c);
+		st->hl->resumed = true;
+	}
+	http_stream_unref(st);
+}
+
+/* listen_out_ops.kick: token is a stream whose connection is to resume, from any thread. */
 static void http_stream_kick(void *token)
 {
-	MHD_resume_connection(token);
+	struct http_stream *st = token;
+	pthread_mutex_lock(&st->lock);
+	bool post = !st->resume_posted;
+	if (post) {
+		st->resume_posted = true;
+		st->refs++;
+	}
+	pthread_mutex_unlock(&st->lock);
+	if (post)
+		loop_post(st->hl->loop, &st->resume);
 }
 
 static bool http_stream_gone(void *out)
@@ -174,7 +206,7 @@ static void http_stream_hangup(void *arg)
 {
 	void *resume = http_stream_text(arg, NULL, true, false);
 	if (resume)
-		MHD_resume_connection(resume);
+		http_stream_kick(resume);
 }
 
 /* libmicrohttpd is done with the response (the client left, or the stream ended), or it never
@@ -182,7 +214,7 @@ static void http_stream_hangup(void *arg)
 static void http_stream_released(void *cls)
 {
 	struct http_stream *st = cls;
-	guard_unwatch(st->srv->guard, st);
+	guard_unwatch(st->guard, st);
 	pthread_mutex_lock(&st->lock);
 	st->conn = NULL;
 	pthread_mutex_unlock(&st->lock);
@@ -202,6 +234,9 @@ enum mcp_listen_status http_listen_open(void *ctx, const struct fleet_actor *act
 	st->conn = lr->conn;
 	st->refs = 2;
 	st->srv = lr->srv;
+	st->hl = lr->hl;
+	st->guard = lr->hl->guard;
+	st->resume = (struct loop_job){.run = http_stream_resumed};
 	atomic_fetch_add(&st->srv->live_streams, 1);
 	const char *const label[] = {"http"};
 	metrics_add(&metrics_listen_streams, label, 1);
@@ -225,7 +260,7 @@ enum MHD_Result http_send_stream(struct http_server *s, struct MHD_Connection *c
 		http_stream_released(st);
 		return MHD_NO;
 	}
-	guard_watch(s->guard, http_guard_conn(c), http_stream_hangup, st);
+	guard_watch(st->guard, http_guard_conn(c), http_stream_hangup, st);
 	return http_queue_sse(s, c, r);
 }
 

@@ -25,6 +25,7 @@ void http_stream_ops_init(struct listen_out_ops *ops);
 /* What one request's listen (if any) opened: the mcp_listen context of one request. */
 struct http_listen_req {
 	struct http_server *srv;
+	struct http_loop *hl; /* the connection's loop */
 	struct MHD_Connection *conn;
 	struct http_stream *opened; /* set by http_listen_open, then given to http_send_stream */
 };

@@ -1,20 +1,24 @@
-/* stdio transport: a reader (the calling thread) splits stdin into lines of at most
- * BIKAROO_MAX_BODY_BYTES, a small worker pool runs mcp_handle() on them, and one mutex keeps
- * each response on its own stdout line. Cancellation: notifications/cancelled marks the
- * in-flight request; its worker finishes the (short, read-only) database call but writes no
- * response for it. The requests that change the connection's legacy session (`initialize`,
- * `logging/setLevel`) are answered by the reader itself, so what they set holds for every
- * later line. Resource subscriptions are the connection's too, 2025-era (resources/subscribe)
- * and 2026-07-28 (subscriptions/listen, a request that stays open until cancelled or EOF), held
- * by the connection's listen hub (listen.h), which writes their notifications as lines. */
+/* stdio transport: an event loop on the calling thread (common/loop.h) reads stdin, splits it
+ * into lines of at most BIKAROO_MAX_BODY_BYTES and runs each request as a task of that loop, as
+ * the HTTP loops run theirs: it waits for the database without holding the loop. One mutex keeps
+ * each line of stdout whole (the listen hub writes from its own thread). Cancellation:
+ * notifications/cancelled marks the request; it finishes its (short, read-only) database call
+ * but writes no response. The requests that change the connection's legacy session
+ * (`initialize`, `logging/setLevel`) are run alone, reading paused, so that what they set holds
+ * for every later line. Resource subscriptions are the connection's too, 2025-era
+ * (resources/subscribe) and 2026-07-28 (subscriptions/listen, a request that stays open until
+ * cancelled or EOF), held by the connection's listen hub (listen.h), which writes their
+ * notifications as lines. */
 #include "stdio.h"
 
 #include <errno.h>
-#include <sys/select.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 #include "common/log.h"
 #include "access.h"
 #include "common/mem.h"
+#include "common/task.h"
 #include "listen.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
@@ -36,24 +41,39 @@ struct stdio_session {
 	json_t *extensions;
 };
 
+/* One request, from its line to its response: a task of the loop. */
 struct stdio_job {
+	struct stdio_conn *c;
 	char *line;
 	size_t len;
 	json_t *id; /* new reference: the request id, for cancellation */
 	struct stdio_session session;
 	bool cancelled;
+	bool session_call; /* initialize or logging/setLevel: what it sets holds afterwards */
+	const char *method;
+	json_t *params; /* new reference, for a session call */
 	unsigned long seq;
-	struct stdio_job *next;
+	struct stdio_job *prev, *next; /* under way */
 };
 
 struct stdio_conn {
 	const struct fleet_actor *actor;
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	struct stdio_job *head, *tail; /* waiting for a worker */
-	struct stdio_job *running[STDIO_WORKERS];
-	size_t inflight; /* queued + running */
-	bool eof;
+	struct loop *loop;
+	struct loop_fd in, sig;
+	struct stdio_job *jobs; /* under way (the loop's thread only) */
+	size_t inflight;
+	bool reading;    /* stdin is watched */
+	bool unwatched;  /* stdin is a regular file, which epoll does not watch */
+	bool in_session; /* a session call runs: nothing more is split until it ends */
+	bool eof;        /* stdin ended (or a stop signal came) */
+	int rc;
+	char *line;
+	size_t len, max;
+	bool overflow;        /* discarding the rest of a too-long line */
+	struct mem_buf pend;  /* read, not split yet (behind a session call, or past the room) */
+	size_t pend_off;      /* where the next line begins in pend */
+	struct loop_job more; /* splits pend again once a session call or a request ended */
+	bool more_posted;
 	pthread_mutex_t out_lock;
 	bool out_broken;
 	struct stdio_session session; /* written by the reader only */
@@ -91,12 +111,7 @@ struct stdio_emit {
 static void stdio_emit_line(void *emit_ctx, const json_t *msg)
 {
 	struct stdio_emit *e = emit_ctx;
-	bool cancelled = false;
-	if (e->job) {
-		pthread_mutex_lock(&e->c->lock);
-		cancelled = e->job->cancelled;
-		pthread_mutex_unlock(&e->c->lock);
-	}
+	bool cancelled = e->job && e->job->cancelled;
 	char *line = cancelled ? NULL : jsonw_dump(msg);
 	if (line)
 		stdio_write(e->c, line);
@@ -169,53 +184,47 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 	access_record(&acc);
 }
 
-struct stdio_worker_arg {
-	struct stdio_conn *c;
-	size_t slot; /* this worker's index in c->running */
-};
+static void stdio_watch_input(struct stdio_conn *c);
+static void stdio_session_result(struct stdio_conn *c, const struct mcp_response *resp,
+				 const char *method, json_t *params);
 
-static void *stdio_worker(void *arg)
+/* The job's task: answered, its line written unless it was cancelled; a session call's result
+ * becomes the connection's session, then reading goes on. */
+static void stdio_job_run(void *arg)
 {
-	struct stdio_conn *c = ((struct stdio_worker_arg *)arg)->c;
-	size_t slot = ((struct stdio_worker_arg *)arg)->slot;
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		while (!c->head && !c->eof)
-			pthread_cond_wait(&c->changed, &c->lock);
-		if (!c->head)
-			break;
-		struct stdio_job *j = c->head;
-		c->head = j->next;
-		if (!c->head)
-			c->tail = NULL;
-		c->running[slot] = j;
-		bool skip = j->cancelled;
-		pthread_mutex_unlock(&c->lock);
-
-		struct mcp_response resp = {0};
-		if (!skip)
-			stdio_run_one(c, j, j->line, j->len, &j->session, j->seq, &resp);
-
-		pthread_mutex_lock(&c->lock);
-		c->running[slot] = NULL;
-		bool cancelled = j->cancelled;
-		pthread_mutex_unlock(&c->lock);
-		if (resp.body && !cancelled)
-			stdio_write(c, resp.body);
-		else if (cancelled)
-			log_msg(LOG_INFO, NULL, "stdio: request %lu cancelled; no response written",
-				j->seq);
-		mcp_response_free(&resp);
-		json_decref(j->id);
-		json_decref(j->session.extensions);
-		free(j->line);
-		free(j);
-		pthread_mutex_lock(&c->lock);
-		c->inflight--;
-		pthread_cond_broadcast(&c->changed);
+	struct stdio_job *j = arg;
+	struct stdio_conn *c = j->c;
+	struct mcp_response resp = {0};
+	if (!j->cancelled)
+		stdio_run_one(c, j->session_call ? NULL : j, j->line, j->len, &j->session, j->seq,
+			      &resp);
+	if (j->session_call)
+		stdio_session_result(c, &resp, j->method, j->params);
+	if (resp.body && !j->cancelled)
+		stdio_write(c, resp.body);
+	else if (j->cancelled)
+		log_msg(LOG_INFO, NULL, "stdio: request %lu cancelled; no response written",
+			j->seq);
+	mcp_response_free(&resp);
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		c->jobs = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	c->inflight--;
+	c->in_session &= !j->session_call;
+	json_decref(j->id);
+	json_decref(j->params);
+	json_decref(j->session.extensions);
+	free(j->line);
+	free(j);
+	/* What waits is split at the loop's top level (a task starts no task). */
+	if (c->pend.len > c->pend_off && !c->more_posted) {
+		c->more_posted = true;
+		loop_post(c->loop, &c->more);
 	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
+	stdio_watch_input(c);
 }
 
 /* notifications/cancelled {requestId}: marks every queued or running request with that id.
@@ -224,26 +233,19 @@ static void stdio_cancel(struct stdio_conn *c, json_t *request_id)
 {
 	if (!json_is_string(request_id) && !json_is_integer(request_id))
 		return;
-	pthread_mutex_lock(&c->lock);
-	for (struct stdio_job *j = c->head; j; j = j->next)
-		if (json_equal(j->id, request_id))
+	for (struct stdio_job *j = c->jobs; j; j = j->next)
+		if (!j->session_call && json_equal(j->id, request_id))
 			j->cancelled = true;
-	for (size_t i = 0; i < STDIO_WORKERS; i++)
-		if (c->running[i] && json_equal(c->running[i]->id, request_id))
-			c->running[i]->cancelled = true;
-	pthread_mutex_unlock(&c->lock);
 	listen_hub_cancel(c->hub, request_id);
 }
 
-/* A legacy session request (un-enveloped `initialize` or `logging/setLevel`): answered here, and
- * what it set (the negotiated revision, the log level) holds for the connection's later
- * un-enveloped requests once it succeeded. */
-static void stdio_session_call(struct stdio_conn *c, const char *line, size_t len,
-			       const char *method, json_t *params)
+/* A legacy session request (un-enveloped `initialize` or `logging/setLevel`) answered: what it
+ * set (the negotiated revision, the log level) holds for the connection's later un-enveloped
+ * requests once it succeeded. */
+static void stdio_session_result(struct stdio_conn *c, const struct mcp_response *resp,
+				 const char *method, json_t *params)
 {
-	struct mcp_response resp = {0};
-	stdio_run_one(c, NULL, line, len, &c->session, ++c->seq, &resp);
-	json_t *r = resp.body ? mcp_parse_strict(resp.body, strlen(resp.body)) : NULL;
+	json_t *r = resp->body ? mcp_parse_strict(resp->body, strlen(resp->body)) : NULL;
 	json_t *result = json_object_get(r, "result");
 	if (result && strcmp(method, "initialize") == 0) {
 		const char *v = json_string_value(json_object_get(result, "protocolVersion"));
@@ -259,9 +261,6 @@ static void stdio_session_call(struct stdio_conn *c, const char *line, size_t le
 			notify_parse_level(json_string_value(json_object_get(params, "level")));
 	}
 	json_decref(r);
-	if (resp.body)
-		stdio_write(c, resp.body);
-	mcp_response_free(&resp);
 }
 
 static void stdio_line(struct stdio_conn *c, char *line, size_t len)
@@ -290,31 +289,30 @@ static void stdio_line(struct stdio_conn *c, char *line, size_t len)
 		json_decref(msg);
 		return;
 	}
-	if (json_is_object(msg) && method && !enveloped &&
-	    (strcmp(method, "initialize") == 0 || strcmp(method, "logging/setLevel") == 0)) {
-		stdio_session_call(c, line, len, method, params);
-		json_decref(msg);
-		return;
-	}
 	struct stdio_job *j = mem_calloc(1, sizeof *j);
+	j->c = c;
 	j->line = mem_strndup(line, len);
 	j->len = len;
 	j->id = (json_is_string(id) || json_is_integer(id)) ? json_incref(id) : NULL;
+	j->session_call =
+		json_is_object(msg) && method && !enveloped &&
+		(strcmp(method, "initialize") == 0 || strcmp(method, "logging/setLevel") == 0);
+	if (j->session_call) {
+		/* Static: the two names above. */
+		j->method = strcmp(method, "initialize") == 0 ? "initialize" : "logging/setLevel";
+		j->params = json_incref(params);
+		c->in_session = true; /* nothing more is read until it is answered */
+	}
 	json_decref(msg);
-	pthread_mutex_lock(&c->lock);
-	while (c->inflight >= STDIO_MAX_INFLIGHT)
-		pthread_cond_wait(&c->changed, &c->lock);
 	j->session = c->session;
 	json_incref(j->session.extensions);
 	j->seq = ++c->seq;
 	c->inflight++;
-	if (c->tail)
-		c->tail->next = j;
-	else
-		c->head = j;
-	c->tail = j;
-	pthread_cond_broadcast(&c->changed);
-	pthread_mutex_unlock(&c->lock);
+	j->next = c->jobs;
+	if (c->jobs)
+		c->jobs->prev = j;
+	c->jobs = j;
+	task_start(c->loop, stdio_job_run, j);
 }
 
 static void stdio_too_long(struct stdio_conn *c, size_t max)
@@ -328,6 +326,101 @@ static void stdio_too_long(struct stdio_conn *c, size_t max)
 	stdio_write(c, body);
 }
 
+/* Watches stdin while there is room for another request, nothing read waits to be split and no
+ * session call runs. */
+static void stdio_watch_input(struct stdio_conn *c)
+{
+	bool want = !c->eof && !c->in_session && c->inflight < STDIO_MAX_INFLIGHT &&
+		    c->pend.len == c->pend_off && !c->unwatched;
+	if (want == c->reading)
+		return;
+	if (!want)
+		loop_unwatch(c->loop, &c->in);
+	else if (loop_watch(c->loop, &c->in, EPOLLIN) != 0) {
+		c->unwatched = true; /* a regular file: read without waiting (stdio_serve) */
+		want = false;
+	}
+	c->reading = want;
+}
+
+/* Splits what waits in c->pend into lines and starts each, until a session call runs (what it
+ * sets holds for the next line) or there is no room for another request. */
+static void stdio_split(struct stdio_conn *c)
+{
+	while (c->pend_off < c->pend.len && !c->in_session && c->inflight < STDIO_MAX_INFLIGHT) {
+		const char *p = c->pend.p + c->pend_off, *end = c->pend.p + c->pend.len;
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		if (!c->overflow && c->len + n > c->max) {
+			c->overflow = true;
+			c->len = 0;
+			stdio_too_long(c, c->max);
+		}
+		if (!c->overflow) {
+			memcpy(c->line + c->len, p, n);
+			c->len += n;
+		}
+		c->pend_off += n;
+		if (nl) {
+			c->pend_off++;
+			bool whole = !c->overflow;
+			c->overflow = false;
+			size_t len = c->len;
+			c->len = 0;
+			if (whole)
+				stdio_line(c, c->line, len);
+		}
+	}
+	if (c->pend_off == c->pend.len)
+		c->pend.len = c->pend_off = 0;
+}
+
+static void stdio_more(struct loop_job *j)
+{
+	struct stdio_conn *c = (struct stdio_conn *)((char *)j - offsetof(struct stdio_conn, more));
+	c->more_posted = false;
+	stdio_split(c);
+	stdio_watch_input(c);
+}
+
+/* stdin is readable: one read, split into lines. */
+static void stdio_readable(struct loop_fd *f, uint32_t events)
+{
+	(void)events;
+	struct stdio_conn *c = (struct stdio_conn *)((char *)f - offsetof(struct stdio_conn, in));
+	char chunk[65536];
+	ssize_t got = read(f->fd, chunk, sizeof chunk);
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (got < 0) {
+		log_error("stdio: cannot read stdin: %s", strerror(errno));
+		c->rc = 1;
+	}
+	if (got <= 0) {
+		c->eof = true;
+		stdio_watch_input(c);
+		return;
+	}
+	mem_buf_put(&c->pend, chunk, (size_t)got);
+	stdio_split(c);
+	pthread_mutex_lock(&c->out_lock);
+	c->eof |= c->out_broken;
+	pthread_mutex_unlock(&c->out_lock);
+	stdio_watch_input(c);
+}
+
+/* SIGINT or SIGTERM: stop reading; what was read is answered. */
+static void stdio_signalled(struct loop_fd *f, uint32_t events)
+{
+	(void)events;
+	struct stdio_conn *c = (struct stdio_conn *)((char *)f - offsetof(struct stdio_conn, sig));
+	struct signalfd_siginfo si;
+	if (read(f->fd, &si, sizeof si) > 0)
+		log_info("stdio: interrupted; stopping");
+	c->eof = true;
+	stdio_watch_input(c);
+}
+
 int stdio_serve(const struct mcp_service *server, const struct fleet_actor *actor, size_t max)
 {
 	struct stdio_conn c = {.actor = actor, .server = server, .session = {.log_level = -1}};
@@ -335,93 +428,58 @@ int stdio_serve(const struct mcp_service *server, const struct fleet_actor *acto
 	c.sub_ops = (struct listen_out_ops){.write = stdio_sub_write};
 	c.listen = (struct mcp_listen){stdio_listen_open, &c};
 	c.subscriptions = (struct mcp_subscriptions){stdio_sub_change, &c};
-	pthread_mutex_init(&c.lock, NULL);
-	pthread_cond_init(&c.changed, NULL);
 	pthread_mutex_init(&c.out_lock, NULL);
-	/* Workers never take SIGINT/SIGTERM: the reader's read() must see them (EINTR). */
+	c.max = max;
+	c.line = mem_alloc(max + 1);
+	/* The stop signals come through the loop (a signalfd), never lost between two reads. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	pthread_t workers[STDIO_WORKERS];
-	struct stdio_worker_arg args[STDIO_WORKERS];
-	for (size_t i = 0; i < STDIO_WORKERS; i++) {
-		args[i] = (struct stdio_worker_arg){&c, i};
-		mem_thread(&workers[i], stdio_worker, &args[i], "stdio worker");
-	}
-	/* The reader keeps them blocked too, but for its wait on stdin (pselect with the old mask):
-	 * a stop signal that comes while it queues a line, or waits for room, is taken at the next
-	 * wait instead of being lost before a read() that would block forever. */
-
-	char *line = mem_alloc(max + 1);
-	size_t len = 0;
-	bool overflow = false; /* discarding the rest of a too-long line */
-	char chunk[65536];
-	int rc = 0;
+	c.loop = loop_new();
+	c.more = (struct loop_job){.run = stdio_more};
+	c.in = (struct loop_fd){.fd = STDIN_FILENO, .ready = stdio_readable};
+	c.sig = (struct loop_fd){.fd = signalfd(-1, &block, SFD_NONBLOCK | SFD_CLOEXEC),
+				 .ready = stdio_signalled};
+	int fl = fcntl(STDIN_FILENO, F_GETFL);
+	if (fl >= 0)
+		fcntl(STDIN_FILENO, F_SETFL, fl | O_NONBLOCK);
+	if (c.sig.fd >= 0)
+		loop_watch(c.loop, &c.sig, EPOLLIN);
+	stdio_watch_input(&c);
+	/* Until EOF, then until what was read is answered (the last line without its newline
+	 * included). */
 	for (;;) {
-		fd_set in;
-		FD_ZERO(&in);
-		FD_SET(STDIN_FILENO, &in);
-		ssize_t got = pselect(STDIN_FILENO + 1, &in, NULL, NULL, NULL, &old) < 0
-				      ? -1
-				      : read(STDIN_FILENO, chunk, sizeof chunk);
-		if (got < 0 && errno == EINTR) {
-			log_info("stdio: interrupted; stopping");
-			break;
+		if (c.unwatched && !c.eof && !c.in_session && c.inflight < STDIO_MAX_INFLIGHT &&
+		    c.pend.len == c.pend_off)
+			stdio_readable(&c.in, EPOLLIN);
+		if (c.eof && !c.in_session && c.pend.len > c.pend_off &&
+		    c.inflight < STDIO_MAX_INFLIGHT)
+			stdio_split(&c);
+		if (c.eof && !c.in_session && c.pend.len == c.pend_off && c.len) {
+			size_t len = c.len;
+			c.len = 0;
+			if (!c.overflow)
+				stdio_line(&c, c.line, len);
 		}
-		if (got < 0) {
-			log_error("stdio: cannot read stdin: %s", strerror(errno));
-			rc = 1;
+		if (c.eof && c.inflight == 0 && c.pend.len == c.pend_off && !c.len)
 			break;
-		}
-		if (got == 0)
-			break; /* EOF: the client closed stdin */
-		for (const char *p = chunk, *end = chunk + got; p < end;) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			size_t n = (size_t)((nl ? nl : end) - p);
-			if (!overflow && len + n > max) {
-				overflow = true;
-				len = 0;
-				stdio_too_long(&c, max);
-			}
-			if (!overflow) {
-				memcpy(line + len, p, n);
-				len += n;
-			}
-			p += n;
-			if (nl) {
-				if (!overflow)
-					stdio_line(&c, line, len);
-				overflow = false;
-				len = 0;
-				p++;
-			}
-		}
-		pthread_mutex_lock(&c.out_lock);
-		bool broken = c.out_broken;
-		pthread_mutex_unlock(&c.out_lock);
-		if (broken)
-			break;
+		loop_turn(c.loop, !c.unwatched || c.eof || c.in_session ||
+					  c.inflight >= STDIO_MAX_INFLIGHT);
 	}
-	if (len && !overflow)
-		stdio_line(&c, line, len); /* a last message without its newline */
-	free(line);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-
-	/* Answer what was already read, then stop the workers. */
-	pthread_mutex_lock(&c.lock);
-	c.eof = true;
-	pthread_cond_broadcast(&c.changed);
-	pthread_mutex_unlock(&c.lock);
-	for (size_t i = 0; i < STDIO_WORKERS; i++)
-		pthread_join(workers[i], NULL);
 	listen_hub_end_all(c.hub, true);
 	listen_hub_free(c.hub); /* nothing more is told after this */
+	loop_free(c.loop);
+	if (c.sig.fd >= 0)
+		close(c.sig.fd);
+	if (fl >= 0)
+		fcntl(STDIN_FILENO, F_SETFL, fl);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(c.line);
+	free(c.pend.p);
 	json_decref(c.session.extensions);
-	pthread_mutex_destroy(&c.lock);
-	pthread_cond_destroy(&c.changed);
 	pthread_mutex_destroy(&c.out_lock);
 	log_info("stdio: end of input; exiting");
-	return rc;
+	return c.rc;
 }

@@ -14,16 +14,24 @@ struct it_server {
 	unsigned port;
 	char ready_file[256];
 	char log_file[256];
+	/* The test makes the database refuse batches of reads on purpose (a read that raises, an
+	 * audit row that cannot be written): their fallback, each call alone, is expected. Else a
+	 * fallback fails it_server_stop: every read prepares and runs in its batch. */
+	bool reads_may_fall_back;
 };
 
 /* Starts `bikaroo-mcp serve` with the harness environment plus extra "NAME=value" entries
  * (NULL-terminated, may be NULL). Returns 0 when it serves, -1 when it exited or timed out. */
 int it_server_start(struct it_server *s, const char *const *extra_env);
-/* SIGTERM, wait; returns the exit status (0 = clean; valgrind errors give 99). */
+/* SIGTERM, wait; returns the exit status (0 = clean; valgrind errors give 99; a clean exit whose
+ * log shows a batch of reads run again call by call, unless reads_may_fall_back, gives 97). */
 int it_server_stop(struct it_server *s);
 /* The port of s's metrics listener (BIKAROO_METRICS_LISTEN=127.0.0.1:0), read from its log;
  * 0 when it has none. */
 unsigned it_metrics_port(const struct it_server *s);
+/* The value of one series of s's /metrics, e.g. "bikaroo_rate_limit_rejections_total{reason=
+ * \"write\"}"; -1 when absent (fails the test when s has no metrics listener). */
+long it_metric(const struct it_server *s, const char *series);
 /* Runs the binary with a subcommand and extra env; returns its exit status. */
 int it_run(const char *subcommand, const char *const *extra_env);
 

@@ -116,24 +116,6 @@ static int ab_raw_status(unsigned port, const char *request)
 	return sscanf(buf, "HTTP/1.1 %d", &status) == 1 ? status : 0;
 }
 
-/* The value of one series of the server's /metrics (its listener's port read from the log),
- * e.g. "bikaroo_rate_limit_rejections_total{reason=\"write\"}"; -1 when absent. */
-static long ab_metric(const struct it_server *s, const char *series)
-{
-	unsigned port = it_metrics_port(s);
-	ck_assert_msg(port != 0, "no metrics listener in %s", s->log_file);
-	struct it_response r;
-	it_http(port, "GET", "/metrics", NULL, NULL, 0, &r);
-	ck_assert_int_eq(r.status, 200);
-	long v = -1;
-	size_t n = strlen(series);
-	for (const char *p = r.body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (strncmp(p, series, n) == 0 && p[n] == ' ')
-			v = strtol(p + n + 1, NULL, 10);
-	it_response_free(&r);
-	return v;
-}
-
 /* ---- volume limits --------------------------------------------------------------------------- */
 
 #define AB_BURST_BIKE "VL-3302"
@@ -209,7 +191,7 @@ START_TEST(burst_past_the_write_budget_gets_429_and_reaches_no_database)
 	/* Nothing past the budget reached the database: one audit row and one report per answer. */
 	ck_assert_int_eq(ab_count(audit) - audit0, answered);
 	ck_assert_int_eq(ab_count(reports) - reports0, answered);
-	ck_assert_int_eq(ab_metric(&s, "bikaroo_rate_limit_rejections_total{reason=\"write\"}"),
+	ck_assert_int_eq(it_metric(&s, "bikaroo_rate_limit_rejections_total{reason=\"write\"}"),
 			 limited);
 	/* Reads have their own budget: still served. */
 	struct it_response r;
@@ -352,10 +334,10 @@ START_TEST(header_and_body_deadlines_close_dribblers_whatever_their_rate)
 	ck_assert_msg(head_closed >= 900 && head_closed <= 1000 + slack, "%.0f", head_closed);
 	ck_assert_msg(body_closed >= 900 && body_closed <= 1000 + slack, "%.0f", body_closed);
 	ck_assert_int_eq(
-		ab_metric(&s, "bikaroo_http_connections_closed_total{reason=\"header_deadline\"}"),
+		it_metric(&s, "bikaroo_http_connections_closed_total{reason=\"header_deadline\"}"),
 		1);
 	ck_assert_int_eq(
-		ab_metric(&s, "bikaroo_http_connections_closed_total{reason=\"body_deadline\"}"),
+		it_metric(&s, "bikaroo_http_connections_closed_total{reason=\"body_deadline\"}"),
 		1);
 	close(head);
 	close(body);
@@ -509,7 +491,7 @@ START_TEST(a_thousand_dribblers_leave_valid_requests_answered)
 	ck_assert_int_ge(d.opened, 1000);
 	ck_assert_int_gt(d.closed_by_server, 0);
 	ck_assert_int_gt(
-		ab_metric(&s, "bikaroo_http_connections_closed_total{reason=\"pending_cap\"}"), 0);
+		it_metric(&s, "bikaroo_http_connections_closed_total{reason=\"pending_cap\"}"), 0);
 	ck_assert_int_eq(ok, PROBES);
 	/* Without the defence no probe is answered before the dribblers stop (30 s and more), so
 	 * the bounds tell the two apart with a wide margin: the median within 100 ms, every probe
@@ -674,7 +656,7 @@ START_TEST(listen_share_per_subject_and_slots_back_on_hangup)
 	ck_assert_int_eq(ab_listen(s.port, &status), -1);
 	ck_assert_int_eq(status, 429);
 	ck_assert_int_eq(
-		ab_metric(&s, "bikaroo_rate_limit_rejections_total{reason=\"listen_share\"}"), 1);
+		it_metric(&s, "bikaroo_rate_limit_rejections_total{reason=\"listen_share\"}"), 1);
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 	double t0 = ab_now_ms(), back = -1;

@@ -611,11 +611,11 @@ START_TEST(a_frozen_database_path_gets_503_within_the_call_timeout)
 }
 END_TEST
 
-/* A server on 2 workers with 2 calls under way at most and room for 4 more in the queue, its path
- * to PostgreSQL through relay (frozen once started): the call timeout and the queue's wait as
- * given. *db is the server's DATABASE_URL setting (the caller frees it). */
+/* A server on 2 loops with 2 calls under way at most (one each), its path to PostgreSQL through
+ * relay (frozen once started): the call timeout as given. *db is the server's DATABASE_URL
+ * setting (the caller frees it). */
 static void ed_small_frozen(struct it_server *s, struct ed_relay *relay, char **db,
-			    const char *timeout, const char *queue_wait)
+			    const char *timeout)
 {
 	ed_relay_start(relay);
 	*db = ed_database_url(relay->port, "bikaroo");
@@ -623,25 +623,22 @@ static void ed_small_frozen(struct it_server *s, struct ed_relay *relay, char **
 			     timeout,
 			     "BIKAROO_THREADS=2",
 			     "BIKAROO_CALLS_MAX=2",
-			     "BIKAROO_QUEUE_MAX=4",
-			     queue_wait,
 			     "BIKAROO_RATE_READ_BURST=1000",
 			     NULL};
 	ck_assert_int_eq(it_server_start(s, env), 0);
 	atomic_store(&relay->frozen, true);
 }
 
-/* Overload: 40 calls at once on 2 workers, 2 calls under way at most, with room for 4 more in the
- * queue, the calls held (the path to PostgreSQL frozen): the 34 that cannot wait are answered
- * 503 + Retry-After at once, the queued ones 503 once they waited too long, the running ones 503
- * at their deadline: every call answered, none reset; /healthz and /metrics answered meanwhile. */
+/* Overload: 40 calls at once on 2 loops, 2 calls under way at most, the calls held (the path to
+ * PostgreSQL frozen): the 38 that find no room are answered 503 + Retry-After at once, the
+ * running ones 503 at their deadline: every call answered, none reset; /healthz and /metrics
+ * answered meanwhile. */
 START_TEST(overload_is_answered_503_never_reset)
 {
 	struct ed_relay relay;
 	struct it_server s;
 	char *db;
-	ed_small_frozen(&s, &relay, &db, "BIKAROO_CALL_TIMEOUT_MS=2000",
-			"BIKAROO_QUEUE_WAIT_MS=500");
+	ed_small_frozen(&s, &relay, &db, "BIKAROO_CALL_TIMEOUT_MS=2000");
 	enum { ED_LOAD = 40 };
 	static struct ed_call calls[ED_LOAD];
 	for (int i = 0; i < ED_LOAD; i++) {
@@ -668,7 +665,7 @@ START_TEST(overload_is_answered_503_never_reset)
 	}
 	ck_assert_int_eq(answered, ED_LOAD);
 	ck_assert_msg(fast >= ED_LOAD - 6, "only %d of %d answered at once", fast, ED_LOAD);
-	printf("overload: %d calls on 2 workers and a queue of 4: all answered 503 + Retry-After, "
+	printf("overload: %d calls on 2 loops of one call each: all answered 503 + Retry-After, "
 	       "%d of them within 500 ms\n",
 	       ED_LOAD, fast);
 	atomic_store(&relay.frozen, false);
@@ -697,19 +694,18 @@ static void *ed_lie_run(void *p)
 	return NULL;
 }
 
-/* server/discover is answered on the event thread, not queued for a worker: with every call slot
- * and the queue taken by calls held at a frozen database, it answers at once. Those calls claim
- * to be server/discover (a legacy body, which the header check does not cover): they still go to
- * the workers, since a call the core finds not to be local is never run on an event thread;
- * run there, 8 of them would hold the 4 event threads for the call timeout, and neither
- * server/discover nor /healthz would answer meanwhile. */
+/* server/discover is answered without a call slot: with every slot taken by calls held at a
+ * frozen database, it answers at once. Those calls claim to be server/discover (a legacy body,
+ * which the header check does not cover): they still take a slot (or are refused 503 for want of
+ * one) and run as tasks, since a call the core finds not to be local is never run outside one;
+ * run there, they would hold their loop for the call timeout, and neither server/discover nor
+ * /healthz would answer meanwhile. */
 START_TEST(server_discover_answers_at_once_and_a_call_posing_as_it_waits_elsewhere)
 {
 	struct ed_relay relay;
 	struct it_server s;
 	char *db;
-	ed_small_frozen(&s, &relay, &db, "BIKAROO_CALL_TIMEOUT_MS=3000",
-			"BIKAROO_QUEUE_WAIT_MS=2500");
+	ed_small_frozen(&s, &relay, &db, "BIKAROO_CALL_TIMEOUT_MS=3000");
 	enum { ED_LIARS = 8 };
 	struct ed_call calls[ED_LIARS];
 	for (int i = 0; i < ED_LIARS; i++) {
@@ -811,8 +807,9 @@ START_TEST(a_stream_cut_for_a_slow_reader_ends_with_its_result)
 }
 END_TEST
 
-/* A server keeps its executor's database connections and the change feed's, no more: the
- * start-up check of its login role does not keep one of its own open and idle. */
+/* A server keeps its loops' database connections (BIKAROO_DB_CONNECTIONS each) and the change
+ * feed's, no more: the start-up check of its login role does not keep one of its own open and
+ * idle. */
 START_TEST(the_login_role_check_keeps_no_connection)
 {
 	char *db = ed_database_url(0, "edges-conns");
@@ -829,8 +826,9 @@ START_TEST(the_login_role_check_keeps_no_connection)
 			    "'edges-conns'");
 	long feed = ed_count("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
 			     "'edges-conns' AND query LIKE 'LISTEN%'");
-	ck_assert_msg(all - feed <= 2,
-		      "%ld connections besides the change feed's for an executor of 2", all - feed);
+	ck_assert_msg(all - feed <= 4,
+		      "%ld connections besides the change feed's for 2 loops of 2 each",
+		      all - feed);
 	ck_assert_int_eq(it_server_stop(&s), 0);
 	free(db);
 }

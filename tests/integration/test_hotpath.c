@@ -339,16 +339,18 @@ START_TEST(a_failed_audit_batch_fails_its_reads_with_503)
 {
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, hot_unlimited), 0);
+	s.reads_may_fall_back = true;
 	bool ok;
 	ck_assert_int_eq(hot_call(s.port, "batch-before", "VL-2048", &ok), 200);
 	ck_assert(ok);
-	free(it_sql("REVOKE EXECUTE ON FUNCTION fleet.audit_batch(text[], text[], text[], text[], "
-		    "text[], text[], text[], text[], text[], text[]) FROM fleet_app"));
+	free(it_sql("REVOKE EXECUTE ON FUNCTION fleet.audit_reads(text, text, jsonb, boolean, "
+		    "text[]) FROM fleet_app"));
 	char id[48];
 	snprintf(id, sizeof id, "batch-fails-%ld", (long)time(NULL));
 	long status = hot_call(s.port, id, "VL-2048", &ok);
-	free(it_sql("GRANT EXECUTE ON FUNCTION fleet.audit_batch(text[], text[], text[], text[], "
-		    "text[], text[], text[], text[], text[], text[]) TO fleet_app"));
+	free(it_sql(
+		"GRANT EXECUTE ON FUNCTION fleet.audit_reads(text, text, jsonb, boolean, text[]) "
+		"TO fleet_app"));
 	ck_assert_int_eq(status, 503);
 	ck_assert(!ok);
 	char *sql =
@@ -363,7 +365,7 @@ START_TEST(a_failed_audit_batch_fails_its_reads_with_503)
 }
 END_TEST
 
-/* An administrator's lock on audit_log fails the batch after fleet.audit_batch's lock_timeout
+/* An administrator's lock on audit_log fails the batch after fleet.audit_reads's lock_timeout
  * (2 s): the read answers 503 instead of hanging behind the lock with every other read of the
  * instance (the client's timeout is 15 s: a stalled batch fails this test), and reads are
  * answered again once the lock is gone. */
@@ -371,6 +373,7 @@ START_TEST(a_locked_audit_log_fails_reads_with_503_not_a_hang)
 {
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, hot_unlimited), 0);
+	s.reads_may_fall_back = true;
 	bool ok;
 	ck_assert_int_eq(hot_call(s.port, "lock-before", "VL-2048", &ok), 200);
 	PGconn *admin = PQconnectdb(it_env("IT_SUPER_URL"));
@@ -426,7 +429,7 @@ CHECK_SUITE(hotpath)
 	tcase_add_test(rights, a_stale_or_forged_epoch_widens_nothing);
 	tcase_add_test(rights, a_rights_change_is_honoured_by_every_instance);
 	suite_add_tcase(s, rights);
-	TCase *audit = tcase_create("audit group commit");
+	TCase *audit = tcase_create("audit rows of reads");
 	tcase_set_timeout(audit, 120);
 	tcase_add_test(audit, every_call_of_32_concurrent_callers_has_exactly_one_audit_row);
 	tcase_add_test(audit, a_kill_during_load_leaves_no_answered_read_without_its_row);

@@ -688,7 +688,7 @@ START_TEST(cancelled_request_gets_no_response)
 	/* While both wait on the lock, an unrelated request is answered (workers run in
 	 * parallel), and one of the two is cancelled. One that needs no database: reads go to
 	 * the database in batches, and one that joins the batch held by the lock waits with it
-	 * (a slow statement delays its own batch, domain/reads_batch.h). */
+	 * (a slow statement delays its own batch, domain/reads.h). */
 	sio_send(&s,
 		 "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"server/discover\",\"params\":{" META
 		 "}}");

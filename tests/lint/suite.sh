@@ -75,7 +75,7 @@ case_() {
 }
 
 case_ "a clean tree passes" 0 \
-  "0 forbidden includes, 0 cycles, 0 business words in protocol/, 0 files over their size, 0 forbidden words"
+  "0 forbidden includes, 0 cycles, 0 business words in protocol/, 0 files over their size, 0 forbidden words, 0 concurrency rules broken"
 case_ "a transport file over 600 lines fails, naming it" 1 \
   "server/transport/http.c: 604 lines, over the 600 of server/transport/" \
   server/transport/http.c $(seq -f 'x%g;' 1 600)
@@ -114,6 +114,14 @@ case_ "a two-module include cycle fails, naming the cycle" 1 \
 case_ "a business word in a protocol comment fails" 1 \
   "server/protocol/mcp.c:5: protocol knows a business word: bikes" \
   server/protocol/mcp.c '/* lists the bikes */'
+case_ "a thread-local in the domain fails: a call's state lives in its task" 1 \
+  "domain/bikes.c:4: _Thread_local outside common/loop.c" \
+  domain/bikes.c 'static _Thread_local char sqlstate[6];'
+case_ "a pthread condition wait in a transport fails: it would hold the loop" 1 \
+  "server/transport/http.c:5: pthread_cond_wait outside anywhere" \
+  server/transport/http.c 'void f(void) { pthread_cond_wait(&c, &m); }'
+case_ "the words in a comment are no rule broken" 0 "0 concurrency rules broken" \
+  server/transport/http.c '/* never pthread_cond_wait here, nor _Thread_local */'
 case_ "a scope string in protocol fails" 1 \
   "server/protocol/methods.c:3: protocol knows a business word: fleet:read" \
   server/protocol/methods.c 'static const char *scope = "fleet:read";'
