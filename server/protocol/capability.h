@@ -19,6 +19,11 @@ struct mcp_audit_policy {
 	bool self;
 };
 
+/* Whether a tool's calls may be answered with a task (the Tasks extension, tasks.h): never (the
+ * default), when the request declared the extension (the handler decides, mcp_task_offered()),
+ * or only so (a request that did not declare it is refused with -32021 before the handler). */
+enum mcp_task_support { MCP_TASKS_NEVER = 0, MCP_TASKS_OPTIONAL, MCP_TASKS_REQUIRED };
+
 /* tools/call handler: args is the validated arguments object (borrowed); ctx->tool its row. */
 typedef int (*tool_fn)(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err);
 
@@ -38,6 +43,7 @@ struct tool_desc {
 	const char *example;
 	const struct mcp_governance *governance; /* NULL: none published */
 	const struct mcp_ext_meta *ext;          /* NULL: none */
+	enum mcp_task_support tasks; /* needs the description's task provider (server.h) */
 	/* Test fixtures only (the conformance suite's draft 2020-12 probe, with $defs and $ref):
 	 * the input schema is listed as given, and arguments are not validated against it, since
 	 * the validator lacks its keywords. Product rows never set it (make lint checks): their

@@ -4,13 +4,24 @@
 #ifndef BIKAROO_PROTOCOL_CHANGES_H
 #define BIKAROO_PROTOCOL_CHANGES_H
 
+#include <jansson.h>
 #include <stdbool.h>
+
+/* A task whose state changed (the Tasks extension, tasks.h), as its provider publishes it. */
+struct mcp_task_change {
+	const char *id;
+	/* Whom it belongs to: only the listens of this subject through this client application
+	 * that named the task hear of it. */
+	const char *subject, *client;
+	const json_t *detail; /* the DetailedTask as tasks/get answers its owner (borrowed) */
+};
 
 /* A committed change, as the application's change feed reports it; exactly one member is set. */
 struct mcp_change {
-	const char *uri;     /* a resource whose content changed */
-	const char *subject; /* a principal whose rights changed */
-	const char *client;  /* a client application whose rights changed */
+	const char *uri;                    /* a resource whose content changed */
+	const char *subject;                /* a principal whose rights changed */
+	const char *client;                 /* a client application whose rights changed */
+	const struct mcp_task_change *task; /* a task whose state changed */
 };
 
 /* A receiver of changes (a transport's subscriptions). */

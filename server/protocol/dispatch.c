@@ -19,6 +19,7 @@
 #include "prompts.h"
 #include "resources.h"
 #include "service.h"
+#include "tasks.h"
 #include "tools.h"
 
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
@@ -190,7 +191,8 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	int rc = mrtr_prepare(ctx, params, &err);
 	if (rc == 0)
 		rc = m->fn(ctx, params, &result, &err);
-	if (rc == 0 && mrtr_check_result(ctx, result, &err) != 0) {
+	if (rc == 0 && (mrtr_check_result(ctx, result, &err) != 0 ||
+			tasks_check_result(ctx, result, &err) != 0)) {
 		json_decref(result);
 		rc = -1;
 	}
@@ -488,7 +490,7 @@ struct mcp_service *mcp_service_new(const struct mcp_server *s,
 	svc->server = s;
 	svc->limits = cfg->limits;
 	/* Prompt templates may embed a resource document: documents first. */
-	if (mcp_service_check_ext(svc) != 0 || tools_load(svc) != 0 ||
+	if (mcp_service_check_ext(svc) != 0 || tasks_load(svc) != 0 || tools_load(svc) != 0 ||
 	    resources_load(svc, cfg->resources_dir) != 0 ||
 	    prompts_load(svc, cfg->prompts_dir) != 0) {
 		mcp_service_free(svc);

@@ -51,6 +51,21 @@ int mcp_require_scope(struct mcp_ctx *ctx, unsigned scope, const char *scope_nam
 			json_pack("{s:s}", "requiredScope", scope_name ? scope_name : ""));
 }
 
+int mcp_input_responses_check(json_t *responses, struct mcp_error *err)
+{
+	if (!json_is_object(responses))
+		return mcp_fail(err, MCP_INVALID_PARAMS, "inputResponses must be an object", NULL);
+	const char *key;
+	json_t *v;
+	json_object_foreach (responses, key, v)
+		if (!json_is_object(v))
+			return mcp_fail(err, MCP_INVALID_PARAMS,
+					"Each inputResponses entry must be the result object of "
+					"its input request",
+					json_pack("{s:s}", "key", key));
+	return 0;
+}
+
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v)
 {
 	return strcmp(ctx->version, v) >= 0;

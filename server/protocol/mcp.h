@@ -156,6 +156,10 @@ int mcp_limited_as(struct mcp_error *err, int http_status, const char *message, 
  * cure it), and ctx->outcome "denied". */
 int mcp_require_scope(struct mcp_ctx *ctx, unsigned scope, const char *scope_name,
 		      struct mcp_error *err) __attribute__((warn_unused_result));
+/* 0 when responses (borrowed) is an inputResponses object (an object of result objects: MRTR
+ * retries, tasks/update); else -1 with err (-32602). */
+int mcp_input_responses_check(json_t *responses, struct mcp_error *err)
+	__attribute__((warn_unused_result));
 /* True when the request speaks at least revision v (legacy dates compare as strings). */
 bool mcp_version_at_least(const struct mcp_ctx *ctx, const char *v);
 /* Adds the caching hints to a cacheable result (removed again for legacy clients). */

@@ -10,6 +10,7 @@
 #include "notify.h"
 #include "prompts.h"
 #include "resources.h"
+#include "tasks.h"
 #include "tools.h"
 
 /* The server's capabilities object (new reference): the same in both eras, but for
@@ -94,14 +95,31 @@ static const struct mcp_method methods_table[] = {
 	{"completion/complete", BOTH, NULL, completion_complete, false},
 };
 
+/* The Tasks extension's methods, served only with a task provider (the 2025-11-25 tasks/result
+ * and tasks/list are gone: -32601, as for any unknown method). Mcp-Name carries the taskId. */
+static const struct mcp_method methods_tasks[] = {
+	{"tasks/get", MCP_ERA_MODERN, "taskId", tasks_get, false},
+	{"tasks/update", MCP_ERA_MODERN, "taskId", tasks_update, false},
+	{"tasks/cancel", MCP_ERA_MODERN, "taskId", tasks_cancel, false},
+};
+
+/* The row of t[0..n) named name in era, or NULL. */
+static const struct mcp_method *methods_in(const struct mcp_method *t, size_t n, const char *name,
+					   enum mcp_era era)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((t[i].eras & era) && strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
 const struct mcp_method *methods_find(const struct mcp_server *s, const char *name,
 				      enum mcp_era era)
 {
-	for (size_t i = 0; i < sizeof methods_table / sizeof methods_table[0]; i++)
-		if ((methods_table[i].eras & era) && strcmp(methods_table[i].name, name) == 0)
-			return &methods_table[i];
-	for (size_t i = 0; i < s->nmethods; i++)
-		if ((s->methods[i].eras & era) && strcmp(s->methods[i].name, name) == 0)
-			return &s->methods[i];
-	return NULL;
+	const struct mcp_method *m = methods_in(
+		methods_table, sizeof methods_table / sizeof methods_table[0], name, era);
+	if (!m && s->tasks)
+		m = methods_in(methods_tasks, sizeof methods_tasks / sizeof methods_tasks[0], name,
+			       era);
+	return m ? m : methods_in(s->methods, s->nmethods, name, era);
 }

@@ -46,18 +46,8 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 		return 0;
 	json_t *responses = json_object_get(params, "inputResponses");
 	if (responses) {
-		if (!json_is_object(responses))
-			return mcp_fail(err, MCP_INVALID_PARAMS, "inputResponses must be an object",
-					NULL);
-		const char *key;
-		json_t *v;
-		json_object_foreach (responses, key, v)
-			if (!json_is_object(v))
-				return mcp_fail(err, MCP_INVALID_PARAMS,
-						"Each inputResponses entry must be the result "
-						"object of its "
-						"input request",
-						json_pack("{s:s}", "key", key));
+		if (mcp_input_responses_check(responses, err) != 0)
+			return -1;
 		ctx->mrtr->input_responses = responses;
 	}
 	json_t *state = json_object_get(params, "requestState");

@@ -15,6 +15,7 @@
 #include "subscriptions.h"
 #include "pager.h"
 #include "service.h"
+#include "tasks.h"
 
 #define RESOURCES_LIST_TTL_MS 3600000L
 
@@ -373,6 +374,9 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 	if (json_array_size(wanted) > RESOURCES_MAX_SUBSCRIPTIONS)
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Too many resourceSubscriptions",
 				json_pack("{s:i}", "max", RESOURCES_MAX_SUBSCRIPTIONS));
+	json_t *tasks = NULL; /* the task ids honoured: the ack names them, the transport follows */
+	if (tasks_listen(ctx, filter, &tasks, err) != 0)
+		return -1;
 	const char *uris[RESOURCES_MAX_SUBSCRIPTIONS];
 	size_t n = 0;
 	json_t *honoured = json_array();
@@ -389,12 +393,14 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 		json_decref(ignored.data);
 		if (ignored.unavailable) {
 			json_decref(honoured);
+			json_decref(tasks);
 			return mcp_unavailable(err, ignored.message);
 		}
 		if (ignored.code == MCP_RATE_LIMITED || ignored.missing_scope) {
 			/* Each URI honoured is a read: past the budget, or without the scope, the
 			 * listen is refused as a read would be. */
 			json_decref(honoured);
+			json_decref(tasks);
 			*err = ignored;
 			err->data = ignored.code == MCP_RATE_LIMITED
 					    ? json_pack("{s:I}", "retryAfterSeconds",
@@ -415,9 +421,12 @@ int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struc
 				"notifications/subscriptions/acknowledged", "params", "_meta",
 				"io.modelcontextprotocol/subscriptionId", ctx->id, "notifications",
 				"resourceSubscriptions", honoured);
+	json_t *acked = json_object_get(json_object_get(ack, "params"), "notifications");
 	if (n == 0)
-		json_object_del(json_object_get(json_object_get(ack, "params"), "notifications"),
-				"resourceSubscriptions");
+		json_object_del(acked, "resourceSubscriptions");
+	if (json_array_size(tasks))
+		json_object_set(acked, "taskIds", tasks);
+	json_decref(tasks);
 	enum mcp_listen_status ls =
 		listen->open(listen->ctx, ctx->req->actor, ctx->id, ack, uris, n);
 	json_decref(ack);

@@ -46,10 +46,12 @@ int resources_subscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 int resources_unsubscribe(struct mcp_ctx *ctx, json_t *params, json_t **result,
 			  struct mcp_error *err);
 /* subscriptions/listen (2026-07-28) where the transport can hold the stream
- * (struct mcp_request.listen), for resource URIs only: the lists never change at run time, so
- * toolsListChanged and the like are not honoured (left out of the acknowledgement). A URI is
- * honoured only when the caller can read it now. An HTTP request whose Accept refuses SSE gets
- * 406; a transport without streams, -32601. Returns MCP_DEFERRED: the transport answers. */
+ * (struct mcp_request.listen), for resource URIs and, with a task provider, task ids (tasks.h):
+ * the lists never change at run time, so toolsListChanged and the like are not honoured (left
+ * out of the acknowledgement). A URI is honoured only when the caller can read it now, a task
+ * only when the caller may get it now; the transport follows what the acknowledgement names. An
+ * HTTP request whose Accept refuses SSE gets 406; a transport without streams, -32601. Returns
+ * MCP_DEFERRED: the transport answers. */
 int resources_listen(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err);
 /* Whether this request's connection may subscribe (resources.subscribe in initialize or
  * server/discover). */

@@ -21,6 +21,8 @@ struct mcp_method {
 	bool local;
 };
 
+struct mcp_task_provider; /* tasks.h */
+
 /* The application's own settings for its handlers, defined by the application; the core never
  * reads them. */
 struct mcp_app;
@@ -57,6 +59,9 @@ struct mcp_server {
 	 * (unit tests, the conformance fixtures). */
 	void (*audit)(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		      const char *detail);
+	/* The Tasks extension (tasks.h): where tasks live, the application's (NULL: the extension
+	 * is neither advertised nor served, and no tool row may declare task support). */
+	const struct mcp_task_provider *tasks;
 	/* Where subscriptions hear of changes (NULL: no change feed; listens stay silent). */
 	const struct mcp_change_feed *changes;
 	/* Subscriptions for requests whose transport keeps none (NULL: none). */

@@ -14,6 +14,7 @@
 #include "ratelimit.h"
 #include "schema.h"
 #include "service.h"
+#include "tasks.h"
 
 /* Parsed schemas of every row (out[i] is NULL without outputSchema) and their patterns. */
 struct tools_loaded {
@@ -189,6 +190,11 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 		err->missing_scope = t->scope_name;
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Insufficient scope",
 				json_pack("{s:s}", "requiredScope", t->scope_name));
+	}
+	if (t->tasks == MCP_TASKS_REQUIRED && !mcp_task_offered(ctx)) {
+		/* It is served only as a task: refused before its handler runs. */
+		tools_audit(ctx, name, args, "invalid", "the tasks extension was not declared");
+		return mcp_tasks_missing(err);
 	}
 	json_t *empty = NULL;
 	if (!args)

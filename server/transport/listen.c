@@ -17,6 +17,7 @@ struct listen_entry {
 	json_t *id; /* the listen request's id; NULL: a 2025-era subscription set */
 	char **uris;
 	size_t n, cap;
+	json_t *tasks; /* the task ids its acknowledgement names (an array), or NULL */
 	char subject[FLEET_ID_MAX], client_id[FLEET_ID_MAX];
 	long expires_at; /* the caller's token's exp: the subscription ends then (0: never) */
 	const struct listen_out_ops *ops;
@@ -80,6 +81,7 @@ static void listen_entry_free(struct listen_entry *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->uris[i]);
 	free(e->uris);
+	json_decref(e->tasks);
 	json_decref(e->id);
 	free(e);
 }
@@ -122,6 +124,28 @@ static void listen_updated(struct listen_entry *e, const char *uri, struct liste
 	listen_write(e, msg, ks);
 }
 
+/* notifications/tasks on e when it follows the changed task: the DetailedTask its owner may see,
+ * to the owner's listens only. */
+static void listen_task(struct listen_entry *e, const struct mcp_task_change *t,
+			struct listen_kicks *ks)
+{
+	size_t i;
+	json_t *id;
+	bool follows = false;
+	json_array_foreach (e->tasks, i, id)
+		follows = follows ||
+			  (json_is_string(id) && strcmp(json_string_value(id), t->id) == 0);
+	if (!follows || !e->id || strcmp(e->subject, t->subject) != 0 ||
+	    strcmp(e->client_id, t->client) != 0)
+		return;
+	json_t *params = json_deep_copy(t->detail);
+	json_object_set_new(params, "_meta", json_pack("{s:O}", LISTEN_SUB_ID, e->id));
+	listen_write(e,
+		     json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", "notifications/tasks",
+			       "params", params),
+		     ks);
+}
+
 /* Forgets the streams whose client went away (under the lock). */
 static void listen_prune(struct listen_hub *h)
 {
@@ -150,7 +174,9 @@ static void listen_changed(const struct mcp_change *c, void *arg)
 	listen_prune(h);
 	for (struct listen_entry **p = &h->entries; *p;) {
 		struct listen_entry *e = *p;
-		if (c && !c->uri) {
+		if (c && c->task) {
+			listen_task(e, c->task, &ks);
+		} else if (c && !c->uri) {
 			if (mcp_change_of_rights_of(c, e->subject, e->client_id)) {
 				log_info("listen: the caller's rights changed; its subscription "
 					 "ends");
@@ -289,6 +315,10 @@ enum mcp_listen_status listen_hub_open(struct listen_hub *h, const struct fleet_
 	e->id = json_deep_copy(id);
 	for (size_t i = 0; i < n; i++)
 		listen_add_uri(e, uris[i]);
+	json_t *tasks = json_object_get(
+		json_object_get(json_object_get(ack, "params"), "notifications"), "taskIds");
+	if (json_is_array(tasks))
+		e->tasks = json_deep_copy(tasks);
 	listen_note(&ks, e, ops->write(out, ack)); /* first, under the lock */
 	e->next = h->entries;
 	h->entries = e;

@@ -1,7 +1,9 @@
 /* Subscriptions held open by a transport, one implementation for HTTP and stdio: the
  * 2026-07-28 subscriptions/listen streams and the 2025-era resources/subscribe sets. A hub
  * (per HTTP server, per stdio connection) hears the application's change feed and tells each
- * subscription what concerns it: notifications/resources/updated for its URIs; its end (the
+ * subscription what concerns it: notifications/resources/updated for its URIs;
+ * notifications/tasks for the task ids its acknowledgement names (the Tasks extension), to
+ * their owner's listens only; its end (the
  * listen request's result) when its caller's rights change in the database, when the caller's
  * token expires, after a gap in the feed (anything may have changed, rights too: the client
  * listens again and what it may hear is checked anew), or when the server stops. The transport
@@ -51,8 +53,9 @@ struct listen_hub *listen_hub_new(const struct mcp_change_feed *feed, size_t max
  * end) and leaves the feed. */
 void listen_hub_free(struct listen_hub *h);
 
-/* Registers listen request id (copied) of actor for uris (copied) on out, and writes ack first
- * under the hub's lock, so nothing of this subscription precedes it. Joins the feed before.
+/* Registers listen request id (copied) of actor for uris (copied) and for the task ids ack names
+ * (params.notifications.taskIds) on out, and writes ack first under the hub's lock, so nothing
+ * of this subscription precedes it. Joins the feed before.
  * Refused (nothing written) when actor's subject holds its share, or the hub is full or
  * closed. */
 enum mcp_listen_status listen_hub_open(struct listen_hub *h, const struct fleet_actor *actor,

@@ -10,9 +10,15 @@
 #include "server/protocol/dispatch.h"
 #include "server/protocol/server.h"
 #include "server/protocol/tools.h"
+#include "taskstore.h"
 
 /* The fixture tools (static rows, after the product's in the description). */
 const struct tool_desc *conf_tools(size_t *n);
+
+/* The tasks scenarios' fixture tools (fixtures_tasks.c), and how their tasks' jobs end (for the
+ * task store, taskstore.h). */
+const struct tool_desc *conf_task_tools(size_t *n);
+taskstore_finish_fn conf_task_finish(void);
 
 /* Where 2025-era HTTP requests keep their resource subscriptions (per process), and their
  * release. */

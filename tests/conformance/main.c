@@ -15,6 +15,7 @@
 #include "domain/pg/db.h"
 #include "fixtures.h"
 #include "registries.h"
+#include "taskstore.h"
 #include "server/auth/identity.h"
 #include "server/capabilities/catalog.h"
 #include "domain/changes.h"
@@ -32,11 +33,13 @@ static void conf_on_signal(int sig)
 	conf_stop = 1;
 }
 
-/* The product's description, the conformance server's made of it, and the service loaded. */
+/* The product's description, the conformance server's made of it, the task store it serves
+ * with, and the service loaded. */
 struct conf_server {
 	struct mcp_app app;
 	struct mcp_server product;
 	struct mcp_server desc;
+	struct taskstore *tasks;
 	struct mcp_service *svc;
 };
 
@@ -50,7 +53,9 @@ static int conf_open(const struct cfg *cfg, struct conf_server *server, struct f
 	server->app.confirm_ttl_s = cfg->confirm_ttl;
 	if (catalog_describe(&server->product, &server->app) != 0)
 		return -1;
-	conf_describe(&server->desc, &server->product, *cfg->database_url != '\0');
+	server->tasks = taskstore_new(conf_task_finish(),
+				      *cfg->database_url ? server->product.changes : NULL);
+	conf_describe(&server->desc, &server->product, taskstore_provider(server->tasks));
 	struct mcp_service_config sc = {.resources_dir = cfg->resources_dir,
 					.prompts_dir = cfg->prompts_dir};
 	if (reqstate_init(cfg->state_secret) != 0 ||
@@ -65,6 +70,7 @@ static void conf_close(const struct cfg *cfg, struct conf_server *server)
 {
 	changes_stop();
 	mcp_service_free(server->svc);
+	taskstore_free(server->tasks);
 	mcp_server_release(&server->product);
 	conf_subscriptions_cleanup();
 	if (*cfg->database_url)

@@ -92,11 +92,13 @@ static void conf_append(void *dst, size_t *count, size_t cap, const void *src, s
 		memcpy((char *)dst + *count * sz, (const char *)src + i * sz, sz);
 }
 
-void conf_describe(struct mcp_server *out, const struct mcp_server *product, bool feed)
+void conf_describe(struct mcp_server *out, const struct mcp_server *product,
+		   const struct mcp_task_provider *tasks)
 {
 	*out = *product;
 	out->audit = NULL; /* no business database behind the fixtures */
-	out->changes = feed ? product->changes : NULL;
+	out->changes = &taskstore_feed;
+	out->tasks = tasks;
 	out->default_subscriptions = &conf_subscriptions;
 	/* The suite's 2025-era logging scenarios expect the fixtures' info messages unasked. */
 	out->legacy_log_level = "info";
@@ -104,6 +106,8 @@ void conf_describe(struct mcp_server *out, const struct mcp_server *product, boo
 	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, product->tools, product->ntools,
 		    sizeof *conf_all_tools);
 	const struct tool_desc *ft = conf_tools(&nf);
+	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, ft, nf, sizeof *conf_all_tools);
+	ft = conf_task_tools(&nf);
 	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, ft, nf, sizeof *conf_all_tools);
 	conf_append(conf_res, &nres, CONF_ROWS, product->resources, product->nresources,
 		    sizeof *conf_res);

@@ -7,8 +7,10 @@
 
 #include "server/protocol/server.h"
 
-/* Fills *out from product (its rows copied, then the fixtures'); without feed, no change feed
- * (no database behind the server). Call once; the rows live in static storage. */
-void conf_describe(struct mcp_server *out, const struct mcp_server *product, bool feed);
+/* Fills *out from product (its rows copied, then the fixtures'), its tasks kept by tasks (the
+ * task store's provider) and its changes told through the task store's feed (which carries the
+ * product's too when the server has a database). Call once; the rows live in static storage. */
+void conf_describe(struct mcp_server *out, const struct mcp_server *product,
+		   const struct mcp_task_provider *tasks);
 
 #endif

@@ -8,7 +8,9 @@
 # Usage: [PRODUCT_URL=http://127.0.0.1:PORT/mcp] tests/conformance/run.sh BUILD_DIR
 # Prints the suite's own "Total: P passed, F failed" per run, then for scripts/test.sh:
 #   "# conformance pass N" (checks passed, all runs) and "# conformance fail M" (runs whose
-#   baseline check failed). F counts expected failures and not-scored scenarios too.
+#   baseline check failed, and the conformance server's run when one of the Tasks extension's
+#   scenarios, unscored by the suite, did not pass). F counts expected failures and not-scored
+#   scenarios too.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -28,6 +30,23 @@ trap cleanup EXIT
 
 passed=0
 failed_runs=0
+
+# Extension scenarios that --requirements 2026-07-28 runs without scoring them, which the
+# conformance server must pass all the same (its task fixtures and in-memory task store): each
+# must have run, and none of its checks may fail or warn (must-pass.mjs).
+tasks_scenarios="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields
+  tasks-request-state-removal tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope
+  tasks-status-notifications tasks-required-task-error tasks-mrtr-composition"
+
+# must_pass NAME SCENARIO...: the scenarios of run NAME that must pass though not scored.
+must_pass() {
+  local name=$1
+  shift
+  if ! "$node22" "$here/must-pass.mjs" "$out/$name" "$@"; then
+    failed_runs=$((failed_runs + 1))
+    echo "conformance $name: FAILED (an extension scenario it must pass did not)"
+  fi
+}
 
 # run NAME URL REQUIREMENTS BASELINE
 run() {
@@ -58,6 +77,8 @@ for _ in $(seq 1 300); do [[ -s $ready ]] && break; sleep 0.1; done
 if [[ -s $ready ]]; then
   conf_url="http://127.0.0.1:$(cat "$ready")/mcp"
   run conformance-server-2026-07-28 "$conf_url" 2026-07-28 "$here/expected-failures-conformance-server-2026-07-28.yml"
+  # shellcheck disable=SC2086
+  must_pass conformance-server-2026-07-28 $tasks_scenarios
   run conformance-server-2025-11-25 "$conf_url" 2025-11-25 "$here/expected-failures-conformance-server-2025-11-25.yml"
 else
   echo "conformance: the conformance server did not start"; cat "$out/conf-server.log"
