@@ -669,6 +669,28 @@ await check("a host that hands the server's confirmation request to the view: th
   }
 });
 
+await check("the server's question reads in French, in the dark theme at 320 px, in plain words", async () => {
+  const p = await openHost("careful", { elicit: "manual", locale: "fr-FR", theme: "dark", width: 320 });
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Vélo ${BIKE}$`));
+    await waitVisible(f, "#open-report");
+    await f.focus("#open-report");
+    await keys(p, "Enter", "ArrowDown", "ArrowDown", "Tab", "Tab", "Enter", "Tab", "Enter"); // brake_failure, Review, Send
+    await waitVisible(f, "#ask");
+    await waitText(f, "#ask-text", /^Bikaroo vous demande de confirmer ce signalement avant de l’enregistrer : Freins défaillants sur le vélo VL-\d+\. Vérifiez les détails ci-dessus\.$/);
+    assert((await text(f, "#ask-confirm")) === "Confirmer et enregistrer le signalement" && (await text(f, "#ask-cancel")) === "Annuler", "Confirmer et Annuler");
+    await assertPlain(f, "la question du serveur");
+    assert((await brokenIds(f)).length === 0 && !(await overflows(f)), "an id broken or the card wider than 320 px");
+    await shot(p, "bike-card-confirmation-asked-fr-dark-320");
+    await keys(p, "Tab", "Tab", "Enter"); // Annuler
+    await waitText(f, "#message", /^Rien n’a été signalé : vous l’avez annulé\.$/);
+  } finally {
+    await p.close();
+  }
+});
+
 await check("a host that asks its user and is told yes: the report is filed once after the server's confirmation", async () => {
   const p = await openHost("careful", { elicit: "accept" });
   try {
