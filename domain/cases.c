@@ -11,7 +11,7 @@
 /* Most reports and events read with one case. */
 #define CASES_MAX_ROWS 10000
 
-/* One row of case_as: the case, a report or an event. */
+/* One row of case_for: the case, a report or an event. */
 struct cases_row {
 	char kind[16];
 	char item_id[FLEET_TEXT_MAX];
@@ -24,6 +24,9 @@ struct cases_row {
 	char issue[FLEET_TEXT_MAX];
 	char *description;
 	char detail[FLEET_TEXT_MAX];
+	char region_name[CASES_NAME_MAX];
+	char subject_name[CASES_NAME_MAX];
+	char client_name[CASES_NAME_MAX];
 };
 
 #define CASE_COLUMN(field, type, column) READS_COLUMN(struct cases_row, field, type, column)
@@ -40,6 +43,9 @@ static const struct reads_column cases_columns[] = {
 	CASE_COLUMN(issue, READS_TEXT, "issue"),
 	CASE_COLUMN(description, READS_TEXT_NEW, "description"),
 	CASE_COLUMN(detail, READS_TEXT, "detail"),
+	CASE_COLUMN(region_name, READS_TEXT, "region_name"),
+	CASE_COLUMN(subject_name, READS_TEXT, "subject_name"),
+	CASE_COLUMN(client_name, READS_TEXT, "client_name"),
 };
 
 static const struct reads_query cases_query = {
@@ -68,6 +74,8 @@ static void cases_item(struct cases_row *row, struct case_item *it)
 	memcpy(it->at, row->at, sizeof it->at);
 	memcpy(it->subject, row->subject, sizeof it->subject);
 	memcpy(it->client_id, row->client_id, sizeof it->client_id);
+	memcpy(it->subject_name, row->subject_name, sizeof it->subject_name);
+	memcpy(it->client_name, row->client_name, sizeof it->client_name);
 	memcpy(it->kind, row->issue, sizeof it->kind);
 	if (it->is_event) {
 		memcpy(it->report_id, row->detail, sizeof it->report_id);
@@ -98,9 +106,12 @@ enum fleet_status cases_read(const struct fleet_actor *actor, const char *case_i
 	memcpy(out->opened_at, c->at, sizeof out->opened_at);
 	memcpy(out->bike_id, c->bike_id, sizeof out->bike_id);
 	memcpy(out->region, c->region, sizeof out->region);
+	memcpy(out->region_name, c->region_name, sizeof out->region_name);
 	memcpy(out->state, c->state, sizeof out->state);
 	memcpy(out->opened_by, c->subject, sizeof out->opened_by);
 	memcpy(out->opened_via, c->client_id, sizeof out->opened_via);
+	memcpy(out->opened_by_name, c->subject_name, sizeof out->opened_by_name);
+	memcpy(out->opened_via_name, c->client_name, sizeof out->opened_via_name);
 	memcpy(out->closed_at, c->detail, sizeof out->closed_at);
 	out->items = mem_calloc(n, sizeof *out->items);
 	for (size_t r = 1; r < n; r++)

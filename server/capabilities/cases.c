@@ -12,11 +12,11 @@
 #define CASES_URI_PREFIX "bikaroo://cases/"
 
 static const struct mcp_governance cases_governance = {
-	.version = "1.0.1",
+	.version = "1.1.0",
 	ADAPTER_GOV_STABLE,
 	.risk = "low",
-	.data = "internal: case history with the reporters' subjects and free-text descriptions "
-		"(may hold personal data)",
+	.data = "internal: case history with the reporters' subjects, their names and free-text "
+		"descriptions (may hold personal data)",
 	ADAPTER_GOV_READ_ONLY,
 	.systems = "postgresql:fleet",
 	.audit = "one audit row per read: subject, client, the URI template, caseId, outcome, "
@@ -34,27 +34,35 @@ static json_t *cases_json(const struct case_file *c)
 	for (size_t i = 0; i < c->nitems; i++) {
 		const struct case_item *it = &c->items[i];
 		if (it->is_event) {
-			json_array_append_new(events,
-					      json_pack("{s:s, s:s, s:o, s:s, s:s}", "type",
-							it->kind, "at", it->at, "reportId",
-							cases_opt(it->report_id), "subject",
-							it->subject, "clientId", it->client_id));
+			json_array_append_new(
+				events,
+				json_pack("{s:s, s:s, s:o, s:s, s:o, s:s, s:o}", "type", it->kind,
+					  "at", it->at, "reportId", cases_opt(it->report_id),
+					  "subject", it->subject, "subjectName",
+					  cases_opt(it->subject_name), "clientId", it->client_id,
+					  "clientName", cases_opt(it->client_name)));
 		} else {
 			json_array_append_new(
 				reports,
-				json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:s}", "reportId",
-					  it->id, "issue", it->kind, "description",
+				json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:s, s:o, s:s, s:o}",
+					  "reportId", it->id, "issue", it->kind, "description",
 					  it->description ? json_string(it->description)
 							  : json_null(),
 					  "statusBefore", it->status_before, "statusAfter",
 					  it->status_after, "recordedAt", it->at, "reportedBy",
-					  it->subject, "clientId", it->client_id));
+					  it->subject, "reportedByName",
+					  cases_opt(it->subject_name), "clientId", it->client_id,
+					  "clientName", cases_opt(it->client_name)));
 		}
 	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "caseId", c->case_id,
-			 "bikeId", c->bike_id, "region", c->region, "state", c->state, "openedAt",
-			 c->opened_at, "openedBy", c->opened_by, "openedVia", c->opened_via,
-			 "closedAt", cases_opt(c->closed_at), "reports", reports, "events", events);
+	/* Beside each code or id, its name where one is registered (null where none is). */
+	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:o}",
+			 "caseId", c->case_id, "bikeId", c->bike_id, "region", c->region,
+			 "regionName", cases_opt(c->region_name), "state", c->state, "openedAt",
+			 c->opened_at, "openedBy", c->opened_by, "openedByName",
+			 cases_opt(c->opened_by_name), "openedVia", c->opened_via, "openedViaName",
+			 cases_opt(c->opened_via_name), "closedAt", cases_opt(c->closed_at),
+			 "reports", reports, "events", events);
 }
 
 static enum resource_status cases_read_template(struct mcp_ctx *ctx, const char *uri,

@@ -980,9 +980,47 @@ START_TEST(case_read_follows_perimeter_and_role)
 	ck_assert_str_eq(json_string_value(json_object_get(body, "caseId")), case_id);
 	ck_assert_uint_eq(json_array_size(json_object_get(body, "reports")), 1);
 	ck_assert_uint_eq(json_array_size(json_object_get(body, "events")), 2);
+	/* Beside each code and id, the name PostgreSQL holds for it. */
+	char *olivia_name =
+		it_sql("SELECT display_name FROM fleet.principals WHERE subject = 'olivia'");
+	char *app_name =
+		it_sql("SELECT name FROM fleet.client_apps WHERE client_id = 'ops-assistant'");
+	char *region_name = it_sql("SELECT r.name FROM fleet.regions r JOIN fleet.bikes b "
+				   "ON b.region = r.code WHERE b.bike_id = 'VL-2144'");
+	ck_assert_str_eq(json_string_value(json_object_get(body, "regionName")), region_name);
+	ck_assert_str_eq(json_string_value(json_object_get(body, "openedByName")), olivia_name);
+	ck_assert_str_eq(json_string_value(json_object_get(body, "openedViaName")), app_name);
+	json_t *rep0 = json_array_get(json_object_get(body, "reports"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(rep0, "reportedByName")), olivia_name);
+	ck_assert_str_eq(json_string_value(json_object_get(rep0, "clientName")), app_name);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *ev = json_array_get(json_object_get(body, "events"), i);
+		ck_assert_str_eq(json_string_value(json_object_get(ev, "subjectName")),
+				 olivia_name);
+		ck_assert_str_eq(json_string_value(json_object_get(ev, "clientName")), app_name);
+	}
+	free(olivia_name);
+	free(app_name);
+	free(region_name);
 	json_decref(body);
 	it_response_free(&r);
 	ck_assert_int_eq(it_server_stop(&o), 0);
+	/* The names come through a SECURITY DEFINER function (the login role reads only its own
+	 * principal and client rows): it names no one of a case outside the perimeter the
+	 * transaction fixed, nor outside a transaction that fixed one. */
+	char *sql = mem_printf("SELECT count(*) FROM fleet.case_names('%s')", case_id);
+	char *outside = it_sql_as_app_then(
+		"BEGIN; SELECT fleet.act_as('paul', 'customer-care-assistant')", sql);
+	char *no_identity = it_sql_as_app(sql);
+	char *inside =
+		it_sql_as_app_then("BEGIN; SELECT fleet.act_as('olivia', 'ops-assistant')", sql);
+	ck_assert_str_eq(outside, "0");
+	ck_assert_str_eq(no_identity, "0");
+	ck_assert_str_eq(inside, "2"); /* olivia and ops-assistant */
+	free(outside);
+	free(no_identity);
+	free(inside);
+	free(sql);
 
 	db_configure(&(struct db_settings){.conninfo = it_env("DATABASE_URL")});
 	struct fleet_actor olivia = {"olivia", "ops-assistant", FLEET_SCOPE_READ, false, 0, ""};

@@ -54,7 +54,10 @@ async function check(name, fn) {
   } catch (e) {
     failed++;
     console.log(`not ok - ${name}`);
-    for (const line of String(e?.stack || e).split("\n").slice(0, 8)) console.log(`#   ${line}`);
+    // The whole message (a check may list several problems), then where it was thrown.
+    const lines = String(e?.stack || e).split("\n");
+    const at = lines.findIndex((l) => /^\s+at /.test(l));
+    for (const line of at < 0 ? lines : lines.slice(0, at + 3)) console.log(`#   ${line}`);
   }
 }
 function assert(cond, message) {
@@ -69,6 +72,8 @@ const BIKE = psql(`SELECT bike_id FROM fleet.bikes b WHERE region = 'FR-PAR' AND
   AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id AND c.state = 'open')
   ORDER BY bike_id DESC LIMIT 1`);
 assert(/^VL-\d+$/.test(BIKE), `no available bike without an open case in FR-PAR: ${JSON.stringify(BIKE)}`);
+// marie's name as PostgreSQL holds it (the views name people, never their ids).
+const MARIE = psql("SELECT display_name FROM fleet.principals WHERE subject = 'marie'");
 
 // ---- the host page's files and a small static server (127.0.0.1 only) ---------------------------
 mkdirSync(OUT, { recursive: true });
@@ -198,6 +203,49 @@ async function keys(page, ...list) {
 }
 const focused = (frame) => frame.evaluate(() => document.activeElement && (document.activeElement.id || document.activeElement.tagName));
 
+// What a person reads in a view: the text of every rendered element, except what a user typed
+// (.quote) and the values of form fields.
+const SHOWN_TEXT = `(() => {
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walker.nextNode());) {
+    const el = n.parentElement;
+    if (!n.data.trim() || el.closest(".quote, script, style, textarea, select") || !el.checkVisibility()) continue;
+    out.push(n);
+  }
+  return out;
+})()`;
+// Words someone who does not know MCP would stumble on: tool and protocol names, JSON-RPC, error
+// codes, a regex, a raw code (snake_case), an unfilled placeholder, a script's leftovers.
+const JARGON = new RegExp([
+  "\\b[a-z]+_[a-z_]+\\b", "\\b(json|rpc|jsonrpc|elicitation|capabilit\\w*|idempotency\\w*|schema|uri|mcp)\\b",
+  "\\b(tools?|host|server|resource|outils?|hôte|serveur|ressource)\\b", "\\b(null|undefined|NaN)\\b",
+  "-32\\d{3}", "[\\^$\\\\]", "\\[0-9\\]", "\\{\\w*\\}", "\\w+://",
+].join("|"), "i");
+async function jargon(frame) {
+  const lines = await frame.evaluate(`${SHOWN_TEXT}.map((n) => n.data.trim())`);
+  return lines.filter((l) => JARGON.test(l));
+}
+async function assertPlain(frame, where) {
+  const found = await jargon(frame);
+  assert(found.length === 0, `${where}: words a user does not know: ${JSON.stringify(found)}`);
+}
+// The ids (bike, case, report, station, region) shown across two lines.
+const ID_RE = "\\b(?:[A-Z]{2,3}-[0-9]+|[A-Z]{2}-[A-Z]{3})\\b";
+async function brokenIds(frame) {
+  return frame.evaluate(`${SHOWN_TEXT}.flatMap((n) => [...n.data.matchAll(new RegExp(${JSON.stringify(ID_RE)}, "g"))].filter((m) => {
+    const r = document.createRange();
+    r.setStart(n, m.index);
+    r.setEnd(n, m.index + m[0].length);
+    return new Set([...r.getClientRects()].filter((q) => q.width > 0).map((q) => Math.round(q.top))).size > 1;
+  }).map((m) => m[0]))`);
+}
+const overflows = (frame) => frame.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+// Where sel sits in its view (the view's own coordinates).
+const box = (frame, sel) => frame.$eval(sel, (e) => { const r = e.getBoundingClientRect(); return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }; });
+// How far right the view's text reaches, as a share of its width.
+const textReach = (frame) => frame.evaluate(`Math.max(...${SHOWN_TEXT}.map((n) => { const r = document.createRange(); r.selectNodeContents(n); return r.getBoundingClientRect().right; })) / document.documentElement.clientWidth`);
+
 // ---- the tests ---------------------------------------------------------------------------------
 const listedWith = {};
 await check("a client that declares the extension sees the links and reads both views; one that does not sees neither", async () => {
@@ -255,7 +303,9 @@ await check("the card shows the bike as a person reads it: status in its colour,
   assert((await text(card, "#f-station")) === station, `station ${await text(card, "#f-station")} != ${station}`);
   assert((await text(card, "#f-case")) === "none", "open case");
   if (battery) {
-    assert((await text(card, "#f-battery")) === `${battery} %`, "battery");
+    // The level in words beside the gauge's colour (the meter's low and high marks).
+    const level = battery < 20 ? "low" : battery < 50 ? "medium" : "high";
+    assert((await text(card, "#f-battery")) === `${battery} % (${level})`, `battery: ${await text(card, "#f-battery")}`);
     assert(Number(await card.$eval("#f-meter", (e) => !e.hidden && e.value)) === Number(battery), "battery gauge");
   } else {
     assert((await text(card, "#f-battery")) === "unknown" && !(await visible(card, "#f-meter")), "no gauge without a reading");
@@ -277,6 +327,7 @@ await check("the card shows the bike as a person reads it: status in its colour,
   assert(/opens a new investigation case/.test(await text(card, "#next-report")), "what a report would do");
   assert(!(await visible(card, "#next-readonly")), "no read-only note for a reporter");
   assert(!(await visible(card, "#open-case")), "no case button without an open case");
+  await assertPlain(card, "the card");
   await shot(page, "bike-card-en-light");
   await card.$eval("#legend", (d) => { d.open = false; });
 });
@@ -305,12 +356,14 @@ await check("with the keyboard alone, the card shows what will happen, then file
   await page.keyboard.type(description);
   await keys(page, "Tab", "Enter"); // Review the report
   assert((await focused(card)) === "confirm", "the review takes the focus");
-  assert((await text(card, "#c-tool")) === "report_damaged_bike", "tool");
   assert((await text(card, "#c-bike")) === BIKE, "bike");
   assert((await text(card, "#c-region")) === "FR-PAR", "region");
   assert((await text(card, "#c-issue")) === "Brake failure", "issue");
   assert(/damage report is filed.*unavailable.*new investigation case/.test(await text(card, "#c-effect")), "effect");
-  assert(/signed in to this host/.test(await text(card, "#c-user")), "acting user");
+  // How the review reads is judged after the report is filed (the later tests need its case).
+  const wording = [];
+  if (!/^you, as signed in to this app/.test(await text(card, "#c-user"))) wording.push(`acting user: ${await text(card, "#c-user")}`);
+  wording.push(...(await jargon(card)).map((w) => `the review says ${JSON.stringify(w)}`));
   assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE description = ${quote(description)}`) === "0", "nothing is written before sending");
   await shot(page, "bike-card-confirm");
   await keys(page, "Tab", "Enter"); // Send the report
@@ -324,32 +377,131 @@ await check("with the keyboard alone, the card shows what will happen, then file
   assert(by === "marie" && via === "customer-care-assistant" && issue === "brake_failure", rows[0]);
   assert((await text(card, "#message")).includes(reportId), "the message names the report");
   assert((await text(card, "#f-case")) === caseId, "the card shows the open case");
-  await waitText(card, "#f-case-state", /^\(open, 1 report, opened .* by marie\)$/);
+  // Who opened the case by name, as the case resource gives it.
+  await waitText(card, "#f-case-state", new RegExp(`^\\(open, 1 report, opened .* by ${MARIE}\\)$`));
   assert((await text(card, "#next-report")) === `A report joins open case ${caseId}.`, "what the next report would do");
   const key = psql(`SELECT idem_key FROM fleet.idempotency_keys WHERE report_id = ${quote(reportId)}`);
   assert(/^[0-9a-f-]{32,36}$/.test(key), `sent with a fresh idempotencyKey: ${JSON.stringify(key)}`);
   await shot(page, "bike-card-reported");
+  await assertPlain(card, "the card after the report");
+  assert(wording.length === 0, wording.join("\n"));
 });
 
+let tl;
 await check("the open case opens its timeline, which reads the case through the host and says what the caller may do next", async () => {
   await waitVisible(card, "#open-case");
   await card.focus("#open-case");
   await keys(page, "Enter");
-  const tl = await viewFrame(page, "investigation-case");
+  tl = await viewFrame(page, "investigation-case");
   await waitText(tl, "#title", new RegExp(`^Case ${caseId}$`));
   // The title is shown while the case is read; its fields once it has been.
   await waitText(tl, "#f-bike", new RegExp(`^${BIKE}$`));
   assert((await text(tl, "#f-state")) === "open", "case header");
-  await waitText(tl, "#next", new RegExp(`^This case is open\\. A damage report on bike ${BIKE} .*joins it\\.$`));
   const items = await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent));
   assert(items.some((t) => t.includes("Case opened")), `timeline: ${items}`);
-  assert(items.some((t) => t.includes("Brake failure") && t.includes(description) && t.includes("marie via customer-care-assistant")), `timeline: ${items}`);
+  assert(items.some((t) => t.includes("Brake failure") && t.includes(description)), `timeline: ${items}`);
   const hostLog = await page.evaluate(() => window.hostLog);
   assert(hostLog.some((e) => e.event === "open-link" && e.detail === `bikaroo://cases/${caseId}`), "opened by ui/open-link");
   assert(await tl.evaluate(() => fetch("http://127.0.0.1:1/").then(() => false, () => true)), "the view reaches no network (CSP connect-src 'none')");
   await shot(page, "case-timeline-en-light");
+  await waitText(tl, "#next", new RegExp(`^This case is open\\. A new damage report on bike ${BIKE} is added to it\\.$`));
+  await assertPlain(tl, "the timeline");
+});
+
+await check("the timeline names the region, the people and the applications, never their codes or ids", async () => {
+  const [who, app, region] = psql(`SELECT p.display_name || '|' || k.name || '|' || r.name FROM fleet.principals p, fleet.client_apps k,
+    fleet.regions r WHERE p.subject = 'marie' AND k.client_id = 'customer-care-assistant' AND r.code = 'FR-PAR'`).split("|");
+  assert((await text(tl, "#f-region")) === region, `region: ${await text(tl, "#f-region")}`);
+  assert((await text(tl, "#f-opened")).endsWith(`by ${who} via ${app}`), `opened: ${await text(tl, "#f-opened")}`);
+  const items = await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent));
+  assert(items.length >= 2 && items.every((t) => t.includes(`${who} via ${app}`)), `timeline: ${items}`);
+  assert(!items.some((t) => /\bmarie\b|customer-care-assistant/.test(t)), `ids in the timeline: ${items}`);
+});
+
+await check("the timeline says a status change in the statuses' labels, in English as in French", async () => {
+  // bikaroo://fleet/status-codes's labels, read through the host.
+  const [before, after] = psql("SELECT string_agg(label, '|' ORDER BY sort_order) FROM fleet.status_codes WHERE code IN ('available', 'unavailable')").split("|");
+  await waitText(tl, "#timeline", new RegExp(`Status ${before} → ${after}`));
 });
 await page?.close();
+
+// The card (with its review before sending) and the timeline in both languages, both themes, at
+// 320 and 800 px: plain words, ids whole on one line, nothing wider than the frame, and at 800 px
+// the width used (what you can do beside the facts). A screenshot of each: views-LANG-THEME-WIDTH.
+await check("in English and French, light and dark, at 320 and 800 px: plain words, ids kept whole, the width used", async () => {
+  const problems = [];
+  for (const locale of ["en-US", "fr-FR"]) {
+    for (const theme of ["light", "dark"]) {
+      for (const width of [320, 800]) {
+        const name = `views-${locale.slice(0, 2)}-${theme}-${width}`;
+        const p = await openHost("marie", { locale, theme, width });
+        try {
+          await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+          const f = await viewFrame(p, "get_bike_status");
+          await waitVisible(f, "#open-case");
+          await waitVisible(f, "#open-report");
+          await f.focus("#open-case");
+          await keys(p, "Enter");
+          const tl = await viewFrame(p, "investigation-case");
+          await waitVisible(tl, "#timeline li");
+          await f.focus("#open-report");
+          await keys(p, "Enter", "Tab");
+          await p.keyboard.type("Le garde-boue avant frotte.");
+          await keys(p, "Tab", "Enter");
+          await waitVisible(f, "#confirm");
+          for (const [view, frame] of [["card", f], ["timeline", tl]]) {
+            for (const w of await jargon(frame)) problems.push(`${name} ${view}: says ${JSON.stringify(w)}`);
+            for (const id of await brokenIds(frame)) problems.push(`${name} ${view}: ${id} is broken across two lines`);
+            if (await overflows(frame)) problems.push(`${name} ${view}: wider than the frame`);
+          }
+          if (width === 800) {
+            for (const [view, frame, facts, next] of [["card", f, "#card > dl", "#next"], ["timeline", tl, "#case > dl", "#next-title"]]) {
+              const a = await box(frame, facts), b = await box(frame, next);
+              if (!(b.left >= a.right && b.top < a.bottom)) problems.push(`${name} ${view}: what you can do is not beside the facts`);
+            }
+            const reach = await textReach(f);
+            if (reach < 0.75) problems.push(`${name} card: its text reaches ${Math.round(reach * 100)} % of the width`);
+          }
+          await shot(p, name);
+        } finally {
+          await p.close();
+        }
+      }
+    }
+  }
+  assert(problems.length === 0, problems.join("\n"));
+});
+
+await check("a low battery and a bike not seen for a day are said in words, not by colour alone", async () => {
+  const [low, pct, seen] = psql(`SELECT bike_id || '|' || battery_pct || '|' || last_seen_at FROM fleet.bikes WHERE region = 'FR-PAR'
+    AND battery_pct < 20 ORDER BY battery_pct DESC, bike_id LIMIT 1`).split("|");
+  assert(/^VL-\d+$/.test(low), `no bike with a low battery in FR-PAR: ${low}`);
+  const show = async (locale) => {
+    const p = await openHost("marie", { locale });
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), low);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#f-seen", /\S/);
+    return { p, f };
+  };
+  try {
+    psql(`UPDATE fleet.bikes SET last_seen_at = now() - interval '3 days' WHERE bike_id = ${quote(low)}`);
+    let { p, f } = await show("en-US");
+    assert((await text(f, "#f-battery")) === `${pct} % (low)`, `battery: ${await text(f, "#f-battery")}`);
+    assert((await text(f, "#f-stale")) === "not seen for more than a day", `stale: ${await text(f, "#f-stale")}`);
+    await shot(p, "bike-card-low-stale");
+    await p.close();
+    ({ p, f } = await show("fr-FR"));
+    assert((await text(f, "#f-battery")) === `${pct} % (faible)`, `batterie : ${await text(f, "#f-battery")}`);
+    assert((await text(f, "#f-stale")) === "pas vu depuis plus d’un jour", `ancien : ${await text(f, "#f-stale")}`);
+    await p.close();
+    psql(`UPDATE fleet.bikes SET last_seen_at = now() - interval '5 minutes' WHERE bike_id = ${quote(low)}`);
+    ({ p, f } = await show("en-US"));
+    assert(!(await visible(f, "#f-stale").catch(() => false)), "a bike seen 5 minutes ago is said not to have been seen for a day");
+    await p.close();
+  } finally {
+    psql(`UPDATE fleet.bikes SET last_seen_at = ${quote(seen)} WHERE bike_id = ${quote(low)}`);
+  }
+});
 
 await check("in French and the dark theme at 320 px the card reads in French and nothing overflows", async () => {
   const p = await openHost("marie", { locale: "fr-FR", theme: "dark", width: 320 });
@@ -361,7 +513,7 @@ await check("in French and the dark theme at 320 px the card reads in French and
     assert((await text(f, "#open-report")) === "Signaler un dommage", "French button");
     assert((await text(f, "#f-status")) === "Indisponible", `French status: ${await text(f, "#f-status")}`);
     assert(/^(il y a |dans |hier|demain|maintenant|aujourd)/.test(await text(f, "#f-seen")), `French freshness: ${await text(f, "#f-seen")}`);
-    await waitText(f, "#f-case-state", /^\(ouvert, \d+ signalements?, ouvert .* par marie\)$/);
+    await waitText(f, "#f-case-state", new RegExp(`^\\(ouvert, \\d+ signalements?, ouvert .* par ${MARIE}\\)$`));
     assert((await f.$eval("dt", (e) => e.textContent)) === "État", "French label");
     assert((await f.evaluate(() => document.documentElement.dataset.theme)) === "dark", "dark theme");
     const bg = await f.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -416,7 +568,8 @@ await check("a user who may not report (dev via developer-ide) is not offered \"
     const f = await viewFrame(p, "get_bike_status");
     await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
     await waitVisible(f, "#next-readonly");
-    assert(/^You can read this bike\. Reporting damage needs a role and an application allowed to report\.$/.test(await text(f, "#next-readonly")), "the read-only note");
+    assert(/^You can see this bike, but you cannot report damage from here: your account or this app is not allowed to report\.$/.test(await text(f, "#next-readonly")), `the read-only note: ${await text(f, "#next-readonly")}`);
+    await assertPlain(f, "the read-only card");
     assert(!(await visible(f, "#open-report")) && !(await visible(f, "#next-report")), "Report damage is offered to dev");
     await shot(p, "bike-card-read-only");
   } finally {
@@ -424,7 +577,7 @@ await check("a user who may not report (dev via developer-ide) is not offered \"
   }
 });
 
-await check("a mistyped bike id ends the waiting with the server's words; so does an id of the wrong shape", async () => {
+await check("a mistyped bike id ends the waiting with the server's words; an id of the wrong shape with the card's own", async () => {
   const p = await openHost("marie");
   try {
     await p.evaluate(() => window.bikarooHost.callTool("get_bike_status", { bikeId: "VL-999999" }));
@@ -435,8 +588,11 @@ await check("a mistyped bike id ends the waiting with the server's words; so doe
     await shot(p, "bike-card-not-found");
     await p.evaluate(() => window.bikarooHost.callTool("get_bike_status", { bikeId: "VL 2048" }));
     const g = await viewFrame(p, "get_bike_status", 1);
-    await waitText(g, "#problem", /^Bike VL 2048 could not be shown: \S/);
+    // Said as a person would, not as the schema's pattern.
+    await waitText(g, "#problem", /^“VL 2048” is not a bike id: bike ids look like VL-2048 \(VL-, then 4 to 6 digits\)\.$/);
     assert(!(await visible(g, "#loading")), "still waiting after an invalid id");
+    await assertPlain(f, "a bike not found");
+    await assertPlain(g, "an id of the wrong shape");
   } finally {
     await p.close();
   }
@@ -461,17 +617,75 @@ await check("an application that must confirm on the server's side: the card say
   // This host declares no elicitation, so the server cannot ask: it says what it needs.
   const { p, msg } = await refusedReport("careful", /confirm/i);
   try {
-    assert(/^The host could not complete the call: .*confirm reports through elicitation/.test(msg), msg);
+    assert(/^Nothing was reported: reports made from this app must be confirmed by you, and this app cannot ask you\./.test(msg), msg);
+    await assertPlain(await viewFrame(p, "get_bike_status"), "a report this app cannot confirm");
   } finally {
     await p.close();
   }
 });
 
-await check("a host that hands the server's confirmation request to the view: the card shows it in words, naming who acts, and nothing is written", async () => {
-  const { p, msg } = await refusedReport("careful", /^The server asks for a confirmation/, { elicit: "manual" });
+await check("a host that hands the server's confirmation request to the view: the card asks with Confirm and Cancel, and acts on the answer", async () => {
+  const p = await openHost("careful", { elicit: "manual" });
+  const said = `Confirmed in the card ${randomUUID()}`;
+  const reports = () => psql(`SELECT count(*) FROM fleet.damage_reports WHERE description = ${quote(said)}`);
+  const declined = () => psql(`SELECT count(*) FROM fleet.audit_log WHERE client_id = 'careful-assistant' AND outcome = 'declined' AND target = ${quote(BIKE)}`);
   try {
-    for (const part of ["report_damaged_bike", BIKE, "FR-PAR", "marie", "careful-assistant"]) assert(msg.includes(part), `${part} missing: ${msg}`);
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Bike ${BIKE}$`));
+    await waitVisible(f, "#open-report");
+    await f.focus("#open-report");
+    await keys(p, "Enter", "ArrowDown", "Tab"); // flat_tire
+    await p.keyboard.type(said);
+    await keys(p, "Tab", "Enter", "Tab", "Enter"); // Review, Send
+    // The question, in the card: what is asked, and both answers, with the focus on it.
+    await waitVisible(f, "#ask");
+    await waitText(f, "#ask-text", /^Bikaroo asks you to confirm this report before filing it: Flat tire on bike VL-\d+\. Check the details above\.$/);
+    assert((await focused(f)) === "ask", `the question takes the focus: ${await focused(f)}`);
+    assert((await text(f, "#ask-confirm")) === "Confirm and file the report" && (await text(f, "#ask-cancel")) === "Cancel", "Confirm and Cancel");
+    assert(!(await visible(f, "#send")), "Send is offered while the question waits for an answer");
+    assert(reports() === "0", "a report was written before it was confirmed");
+    await assertPlain(f, "the confirmation asked");
     await shot(p, "bike-card-confirmation-asked");
+    // Cancel: the server is told, writes nothing, and the card says so.
+    const before = Number(declined());
+    await keys(p, "Tab", "Tab", "Enter");
+    await waitText(f, "#message", /^Nothing was reported: you cancelled it\.$/);
+    assert(!(await visible(f, "#ask")), "the question stays after Cancel");
+    assert(reports() === "0", "a cancelled report was written");
+    assert(Number(declined()) === before + 1, "the server was not told the report was cancelled");
+    // Send again, then Confirm: filed once, through the server's confirmation.
+    await f.focus("#send");
+    await keys(p, "Enter");
+    await waitVisible(f, "#ask");
+    await keys(p, "Tab", "Enter");
+    await waitText(f, "#message", /^Report DR-\d+ filed/);
+    const rows = psql(`SELECT reported_via || ' ' || issue FROM fleet.damage_reports WHERE description = ${quote(said)}`).split("\n");
+    assert(rows.length === 1 && rows[0] === "careful-assistant flat_tire", `reports: ${rows}`);
+    assert(!(await visible(f, "#ask")), "the question stays after Confirm");
+    await assertPlain(f, "the report confirmed");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("the server's question reads in French, in the dark theme at 320 px, in plain words", async () => {
+  const p = await openHost("careful", { elicit: "manual", locale: "fr-FR", theme: "dark", width: 320 });
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), BIKE);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#title", new RegExp(`^Vélo ${BIKE}$`));
+    await waitVisible(f, "#open-report");
+    await f.focus("#open-report");
+    await keys(p, "Enter", "ArrowDown", "ArrowDown", "Tab", "Tab", "Enter", "Tab", "Enter"); // brake_failure, Review, Send
+    await waitVisible(f, "#ask");
+    await waitText(f, "#ask-text", /^Bikaroo vous demande de confirmer ce signalement avant de l’enregistrer : Freins défaillants sur le vélo VL-\d+\. Vérifiez les détails ci-dessus\.$/);
+    assert((await text(f, "#ask-confirm")) === "Confirmer et enregistrer le signalement" && (await text(f, "#ask-cancel")) === "Annuler", "Confirmer et Annuler");
+    await assertPlain(f, "la question du serveur");
+    assert((await brokenIds(f)).length === 0 && !(await overflows(f)), "an id broken or the card wider than 320 px");
+    await shot(p, "bike-card-confirmation-asked-fr-dark-320");
+    await keys(p, "Tab", "Tab", "Enter"); // Annuler
+    await waitText(f, "#message", /^Rien n’a été signalé : vous l’avez annulé\.$/);
   } finally {
     await p.close();
   }
@@ -532,7 +746,7 @@ await check("Send again after a lost answer: the report is filed once, with the 
     await keys(p, "Enter", "Tab");
     await p.keyboard.type(said);
     await keys(p, "Tab", "Enter", "Tab", "Enter");
-    await waitText(f, "#message", /^The host could not complete the call: .*connection was lost/);
+    await waitText(f, "#message", /^The report could not be sent: .*connection was lost.*\. Send it again: it will not be filed twice\.$/);
     assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE description = ${quote(said)}`) === "1", "the lost answer's report is written");
     await f.$eval("#send", (b) => b.click()); // the user tries again
     await waitText(f, "#message", /^Report DR-\d+ filed/);

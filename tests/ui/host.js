@@ -137,9 +137,17 @@ async function render(name, uri, input) {
   await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
   if (options.elicit === "manual") {
     // This host leaves the server's questions to the view: the view's tools/call hands them
-    // back (set after connect(), which installs the bridge's plain forwarding).
-    bridge.oncalltool = (p, extra) =>
-      client.request({ method: "tools/call", params: p }, { allowInputRequired: true, signal: extra.mcpReq.signal });
+    // back, and the view's retry carries the answers (inputResponses and requestState, which
+    // the SDK lifts out of the params into the handler's context) to the server (set after
+    // connect(), which installs the bridge's plain forwarding).
+    bridge.oncalltool = (p, extra) => {
+      const retry = {};
+      if (extra.mcpReq.inputResponses) retry.inputResponses = extra.mcpReq.inputResponses;
+      const state = extra.mcpReq.requestState?.();
+      if (state !== undefined) retry.requestState = state;
+      if (retry.inputResponses) log("answer", retry.inputResponses);
+      return client.request({ method: "tools/call", params: { ...p, ...retry } }, { allowInputRequired: true, signal: extra.mcpReq.signal });
+    };
   }
   if (options.lose) {
     let lost = false;

@@ -41,8 +41,8 @@ start careful marie careful-assistant
 # The database as its owner, who reads every row (the tests count what was written).
 # shellcheck disable=SC2154  # url_marie, url_dev, url_careful: set by start() through printf -v
 UI_MCP_MARIE=$url_marie UI_MCP_DEV=$url_dev UI_MCP_CAREFUL=$url_careful UI_DB_URL=${IT_SUPER_URL:-$BIKAROO_MIGRATE_URL} UI_OUT=$out \
-  UI_CHROMIUM=$chromium PUPPETEER_SKIP_DOWNLOAD=1 timeout 120 "$node" tests/ui/browser.mjs
+  UI_CHROMIUM=$chromium PUPPETEER_SKIP_DOWNLOAD=1 timeout 240 "$node" tests/ui/browser.mjs
 rc=$?
-[[ $rc == 124 ]] && echo "not ok - the browser tests ended within 120 s"
+[[ $rc == 124 ]] && echo "not ok - the browser tests ended within 240 s"
 echo "# screenshots in $out"
 exit "$rc"
