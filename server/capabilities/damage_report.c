@@ -18,7 +18,7 @@
 #define TOOL_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
 
 static const struct mcp_governance damage_report_governance = {
-	.version = "1.0.0",
+	.version = "1.1.0",
 	ADAPTER_GOV_STABLE,
 	.risk = "high",
 	.data = "internal: fleet operations data; the free-text description may hold personal "
