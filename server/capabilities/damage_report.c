@@ -342,8 +342,8 @@ static const struct tool_desc damage_report_tools[] = {{
 	.title = "Report a damaged bike",
 	.description = "Report a damaged bike. In one transaction this files a damage report "
 		       "(reportId, e.g. "
-		       "DR-8492), makes the bike unavailable unless it is already out of service "
-		       "(in_repair, "
+		       "DR-287180438001), makes the bike unavailable unless it is already out "
+		       "of service (in_repair, "
 		       "lost, "
 		       "retired), and opens an investigation case for the bike or adds the report "
 		       "to its open "
