@@ -48,6 +48,8 @@ UPPER = ("maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties"
 LOWER = ("minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties")
 RESTRICT = ("pattern", "format", "const", "multipleOf")
 OPEN, CLOSED, CONSTRAINED = "open", "closed", "constrained"
+
+
 # Why an output change is major: during a rolling upgrade a client may list the tools on an
 # instance of one version and call an instance of the other, and validates each answer against
 # the schema it listed (docs/capabilities.md).
@@ -194,7 +196,8 @@ def diff_type(o, n, path, inp, field):
         return None if t is MISSING else set([t] if isinstance(t, str) else t)
     ot, nt = types(o), types(n)
     if ot is None:  # a type where any was accepted
-        return [Change(MAJOR, field, "%s type added%s" % (at(path), "" if inp else new_rejects()))]
+        return [Change(MAJOR, field, "%s type added%s" % (
+            at(path), "" if inp else new_rejects()))]
     if nt is None:
         return [Change(MINOR if inp else MAJOR, field, "%s type removed%s" % (
             at(path), "" if inp else old_rejects()))]
@@ -203,13 +206,15 @@ def diff_type(o, n, path, inp, field):
     if inp and nt > ot:
         return [Change(MINOR, field, "%s type widened to %s" % (at(path), show(n)))]
     if not inp and nt < ot:
-        return [Change(MAJOR, field, "%s type narrowed to %s%s" % (at(path), show(n), new_rejects()))]
+        return [Change(MAJOR, field, "%s type narrowed to %s%s" % (
+            at(path), show(n), new_rejects()))]
     return [Change(MAJOR, field, "%s type changed from %s to %s" % (at(path), show(o), show(n)))]
 
 
 def diff_enum(o, n, path, inp, field):
     if o is MISSING:
-        return [Change(MAJOR, field, "%s enum added%s" % (at(path), "" if inp else new_rejects()))]
+        return [Change(MAJOR, field, "%s enum added%s" % (
+            at(path), "" if inp else new_rejects()))]
     if n is MISSING:
         return [Change(MINOR if inp else MAJOR, field, "%s enum removed%s" % (
             at(path), "" if inp else old_rejects()))]
