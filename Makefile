@@ -320,15 +320,19 @@ help:
 
 # Capability contracts (tests/contracts): the contract of every tool, resource, template and
 # prompt as a client lists it; `make contracts` records it in tests/contracts/snapshot.json after
-# checking each version bump (docs/capabilities.md: Versioning), then checks the capability table
-# of docs/capabilities.md.
+# checking each version bump and the rolling upgrade from the previous release (its snapshot, from
+# git; empty in a checkout without it) (docs/capabilities.md: Versioning), then checks the
+# capability table of docs/capabilities.md.
 .PHONY: contracts
 $(B)/contracts-dump: $(B)/tests/contracts/dump.o $(B)/libbikaroo.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 contracts: $(B)/contracts-dump
 	$(B)/contracts-dump >$(B)/contracts-current.json
-	python3 scripts/contracts.py --update tests/contracts/snapshot.json $(B)/contracts-current.json
+	git show "$$(tr -d '[:space:]' <tests/upgrade/PREVIOUS):tests/contracts/snapshot.json" \
+	  >$(B)/contracts-released.json 2>/dev/null || : >$(B)/contracts-released.json
+	python3 scripts/contracts.py --update tests/contracts/snapshot.json $(B)/contracts-current.json \
+	  $(B)/contracts-released.json
 	python3 scripts/contracts.py readme docs/capabilities.md $(B)/contracts-current.json
 
 # Installation (FHS): the binary in $(PREFIX)/bin, its documents, prompts and migrations in

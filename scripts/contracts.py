@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
 """Capability contracts: versioning that cannot surprise clients (docs/capabilities.md).
 
-  contracts.py check SNAPSHOT CURRENT    compare the recorded snapshot with the catalogue now
-  contracts.py --update SNAPSHOT CURRENT record CURRENT in SNAPSHOT (refused when a bump is wrong)
-  contracts.py readme DOC CURRENT        DOC's capability table (docs/capabilities.md) against
-                                         the catalogue
+  contracts.py check SNAPSHOT CURRENT [RELEASED]    compare the recorded snapshot with the
+                                                   catalogue now
+  contracts.py --update SNAPSHOT CURRENT [RELEASED] record CURRENT in SNAPSHOT (refused when a
+                                                   bump is wrong or a check fails)
+  contracts.py readme DOC CURRENT                  DOC's capability table
+                                                   (docs/capabilities.md) against the catalogue
 
 CURRENT is the output of build/contracts-dump (tests/contracts/dump.c), '-' for stdin: every
 tool, resource, resource template and prompt as a 2026-07-28 client lists it (the contract)
 with its governance record (version, lifecycle, sunset, replacement, owner, risk, roles...).
+RELEASED is the snapshot of the previous release (tests/upgrade/PREVIOUS), absent or empty
+when this checkout does not hold it.
 
 Each capability's change from the snapshot is classified (patch: wording; minor: compatible
-addition; major: anything a client could break on; whatever cannot be classified is major) and
-its version must be at least the snapshot's version bumped at that level. Exits non-zero on any
-failure; ends with one summary line. Python 3 standard library only. CONTRACTS_TODAY=YYYY-MM-DD
-replaces today's date (for the sunset rules' tests).
+addition; major: anything a client could break on, judged by what a client that validates
+against one version's schema rejects from the other, in both directions; whatever cannot be
+classified is major) and its version must be at least the snapshot's version bumped at that
+level (or the previous release's, while the snapshot's is not released yet). Output schemas
+must leave their objects open, and with RELEASED, no change since the previous release may be
+major: both serve side by side during a rolling upgrade. Exits non-zero on any failure; ends
+with one summary line. Python 3 standard library only. CONTRACTS_TODAY=YYYY-MM-DD replaces
+today's date (for the sunset rules' tests).
 """
 import datetime
 import json
@@ -39,6 +47,18 @@ WORDING = ("title", "description", "examples", "$comment")
 UPPER = ("maxLength", "maximum", "exclusiveMaximum", "maxItems", "maxProperties")
 LOWER = ("minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties")
 RESTRICT = ("pattern", "format", "const", "multipleOf")
+OPEN, CLOSED, CONSTRAINED = "open", "closed", "constrained"
+
+
+# Why an output change is major: during a rolling upgrade a client may list the tools on an
+# instance of one version and call an instance of the other, and validates each answer against
+# the schema it listed (docs/capabilities.md).
+def old_rejects(what="answers"):
+    return " (a client holding the earlier schema rejects this version's %s)" % what
+
+
+def new_rejects(what="answers"):
+    return " (a client holding this schema rejects the earlier version's %s)" % what
 
 
 class Change:
@@ -58,7 +78,12 @@ def at(path):
 
 def diff_schema(old, new, path, inp, field):
     """Changes from schema old to new at path; inp: an input schema (clients send it: relaxing
-    is compatible) or an output one (clients read it: new properties and values are)."""
+    is compatible) or an output one. A client validates each answer against the output schema
+    it listed, and during a rolling upgrade it may have listed either version: so an output
+    change is compatible only when neither version's answers fail the other's schema. Answers
+    carry only the properties their schema declares; an optional property added to an object
+    the earlier version left open, or an object opened, is thus the compatible (minor) kind;
+    any other change to what answers may hold is major."""
     if old == new:
         return []
     if not isinstance(old, dict) or not isinstance(new, dict):
@@ -73,7 +98,8 @@ def diff_schema(old, new, path, inp, field):
         elif k == "properties" and isinstance(o if o is not MISSING else {}, dict) \
                 and isinstance(n if n is not MISSING else {}, dict):
             out += diff_properties({} if o is MISSING else o, {} if n is MISSING else n,
-                                   set(new.get("required", [])), path, inp, field)
+                                   set(new.get("required", [])), openness(old), path, inp,
+                                   field)
         elif k == "required":
             out += diff_required(o, n, new.get("properties", {}), old.get("properties", {}),
                                  path, inp, field)
@@ -85,9 +111,9 @@ def diff_schema(old, new, path, inp, field):
             out += diff_bound(k, o, n, path, inp, field)
         elif k in RESTRICT:
             if o is MISSING:
-                lv, what = (MAJOR, "added") if inp else (MINOR, "added")
+                lv, what = (MAJOR, "added") if inp else (MAJOR, "added" + new_rejects())
             elif n is MISSING:
-                lv, what = (MINOR, "removed") if inp else (MAJOR, "removed")
+                lv, what = (MINOR, "removed") if inp else (MAJOR, "removed" + old_rejects())
             else:
                 lv, what = MAJOR, "changed from %s to %s" % (show(o), show(n))
             out.append(Change(lv, field, "%s %s %s" % (at(path), k, what)))
@@ -109,17 +135,34 @@ def diff_schema(old, new, path, inp, field):
     return out
 
 
-def diff_properties(old, new, new_required, path, inp, field):
+def openness(schema):
+    """Whether an object schema admits properties it does not declare: OPEN (no
+    additionalProperties, or true), CLOSED (false, or unevaluatedProperties false), or
+    CONSTRAINED (a schema they must match)."""
+    a = schema.get("additionalProperties", True)
+    if a is False or schema.get("unevaluatedProperties", True) is False:
+        return CLOSED
+    return OPEN if a is True else CONSTRAINED
+
+
+def diff_properties(old, new, new_required, old_open, path, inp, field):
     out = []
     for p in sorted(set(old) | set(new)):
         sub = "%s.%s" % (path, p) if path else p
         if p not in new:
             out.append(Change(MAJOR, field, "property '%s' removed" % sub))
         elif p not in old:
-            if inp and p in new_required:
+            if p in new_required and (inp or old_open == OPEN):
                 continue  # reported by diff_required as a new required property
-            out.append(Change(MINOR, field, "%s property '%s' added" % (
-                "optional" if inp else "output", sub)))
+            if inp:
+                out.append(Change(MINOR, field, "optional property '%s' added" % sub))
+            elif old_open == OPEN:
+                out.append(Change(MINOR, field, "optional output property '%s' added" % sub))
+            else:
+                out.append(Change(MAJOR, field, "output property '%s' added to an object the "
+                                  "earlier version %s%s" % (
+                                      sub, "closed" if old_open == CLOSED else
+                                      "constrained (additionalProperties)", old_rejects())))
         else:
             out += diff_schema(old[p], new[p], sub, inp, field)
     return out
@@ -131,19 +174,20 @@ def diff_required(o, n, new_props, old_props, path, inp, field):
     out = []
     for p in sorted(n - o):
         sub = "%s.%s" % (path, p) if path else p
+        what = "added as required" if p not in old_props else "now required"
         if inp:
-            what = "added as required" if p not in old_props else "now required"
             out.append(Change(MAJOR, field, "property '%s' %s" % (sub, what)))
         else:
-            out.append(Change(MINOR, field, "output property '%s' now always present" % sub))
+            out.append(Change(MAJOR, field, "output property '%s' %s%s" % (
+                sub, what, new_rejects("answers without it"))))
     for p in sorted(o - n):
         sub = "%s.%s" % (path, p) if path else p
         if inp:
             if p in new_props:
                 out.append(Change(MINOR, field, "property '%s' no longer required" % sub))
         else:
-            out.append(Change(MAJOR, field, "output property '%s' no longer always present"
-                              % sub))
+            out.append(Change(MAJOR, field, "output property '%s' no longer always present%s"
+                              % (sub, old_rejects("answers without it"))))
     return out
 
 
@@ -152,36 +196,43 @@ def diff_type(o, n, path, inp, field):
         return None if t is MISSING else set([t] if isinstance(t, str) else t)
     ot, nt = types(o), types(n)
     if ot is None:  # a type where any was accepted
-        return [Change(MAJOR if inp else MINOR, field, "%s type added" % at(path))]
+        return [Change(MAJOR, field, "%s type added%s" % (
+            at(path), "" if inp else new_rejects()))]
     if nt is None:
-        return [Change(MINOR if inp else MAJOR, field, "%s type removed" % at(path))]
+        return [Change(MINOR if inp else MAJOR, field, "%s type removed%s" % (
+            at(path), "" if inp else old_rejects()))]
     if ot == nt:
         return []
     if inp and nt > ot:
         return [Change(MINOR, field, "%s type widened to %s" % (at(path), show(n)))]
     if not inp and nt < ot:
-        return [Change(MINOR, field, "%s type narrowed to %s" % (at(path), show(n)))]
+        return [Change(MAJOR, field, "%s type narrowed to %s%s" % (
+            at(path), show(n), new_rejects()))]
     return [Change(MAJOR, field, "%s type changed from %s to %s" % (at(path), show(o), show(n)))]
 
 
 def diff_enum(o, n, path, inp, field):
     if o is MISSING:
-        return [Change(MAJOR if inp else MINOR, field, "%s enum added" % at(path))]
+        return [Change(MAJOR, field, "%s enum added%s" % (
+            at(path), "" if inp else new_rejects()))]
     if n is MISSING:
-        return [Change(MINOR if inp else MAJOR, field, "%s enum removed" % at(path))]
+        return [Change(MINOR if inp else MAJOR, field, "%s enum removed%s" % (
+            at(path), "" if inp else old_rejects()))]
     os_, ns = {show(v) for v in o}, {show(v) for v in n}
     added, removed = sorted(ns - os_), sorted(os_ - ns)
     if inp and removed:
         return [Change(MAJOR, field, "%s enum narrowed (%s removed)" % (
             at(path), ", ".join(removed)))]
-    if added or removed:
-        what = []
-        if added:
-            what.append("%s added" % ", ".join(added))
-        if removed:
-            what.append("%s removed" % ", ".join(removed))
-        return [Change(MINOR, field, "%s enum values %s" % (at(path), "; ".join(what)))]
-    return []  # the same values in another order
+    if inp and added:
+        return [Change(MINOR, field, "%s enum values %s added" % (at(path), ", ".join(added)))]
+    out = []
+    if added:
+        out.append(Change(MAJOR, field, "%s enum values %s added%s" % (
+            at(path), ", ".join(added), old_rejects())))
+    if removed:
+        out.append(Change(MAJOR, field, "%s enum values %s removed%s" % (
+            at(path), ", ".join(removed), new_rejects())))
+    return out  # none: the same values in another order
 
 
 def diff_bound(k, o, n, path, inp, field):
@@ -195,11 +246,12 @@ def diff_bound(k, o, n, path, inp, field):
         return [Change(MAJOR, field, "%s %s changed" % (at(path), k))]
     else:
         tighter = n < o if upper else n > o
-    lv = (MAJOR if tighter else MINOR) if inp else (MINOR if tighter else MAJOR)
+    lv = (MAJOR if tighter else MINOR) if inp else MAJOR
     what = "narrowed" if tighter else "relaxed"
-    return [Change(lv, field, "%s %s %s (%s -> %s)" % (
+    why = "" if inp else new_rejects() if tighter else old_rejects()
+    return [Change(lv, field, "%s %s %s (%s -> %s)%s" % (
         at(path), k, what, "none" if o is MISSING else show(o),
-        "none" if n is MISSING else show(n)))]
+        "none" if n is MISSING else show(n), why))]
 
 
 def diff_additional(o, n, path, inp, field):
@@ -209,11 +261,32 @@ def diff_additional(o, n, path, inp, field):
         if inp:
             return [Change(MINOR if n else MAJOR, field, "%s additionalProperties %s" % (
                 at(path), "allowed" if n else "refused"))]
-        return [Change(MINOR, field, "%s additionalProperties %s" % (
-            at(path), "allowed" if n else "refused"))]
+        # Answers carry only declared properties: neither changes what a client accepts of
+        # either version. A closed object is refused all the same, as a rule of its own
+        # (closed_outputs): no later version could add a property to it.
+        return [Change(MINOR, field, "output object at %s %s" % (
+            at(path), "opened" if n else "closed"))]
     if isinstance(o, dict) and isinstance(n, dict):
         return diff_schema(o, n, path + ".*", inp, field)
     return [Change(MAJOR, field, "%s additionalProperties changed" % at(path))]
+
+
+def closed_outputs(schema, path=""):
+    """Where an output schema closes an object (additionalProperties or unevaluatedProperties
+    false), as property paths: output objects stay open (docs/capabilities.md)."""
+    if not isinstance(schema, dict):
+        return []
+    out = [at(path)] if openness(schema) == CLOSED else []
+    for p, sub in sorted((schema.get("properties") or {}).items()):
+        out += closed_outputs(sub, "%s.%s" % (path, p) if path else p)
+    for k in ("items", "additionalProperties", "not", "if", "then", "else"):
+        out += closed_outputs(schema.get(k), path + ("[]" if k == "items" else ""))
+    for k in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for sub in schema.get(k) or []:
+            out += closed_outputs(sub, path)
+    for sub in (schema.get("$defs") or {}).values():
+        out += closed_outputs(sub, path)
+    return out
 
 
 # ---- the other parts of a contract --------------------------------------------------------
@@ -299,7 +372,8 @@ def diff_contract(old, new):
         elif k in ("inputSchema", "outputSchema"):
             inp = k == "inputSchema"
             if o is MISSING:
-                out.append(Change(MAJOR if inp else MINOR, k, "%s added" % k))
+                out.append(Change(MAJOR, k, "%s added%s" % (
+                    k, "" if inp else new_rejects("answers without structured content"))))
             elif n is MISSING:
                 out.append(Change(MINOR if inp else MAJOR, k, "%s removed" % k))
             else:
@@ -429,17 +503,39 @@ def governance_failures(name, key, g, recs):
     return bad
 
 
-def compare(snap, recs):
-    """(failures, stale, changed, notes): stale are failures that `make contracts` fixes."""
+def roll_failures(name, rel, cur):
+    """A change from the previous release's contract rel that a validating client rejects,
+    whatever the version says: both releases serve side by side during a rolling upgrade."""
+    broken = [c.reason for c in diff_contract(rel.get("contract") or {}, cur["contract"] or {})
+              if c.level == MAJOR]
+    if not broken:
+        return []
+    return ["%s: cannot roll from the previous release's %s: %s; a change clients break on "
+            "ships as a new capability beside this one (then deprecate this one)"
+            % (name, rel.get("version"), "; ".join(broken))]
+
+
+def compare(snap, recs, released=None):
+    """(failures, stale, changed, notes): stale are failures that `make contracts` fixes.
+    released: the previous release's snapshot records, or None: a version the snapshot
+    records above the release's is not released yet, and a change is then judged from the
+    release (what clients may hold), not from that unreleased record."""
     failures, stale, notes = [], [], []
     changed = 0
     now = today()
     for (kind, key), (cur, g) in recs.items():
         name = label(kind, key)
         failures += governance_failures(name, key, g, recs)
+        failures += ["%s: its outputSchema closes the object at %s (additionalProperties "
+                     "false): output objects stay open, so that a later version can add a "
+                     "property" % (name, where)
+                     for where in closed_outputs((cur["contract"] or {}).get("outputSchema"))]
         if g.get("lifecycle") == "deprecated" and valid_date(g.get("sunset")) \
                 and g["sunset"] < now:
             notes.append("%s: past its sunset %s: it may now be removed" % (name, g["sunset"]))
+        rel = (released or {}).get((kind, key))
+        if rel is not None:
+            failures += roll_failures(name, rel, cur)
         old = snap.get((kind, key))
         if old is None:
             changed += 1
@@ -455,8 +551,12 @@ def compare(snap, recs):
                 failures.append("%s: the snapshot's version %r is not MAJOR.MINOR.PATCH"
                                 % (name, old.get("version")))
             continue
-        changes = diff_contract(old.get("contract") or {}, cur["contract"] or {})
-        changes += diff_lifecycle(old, cur)
+        base, bv = old, ov
+        rv = semver(rel.get("version")) if rel is not None else None
+        if rv is not None and rv < ov:  # the snapshot's version is not released yet
+            base, bv = rel, rv
+        changes = diff_contract(base.get("contract") or {}, cur["contract"] or {})
+        changes += diff_lifecycle(base, cur)
         level = max([c.level for c in changes], default=NONE)
         fields = []
         for c in changes:
@@ -467,18 +567,20 @@ def compare(snap, recs):
             if changes else "contract unchanged"
         # Initial development (semver item 4: 0.y.z): anything may change; a version from
         # 1.0.0 on is the public contract the rules protect.
-        need = cv if ov[0] == 0 and cv[0] == 0 else bump(ov, level)
+        need = cv if bv[0] == 0 and cv[0] == 0 else max(bump(bv, level), ov)
+        since = " since the previous release" if base is rel else ""
         if cv < ov:
             failures.append("%s: %s but version %s -> %s goes backwards; versions never go down"
                             % (name, what, vstr(ov), vstr(cv)))
         elif cv < need:
-            failures.append("%s: %s but version %s -> %s; bump to %s" % (
-                name, what, vstr(ov), vstr(cv), vstr(need)))
+            failures.append("%s: %s%s but version %s -> %s; bump to %s" % (
+                name, what, since, vstr(bv), vstr(cv), vstr(need)))
         else:
-            stale.append("%s: %s, version %s -> %s is enough, but the snapshot records %s: run "
-                         "make contracts to record it" % (
-                             name, what, vstr(ov), vstr(cv),
-                             "the old contract" if changes else "the old version"))
+            stale.append("%s: %s%s, version %s -> %s is enough, but the snapshot records %s: "
+                         "run make contracts to record it" % (
+                             name, what, since, vstr(bv), vstr(cv),
+                             "the old contract" if changes or base is rel else
+                             "the old version"))
     for (kind, key), old in snap.items():
         if (kind, key) in recs:
             continue
@@ -519,11 +621,23 @@ def snapshot_json(recs):
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def cmd_check(snapshot, current, update):
+def released_records(path):
+    """The previous release's snapshot records; None (with a note) when path is absent or
+    empty (a checkout without that release's history)."""
+    if path is None:
+        return None
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        print("contracts: note: no snapshot of the previous release (%s): versions are judged "
+              "from this snapshot only, and the rolling upgrade is not checked" % path)
+        return None
+    return snapshot_records(load_json(path))
+
+
+def cmd_check(snapshot, current, update, released_path=None):
     recs = current_records(load_json(current))
     snap = snapshot_records(load_json(snapshot)) if os.path.exists(snapshot) or not update \
         else {}
-    failures, stale, changed, notes = compare(snap, recs)
+    failures, stale, changed, notes = compare(snap, recs, released_records(released_path))
     for n in notes:
         print("contracts: note: " + n)
     if update:
@@ -631,15 +745,16 @@ def cmd_readme(path, current):
 
 
 def main(argv):
-    usage = ("usage: contracts.py check SNAPSHOT CURRENT | --update SNAPSHOT CURRENT | "
-             "readme DOC CURRENT")
-    if len(argv) != 4:
+    usage = ("usage: contracts.py check SNAPSHOT CURRENT [RELEASED] | --update SNAPSHOT "
+             "CURRENT [RELEASED] | readme DOC CURRENT")
+    if len(argv) not in (4, 5) or (len(argv) == 5 and argv[1] == "readme"):
         sys.exit(usage)
-    cmd, a, b = argv[1:]
+    cmd, a, b = argv[1:4]
+    rel = argv[4] if len(argv) == 5 else None
     if cmd == "check":
-        return cmd_check(a, b, False)
+        return cmd_check(a, b, False, rel)
     if cmd in ("--update", "update"):
-        return cmd_check(a, b, True)
+        return cmd_check(a, b, True, rel)
     if cmd == "readme":
         return cmd_readme(a, b)
     sys.exit(usage)

@@ -142,8 +142,7 @@ cat >"server/capabilities/schemas/$name.output.json" <<'EOF'
     "region": {"type": "string"},
     "status": {"type": "string", "description": "A code of bikaroo://fleet/status-codes."}
   },
-  "required": ["bikeId", "region", "status"],
-  "additionalProperties": false
+  "required": ["bikeId", "region", "status"]
 }
 EOF
 

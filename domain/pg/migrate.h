@@ -7,7 +7,7 @@
 
 /* The schema version this binary needs: the number of the highest NNNN_name.sql file it was
  * built with (tests/ops checks it against migrations/). */
-#define MIGRATE_SCHEMA_VERSION 14
+#define MIGRATE_SCHEMA_VERSION 15
 
 /* Under a session advisory lock, so that concurrent instances apply each file once:
  * 1. every NNNN_name.sql file of dir not yet recorded in fleet_meta.schema_migrations, in name

@@ -148,7 +148,8 @@ BEGIN
         INSERT INTO case_events (case_id, region, kind, report_id, actor_subject, actor_client, at)
         VALUES (v_case, bk.region, 'opened', NULL, p_subject, p_client, v_now);
     END IF;
-    v_report := 'DR-' || nextval('fleet.report_seq');
+    -- A number no restore hands out again (fleet.clock_number: the clock and the sequence).
+    v_report := 'DR-' || fleet.clock_number('fleet.report_seq');
     INSERT INTO damage_reports (report_id, bike_id, region, case_id, issue, description,
                                 status_before, status_after, reported_by, reported_via,
                                 recorded_at)

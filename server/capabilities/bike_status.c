@@ -35,17 +35,18 @@ static const struct mcp_governance bike_governance = {
 };
 
 /* One bike's status as the tool's structured content and the template's document (new): one
- * shape, matching the tool's outputSchema. */
+ * shape, exactly the properties of the tool's outputSchema, no more (a client validates the
+ * answer against the schema it listed, perhaps on an instance of the previous release, whose
+ * schema was closed: the station's name, b->station_name, is added, optional, by the release
+ * after this one; docs/capabilities.md). */
 static json_t *bike_status_json(const struct fleet_bike_status *b)
 {
-	return json_pack(
-		"{s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:s, s:o}", "bikeId", b->bike_id, "status",
-		b->status, "statusLabel", b->status_label, "region", b->region, "station",
-		*b->station ? json_string(b->station) : json_null(), "stationName",
-		*b->station_name ? json_string(b->station_name) : json_null(), "batteryPct",
-		b->battery_pct < 0 ? json_null() : json_integer(b->battery_pct), "lastSeenAt",
-		b->last_seen_at, "openCaseId",
-		*b->open_case_id ? json_string(b->open_case_id) : json_null());
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:o}", "bikeId", b->bike_id, "status",
+			 b->status, "statusLabel", b->status_label, "region", b->region, "station",
+			 *b->station ? json_string(b->station) : json_null(), "batteryPct",
+			 b->battery_pct < 0 ? json_null() : json_integer(b->battery_pct),
+			 "lastSeenAt", b->last_seen_at, "openCaseId",
+			 *b->open_case_id ? json_string(b->open_case_id) : json_null());
 }
 
 /* A refused read as words a person (or a model) can act on; unknown and out-of-perimeter bikes
@@ -114,10 +115,9 @@ static enum resource_status bike_status_read(struct mcp_ctx *ctx, const char *ur
 static const struct tool_desc bike_status_tools[] = {{
 	.name = "get_bike_status",
 	.title = "Bike status",
-	.description = "Current status of one bike: status code and label, region, station (id and "
-		       "name), battery level, when it was last seen, and its open investigation "
-		       "case if any. Only bikes in your regions are visible; others read as not "
-		       "found.",
+	.description = "Current status of one bike: status code and label, region and station, "
+		       "battery level, when it was last seen, and its open investigation case if "
+		       "any. Only bikes in your regions are visible; others read as not found.",
 	.input_schema = schema_get_bike_status_input,
 	.output_schema = schema_get_bike_status_output,
 	.read_only = true,

@@ -18,7 +18,7 @@
 #define TOOL_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
 
 static const struct mcp_governance damage_report_governance = {
-	.version = "1.0.0",
+	.version = "1.1.0",
 	ADAPTER_GOV_STABLE,
 	.risk = "high",
 	.data = "internal: fleet operations data; the free-text description may hold personal "
@@ -342,8 +342,8 @@ static const struct tool_desc damage_report_tools[] = {{
 	.title = "Report a damaged bike",
 	.description = "Report a damaged bike. In one transaction this files a damage report "
 		       "(reportId, e.g. "
-		       "DR-8492), makes the bike unavailable unless it is already out of service "
-		       "(in_repair, "
+		       "DR-287180438001), makes the bike unavailable unless it is already out "
+		       "of service (in_repair, "
 		       "lost, "
 		       "retired), and opens an investigation case for the bike or adds the report "
 		       "to its open "

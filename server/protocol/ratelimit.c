@@ -19,15 +19,17 @@
 
 #define RATELIMIT_SLOTS 4096u
 #define RATELIMIT_MAX_KEYS 16384u
-/* Times a call finds the leases it waited for taken by other calls before it is refused. */
-#define RATELIMIT_ROUNDS 4
+/* Times a call asks the store itself and finds its leases gone (its buckets evicted from a full
+ * table meanwhile) before it is refused. */
+#define RATELIMIT_ASKS 4
 
 struct rl_bucket {
 	struct rl_bucket *next;
-	double tokens, stamp; /* this process's bucket: tokens at stamp (monotonic seconds) */
-	long leased;          /* tokens of the shared bucket this process holds */
-	double hold_until;    /* the shared bucket was emptied: not asked before then */
-	bool asking;          /* a call is asking the store for a lease of it */
+	double tokens, stamp;  /* this process's bucket: tokens at stamp (monotonic seconds) */
+	long leased;           /* tokens of the shared bucket this process holds */
+	double hold_until;     /* the shared bucket was emptied: not asked before then */
+	bool asking;           /* a call is asking the store for a lease of it */
+	unsigned long answers; /* answers of the store to asks for it (a waiter's cue) */
 	bool write, client;
 	char name[]; /* subject or client id */
 };
@@ -135,6 +137,7 @@ static struct rl_bucket *rl_find(struct ratelimit *rl, const char *name, bool wr
 	b->leased = 0;
 	b->hold_until = 0;
 	b->asking = false;
+	b->answers = 0;
 	b->write = write;
 	b->client = client;
 	memcpy(b->name, name, n + 1);
@@ -308,20 +311,30 @@ static const char *rl_client_label(struct ratelimit *rl, const char *client)
 }
 
 /* Under the lock: asks the store for the leases s and c lack, the lock released meanwhile, and
- * applies the answer; *s and *c are found again after (they may have been evicted). Other calls
- * for these buckets wait for the answer rather than ask too (asking, rl->answered). */
+ * applies the answer; *s and *c are found again after (they may have been evicted). A token of
+ * the lease the call already holds is set aside while it asks for the other and put back after,
+ * so that the lock released does not let other calls spend it: the caller, still under the lock,
+ * then takes its tokens before any other call can. Other calls for the buckets asked for wait
+ * for the answer rather than ask too (asking, rl->answered). */
 static void rl_ask(struct ratelimit *rl, const char *subject, const char *client, bool write,
 		   struct rl_bucket **s, struct rl_bucket **c)
 {
 	struct fleet_budget_lease l[2];
 	size_t n = 0;
+	long kept_s = 0, kept_c = 0;
 	if ((*s)->leased < 1) {
 		l[n++] = rl_lease(rl, *s, subject);
 		(*s)->asking = true;
+	} else {
+		(*s)->leased--;
+		kept_s = 1;
 	}
 	if ((*c)->leased < 1) {
 		l[n++] = rl_lease(rl, *c, client);
 		(*c)->asking = true;
+	} else {
+		(*c)->leased--;
+		kept_c = 1;
 	}
 	if (rl->fallback) /* one call probes a store that failed; the others stay local */
 		rl->store_retry_at = rl_now() + RATELIMIT_STORE_RETRY_S;
@@ -332,8 +345,12 @@ static void rl_ask(struct ratelimit *rl, const char *subject, const char *client
 	pthread_mutex_lock(&rl->lock);
 	double now = rl_now();
 	rl_pair(rl, subject, client, write, now, s, c);
-	for (size_t i = 0; i < n; i++)
+	(*s)->leased += kept_s; /* this call's token, whatever became of the bucket meanwhile */
+	(*c)->leased += kept_c;
+	for (size_t i = 0; i < n; i++) {
 		(l[i].client ? *c : *s)->asking = false;
+		(l[i].client ? *c : *s)->answers++;
+	}
 	rl_store_answered(rl, rc, l, n, *s, *c, now);
 	task_cond_broadcast(&rl->answered);
 }
@@ -346,8 +363,15 @@ enum ratelimit_status ratelimit_take(struct ratelimit *rl, const char *subject, 
 		return RATELIMIT_OK;
 	struct rl_bucket *s, *c;
 	enum ratelimit_status st;
+	/* Only an emptied shared bucket refuses a call, never other calls' timing: a call waits for
+	 * another's ask until that ask is answered (answers: a broadcast for other buckets is no
+	 * cue), once; if the leases it brought were spent by the calls woken with it, the call asks
+	 * the store itself, and an asker takes its tokens first (rl_ask). */
+	bool waiting = false, waited = false;
+	unsigned long seen = 0;
+	int asks = 0;
 	pthread_mutex_lock(&rl->lock);
-	for (int round = 0;; round++) {
+	for (;;) {
 		double now = rl_now();
 		rl_pair(rl, subject, client, write, now, &s, &c);
 		if (!rl->set.store || now < rl->store_retry_at) {
@@ -358,15 +382,19 @@ enum ratelimit_status ratelimit_take(struct ratelimit *rl, const char *subject, 
 		st = rl_take_shared(s, c, now, retry_after_s, &ask);
 		if (!ask)
 			break;
-		if (round == RATELIMIT_ROUNDS) { /* leases taken by other calls each time */
+		if (waiting && s->answers + c->answers != seen)
+			waited = true;
+		if (!waited && ((s->leased < 1 && s->asking) || (c->leased < 1 && c->asking))) {
+			/* The asker always answers: the store's call has its deadline. */
+			waiting = true;
+			seen = s->answers + c->answers;
+			task_cond_wait(&rl->answered, &rl->lock);
+			continue;
+		}
+		if (asks++ == RATELIMIT_ASKS) { /* its leases evicted each time */
 			st = RATELIMIT_LIMITED;
 			*retry_after_s = 1;
 			break;
-		}
-		if ((s->leased < 1 && s->asking) || (c->leased < 1 && c->asking)) {
-			/* The asker always answers: the store's call has its deadline. */
-			task_cond_wait(&rl->answered, &rl->lock);
-			continue;
 		}
 		rl_ask(rl, subject, client, write, &s, &c);
 	}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Capability contracts (docs/capabilities.md): checks the catalogue's contracts against the
-# committed snapshot and the capability table of docs/capabilities.md against the catalogue, then
-# tests the checker on mutated copies of the real dump (a checker that accepts everything would
-# pass the first part).
+# committed snapshot and the previous release's (tests/upgrade/PREVIOUS, from git: the rolling
+# upgrade), and the capability table of docs/capabilities.md against the catalogue, then tests
+# the checker on mutated copies of the real dump (a checker that accepts everything would pass
+# the first part) and its output rule on the cases of rule-cases.json (rule.py).
 # Usage: tests/contracts/suite.sh (a suite of scripts/test.sh; its build-directory argument is
 # ignored: a check of data, not of memory, it always (re)builds build/contracts-dump through make
 # with the default flags). No database. Prints one "ok - ..." / "not ok - ..." line per test and
@@ -29,12 +30,13 @@ fi
 if "$B/contracts-dump" >"$t/current.json" 2>"$t/dump.err"; then ok "contracts-dump lists the catalogue"
 else cat "$t/dump.err"; notok "contracts-dump lists the catalogue"; summary; exit 1; fi
 
-# expect NAME PATTERN|"" RC SNAPSHOT CURRENT [check|readme DOC]: runs the checker; passes when
-# its exit status is RC (0 or non-zero "1") and its output matches PATTERN (grep -E).
+# expect NAME PATTERN|"" RC SNAPSHOT CURRENT [check|readme DOC]: runs the checker (with the
+# previous release's snapshot REL when set); passes when its exit status is RC (0 or non-zero
+# "1") and its output matches PATTERN (grep -E).
 expect() {
   local name=$1 pat=$2 want=$3 s=$4 c=$5 mode=${6:-check} out rc
   if [[ $mode == readme ]]; then out=$($check readme "$s" "$c" 2>&1); rc=$?
-  else out=$($check check "$s" "$c" 2>&1); rc=$?; fi
+  else out=$($check check "$s" "$c" ${REL:+"$REL"} 2>&1); rc=$?; fi
   if { [[ $want == 0 && $rc == 0 ]] || [[ $want != 0 && $rc != 0 ]]; } &&
      { [[ -z $pat ]] || grep -qE -- "$pat" <<<"$out"; }; then
     ok "$name"
@@ -58,12 +60,19 @@ json.dump(d, open(sys.argv[2], "w"))' "$t/${base:-current}.json" "$t/$1" "$2"
 
 # ---- the real catalogue --------------------------------------------------------------------
 expect "the catalogue matches the committed snapshot" "^contracts: [0-9]+ capabilities, 0 changed, 0 failures$" 0 "$snap" "$t/current.json"
+prev=$(tr -d '[:space:]' <tests/upgrade/PREVIOUS)
+if git show "$prev:tests/contracts/snapshot.json" >"$t/released.json" 2>/dev/null; then
+  REL=$t/released.json expect "the catalogue rolls from the previous release (${prev:0:12}): no change since it that a validating client rejects, output objects open" \
+    "^contracts: [0-9]+ capabilities, 0 changed, 0 failures$" 0 "$snap" "$t/current.json"
+else
+  echo "skip - the rolling upgrade from ${prev:0:12}: this checkout does not hold that commit (a shallow clone)"
+fi
 expect "the capability table of docs/capabilities.md matches the catalogue" ", 0 failures$" 0 "$doc" "$t/current.json" readme
 
 # ---- self-tests: the checker on mutated copies of the dump ---------------------------------
-# They start from the real dump with get_bike_status, their subject, at version 1.0.0, recorded
-# so in a snapshot of their own: they test the checker whatever the tool's real version is.
-mutate base.json "gov('tool','get_bike_status')['version']='1.0.0'"
+# They start from the real dump with the two tools, their subjects, at version 1.0.0, recorded
+# so in a snapshot of their own: they test the checker whatever the tools' real versions are.
+mutate base.json "gov('tool','get_bike_status')['version']='1.0.0'; gov('tool','report_damaged_bike')['version']='1.0.0'"
 base=base
 $check --update "$t/base-snap.json" "$t/base.json" >"$t/base-update.out" 2>&1 || sed 's/^/#   /' "$t/base-update.out"
 snap=$t/base-snap.json
@@ -110,7 +119,39 @@ expect "a 0.y.z capability may change anything, only needs recording" "get_bike_
 mutate m.json "con('tool','report_damaged_bike')['inputSchema']['properties']['priority']={'type':'string'}; gov('tool','report_damaged_bike')['version']='1.0.1'"
 expect "a new optional input property with a patch bump fails (minor)" "report_damaged_bike: inputSchema changed \(minor: optional property 'priority' added\).*bump to 1\.1\.0" 1 "$snap" "$t/m.json"
 mutate m2.json "${bs}['outputSchema']['properties']['model']={'type':'string'}; gov('tool','get_bike_status')['version']='1.1.0'"
-expect "a new output property with a minor bump only needs recording" "get_bike_status: outputSchema changed \(minor: output property 'model' added\), version 1\.0\.0 -> 1\.1\.0 is enough" 1 "$snap" "$t/m2.json"
+expect "a new optional output property with a minor bump only needs recording" "get_bike_status: outputSchema changed \(minor: optional output property 'model' added\), version 1\.0\.0 -> 1\.1\.0 is enough" 1 "$snap" "$t/m2.json"
+REL=$snap expect "... and rolls from a release whose output object is open" "get_bike_status: .*1\.0\.0 -> 1\.1\.0 is enough.*run make contracts" 1 "$snap" "$t/m2.json"
+cp "$snap" "$t/m2-snap.json"
+$check --update "$t/m2-snap.json" "$t/m2.json" >/dev/null 2>&1
+REL=$snap expect "... and once recorded passes, the release beside it" "^contracts: [0-9]+ capabilities, 0 changed, 0 failures$" 0 "$t/m2-snap.json" "$t/m2.json"
+mutate m3.json "s=${bs}['outputSchema']; s['properties']['model']={'type':'string'}; s['required'].append('model'); gov('tool','get_bike_status')['version']='2.0.0'"
+expect "a new required output property is major: the previous version's answers lack it" "get_bike_status: outputSchema changed \(major: output property 'model' added as required \(a client holding this schema rejects the earlier version's answers without it\)\), version 1\.0\.0 -> 2\.0\.0 is enough" 1 "$snap" "$t/m3.json"
+REL=$snap expect "... and even with its major bump cannot roll" "get_bike_status: cannot roll from the previous release's 1\.0\.0: output property 'model' added as required" 1 "$snap" "$t/m3.json"
+mutate m4.json "${bs}['outputSchema']['required'].remove('openCaseId'); gov('tool','get_bike_status')['version']='1.1.0'"
+expect "an output property no longer always present is major" "get_bike_status: outputSchema changed \(major: output property 'openCaseId' no longer always present.*bump to 2\.0\.0" 1 "$snap" "$t/m4.json"
+mutate m5.json "${bs}['outputSchema']['properties']['batteryPct']['type']='integer'; gov('tool','get_bike_status')['version']='1.1.0'"
+expect "an output type narrowed is major (a client holding it rejects the previous version's nulls)" "property 'batteryPct' type narrowed to \"integer\" \(a client holding this schema rejects the earlier version's answers\).*bump to 2\.0\.0" 1 "$snap" "$t/m5.json"
+
+# Outputs stay open; a property added where the previous release closed the object cannot roll.
+mutate o1.json "${bs}['outputSchema']['additionalProperties']=False; gov('tool','get_bike_status')['version']='1.1.0'"
+expect "a closed output object fails, whatever the bump" "get_bike_status: its outputSchema closes the object at the schema root \(additionalProperties false\)" 1 "$snap" "$t/o1.json"
+mutate o2.json "${bs}['outputSchema']['properties']['batteryPct']['additionalProperties']=False; gov('tool','get_bike_status')['version']='1.1.0'"
+expect "... at any depth" "get_bike_status: its outputSchema closes the object at property 'batteryPct'" 1 "$snap" "$t/o2.json"
+mutate o3.json "${bs}['outputSchema']['properties']['model']={'type':'string'}; gov('tool','get_bike_status')['version']='1.1.0'"
+mutate m0.json "gov('tool','get_bike_status')['version']='1.1.0'"
+# The snapshot of a release that published the output closed (as 68427ec did).
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); [c['contract']['outputSchema'].update(additionalProperties=False) for c in d['capabilities'] if c['name']=='get_bike_status']; json.dump(d,open(sys.argv[2],'w'))" "$snap" "$t/closed-snap.json"
+REL=$t/closed-snap.json expect "an optional output property added where the previous release closed the object cannot roll" \
+  "get_bike_status: cannot roll from the previous release's 1\.0\.0: output property 'model' added to an object the earlier version closed \(a client holding the earlier schema rejects this version's answers\)" 1 "$t/closed-snap.json" "$t/o3.json"
+REL=$t/closed-snap.json expect "... while opening that object, and nothing else, rolls" "get_bike_status: outputSchema changed \(minor: output object at the schema root opened\), version 1\.0\.0 -> 1\.1\.0 is enough" 1 "$t/closed-snap.json" "$t/m0.json"
+
+# A version the snapshot records above the previous release's is not released: a change to it is
+# judged from the release (what clients may hold), not from that record.
+$check --update "$t/u-snap.json" "$t/m2.json" >/dev/null 2>&1 # 1.1.0 with 'model', not released
+mutate u.json "gov('tool','get_bike_status')['version']='1.1.0'"
+expect "without the release, taking back an unreleased property is major" "get_bike_status: outputSchema changed \(major: property 'model' removed.*bump to 2\.0\.0" 1 "$t/u-snap.json" "$t/u.json"
+REL=$snap expect "with it, the change is judged from the release: 1.1.0 stays enough" "get_bike_status: .* since the previous release, version 1\.0\.0 -> 1\.1\.0 is enough.*run make contracts" 1 "$t/u-snap.json" "$t/u.json"
+REL=$t/none.json expect "without the previous release's snapshot, the check says so and judges from the snapshot" "no snapshot of the previous release" 1 "$t/u-snap.json" "$t/u.json"
 
 mutate d.json "g=gov('tool','get_bike_status'); g['lifecycle']='deprecated'; g['replacement']='bikaroo://fleet/bikes/{bikeId}'; g['version']='1.1.0'"
 expect "a deprecated capability without a sunset fails" "get_bike_status: deprecated without a sunset date" 1 "$snap" "$t/d.json"
@@ -126,6 +167,15 @@ mutate e-dep.json "g=gov('tool','get_bike_status'); g['lifecycle']='deprecated';
 $check --update "$t/e-snap.json" "$t/e-dep.json" >"$t/e-update.out" 2>&1 || sed 's/^/#   /' "$t/e-update.out"
 CONTRACTS_TODAY=2030-01-15 expect "a deprecated capability removed before its sunset fails" "get_bike_status: removed from the catalogue \(major\) before its sunset 2030-01-31: deprecated capabilities keep working until their sunset" 1 "$t/e-snap.json" "$t/e.json"
 CONTRACTS_TODAY=2030-02-01 expect "a deprecated capability removed after its sunset only needs recording" "get_bike_status: removed after its sunset 2030-01-31: run make contracts" 1 "$t/e-snap.json" "$t/e.json"
+
+# ---- self-tests: the output rule against the official client's validator -------------------
+while IFS= read -r line; do
+  case $line in
+  "ok - "*) ok "rule: ${line#ok - }" ;;
+  "not ok - "*) notok "rule: ${line#not ok - }" ;;
+  *) echo "$line" ;;
+  esac
+done < <(python3 tests/contracts/rule.py 2>&1)
 
 # ---- self-tests: the capability table check ------------------------------------------------
 # shellcheck disable=SC2016 # the backticks are the table's, not an expansion

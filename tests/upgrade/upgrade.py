@@ -9,7 +9,9 @@ replaced by new1 on its port, the two releases serve side by side, and old2 is r
 Confirmations are begun on one release and completed on the other, both ways, directly on each
 instance. Then: nothing lost (every report and every confirmation the clients saw succeed is
 stored, with the reportId answered), nothing doubled (one row per key, one per confirmation),
-every confirmation completed, whichever instance it reached.
+every confirmation completed, whichever instance it reached. Side by side, the official client
+lists the tools on one release and calls them on the other, both ways (mixed-client.mjs): every
+answer passes the output schema it listed.
     python3 upgrade.py TMPDIR PREVIOUS_SOURCE_DIR"""
 import http.client
 import json
@@ -121,6 +123,24 @@ def directed(careful, begin_port, end_port, bike, tag):
     return rid, '' if rid else f'complete: {st} {json.dumps(second)[:300]}'
 
 
+def mixed(list_port, call_port, token, bike, tag):
+    """mixed-client.mjs: the official client lists on one instance and calls on another; the
+    calls that failed (with why) and the answers' undeclared properties, or the run's error."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        r = subprocess.run([os.environ.get('E2E_NODE', 'node'), os.path.join(here, 'mixed-client.mjs'),
+                            f'http://127.0.0.1:{list_port}/mcp', f'http://127.0.0.1:{call_port}/mcp', token, bike, tag],
+                           capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return ['mixed-client.mjs did not end within 120 s'], [], 0
+    calls = [json.loads(line) for line in r.stdout.splitlines() if line.startswith('{')]
+    failed = [f'{c["era"]} {c["tool"]}: {c["error"][:300]}' for c in calls if not c['ok']]
+    if r.returncode != 0 or not calls:
+        failed.append(f'mixed-client.mjs exited {r.returncode}: {r.stderr[-300:]}')
+    extra = [f'{c["era"]} {c["tool"]}: {c["undeclared"]}' for c in calls if c['undeclared']]
+    return failed, extra, len(calls)
+
+
 def main(tmp, prev):
     old_bin = os.path.join(prev, 'build/bikaroo-mcp')
     new_bin = os.environ['BIKAROO_BIN']
@@ -174,6 +194,17 @@ def main(tmp, prev):
         for k in range(3):
             side.append(('old -> new',) + directed(careful, p2, p1, FR_PAR[320 + k], f'directed-on-{k}'))
             side.append(('new -> old',) + directed(careful, p1, p2, FR_PAR[330 + k], f'directed-no-{k}'))
+        # A host behind a round-robin proxy lists on one instance and calls another: each
+        # answer must pass the output schema it listed, whichever release listed or answered.
+        for k, (what, lp, cp) in enumerate((('lists on the previous release, calls this one', p2, p1),
+                                            ('lists on this release, calls the previous one', p1, p2))):
+            failed, _, n = mixed(lp, cp, token, FR_PAR[310 + k], f'mixed-{k}')
+            ok(n == 4 and not failed, f'the official client {what}: {n - len(failed)} of 4 answers (get_bike_status, '
+               f'report_damaged_bike; 2026-07-28 and 2025-11-25) pass the output schema it listed'
+               + (f'; not: {failed}' if failed else ''))
+        failed, extra, n = mixed(p1, p1, token, FR_PAR[312], 'mixed-2')
+        ok(n == 4 and not failed and not extra, 'this release answers only what its output schemas declare '
+           '(what lets a later release add a property to them)' + (f'; not: {failed + extra}' if failed or extra else ''))
         # Side by side long enough for nginx to send to both again (a replica that refused a
         # connection is left out for fail_timeout, 5 s): the load's confirmations cross too.
         time.sleep(7)
