@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -268,6 +269,89 @@ static int ed_status_of(unsigned port, const char *head, double *ms)
 	int status = 0;
 	return n > 0 && sscanf(buf, "HTTP/1.1 %d", &status) == 1 ? status : 0;
 }
+
+/* Whether buf (all the server sent before it closed) is exactly one well-formed HTTP/1.1
+ * response: a status line, header lines each "name: value" ended by CRLF, one Content-Length,
+ * then that many bytes of body and nothing after. NULL when it is (*status: its status), else
+ * what is wrong. */
+static const char *ed_one_response(const char *buf, int *status)
+{
+	*status = 0;
+	if (strncmp(buf, "HTTP/1.1 ", 9) != 0 || sscanf(buf + 9, "%3d", status) != 1 ||
+	    buf[12] != ' ')
+		return "no status line";
+	const char *end = strstr(buf, "\r\n\r\n");
+	if (!end)
+		return "no end of head";
+	long length = -1;
+	for (const char *line = strstr(buf, "\r\n") + 2; line < end + 2;) {
+		const char *eol = strstr(line, "\r\n");
+		const char *colon = memchr(line, ':', (size_t)(eol - line));
+		if (!colon || colon == line)
+			return "a head line that is no header (a second status line?)";
+		if ((size_t)(colon - line) == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
+			if (length >= 0)
+				return "two Content-Length";
+			length = strtol(colon + 1, NULL, 10);
+		}
+		line = eol + 2;
+	}
+	if (length < 0)
+		return "no Content-Length";
+	if (strlen(end + 4) != (size_t)length)
+		return "a body of another length than announced, or bytes after it";
+	return NULL;
+}
+
+/* A chunked body that passes BIKAROO_MAX_BODY_BYTES is answered 413 as soon as it passes, as
+ * nginx answers when a chunk crosses client_max_body_size, not after its last chunk: the
+ * client, still sending (40 MiB planned), reads one well-formed 413, and the connection ends
+ * once it stops. */
+START_TEST(a_chunked_body_past_the_limit_is_answered_as_it_passes)
+{
+	const char *env[] = {"BIKAROO_MAX_BODY_BYTES=65536", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	int fd = ed_connect(s.port);
+	int small = 64 * 1024; /* what the client's socket holds unsent stays small */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+	const char *head = ED_HEAD "Transfer-Encoding: chunked\r\n\r\n";
+	ed_send_all(fd, head, strlen(head));
+	enum { ED_CHUNK = 64 * 1024, ED_CHUNKS = 640 };
+	char *chunk = mem_alloc(ED_CHUNK + 16);
+	int hl = snprintf(chunk, 16, "%x\r\n", ED_CHUNK);
+	memset(chunk + hl, '[', ED_CHUNK);
+	memcpy(chunk + hl + ED_CHUNK, "\r\n", 2);
+	size_t chunk_len = (size_t)hl + ED_CHUNK + 2, sent = 0;
+	double t0 = ed_now_ms();
+	bool answered = false;
+	for (int i = 0; i < ED_CHUNKS && !answered; i++) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		answered = poll(&p, 1, 0) == 1;
+		if (!answered) {
+			ed_send_all(fd, chunk, chunk_len);
+			sent += chunk_len;
+		}
+	}
+	double ms = ed_now_ms() - t0;
+	free(chunk);
+	ck_assert_msg(answered, "no answer while %zu bytes of body were sent in %.0f ms", sent, ms);
+	ck_assert_msg(sent < (size_t)16 * 1024 * 1024, "answered only after %zu bytes", sent);
+	shutdown(fd, SHUT_WR);
+	char buf[4096];
+	bool closed = ed_read_to_close(fd, buf, sizeof buf, 5000);
+	close(fd);
+	int status;
+	const char *fault = ed_one_response(buf, &status);
+	ck_assert_msg(!fault && status == 413, "%s:\n%s", fault ? fault : "not 413", buf);
+	ck_assert(closed);
+	double probe_ms;
+	ck_assert_int_eq(
+		ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &probe_ms),
+		200);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
 
 #define ED_BIG_HEAD(auth, type)                                                                    \
 	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" auth "Content-Type: " type "\r\n"              \
@@ -843,6 +927,7 @@ CHECK_SUITE(edges)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_request_framed_two_ways_is_refused_and_what_follows_never_runs);
 	tcase_add_test(tc, the_metrics_listener_refuses_a_request_framed_two_ways);
+	tcase_add_test(tc, a_chunked_body_past_the_limit_is_answered_as_it_passes);
 	tcase_add_test(tc, a_request_without_a_valid_token_is_refused_on_its_headers);
 	tcase_add_test(tc, checks_on_headers_never_wait_for_the_body);
 	tcase_add_test(tc, a_frozen_database_path_gets_503_within_the_call_timeout);
