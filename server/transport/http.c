@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "guard.h"
+#include "http_frame.h"
 #include "http_health.h"
 #include "http_route.h"
 #include "http_server.h"
@@ -48,6 +49,7 @@ static void http_connection(void *cls, struct MHD_Connection *c, void **socket_c
 			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		*socket_context = ci ? guard_opened(s->guard, ci->connect_fd) : NULL;
 	} else {
+		http_frame_closed(c);
 		guard_closed(s->guard, *socket_context);
 		*socket_context = NULL;
 	}
@@ -89,6 +91,7 @@ __attribute__((format(printf, 2, 0))) static void http_mhd_log(void *cls, const 
 	char line[512];
 	vsnprintf(line, sizeof line, fmt, ap);
 	log_warn("http: %s", line);
+	http_frame_mhd_said(line);
 }
 
 /* Writes the bound port to path (when set) once the socket accepts connections, atomically
@@ -298,7 +301,8 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 		http_connection, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_conn, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 		(unsigned)set->max_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		HTTP_CONNECTION_MEMORY, MHD_OPTION_END);
+		HTTP_CONNECTION_MEMORY, MHD_OPTION_URI_LOG_CALLBACK, http_frame_uri, NULL,
+		MHD_OPTION_END);
 	if (!s->daemon) {
 		close(fd);
 		log_error("cannot serve HTTP on %s port %ld (BIKAROO_LISTEN, BIKAROO_PORT)",

@@ -18,8 +18,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "common/log.h"
+#include "common/mem.h"
+#include "http_reply.h"
+#include "server/protocol/mcp.h"
 
 /* RFC 9110 section 5.6.2: tchar. */
 static bool http_frame_tchar(unsigned char ch)
@@ -126,8 +132,65 @@ static enum MHD_Result http_frame_next(void *cls, enum MHD_ValueKind kind, const
 	return http_frame_line(cls, key, value) ? MHD_YES : MHD_NO;
 }
 
+/* The connections of this event thread whose request line it has read and whose head the server
+ * has not seen yet, the oldest forgotten first past HTTP_FRAME_READING. Per event thread, not
+ * process-wide: libmicrohttpd runs each connection on the one thread that accepted it, and its
+ * logger is told of no connection. */
+#define HTTP_FRAME_READING 16
+static _Thread_local struct MHD_Connection *http_frame_reading[HTTP_FRAME_READING];
+static _Thread_local unsigned http_frame_next_slot;
+
+void *http_frame_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls, (void)uri;
+	http_frame_closed(c);
+	http_frame_reading[http_frame_next_slot++ % HTTP_FRAME_READING] = c;
+	return NULL; /* no request state yet: the access call makes it */
+}
+
+void http_frame_closed(struct MHD_Connection *c)
+{
+	for (size_t i = 0; i < HTTP_FRAME_READING; i++)
+		if (http_frame_reading[i] == c)
+			http_frame_reading[i] = NULL;
+}
+
+void http_frame_mhd_said(const char *line)
+{
+	/* libmicrohttpd 0.9.75 refuses a Content-Length it cannot read itself, after the head
+	 * and before any access call, and then writes its answer's head twice (its state
+	 * machine overwrites the state its refusal set). Only these two messages say so. */
+	if (!strstr(line, "Content-Length") || !strstr(line, "header. Closing connection"))
+		return;
+	/* The refused connection is the one whose head is complete, unseen and unanswered: the
+	 * others noted here still wait for the rest of their head (a connection refused for
+	 * another reason has its answer queued; one the server saw is no longer noted). */
+	struct MHD_Connection *c = NULL;
+	for (size_t i = 0; i < HTTP_FRAME_READING && !c; i++)
+		if (http_frame_reading[i] &&
+		    MHD_get_connection_info(http_frame_reading[i],
+					    MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) &&
+		    !MHD_get_connection_info(http_frame_reading[i],
+					     MHD_CONNECTION_INFO_HTTP_STATUS))
+			c = http_frame_reading[i];
+	if (!c)
+		return; /* forgotten: libmicrohttpd's own answer goes out */
+	http_frame_closed(c);
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	bool too_large = cl && http_frame_length_valid(cl);
+	const char *why = too_large ? "a Content-Length past any body this server reads"
+				    : "a Content-Length that is not a number";
+	log_warn("http: refused: request framing (%s)", why);
+	char *text = mem_printf("%s: %s", too_large ? "Payload Too Large" : "Bad Request", why);
+	(void)http_refuse_on_socket(c, too_large ? 413 : 400,
+				    too_large ? "Content Too Large" : "Bad Request",
+				    MCP_INVALID_REQUEST, text);
+	free(text);
+}
+
 const char *http_frame_check(struct MHD_Connection *c, const char *method, const char *version)
 {
+	http_frame_closed(c); /* its head is the server's now */
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
 	if (!ci || !method || !version)

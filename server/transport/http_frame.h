@@ -17,6 +17,16 @@
  * Returns NULL when the head is sound, else why not (a static string). */
 const char *http_frame_check(struct MHD_Connection *c, const char *method, const char *version);
 
+/* libmicrohttpd 0.9.75 refuses a Content-Length it cannot parse ("+5", "0x5", "5, 5", one past
+ * 2^64) itself, before the server sees the request, and writes the head of its 400 or 413 twice.
+ * These three hooks put one well-formed answer in its place, written on the socket whose
+ * sending side is then shut (libmicrohttpd's own then fails and the connection closes): the URI
+ * log callback of the daemon (it notes the connection whose request this event thread reads),
+ * its connection-closed notification, and its logger, with each line it logs. */
+void *http_frame_uri(void *cls, const char *uri, struct MHD_Connection *c);
+void http_frame_closed(struct MHD_Connection *c);
+void http_frame_mhd_said(const char *line);
+
 /* The same decision as a pure function of the head's bytes as libmicrohttpd left them and the
  * header pointers it hands out (no libmicrohttpd call: tests/fuzz/fuzz_frame.c feeds it any
  * bytes and pointers). head is the method, size the head's length (the buffer need not be
