@@ -229,7 +229,9 @@ static int http_metrics_start(struct http_server *s, const char *listen)
 			(sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, http_metrics_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log,
 		NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_URI_LOG_CALLBACK,
+		http_frame_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION, http_frame_notify, NULL,
+		MHD_OPTION_END);
 	if (!s->metrics) {
 		close(fd);
 		log_error("cannot serve metrics on %s (BIKAROO_METRICS_LISTEN)", listen);

@@ -155,6 +155,14 @@ void http_frame_closed(struct MHD_Connection *c)
 			http_frame_reading[i] = NULL;
 }
 
+void http_frame_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		       enum MHD_ConnectionNotificationCode code)
+{
+	(void)cls, (void)socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+		http_frame_closed(c);
+}
+
 void http_frame_mhd_said(const char *line)
 {
 	/* libmicrohttpd 0.9.75 refuses a Content-Length it cannot read itself, after the head

@@ -25,6 +25,9 @@ const char *http_frame_check(struct MHD_Connection *c, const char *method, const
  * its connection-closed notification, and its logger, with each line it logs. */
 void *http_frame_uri(void *cls, const char *uri, struct MHD_Connection *c);
 void http_frame_closed(struct MHD_Connection *c);
+/* The connection notification of a daemon that has no other (the metrics listener). */
+void http_frame_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		       enum MHD_ConnectionNotificationCode code);
 void http_frame_mhd_said(const char *line);
 
 /* The same decision as a pure function of the head's bytes as libmicrohttpd left them and the
