@@ -13,7 +13,10 @@
  * order: any header not where the previous line ended (a folded one was moved out of the
  * buffer), any byte out of its grammar, and the request is refused. Should a libmicrohttpd
  * build ever lay the head out otherwise, every request is refused (the tests say so at once):
- * the check fails closed, never open. */
+ * the check fails closed, never open.
+ *
+ * A Content-Length it cannot parse, libmicrohttpd refuses itself before any access call, with a
+ * head written twice; http_frame_mhd_said answers those requests in its place (http_frame.h). */
 #include "http_frame.h"
 
 #include <stdbool.h>

@@ -19,15 +19,18 @@ const char *http_frame_check(struct MHD_Connection *c, const char *method, const
 
 /* libmicrohttpd 0.9.75 refuses a Content-Length it cannot parse ("+5", "0x5", "5, 5", one past
  * 2^64) itself, before the server sees the request, and writes the head of its 400 or 413 twice.
- * These three hooks put one well-formed answer in its place, written on the socket whose
- * sending side is then shut (libmicrohttpd's own then fails and the connection closes): the URI
- * log callback of the daemon (it notes the connection whose request this event thread reads),
- * its connection-closed notification, and its logger, with each line it logs. */
+ * These hooks of a daemon put one well-formed answer in its place, written on the socket whose
+ * sending side is then shut (libmicrohttpd's own then fails and the connection closes). A daemon
+ * registers all three: */
+/* its URI log callback: notes the connection whose request line this event thread has read; */
 void *http_frame_uri(void *cls, const char *uri, struct MHD_Connection *c);
+/* on its connection-closed notification, forgets it (http_frame_notify is that notification
+ * for a daemon that has none of its own); */
 void http_frame_closed(struct MHD_Connection *c);
-/* The connection notification of a daemon that has no other (the metrics listener). */
 void http_frame_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 		       enum MHD_ConnectionNotificationCode code);
+/* from its logger, with each line it logs: answers the refused connection, when the line says
+ * libmicrohttpd refuses a Content-Length. */
 void http_frame_mhd_said(const char *line);
 
 /* The same decision as a pure function of the head's bytes as libmicrohttpd left them and the
