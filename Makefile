@@ -166,6 +166,7 @@ $(B)/gen/%.o: $(B)/gen/%.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # libFuzzer targets (tests/fuzz): built by `make fuzz` with clang, ASan and UBSan.
+$(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/schemas.h
 $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
@@ -248,9 +249,10 @@ valgrind: test-deps
 	  build/vg/bikaroo-mcp-rls-only build/vg/bikaroo-mcp-swap-rows
 	BIKAROO_VALGRIND=1 IT_BATCH_CALLS=2000 scripts/test.sh build/vg
 
-# Coverage-guided fuzzing of the protocol core and of token validation, FUZZ_SECONDS each
-# (default 60), from seeds made of tests/protocol/cases.json. Not part of `make test`: a
-# campaign, not a check; what it finds becomes a regression case there.
+# Coverage-guided fuzzing of what comes from outside, FUZZ_SECONDS each (default 60): the
+# protocol core, token validation, the request-head framing check, sealed requestState and the
+# schema validator, from the seeds of tests/fuzz (scripts/fuzz.sh). Not part of `make test`: a
+# campaign, not a check; what it finds becomes a regression case in tests/fuzz/corpus-NAME.
 fuzz:
 	@scripts/deps.sh fuzz
 	$(MAKE) --no-print-directory B=build/fuzz CC=clang OPT="-O1 -g" \

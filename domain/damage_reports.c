@@ -29,7 +29,8 @@ bool report_issue_valid(const char *issue)
 	return false;
 }
 
-/* Counts UTF-8 code points: the description limit is in characters, as in the JSON Schema. */
+/* Counts UTF-8 code points: the description and key limits are in characters, as in the JSON
+ * Schema. */
 static size_t report_chars(const char *s)
 {
 	size_t n = 0;
@@ -49,7 +50,8 @@ static enum fleet_status report_check_request(const struct report_request *req)
 	if (req->description && report_chars(req->description) > REPORT_DESCRIPTION_MAX)
 		return FLEET_INVALID;
 	if (req->idempotency_key &&
-	    (!*req->idempotency_key || strlen(req->idempotency_key) > REPORT_KEY_MAX))
+	    (!*req->idempotency_key || strlen(req->idempotency_key) > REPORT_KEY_BYTES_MAX ||
+	     report_chars(req->idempotency_key) > REPORT_KEY_MAX))
 		return FLEET_INVALID;
 	if (req->case_id && strlen(req->case_id) >= FLEET_TEXT_MAX)
 		return FLEET_INVALID;

@@ -10,8 +10,11 @@
 #include "types.h"
 
 #define REPORT_DESCRIPTION_MAX 2000 /* characters (code points), not bytes */
-#define REPORT_KEY_MAX 200          /* idempotency key, bytes */
-#define REPORT_DIGEST_HEX 65        /* SHA-256 hex + NUL */
+#define REPORT_KEY_MAX 200          /* idempotency key: characters (code points), as its schema */
+/* The bytes those characters can take in UTF-8 (4 a character): the ceiling a key's text is held
+ * to whatever its encoding (docs/limits.md). */
+#define REPORT_KEY_BYTES_MAX (4 * REPORT_KEY_MAX)
+#define REPORT_DIGEST_HEX 65 /* SHA-256 hex + NUL */
 
 /* What to report. Every pointer is borrowed; NULL = absent for the optional ones. */
 struct report_request {
@@ -20,7 +23,8 @@ struct report_request {
 	const char *issue;           /* one of the docs/domain.md issue codes */
 	const char *description;     /* optional, <= REPORT_DESCRIPTION_MAX characters */
 	const char *case_id;         /* optional: an open case of this bike to extend */
-	const char *idempotency_key; /* optional: scoped to the acting subject */
+	const char *idempotency_key; /* optional, 1 to REPORT_KEY_MAX characters: scoped to the
+				      * acting subject */
 	const char *args_digest;     /* SHA-256 hex of the canonical arguments (audit, key) */
 	const char *request_id;      /* JSON-RPC id as text, for the audit row (may be NULL) */
 	/* The user confirmed this call (or the client application needs no confirmation). */

@@ -26,6 +26,7 @@
 #include "common/metrics.h"
 #include "common/task.h"
 #include "guard.h"
+#include "http_frame.h"
 #include "http_health.h"
 #include "http_route.h"
 #include "http_server.h"
@@ -55,6 +56,7 @@ static void http_connection(void *cls, struct MHD_Connection *c, void **socket_c
 		hl->conns++;
 		return;
 	}
+	http_frame_closed(c);
 	guard_closed(hl->guard, *socket_context);
 	*socket_context = NULL;
 	hl->conns--;
@@ -180,6 +182,7 @@ __attribute__((format(printf, 2, 0))) static void http_mhd_log(void *cls, const 
 	char line[512];
 	vsnprintf(line, sizeof line, fmt, ap);
 	log_warn("http: %s", line);
+	http_frame_mhd_said(line);
 }
 
 /* Writes the bound port to path (when set) once the socket accepts connections, atomically
@@ -321,7 +324,9 @@ static int http_metrics_start(struct http_server *s, const char *listen)
 			(sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, http_metrics_access, s, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log,
 		NULL, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_URI_LOG_CALLBACK,
+		http_frame_uri, NULL, MHD_OPTION_NOTIFY_CONNECTION, http_frame_notify, NULL,
+		MHD_OPTION_END);
 	if (!s->metrics) {
 		close(fd);
 		log_error("cannot serve metrics on %s (BIKAROO_METRICS_LISTEN)", listen);
@@ -383,7 +388,8 @@ static int http_loop_open(struct http_server *s, long i, const struct http_setti
 		MHD_OPTION_NOTIFY_COMPLETED, http_completed, hl, MHD_OPTION_NOTIFY_CONNECTION,
 		http_connection, hl, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)hl->conns_max + 1,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY, MHD_OPTION_END);
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONNECTION_MEMORY,
+		MHD_OPTION_URI_LOG_CALLBACK, http_frame_uri, NULL, MHD_OPTION_END);
 	const union MHD_DaemonInfo *di =
 		hl->daemon ? MHD_get_daemon_info(hl->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
 	if (!di) {

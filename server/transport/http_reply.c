@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "common/jsonw.h"
+#include "common/mem.h"
 
 enum MHD_Result http_send_headers(struct http_server *s, struct MHD_Connection *c, unsigned status,
 				  char *body, const char *const *headers)
@@ -30,15 +33,47 @@ enum MHD_Result http_send_headers(struct http_server *s, struct MHD_Connection *
 	return ret;
 }
 
-enum MHD_Result http_refuse_with(struct http_server *s, struct MHD_Connection *c, unsigned status,
-				 int code, const char *message, const char *name, const char *value)
+/* A JSON-RPC error without id (new). */
+static char *http_error_body(int code, const char *message)
 {
 	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
 				code, "message", message);
 	char *body = jsonw_dump(msg);
 	json_decref(msg);
+	return body;
+}
+
+enum MHD_Result http_refuse_with(struct http_server *s, struct MHD_Connection *c, unsigned status,
+				 int code, const char *message, const char *name, const char *value)
+{
 	const char *h[] = {name, value, NULL};
-	return http_send_headers(s, c, status, body, name ? h : NULL);
+	return http_send_headers(s, c, status, http_error_body(code, message), name ? h : NULL);
+}
+
+bool http_refuse_on_socket(struct MHD_Connection *c, unsigned status, const char *reason, int code,
+			   const char *message)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci)
+		return false;
+	char date[64];
+	struct tm tm;
+	time_t now = time(NULL);
+	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &tm));
+	char *body = http_error_body(code, message);
+	char *answer = mem_printf("HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
+				  "Content-Type: application/json\r\nCache-Control: no-store\r\n"
+				  "Content-Length: %zu\r\n\r\n%s",
+				  status, reason, date, strlen(body), body);
+	size_t n = strlen(answer);
+	/* Nothing else is being written on this connection (libmicrohttpd answers a request
+	 * after its body): the socket's buffer is empty and takes the answer whole at once. */
+	bool whole = send(ci->connect_fd, answer, n, MSG_NOSIGNAL) == (ssize_t)n;
+	shutdown(ci->connect_fd, SHUT_WR);
+	free(answer);
+	free(body);
+	return whole;
 }
 
 enum MHD_Result http_refuse(struct http_server *s, struct MHD_Connection *c, unsigned status,

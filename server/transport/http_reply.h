@@ -22,6 +22,14 @@ enum MHD_Result http_refuse_with(struct http_server *s, struct MHD_Connection *c
 /* The same, with Allow when allow is not NULL. */
 enum MHD_Result http_refuse(struct http_server *s, struct MHD_Connection *c, unsigned status,
 			    int code, const char *message, const char *allow);
+/* A refusal written on c's socket now, status line (reason: its reason phrase) and all,
+ * then the socket's sending side shut: for a request in the middle of its body, which
+ * libmicrohttpd 0.9.75 answers only after its end (MHD_queue_response refuses a connection then).
+ * The caller queues nothing for this request afterwards and ends the connection: it discards
+ * what still comes (a client mid-send reads the answer rather than a reset), then returns MHD_NO.
+ * True when the whole answer went out; false when it could not (close at once). */
+bool http_refuse_on_socket(struct MHD_Connection *c, unsigned status, const char *reason, int code,
+			   const char *message);
 /* A 200 whose body is SSE events (sse.h); body is stolen. */
 enum MHD_Result http_send_sse(struct http_server *s, struct MHD_Connection *c, char *body);
 /* Queues r (consumed) as a 200 SSE stream. */

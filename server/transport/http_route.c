@@ -229,6 +229,29 @@ static const char *http_path_label(const char *url)
 	return auth_prm_path(url) ? "/.well-known/oauth-protected-resource" : "other";
 }
 
+/* A streamed body past the limit: the 413 goes out as soon as it passes (libmicrohttpd would
+ * answer only after the last chunk, so it is written on the socket), then what still comes is
+ * discarded, never stored, until the client stops or the connection ends (a sender that never
+ * stops is cut off). */
+static enum MHD_Result http_body_too_large(struct MHD_Connection *c, struct http_req *st,
+					   size_t *upload_size)
+{
+	if (!st->too_large) {
+		st->too_large = true;
+		free(st->body);
+		st->body = NULL;
+		st->len = st->cap = 0;
+		log_msg(LOG_WARN, st->reqid, "refused: a streamed body past the size limit");
+		if (!http_refuse_on_socket(c, 413, "Content Too Large", MCP_INVALID_REQUEST,
+					   "Payload Too Large"))
+			return MHD_NO;
+		st->socket_status = 413;
+	}
+	st->discarded += *upload_size;
+	*upload_size = 0;
+	return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+}
+
 static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *upload, size_t *upload_size,
 				  struct http_req *st, bool first)
@@ -323,18 +346,9 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 		return http_run_task(c, st);
 	}
 	if (*upload_size) {
-		/* 3 again: streamed bodies (chunked) are counted as they arrive. libmicrohttpd
-		 * cannot answer in the middle of a body, so the rest is discarded (not stored)
-		 * and the 413 goes out at its end; a sender that never stops is cut off. */
-		if (st->too_large || st->len + *upload_size > s->max_body) {
-			st->too_large = true;
-			st->discarded += *upload_size;
-			*upload_size = 0;
-			free(st->body);
-			st->body = NULL;
-			st->len = st->cap = 0;
-			return st->discarded > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
-		}
+		/* 3 again: streamed bodies (chunked) are counted as they arrive. */
+		if (st->too_large || st->len + *upload_size > s->max_body)
+			return http_body_too_large(c, st, upload_size);
 		if (st->len + *upload_size + 1 > st->cap) {
 			st->cap = (st->len + *upload_size + 1) * 2;
 			if (st->cap > s->max_body + 1)
@@ -347,10 +361,8 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (st->too_large) {
-		st->refused = true;
-		return http_refuse(s, c, 413, MCP_INVALID_REQUEST, "Payload Too Large", NULL);
-	}
+	if (st->too_large)
+		return MHD_NO; /* answered when it passed the limit: the connection ends */
 	if (st->queued)
 		return http_send_out(s, c, st);
 	return http_hand_over(s, c, st);
@@ -428,7 +440,7 @@ void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (st) {
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
-		http_account(st, ci ? ci->http_status : 0);
+		http_account(st, ci ? ci->http_status : st->socket_status);
 		free(st->out.body);
 		free(st->out.challenge);
 		if (st->out.stream)

@@ -89,8 +89,10 @@ struct http_req {
 	size_t len, cap;
 	bool refused;     /* a response was already queued (e.g. 413) */
 	bool probe;       /* GET /healthz or /readyz: answered once the request is read */
-	bool too_large;   /* a streamed body passed the limit: discard the rest, then 413 */
+	bool too_large;   /* a streamed body passed the limit: 413 at once, discard the rest */
 	size_t discarded; /* bytes thrown away since */
+	/* A status written on the socket itself (the 413 of a streamed body), or 0. */
+	unsigned socket_status;
 	char reqid[24];
 	/* For the access line and the metrics, written when the request completes. */
 	struct timespec t0;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -125,41 +126,115 @@ static long ed_audit_rows(const char *id)
 	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"              \
 	"Accept: application/json\r\n"
 
+/* Whether buf starts with one well-formed HTTP/1.1 response: a status line, header lines each
+ * "name: value" ended by CRLF, one Content-Length, then at least that many bytes of body. NULL
+ * when it does (*status: its status, *next: what follows it), else what is wrong. */
+static const char *ed_response_at(const char *buf, int *status, const char **next)
+{
+	*status = 0;
+	if (strncmp(buf, "HTTP/1.1 ", 9) != 0 || sscanf(buf + 9, "%3d", status) != 1 ||
+	    buf[12] != ' ')
+		return "no status line";
+	const char *end = strstr(buf, "\r\n\r\n");
+	if (!end)
+		return "no end of head";
+	long length = -1;
+	for (const char *line = strstr(buf, "\r\n") + 2; line < end + 2;) {
+		const char *eol = strstr(line, "\r\n");
+		const char *colon = memchr(line, ':', (size_t)(eol - line));
+		if (!colon || colon == line)
+			return "a head line that is no header (a second status line?)";
+		if ((size_t)(colon - line) == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
+			if (length >= 0)
+				return "two Content-Length";
+			length = strtol(colon + 1, NULL, 10);
+		}
+		line = eol + 2;
+	}
+	if (length < 0)
+		return "no Content-Length";
+	if (strlen(end + 4) < (size_t)length)
+		return "a body shorter than announced";
+	*next = end + 4 + length;
+	return NULL;
+}
+
+/* Whether buf (all the server sent before it closed) is exactly one well-formed response and
+ * nothing after it: NULL when it is, else what is wrong. */
+static const char *ed_one_response(const char *buf, int *status)
+{
+	const char *next = NULL;
+	const char *why = ed_response_at(buf, status, &next);
+	return why ? why : *next ? "bytes after the response (a second head?)" : NULL;
+}
+
+/* Sends bytes on a new connection to port and reads until the server closes it (into buf, cap
+ * bytes): NULL when what came is exactly one well-formed response of status want and the
+ * connection closed, else what is wrong. */
+static const char *ed_answered_once(unsigned port, const char *bytes, int want, char *buf,
+				    size_t cap)
+{
+	int fd = ed_connect(port);
+	ed_send_all(fd, bytes, strlen(bytes));
+	bool closed = ed_read_to_close(fd, buf, cap, 5000);
+	close(fd);
+	int status;
+	const char *fault = ed_one_response(buf, &status);
+	return fault ? fault : status != want ? "another status" : !closed ? "left open" : NULL;
+}
+
 /* Each way to frame one request two ways (RFC 9112 section 6.3, and the lines a proxy may read
- * otherwise) is a 400 that closes the connection: the request hidden after it never runs (no
- * second response, no audit row), whatever libmicrohttpd would have made of it. The same hidden
+ * otherwise), and each Content-Length that is no number, gets exactly one well-formed 400 (413
+ * for a number past any counter) that closes the connection: the request hidden after it never runs
+ * (no second response, no audit row), whatever libmicrohttpd would have made of it. The same hidden
  * request after a well-framed one runs (the control: the test sees a request that runs). */
 START_TEST(a_request_framed_two_ways_is_refused_and_what_follows_never_runs)
 {
 	static const struct {
 		const char *what, *head, *body;
+		int status;
 	} cases[] = {
 		{"Content-Length then Transfer-Encoding",
-		 ED_HEAD "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", "0\r\n\r\n"},
+		 ED_HEAD "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", "0\r\n\r\n",
+		 400},
 		{"Transfer-Encoding then Content-Length",
-		 ED_HEAD "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", "0\r\n\r\n"},
+		 ED_HEAD "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", "0\r\n\r\n",
+		 400},
 		{"TE: CHUNKED and Content-Length",
-		 ED_HEAD "Transfer-Encoding: CHUNKED\r\nContent-Length: 5\r\n\r\n", "0\r\n\r\n"},
+		 ED_HEAD "Transfer-Encoding: CHUNKED\r\nContent-Length: 5\r\n\r\n", "0\r\n\r\n",
+		 400},
 		{"TE:<tab>chunked and Content-Length",
-		 ED_HEAD "Transfer-Encoding:\tchunked\r\nContent-Length: 5\r\n\r\n", "0\r\n\r\n"},
+		 ED_HEAD "Transfer-Encoding:\tchunked\r\nContent-Length: 5\r\n\r\n", "0\r\n\r\n",
+		 400},
 		{"two differing Content-Length",
-		 ED_HEAD "Content-Length: 0\r\nContent-Length: 5\r\n\r\n", ""},
+		 ED_HEAD "Content-Length: 0\r\nContent-Length: 5\r\n\r\n", "", 400},
 		{"an obs-fold continuing Content-Length", ED_HEAD "Content-Length: 5\r\n 0\r\n\r\n",
-		 "hello"},
+		 "hello", 400},
 		{"an obs-fold after another header",
-		 ED_HEAD "X-Note: a\r\n\tb\r\nContent-Length: 0\r\n\r\n", ""},
-		{"whitespace before the colon", ED_HEAD "Content-Length : 5\r\n\r\n", "hello"},
+		 ED_HEAD "X-Note: a\r\n\tb\r\nContent-Length: 0\r\n\r\n", "", 400},
+		{"whitespace before the colon", ED_HEAD "Content-Length : 5\r\n\r\n", "hello", 400},
 		{"a tab before the colon", ED_HEAD "Transfer-Encoding\t: chunked\r\n\r\n",
-		 "0\r\n\r\n"},
+		 "0\r\n\r\n", 400},
 		{"a transfer coding other than chunked", ED_HEAD "Transfer-Encoding: gzip\r\n\r\n",
-		 ""},
+		 "", 400},
 		{"chunked after another coding", ED_HEAD "Transfer-Encoding: gzip, chunked\r\n\r\n",
-		 "0\r\n\r\n"},
+		 "0\r\n\r\n", 400},
 		{"two Transfer-Encoding lines",
 		 ED_HEAD "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n",
-		 "0\r\n\r\n"},
+		 "0\r\n\r\n", 400},
 		{"a bare LF ending a header line", ED_HEAD "Content-Length: 0\nX-After: 1\r\n\r\n",
-		 ""},
+		 "", 400},
+		/* Lengths that are no number (RFC 9110 section 8.6: 1*DIGIT), which libmicrohttpd
+		 * 0.9.75 refuses itself, writing its answer's head twice. */
+		{"Content-Length: +5", ED_HEAD "Content-Length: +5\r\n\r\n", "hello", 400},
+		{"Content-Length: 0x5", ED_HEAD "Content-Length: 0x5\r\n\r\n", "hello", 400},
+		{"Content-Length: 5, 5", ED_HEAD "Content-Length: 5, 5\r\n\r\n", "hello", 400},
+		{"Content-Length: 5,5", ED_HEAD "Content-Length: 5,5\r\n\r\n", "hello", 400},
+		{"Content-Length: -5", ED_HEAD "Content-Length: -5\r\n\r\n", "hello", 400},
+		{"Content-Length: 5<space>", ED_HEAD "Content-Length: 5 \r\n\r\n", "hello", 400},
+		{"Content-Length: 5a", ED_HEAD "Content-Length: 5a\r\n\r\n", "hello", 400},
+		{"Content-Length past 2^64",
+		 ED_HEAD "Content-Length: 99999999999999999999999\r\n\r\n", "hello", 413},
 	};
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, NULL), 0);
@@ -170,14 +245,8 @@ START_TEST(a_request_framed_two_ways_is_refused_and_what_follows_never_runs)
 		snprintf(id, sizeof id, "smuggled-%d-%zu", (int)getpid(), i);
 		char *hidden = ed_hidden_call(id);
 		char *bytes = mem_printf("%s%s%s", cases[i].head, cases[i].body, hidden);
-		int fd = ed_connect(s.port);
-		ed_send_all(fd, bytes, strlen(bytes));
-		bool closed = ed_read_to_close(fd, buf, sizeof buf, 5000);
-		close(fd);
-		const char *fault = strncmp(buf, "HTTP/1.1 400", 12) != 0   ? "not a 400"
-				    : !closed                               ? "left open"
-				    : ed_occurrences(buf, "HTTP/1.1 ") != 1 ? "a second response"
-									    : NULL;
+		const char *fault = ed_answered_once(
+			s.port, bytes, cases[i].status ? cases[i].status : 400, buf, sizeof buf);
 		if (fault) {
 			n_failed++;
 			size_t used = strlen(failed);
@@ -223,24 +292,25 @@ START_TEST(a_request_framed_two_ways_is_refused_and_what_follows_never_runs)
 }
 END_TEST
 
-/* The metrics listener holds the same line: a head framed two ways is a 400 and the end. */
+/* The metrics listener holds the same line: a head framed two ways, or a Content-Length that is
+ * no number, is one well-formed 400 and the end. */
 START_TEST(the_metrics_listener_refuses_a_request_framed_two_ways)
 {
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, NULL), 0);
 	unsigned mport = it_metrics_port(&s);
 	ck_assert_uint_gt(mport, 0);
-	const char *bytes =
+	static const char *const cases[] = {
 		"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n"
-		"Content-Length: 60\r\n\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-	int fd = ed_connect(mport);
-	ed_send_all(fd, bytes, strlen(bytes));
+		"Content-Length: 60\r\n\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+		"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: +0\r\n\r\n"
+		"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+	};
 	char buf[4096];
-	bool closed = ed_read_to_close(fd, buf, sizeof buf, 5000);
-	close(fd);
-	ck_assert_msg(strncmp(buf, "HTTP/1.1 400", 12) == 0, "%.60s", buf);
-	ck_assert(closed);
-	ck_assert_int_eq(ed_occurrences(buf, "HTTP/1.1 "), 1);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *fault = ed_answered_once(mport, cases[i], 400, buf, sizeof buf);
+		ck_assert_msg(!fault, "case %zu: %s\n%s", i, fault, buf);
+	}
 	ck_assert_int_eq(it_server_stop(&s), 0);
 }
 END_TEST
@@ -268,6 +338,99 @@ static int ed_status_of(unsigned port, const char *head, double *ms)
 	int status = 0;
 	return n > 0 && sscanf(buf, "HTTP/1.1 %d", &status) == 1 ? status : 0;
 }
+
+/* A Content-Length that is no number as the second request of a kept-alive connection (its
+ * ping answered, then one 400 and the end), and in a head sent in three parts a moment apart
+ * (one 400): libmicrohttpd 0.9.75 refuses these itself, before the server sees them, and wrote
+ * its head twice. */
+START_TEST(a_content_length_that_is_no_number_gets_one_answer_kept_alive_or_in_parts)
+{
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, NULL), 0);
+	char buf[8192];
+	const char *ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+	char *bytes = mem_printf(ED_HEAD "Content-Length: %zu\r\n\r\n%s" ED_HEAD
+					 "Content-Length: 0x5\r\n\r\nhello",
+				 strlen(ping), ping);
+	int fd = ed_connect(s.port);
+	ed_send_all(fd, bytes, strlen(bytes));
+	bool closed = ed_read_to_close(fd, buf, sizeof buf, 5000);
+	close(fd);
+	free(bytes);
+	int status;
+	const char *next = NULL;
+	const char *fault = ed_response_at(buf, &status, &next);
+	ck_assert_msg(!fault && status == 200, "kept alive, the ping: %s\n%s", fault, buf);
+	fault = ed_one_response(next, &status);
+	ck_assert_msg(!fault && status == 400 && closed, "kept alive: %s\n%s", fault, buf);
+	static const char *const parts[] = {"POST /mcp HTTP/1.1\r\n",
+					    "Host: 127.0.0.1\r\nContent-Type: application/json\r\n",
+					    "Content-Length: +5\r\n\r\nhello"};
+	fd = ed_connect(s.port);
+	for (size_t i = 0; i < 3; i++) {
+		ed_send_all(fd, parts[i], strlen(parts[i]));
+		ed_sleep_ms(50);
+	}
+	closed = ed_read_to_close(fd, buf, sizeof buf, 5000);
+	close(fd);
+	fault = ed_one_response(buf, &status);
+	ck_assert_msg(!fault && status == 400 && closed, "in parts: %s\n%s", fault, buf);
+	double ms; /* the server serves on */
+	ck_assert_int_eq(
+		ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &ms), 200);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* A chunked body that passes BIKAROO_MAX_BODY_BYTES is answered 413 as soon as it passes, as
+ * nginx answers when a chunk crosses client_max_body_size, not after its last chunk: the
+ * client, still sending (40 MiB planned), reads one well-formed 413, and the connection ends
+ * once it stops. */
+START_TEST(a_chunked_body_past_the_limit_is_answered_as_it_passes)
+{
+	const char *env[] = {"BIKAROO_MAX_BODY_BYTES=65536", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	int fd = ed_connect(s.port);
+	int small = 64 * 1024; /* what the client's socket holds unsent stays small */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+	const char *head = ED_HEAD "Transfer-Encoding: chunked\r\n\r\n";
+	ed_send_all(fd, head, strlen(head));
+	enum { ED_CHUNK = 64 * 1024, ED_CHUNKS = 640 };
+	char *chunk = mem_alloc(ED_CHUNK + 16);
+	int hl = snprintf(chunk, 16, "%x\r\n", ED_CHUNK);
+	memset(chunk + hl, '[', ED_CHUNK);
+	memcpy(chunk + hl + ED_CHUNK, "\r\n", 2);
+	size_t chunk_len = (size_t)hl + ED_CHUNK + 2, sent = 0;
+	double t0 = ed_now_ms();
+	bool answered = false;
+	for (int i = 0; i < ED_CHUNKS && !answered; i++) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		answered = poll(&p, 1, 0) == 1;
+		if (!answered) {
+			ed_send_all(fd, chunk, chunk_len);
+			sent += chunk_len;
+		}
+	}
+	double ms = ed_now_ms() - t0;
+	free(chunk);
+	ck_assert_msg(answered, "no answer while %zu bytes of body were sent in %.0f ms", sent, ms);
+	ck_assert_msg(sent < (size_t)16 * 1024 * 1024, "answered only after %zu bytes", sent);
+	shutdown(fd, SHUT_WR);
+	char buf[4096];
+	bool closed = ed_read_to_close(fd, buf, sizeof buf, 5000);
+	close(fd);
+	int status;
+	const char *fault = ed_one_response(buf, &status);
+	ck_assert_msg(!fault && status == 413, "%s:\n%s", fault ? fault : "not 413", buf);
+	ck_assert(closed);
+	double probe_ms;
+	ck_assert_int_eq(
+		ed_status_of(s.port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &probe_ms),
+		200);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
 
 #define ED_BIG_HEAD(auth, type)                                                                    \
 	"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" auth "Content-Type: " type "\r\n"              \
@@ -841,6 +1004,9 @@ CHECK_SUITE(edges)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_request_framed_two_ways_is_refused_and_what_follows_never_runs);
 	tcase_add_test(tc, the_metrics_listener_refuses_a_request_framed_two_ways);
+	tcase_add_test(tc,
+		       a_content_length_that_is_no_number_gets_one_answer_kept_alive_or_in_parts);
+	tcase_add_test(tc, a_chunked_body_past_the_limit_is_answered_as_it_passes);
 	tcase_add_test(tc, a_request_without_a_valid_token_is_refused_on_its_headers);
 	tcase_add_test(tc, checks_on_headers_never_wait_for_the_body);
 	tcase_add_test(tc, a_frozen_database_path_gets_503_within_the_call_timeout);

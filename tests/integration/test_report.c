@@ -532,29 +532,36 @@ static char *rp_repeat(const char *unit, size_t n)
 	return s;
 }
 
-START_TEST(description_limit_is_2000_characters)
+/* A string argument's limit counts characters (code points), as its JSON Schema says, never
+ * bytes: field at limit characters of 1, 2 and 4 bytes each is stored whole (in fleet.table's
+ * column), one more character is refused and writes nothing. */
+static void rp_limit_in_characters(const char *bike, const char *field, size_t limit,
+				   const char *table, const char *column)
 {
 	struct it_server s;
 	rp_start(&s, "marie", "customer-care-assistant", NULL);
 	static const char *const units[] = {"a", "\xc3\xa9", "\xf0\x9f\x9a\xb2"}; /* a, é, bike */
+	char want[24];
+	snprintf(want, sizeof want, "%zu", limit);
 	for (size_t u = 0; u < 3; u++) {
-		char *at = rp_repeat(units[u], 2000), *over = rp_repeat(units[u], 2001);
-		json_t *args = rp_args("VL-2126", "other");
-		json_object_set_new(args, "description", json_string(at));
+		char *at = rp_repeat(units[u], limit), *over = rp_repeat(units[u], limit + 1);
+		json_t *args = rp_args(bike, "other");
+		json_object_set_new(args, field, json_string(at));
 		struct it_response r;
 		json_t *res = rp_call(s.port, args, &r);
-		ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
-		char *n = rp_sql("SELECT char_length(description) FROM fleet.damage_reports"
-				 " WHERE report_id = '%s'",
-				 rp_sc(res, "reportId"));
-		ck_assert_str_eq(n, "2000");
+		ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s of %zu x %s: %s",
+			      field, limit, units[u], r.body);
+		char *n = rp_sql("SELECT char_length(%s) FROM fleet.%s WHERE report_id = '%s'",
+				 column, table, rp_sc(res, "reportId"));
+		ck_assert_str_eq(n, want);
 		free(n);
 		it_response_free(&r);
 		char *snap = rp_snapshot();
-		json_object_set_new(args, "description", json_string(over));
+		json_object_set_new(args, field, json_string(over));
 		res = rp_call(s.port, args, &r);
-		ck_assert(json_is_true(json_object_get(res, "isError")));
-		ck_assert_ptr_nonnull(strstr(rp_text(res), "description"));
+		ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s of %zu x %s: %s",
+			      field, limit + 1, units[u], r.body);
+		ck_assert_ptr_nonnull(strstr(rp_text(res), field));
 		char *snap2 = rp_snapshot();
 		ck_assert_str_eq(snap, snap2);
 		free(snap);
@@ -567,9 +574,22 @@ START_TEST(description_limit_is_2000_characters)
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
 				  " AND tool = 'report_damaged_bike'"
 				  " AND outcome = 'invalid'",
-				  "VL-2126"),
+				  bike),
 			 3);
 	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+
+START_TEST(description_limit_is_2000_characters)
+{
+	rp_limit_in_characters("VL-2126", "description", 2000, "damage_reports", "description");
+}
+END_TEST
+
+/* The published inputSchema says maxLength 200: 200 "é" (400 bytes) or 200 four-byte
+ * characters are one key, 201 are refused. */
+START_TEST(idempotency_key_limit_is_200_characters)
+{
+	rp_limit_in_characters("VL-2162", "idempotencyKey", 200, "idempotency_keys", "idem_key");
 }
 END_TEST
 
@@ -1091,6 +1111,7 @@ CHECK_SUITE(report)
 	tcase_add_test(tc, rls_refuses_writes_outside_the_function);
 	tcase_add_test(tc, case_id_must_be_open_visible_and_for_this_bike);
 	tcase_add_test(tc, description_limit_is_2000_characters);
+	tcase_add_test(tc, idempotency_key_limit_is_200_characters);
 	tcase_add_test(tc, sql_metacharacters_are_stored_literally);
 	tcase_add_test(tc, twenty_concurrent_reports_on_one_bike);
 	tcase_add_test(tc, killed_server_leaves_no_partial_report);

@@ -19,6 +19,7 @@ static void setup(void)
 			 "\"bikeId\":{\"type\":\"string\",\"pattern\":\"^VL-[0-9]{4,6}$\"},"
 			 "\"issue\":{\"type\":\"string\",\"enum\":[\"flat_tire\",\"other\"]},"
 			 "\"note\":{\"type\":\"string\",\"maxLength\":5},"
+			 "\"tag\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":3},"
 			 "\"n\":{\"type\":[\"integer\",\"null\"],\"minimum\":0,\"maximum\":3}},"
 			 "\"required\":[\"bikeId\"],\"additionalProperties\":false}",
 			 0, &e);
@@ -80,6 +81,22 @@ START_TEST(max_length_counts_characters)
 	/* Five characters, ten bytes: within maxLength 5. */
 	ck_assert(valid("{\"bikeId\":\"VL-2048\",\"note\":\"ééééé\"}", msg));
 	ck_assert(!valid("{\"bikeId\":\"VL-2048\",\"note\":\"éééééé\"}", msg));
+	ck_assert_ptr_nonnull(strstr(msg, "at most 5 characters, got 6"));
+	/* Four bytes a character (U+1F6B2): five are 20 bytes and within, six are not. */
+	ck_assert(valid("{\"bikeId\":\"VL-2048\",\"note\":\"\xf0\x9f\x9a\xb2\xf0\x9f\x9a\xb2"
+			"\xf0\x9f\x9a\xb2\xf0\x9f\x9a\xb2\xf0\x9f\x9a\xb2\"}",
+			msg));
+	ck_assert(!valid("{\"bikeId\":\"VL-2048\",\"note\":\"\xf0\x9f\x9a\xb2\xf0\x9f\x9a\xb2"
+			 "\xf0\x9f\x9a\xb2\xf0\x9f\x9a\xb2\xf0\x9f\x9a\xb2\xf0\x9f\x9a\xb2\"}",
+			 msg));
+	/* minLength too: one "é" is two bytes and one character, below 2; a JSON escape of a
+	 * surrogate pair is one character. */
+	ck_assert(!valid("{\"bikeId\":\"VL-2048\",\"tag\":\"é\"}", msg));
+	ck_assert_ptr_nonnull(strstr(msg, "at least 2 characters"));
+	ck_assert(!valid("{\"bikeId\":\"VL-2048\",\"tag\":\"\\ud83d\\udeb2\"}", msg));
+	ck_assert(valid("{\"bikeId\":\"VL-2048\",\"tag\":\"\\ud83d\\udeb2é\"}", msg));
+	ck_assert(valid("{\"bikeId\":\"VL-2048\",\"tag\":\"ééé\"}", msg));
+	ck_assert(!valid("{\"bikeId\":\"VL-2048\",\"tag\":\"éééé\"}", msg));
 }
 END_TEST
 
