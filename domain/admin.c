@@ -8,10 +8,12 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "domain/pg/db.h"
 
 struct admin_session {
 	PGconn *pg;
 	char why[1024];
+	struct admin_failure failure;
 };
 
 const char *admin_why(const struct admin_session *s)
@@ -19,10 +21,32 @@ const char *admin_why(const struct admin_session *s)
 	return s->why;
 }
 
+const struct admin_failure *admin_failure(const struct admin_session *s)
+{
+	return &s->failure;
+}
+
+/* The fields of failed result r that name what was refused (admin_failure). */
+static void admin_set_failure(struct admin_session *s, const PGresult *r)
+{
+	static const char row_detail[] = "admin_load row ";
+	struct admin_failure *f = &s->failure;
+	const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+	db_copy(f->sqlstate, sizeof f->sqlstate, PQresultErrorField(r, PG_DIAG_SQLSTATE));
+	db_copy(f->table, sizeof f->table, PQresultErrorField(r, PG_DIAG_TABLE_NAME));
+	db_copy(f->column, sizeof f->column, PQresultErrorField(r, PG_DIAG_COLUMN_NAME));
+	db_copy(f->constraint, sizeof f->constraint,
+		PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME));
+	f->row = detail && strncmp(detail, row_detail, sizeof row_detail - 1) == 0
+			 ? strtol(detail + sizeof row_detail - 1, NULL, 10)
+			 : 0;
+}
+
 /* The message of a failed call, on one line, with a hint for a refusal by privilege. */
 static void admin_set_why(struct admin_session *s, const char *msg, const char *sqlstate)
 {
 	char tidy[sizeof s->why / 2];
+	memset(&s->failure, 0, sizeof s->failure);
 	log_escape(msg ? msg : "unknown error", tidy, sizeof tidy);
 	const char *hint = "";
 	if (sqlstate && strcmp(sqlstate, "42501") == 0) /* insufficient_privilege */
@@ -63,6 +87,7 @@ static PGresult *admin_exec(struct admin_session *s, const char *sql, int n,
 	}
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	admin_set_why(s, PQresultErrorMessage(r), state);
+	admin_set_failure(s, r);
 	*st = !state || PQstatus(s->pg) != CONNECTION_OK                     ? FLEET_UNAVAILABLE
 	      : strcmp(state, "42501") == 0                                  ? FLEET_FORBIDDEN
 	      : strncmp(state, "23", 2) == 0 || strncmp(state, "22", 2) == 0 ? FLEET_INVALID
