@@ -88,19 +88,26 @@ enum fleet_status rights_development_db(bool *dev)
 {
 	static const char sql[] = "SELECT value FROM fleet.settings WHERE name = 'environment'";
 	*dev = false;
-	enum fleet_status st;
-	PGresult *res = db_exec_prepared("environment", sql, 0, NULL, &st);
-	if (!res)
-		return st;
+	PGconn *pg = db_open();
+	if (!pg)
+		return FLEET_UNAVAILABLE;
+	enum fleet_status st = FLEET_OK;
+	PGresult *res = PQexecParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
 	static const char *const names[] = {"value"};
 	int col[1];
-	if (db_columns(res, "environment", names, 1, col) != FLEET_OK) {
-		PQclear(res);
-		return FLEET_INTERNAL;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		log_error("database: cannot tell whether it is a development one: %s",
+			  PQresultErrorMessage(res));
+		st = PQstatus(pg) == CONNECTION_OK ? FLEET_INTERNAL : FLEET_UNAVAILABLE;
+	} else if (db_columns(res, "environment", names, 1, col) != FLEET_OK) {
+		st = FLEET_INTERNAL;
+	} else {
+		*dev = PQntuples(res) == 1 &&
+		       strcmp(PQgetvalue(res, 0, col[0]), "development") == 0;
 	}
-	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, col[0]), "development") == 0;
 	PQclear(res);
-	return FLEET_OK;
+	PQfinish(pg);
+	return st;
 }
 
 enum fleet_status rights_read_row(const struct pg_result *res, const char *what, const char *prefix,
