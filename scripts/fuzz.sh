@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz.sh BUILD_DIR SECONDS: runs every libFuzzer target of BUILD_DIR (make fuzz builds them)
 # for SECONDS each. Seeds: the request bodies of tests/protocol/cases.json (each with a few
-# transport/header flag bytes) for fuzz_mcp, a few claim sets for fuzz_jwt. Corpora grow under
+# transport/header flag bytes) for fuzz_mcp, a few claim sets for fuzz_jwt, the files of
+# tests/fuzz/NAME/ for fuzz_NAME (fuzz_csv: CSV load files). Corpora grow under
 # BUILD_DIR/corpus-*; a crash leaves its input as BUILD_DIR/crash-* and fails the run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -9,6 +10,11 @@ B=${1:-build/fuzz}
 secs=${2:-60}
 mkdir -p "$B/corpus-mcp" "$B/corpus-jwt"
 node tests/fuzz/seeds.mjs "$B"
+# A target's seed files kept in tests/fuzz/NAME/ (fuzz_csv: tests/fuzz/csv/) join its corpus.
+for t in "$B"/fuzz_*; do
+  name=${t##*/fuzz_}
+  if [[ -d tests/fuzz/$name ]]; then mkdir -p "$B/corpus-$name" && cp tests/fuzz/"$name"/* "$B/corpus-$name/"; fi
+done
 rc=0
 for t in "$B"/fuzz_*; do
   name=${t##*/fuzz_}
