@@ -265,6 +265,7 @@ lint:
 	  --inline-suppr --std=c11 -I . common domain server tests
 	@scripts/banned.sh
 	@python3 scripts/arrows.py
+	@python3 scripts/codemap.py
 	@$(MAKE) --no-print-directory all
 	@scripts/globals.sh $(B)
 
@@ -309,7 +310,7 @@ help:
 	@echo 'make valgrind      make test under valgrind memcheck'
 	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
 	@echo 'make bench         the benchmarks'
-	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, no mutable globals'
+	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, no mutable globals'
 	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'

@@ -72,7 +72,7 @@ enum csv_status csv_next(const char **p, const char *end, struct csv_record *rec
 	}
 	if (*p >= end)
 		return CSV_END;
-	(*line_no)++;
+	rec->line = ++(*line_no);
 	for (;;) {
 		if (rec->nfields == CSV_MAX_FIELDS)
 			goto invalid;

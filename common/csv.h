@@ -12,6 +12,7 @@ enum csv_status { CSV_OK = 0, CSV_END, CSV_INVALID };
 #define CSV_MAX_FIELDS 32
 
 struct csv_record {
+	unsigned long line; /* the line it starts on (a quoted field may span several) */
 	size_t nfields;
 	char *fields[CSV_MAX_FIELDS]; /* new strings: csv_record_free() */
 };

@@ -3,14 +3,15 @@
 
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
 #define KEYRING_ID_LABEL "bikaroo requestState key id v1:"
 
-/* The ring, current key first; keyring_n keys are set. See keyring.h: written before threads. */
-static struct keyring_key keyring_keys[1 + KEYRING_MAX_PREVIOUS];
-static size_t keyring_n;
+/* The ring, current key first; replaced whole and copied out under the lock (keyring.h). */
+static struct keyring keyring_ring;
+static pthread_mutex_t keyring_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void keyring_derive(const char *secret, size_t n, struct keyring_key *k)
 {
@@ -46,51 +47,47 @@ static enum keyring_status keyring_add(struct keyring_key *ring, size_t *n, cons
 
 enum keyring_status keyring_init(const char *current, const char *previous)
 {
-	struct keyring_key ring[1 + KEYRING_MAX_PREVIOUS];
-	size_t n = 0;
+	struct keyring r = {0};
 	enum keyring_status st = KEYRING_OK;
 	bool has_previous = previous && strspn(previous, "\r\n") < strlen(previous);
-	keyring_n = 0;
 	if (current && *current) {
-		st = keyring_add(ring, &n, current, strlen(current));
+		st = keyring_add(r.keys, &r.n, current, strlen(current));
 	} else if (has_previous) {
 		st = KEYRING_NO_CURRENT;
 	} else {
 		/* A random key: states are valid in this process only. */
-		if (RAND_bytes(ring[0].key, sizeof ring[0].key) != 1)
+		if (RAND_bytes(r.keys[0].key, sizeof r.keys[0].key) != 1)
 			return KEYRING_NO_ENTROPY;
-		keyring_derive((const char *)ring[0].key, sizeof ring[0].key, &ring[0]);
-		n = 1;
+		keyring_derive((const char *)r.keys[0].key, sizeof r.keys[0].key, &r.keys[0]);
+		r.n = 1;
 	}
 	for (const char *p = previous; st == KEYRING_OK && p && *p;) {
 		size_t len = strcspn(p, "\n");
 		size_t use = len > 0 && p[len - 1] == '\r' ? len - 1 : len;
 		if (use > 0)
-			st = keyring_add(ring, &n, p, use);
+			st = keyring_add(r.keys, &r.n, p, use);
 		p += len + (p[len] == '\n');
 	}
 	if (st != KEYRING_OK)
 		return st;
-	memcpy(keyring_keys, ring, n * sizeof ring[0]);
-	keyring_n = n;
+	pthread_mutex_lock(&keyring_lock);
+	keyring_ring = r;
+	pthread_mutex_unlock(&keyring_lock);
 	return KEYRING_OK;
 }
 
-const struct keyring_key *keyring_current(void)
+void keyring_get(struct keyring *out)
 {
-	return keyring_at(0);
+	pthread_mutex_lock(&keyring_lock);
+	*out = keyring_ring;
+	pthread_mutex_unlock(&keyring_lock);
 }
 
-const struct keyring_key *keyring_at(size_t i)
+const struct keyring_key *keyring_find(const struct keyring *r, const char *id)
 {
-	return i < keyring_n ? &keyring_keys[i] : NULL;
-}
-
-const struct keyring_key *keyring_find(const char *id)
-{
-	for (size_t i = 0; id && i < keyring_n; i++)
-		if (strcmp(keyring_keys[i].id, id) == 0)
-			return &keyring_keys[i];
+	for (size_t i = 0; id && i < r->n; i++)
+		if (strcmp(r->keys[i].id, id) == 0)
+			return &r->keys[i];
 	return NULL;
 }
 

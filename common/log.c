@@ -11,23 +11,35 @@
 #include <sys/random.h>
 #include <time.h>
 
-static enum log_level log_threshold = LOG_INFO;
-static bool log_json;
+/* Read by every thread, set at start and again on SIGHUP (serve): atomic, relaxed (a line
+ * written at the old level while the new one is set is fine). */
+static _Atomic int log_threshold = LOG_INFO;
+static atomic_bool log_json;
 static const char *const log_names[] = {"debug", "info", "warn", "error"};
 
 void log_set_level(enum log_level level)
 {
-	log_threshold = level;
+	atomic_store_explicit(&log_threshold, (int)level, memory_order_relaxed);
 }
 
 bool log_enabled(enum log_level level)
 {
-	return level >= log_threshold;
+	return (int)level >= atomic_load_explicit(&log_threshold, memory_order_relaxed);
 }
 
 void log_set_json(bool json)
 {
-	log_json = json;
+	atomic_store_explicit(&log_json, json, memory_order_relaxed);
+}
+
+enum log_level log_get_level(void)
+{
+	return (enum log_level)atomic_load_explicit(&log_threshold, memory_order_relaxed);
+}
+
+bool log_get_json(void)
+{
+	return atomic_load_explicit(&log_json, memory_order_relaxed);
 }
 
 int log_parse_level(const char *s, enum log_level *out)
@@ -68,7 +80,7 @@ static void log_json_line(enum log_level level, json_t *o)
 
 void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 {
-	if (level < log_threshold)
+	if (!log_enabled(level))
 		return;
 	char line[1024];
 	int n = 0;
@@ -194,7 +206,7 @@ static json_t *log_number(const char *v)
 void log_fields(enum log_level level, const char *reqid, const char *event,
 		const struct log_field *fields, size_t nf)
 {
-	if (level < log_threshold)
+	if (!log_enabled(level))
 		return;
 	if (log_json) {
 		json_t *o = json_object();

@@ -14,9 +14,12 @@ void log_set_level(enum log_level level);
 bool log_enabled(enum log_level level);
 /* Parses "debug"/"info"/"warn"/"error"; returns 0 on success. */
 int log_parse_level(const char *s, enum log_level *out) __attribute__((warn_unused_result));
-/* JSON lines ({"ts","level","reqid","msg"} or an access line's fields) instead of text. Call
- * before any thread logs. */
+/* JSON lines ({"ts","level","reqid","msg"} or an access line's fields) instead of text. Any
+ * thread, any time (a reload): a line is written whole in one format or the other. */
 void log_set_json(bool json);
+/* The level and format in effect (any thread may set them again: a reload). */
+enum log_level log_get_level(void);
+bool log_get_json(void);
 /* reqid may be NULL. */
 void log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -13,6 +13,7 @@
 struct admin_session {
 	struct exec_session *pg; /* a connection of its own, through the executor */
 	char why[1024];
+	struct admin_failure failure;
 };
 
 const char *admin_why(const struct admin_session *s)
@@ -20,10 +21,32 @@ const char *admin_why(const struct admin_session *s)
 	return s->why;
 }
 
+const struct admin_failure *admin_failure(const struct admin_session *s)
+{
+	return &s->failure;
+}
+
+/* The fields of failed result r that name what was refused (admin_failure). */
+static void admin_set_failure(struct admin_session *s, const PGresult *r)
+{
+	static const char row_detail[] = "admin_load row ";
+	struct admin_failure *f = &s->failure;
+	const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+	db_copy(f->sqlstate, sizeof f->sqlstate, PQresultErrorField(r, PG_DIAG_SQLSTATE));
+	db_copy(f->table, sizeof f->table, PQresultErrorField(r, PG_DIAG_TABLE_NAME));
+	db_copy(f->column, sizeof f->column, PQresultErrorField(r, PG_DIAG_COLUMN_NAME));
+	db_copy(f->constraint, sizeof f->constraint,
+		PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME));
+	f->row = detail && strncmp(detail, row_detail, sizeof row_detail - 1) == 0
+			 ? strtol(detail + sizeof row_detail - 1, NULL, 10)
+			 : 0;
+}
+
 /* The message of a failed call, on one line, with a hint for a refusal by privilege. */
 static void admin_set_why(struct admin_session *s, const char *msg, const char *sqlstate)
 {
 	char tidy[sizeof s->why / 2];
+	memset(&s->failure, 0, sizeof s->failure);
 	log_escape(msg ? msg : "unknown error", tidy, sizeof tidy);
 	const char *hint = "";
 	if (sqlstate && strcmp(sqlstate, "42501") == 0) /* insufficient_privilege */
@@ -53,7 +76,8 @@ void admin_close(struct admin_session *s)
 	free(s);
 }
 
-/* One parameterised statement; its result (caller clears) or NULL with s->why set. */
+/* One parameterised statement, through the executor; its result (caller clears) or NULL with
+ * s->why set. */
 static PGresult *admin_exec(struct admin_session *s, const char *sql, int n,
 			    const char *const *params, enum fleet_status *st)
 {
@@ -69,6 +93,9 @@ static PGresult *admin_exec(struct admin_session *s, const char *sql, int n,
 				   : "cannot reach the database (its connection failed or timed "
 				     "out: see the log above)",
 		      state);
+	if (err.refusal)
+		admin_set_failure(s, err.refusal);
+	PQclear(err.refusal);
 	*st = !state || err.st == FLEET_UNAVAILABLE                          ? FLEET_UNAVAILABLE
 	      : strcmp(state, "42501") == 0                                  ? FLEET_FORBIDDEN
 	      : strncmp(state, "23", 2) == 0 || strncmp(state, "22", 2) == 0 ? FLEET_INVALID
@@ -116,12 +143,12 @@ enum fleet_status admin_create_roles(struct admin_session *s, const char *dbname
 	/* The passwords leave here hashed (SCRAM-SHA-256, PostgreSQL's default since 14): the
 	 * statement text, which a server may log, never holds one in clear. */
 	PGconn *pg = exec_session_conn(s->pg);
-	char *owner_hash =
-		*owner_password && pg
-			? PQencryptPasswordConn(pg, owner_password, "fleet_owner", "scram-sha-256")
-			: NULL;
+	char *owner_hash = *owner_password && pg ? PQencryptPasswordConn(pg, owner_password,
+									  "fleet_owner",
+									  "scram-sha-256")
+						  : NULL;
 	char *app_hash = *app_password && pg ? PQencryptPasswordConn(pg, app_password, "fleet_app",
-								     "scram-sha-256")
+								      "scram-sha-256")
 					     : NULL;
 	enum fleet_status st = FLEET_OK;
 	if ((*owner_password && !owner_hash) || (*app_password && !app_hash)) {

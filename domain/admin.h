@@ -16,6 +16,17 @@ struct admin_session;
  * when the role may not do this. Borrowed from s, valid until its next call. */
 const char *admin_why(const struct admin_session *s);
 
+/* What the database named about the last failure ("" for what it did not name), for words of
+ * the operator's own: the SQLSTATE, the table, column and constraint (PostgreSQL's names, e.g.
+ * bikes, battery_pct, bikes_battery_pct_check), and for a load the row it refused (1-based, 0
+ * when none). Borrowed from s, valid until its next call. */
+struct admin_failure {
+	char sqlstate[6];
+	char table[64], column[64], constraint[64];
+	long row;
+};
+const struct admin_failure *admin_failure(const struct admin_session *s);
+
 /* Opens a session on conninfo (new: admin_close). FLEET_UNAVAILABLE when it cannot connect
  * (admin_why says why). */
 enum fleet_status admin_open(const char *conninfo, struct admin_session **out)
@@ -33,7 +44,8 @@ enum fleet_status admin_create_roles(struct admin_session *s, const char *dbname
 /* As a superuser connected to the new database: nobody but its owner creates in schema public. */
 enum fleet_status admin_lock_public(struct admin_session *s) __attribute__((warn_unused_result));
 
-/* Regions, stations or bikes (kind) from rows_json, a JSON array of objects; *count rows. */
+/* Regions, stations or bikes (kind) from rows_json, a JSON array of objects; *count rows. All or
+ * nothing: a row the database refuses is named in admin_failure()'s row. */
 enum fleet_status admin_load(struct admin_session *s, const char *kind, const char *rows_json,
 			     long *count) __attribute__((warn_unused_result));
 enum fleet_status admin_region(struct admin_session *s, const char *code, const char *name)

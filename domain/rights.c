@@ -57,19 +57,26 @@ enum fleet_status rights_development_db(bool *dev)
 {
 	static const char sql[] = "SELECT value FROM fleet.settings WHERE name = 'environment'";
 	*dev = false;
+	/* A connection of its own: asked before the login role is checked (statements held). */
+	struct exec_session *es = exec_session_new(NULL, false);
 	struct db_error err;
-	PGresult *res = db_exec("environment", sql, 0, NULL, &err);
-	if (!res)
-		return err.st;
+	PGresult *res = db_session_exec(es, sql, 0, NULL, &err);
+	enum fleet_status st = err.st;
 	static const char *const names[] = {"value"};
 	int col[1];
-	if (db_columns(res, "environment", names, 1, col) != FLEET_OK) {
-		PQclear(res);
-		return FLEET_INTERNAL;
+	if (!res) {
+		log_error("database: cannot tell whether it is a development one: %s",
+			  *err.message ? err.message : fleet_status_name(err.st));
+	} else if (db_columns(res, "environment", names, 1, col) != FLEET_OK) {
+		st = FLEET_INTERNAL;
+	} else {
+		*dev = PQntuples(res) == 1 &&
+		       strcmp(PQgetvalue(res, 0, col[0]), "development") == 0;
 	}
-	*dev = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, col[0]), "development") == 0;
 	PQclear(res);
-	return FLEET_OK;
+	PQclear(err.refusal);
+	exec_session_close(es);
+	return st;
 }
 
 enum fleet_status rights_read_row(const struct pg_result *res, const char *what, const char *prefix,

@@ -46,7 +46,9 @@ bool rights_in_perimeter(const char *regions, const char *region);
 unsigned rights_scopes(const struct fleet_actor *actor, const struct rights *r);
 
 /* True in *dev when the database's owner marked it as a development database
- * (fleet.settings environment = development). */
+ * (fleet.settings environment = development). On a connection of its own, opened and closed
+ * here: it answers while statements are held until the login role is checked
+ * (db_hold_until_checked), so that a local identity is judged before anything is served. */
 enum fleet_status rights_development_db(bool *dev) __attribute__((warn_unused_result));
 
 #endif

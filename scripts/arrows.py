@@ -13,7 +13,8 @@
    identifiers that domain/types.h defines (fleet_status, FLEET_BIKE_ID_MAX...) and the
    include-guard macros (BIKAROO_MCP_H).
 4. File sizes (SIZES): a folder's files stay under its limit, so that a file keeps one concern
-   (the transport's files under 600 lines; the protocol's headers, one per reader, under 200).
+   (the transport's files under 600 lines; the protocol's headers, one per reader, under 200;
+   server/'s root files: main.c, the composition root, under 300, cfg.c under 700).
 5. What product code must not use (FORBIDDEN_WORDS): e.g. the test fixtures' escape from schema
    checking. Generated headers (GENERATED, written by the build under its gen/ folder) count
    as includes of their own layer.
@@ -31,6 +32,7 @@ import sys
 SCANNED = ("server", "domain", "common")
 LAYERS = [  # (layer, path prefixes): the first match wins
     ("main", ("server/main.c", "server/cfg.c", "server/cfg.h")),
+    ("cli", ("server/cli/",)),  # the commands besides serving, and serve's parts (main's own)
     ("transport", ("server/transport/",)),
     ("protocol", ("server/protocol/",)),
     ("auth", ("server/auth/",)),
@@ -41,8 +43,10 @@ LAYERS = [  # (layer, path prefixes): the first match wins
     ("common", ("common/",)),
 ]
 ALLOWED = {  # layer -> what it may include: layer names or exact paths
-    "main": {"main", "transport", "protocol", "auth", "capabilities", "types", "domain", "common",
-             "domain/pg/db.h", "domain/pg/migrate.h"},
+    "main": {"main", "cli", "transport", "protocol", "auth", "capabilities", "types", "domain",
+             "common", "domain/pg/db.h", "domain/pg/migrate.h"},
+    "cli": {"main", "cli", "transport", "protocol", "auth", "capabilities", "types", "domain",
+            "common", "domain/pg/db.h", "domain/pg/migrate.h"},
     "transport": {"transport", "protocol", "auth", "types", "common"},
     "protocol": {"protocol", "types", "common"},
     "auth": {"auth", "types", "common"},
@@ -65,6 +69,8 @@ GENERATED = {  # include name -> layers that may include it (the build writes it
 SIZES = [  # (path prefix, file endings, most lines)
     ("server/transport/", (".c", ".h"), 600),
     ("server/protocol/", (".h",), 200),
+    ("server/main.c", (".c",), 300),  # the composition root; commands go to server/cli/
+    ("server/cfg.c", (".c",), 700),  # the settings table and how they are read
 ]
 FORBIDDEN_WORDS = [  # (path prefix, word, why)
     ("server/", "schema_listed_only", "test fixtures only: product schemas are checked"),

@@ -62,6 +62,17 @@ MAN
 # The binary's own table, one .TP paragraph per setting.
 "$bin" config-help --format=man
 cat <<MAN
+.SH SIGNALS
+.TP
+.B SIGHUP
+(serve) reads the configuration again (the environment, BIKAROO_SETTINGS_FILE, each
+.IR NAME _FILE,
+the flags) and applies the settings marked [reloadable]: the requestState key ring and the log
+level and format; any other that changed is named as waiting for a restart. Nothing in flight is
+dropped; a configuration that does not load changes nothing.
+.TP
+.BR SIGTERM ", " SIGINT
+stop accepting, answer what has begun (at most BIKAROO_DRAIN_MS), exit.
 .SH FILES
 .TP
 .I /etc/bikaroo-mcp/bikaroo-mcp.env

@@ -63,6 +63,22 @@ repo_root=$(dirname "$script_dir")
 
 is_root() { [[ "$(id -u)" -eq 0 ]]; }
 
+# sbin_tool NAME: the path of a system tool that lives in an sbin folder (runuser), on PATH or,
+# when a root shell's PATH lacks them (su without -, sudo's secure_path off, a container's
+# minimal PATH), in /usr/local/sbin, /usr/sbin or /sbin; else an error that names it and its
+# package.
+sbin_tool() {
+  local d
+  if command -v "$1" 2>/dev/null; then return 0; fi
+  for d in /usr/local/sbin /usr/sbin /sbin; do
+    if [[ -x $d/$1 ]]; then
+      printf '%s\n' "$d/$1"
+      return 0
+    fi
+  done
+  die "$1 not found on PATH ($PATH) nor in /usr/local/sbin, /usr/sbin or /sbin: as root, the cluster runs as the postgres user through $1 (Debian package $2: apt-get install $2)"
+}
+
 find_pg_bin() {
   local d
   for d in "${PG_BIN:-}" /usr/lib/postgresql/15/bin; do
@@ -81,7 +97,7 @@ find_pg_bin() {
 # Run a command as the OS user that owns the cluster (postgres when we are root).
 as_pg() {
   if is_root; then
-    (cd / && runuser -u postgres -- "$@")
+    (cd / && "$RUNUSER" -u postgres -- "$@")
   else
     "$@"
   fi
@@ -113,7 +129,7 @@ valid_dbname() {
 # Can the postgres OS user traverse into (and below) directory $1?
 pg_can_reach() {
   if is_root; then
-    (cd / && runuser -u postgres -- test -x "$1") 2>/dev/null
+    (cd / && "$RUNUSER" -u postgres -- test -x "$1") 2>/dev/null
   else
     true
   fi
@@ -327,6 +343,12 @@ main() {
   DB=${PGTMP_DB:-bikaroo}
   valid_dbname "$DB" || die "invalid PGTMP_DB: $DB"
   PG_BIN=$(find_pg_bin)
+  RUNUSER=
+  if is_root; then
+    RUNUSER=$(sbin_tool runuser util-linux)
+    id -u postgres >/dev/null 2>&1 ||
+      die "as root, the cluster runs as the postgres OS user, and there is none (the postgresql-15 package creates it)"
+  fi
 
   case "$cmd" in
     start | stop | env | status | createdb | dropdb | destroy) ;;

@@ -39,6 +39,13 @@ as_pid=
 
 say() { printf 'run.sh: %s\n' "$*" >&2; }
 
+# hide_password URL: URL with any password shown as *** (postgresql://user:SECRET@... up to the
+# last @ before the query, and password=SECRET in keyword or query form, quoted or not): what a
+# banner or a file may show.
+hide_password() {
+  sed -E "s#^([a-z]+://[^:/@?]*):[^?]*@#\\1:***@#; s#(^|[ &?])password *= *('([^'\\\\]|\\\\.)*'|[^ &]*)#\\1password=***#g" <<<"$1"
+}
+
 # The lock that one serving `make run` holds for its life (descriptor 8, closed for every child
 # that may outlive this script: PostgreSQL, the authorization server). The server keeps it: while
 # it serves, even orphaned, this checkout has a `make run` serving.
@@ -247,20 +254,32 @@ if [[ ! -s $ready ]]; then
 fi
 url_port=$(cat "$ready")
 url="http://127.0.0.1:$url_port/mcp"
-printf 'url=%q\npid=%q\ndb=%q\n' "$url" "$server_pid" "$DATABASE_URL" >"$state/serving"
+# What this run writes from now on (the serving note, the host files, the secrets they name) is
+# the user's only: it may name or hold a password.
+umask 077
+printf 'url=%q\npid=%q\ndb=%q\n' "$url" "$server_pid" "$(hide_password "$DATABASE_URL")" >"$state/serving"
 
 # The host configurations of this build and this database (bikaroo-mcp host-config): each works
-# as written while this make run serves; the stdio ones only in local mode (else a token is due).
+# as written while this make run serves (a stdio one with a token pasted in, unless in local
+# mode). host-config prints no secret: a secret setting is handed to it as a file of its own
+# (NAME_FILE, 0600 in hosts/secrets/), which the files then name.
 hosts=$state/hosts
 rm -rf "$hosts"
-mkdir -p "$hosts"
-names=(vscode-http cursor-http)
-if [[ $BIKAROO_AUTH == local ]]; then names+=(vscode cursor claude-desktop); fi
-for h in "${names[@]}"; do
-  BIKAROO_PORT=$url_port "$bin" host-config "$h" >"$hosts/$h.json"
+mkdir -p "$hosts/secrets"
+secret_env=()
+if [[ $(hide_password "$DATABASE_URL") != "$DATABASE_URL" ]]; then
+  printf '%s' "$DATABASE_URL" >"$hosts/secrets/database-url"
+  secret_env+=(-u DATABASE_URL "DATABASE_URL_FILE=$hosts/secrets/database-url")
+fi
+if [[ -n ${BIKAROO_AUTH_CLIENT_SECRET:-} ]]; then
+  printf '%s' "$BIKAROO_AUTH_CLIENT_SECRET" >"$hosts/secrets/auth-client-secret"
+  secret_env+=(-u BIKAROO_AUTH_CLIENT_SECRET "BIKAROO_AUTH_CLIENT_SECRET_FILE=$hosts/secrets/auth-client-secret")
+fi
+for h in vscode-http cursor-http vscode cursor claude-desktop; do
+  env "${secret_env[@]}" BIKAROO_PORT="$url_port" "$bin" host-config "$h" >"$hosts/$h.json"
   if [[ $h != claude-desktop ]]; then
     printf '%s (%s):\n%s\n\n' "$h" "$(sed -n 's/^ *"command": "\(.*\)",$/stdio, \1/p; s/^ *"url": "\(.*\)"$/http, \1/p' "$hosts/$h.json")" \
-      "$(BIKAROO_PORT=$url_port "$bin" host-config "$h" --link)" >>"$hosts/links.txt"
+      "$(env "${secret_env[@]}" BIKAROO_PORT="$url_port" "$bin" host-config "$h" --link)" >>"$hosts/links.txt"
   fi
 done
 
@@ -269,7 +288,7 @@ if ((started_pg)); then stop_note=' and the local PostgreSQL cluster'; fi
 metrics_at="none (BIKAROO_METRICS_LISTEN is empty)"
 if [[ -n $BIKAROO_METRICS_LISTEN ]]; then metrics_at="http://$BIKAROO_METRICS_LISTEN/metrics"; fi
 watch="Health: http://127.0.0.1:$url_port/healthz and /readyz; metrics: $metrics_at$metrics_note"
-db_line="Database: $DATABASE_URL"
+db_line="Database: $(hide_password "$DATABASE_URL")"
 if ((started_pg)); then
   db_line="$db_line
   (psql: psql '$owner_url' as the schema owner; make reset-demo restores the demo data)"
@@ -308,6 +327,8 @@ else
   $db_line
 
   Connect a host over HTTP (it runs the OAuth flow itself): $hosts/vscode-http.json, $hosts/cursor-http.json
+  Hosts that launch the server (stdio) act with a token pasted over "<an access token>" in
+  $hosts/vscode.json, $hosts/cursor.json or $hosts/claude-desktop.json.
 
   Mint a token for a demo user (a real authorization code + PKCE flow), in another terminal:
   TOKEN=\$(scripts/dev-token.sh marie customer-care-assistant 'fleet:read fleet:report')

@@ -25,21 +25,30 @@ struct cfg_key {
 	bool secret;
 	const char *help;
 	bool empty_is_value; /* NAME= (set, empty) is this setting's "none", not its default */
+	bool reload;         /* read again and applied on SIGHUP (serve) */
 };
 
 #define CFG_S(flag, env, field, def, secret, help)                                                 \
 	{                                                                                          \
-		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, secret, help, false    \
+		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, secret, help, false,   \
+			false                                                                      \
+	}
+/* A string that SIGHUP reloads (serve_reload in server/cli/serve.c applies it). */
+#define CFG_SR(flag, env, field, def, secret, help)                                                \
+	{                                                                                          \
+		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, secret, help, false,   \
+			true                                                                       \
 	}
 /* A string whose empty value means none (BIKAROO_METRICS_LISTEN=: no metrics listener). */
 #define CFG_SE(flag, env, field, def, help)                                                        \
 	{                                                                                          \
-		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, false, help, true      \
+		flag, env, CFG_STR, offsetof(struct cfg, field), def, 0, 0, false, help, true,     \
+			false                                                                      \
 	}
 #define CFG_L(flag, env, field, def, min, max, help)                                               \
 	{                                                                                          \
 		flag, env, CFG_LONG, offsetof(struct cfg, field), def, min, max, false, help,      \
-			false                                                                      \
+			false, false                                                               \
 	}
 
 /* Where the documents, prompts and migrations are found by default: an installed binary is built
@@ -92,26 +101,31 @@ static const struct cfg_key cfg_keys[] = {
 	      false, "auth=local: the client application the server acts through"),
 	CFG_S("local-scopes", "BIKAROO_LOCAL_SCOPES", local_scopes, "fleet:read fleet:report",
 	      false, "auth=local: the scopes granted, space-separated"),
+	CFG_L("local-allow-any-database", "BIKAROO_LOCAL_ALLOW_ANY_DATABASE", local_any_database,
+	      "0", 0, 1,
+	      "auth=local: 1 lets the configured identity act without a token on a database "
+	      "not marked as a development one (fleet.settings environment), over HTTP and stdio "
+	      "alike, said at every start; 0 refuses to start there"),
 	CFG_S("allowed-hosts", "BIKAROO_ALLOWED_HOSTS", allowed_hosts, "", false,
 	      "Host names accepted besides the loopback forms, comma-separated"),
 	CFG_S("allowed-origins", "BIKAROO_ALLOWED_ORIGINS", allowed_origins, "", false,
 	      "Origin host names accepted besides the loopback forms, comma-separated"),
 	CFG_S("ready-file", "BIKAROO_READY_FILE", ready_file, "", false,
 	      "when set, the bound port is written to this file once serving"),
-	CFG_S("log-level", "BIKAROO_LOG_LEVEL", log_level, "info", false,
-	      "debug, info, warn or error"),
-	CFG_S("log-format", "BIKAROO_LOG_FORMAT", log_format, "text", false,
-	      "text (readable lines) or json (one JSON object per line)"),
+	CFG_SR("log-level", "BIKAROO_LOG_LEVEL", log_level, "info", false,
+	       "debug, info, warn or error"),
+	CFG_SR("log-format", "BIKAROO_LOG_FORMAT", log_format, "text", false,
+	       "text (readable lines) or json (one JSON object per line)"),
 	CFG_SE("metrics-listen", "BIKAROO_METRICS_LISTEN", metrics_listen, "127.0.0.1:9464",
 	       "ADDRESS:PORT of GET /metrics (Prometheus text format; [::1]:9464 for IPv6; empty: "
 	       "no metrics listener)"),
-	CFG_S("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
-	      "at least 32 characters shared by all instances: protects requestState "
-	      "(empty: a random key, valid on this process only)"),
-	CFG_S("state-secret-previous", "BIKAROO_STATE_SECRET_PREVIOUS", state_secret_previous, "",
-	      true,
-	      "secrets also accepted for requestState, one per line (at most 4): the previous one "
-	      "during a rotation, or the next one before it becomes BIKAROO_STATE_SECRET"),
+	CFG_SR("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
+	       "at least 32 characters shared by all instances: protects requestState "
+	       "(empty: a random key, valid on this process only)"),
+	CFG_SR("state-secret-previous", "BIKAROO_STATE_SECRET_PREVIOUS", state_secret_previous, "",
+	       true,
+	       "secrets also accepted for requestState, one per line (at most 4): the previous one "
+	       "during a rotation, or the next one before it becomes BIKAROO_STATE_SECRET"),
 	CFG_S("resource-uri", "BIKAROO_RESOURCE_URI", resource_uri, "", false,
 	      "this server's canonical URI (https://host/mcp): the audience tokens must name"),
 	CFG_S("auth-issuer", "BIKAROO_AUTH_ISSUER", auth_issuer, "", false,
@@ -201,9 +215,13 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("keepalive-seconds", "BIKAROO_KEEPALIVE_SECONDS", keepalive_seconds, "15", 1, 300,
 	      "seconds between keep-alives on subscriptions/listen streams (HTTP); streams whose "
 	      "token expired end on the next one"),
+	CFG_S("settings-file", "BIKAROO_SETTINGS_FILE", settings_file, "", false,
+	      "a file of NAME=value lines (a systemd EnvironmentFile: # comments, optional quotes) "
+	      "whose settings win over the environment's; serve reads it again on SIGHUP"),
 };
 
 #define CFG_NKEYS (sizeof cfg_keys / sizeof cfg_keys[0])
+_Static_assert(CFG_NKEYS <= CFG_MAX_KEYS, "raise CFG_MAX_KEYS (cfg.h) to the table's rows");
 
 static enum cfg_status cfg_set(struct cfg *c, const struct cfg_key *k, const char *value,
 			       const char *source)
@@ -256,11 +274,134 @@ static enum cfg_status cfg_set_from_file(struct cfg *c, const struct cfg_key *k,
 		goto out;
 	}
 	st = cfg_set(c, k, buf, var);
+	if (st == CFG_OK) {
+		free(c->from_file[k - cfg_keys]);
+		c->from_file[k - cfg_keys] = mem_strdup(path);
+	}
 out:
 	if (f)
 		fclose(f);
 	free(buf);
 	return st;
+}
+
+/* The row of the setting whose variable is name[0..n) (NULL: none); *file set when the name is
+ * a secret's NAME_FILE. */
+static const struct cfg_key *cfg_key_named(const char *name, size_t n, bool *file)
+{
+	*file = false;
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		size_t e = strlen(cfg_keys[i].env);
+		if (n == e && strncmp(name, cfg_keys[i].env, n) == 0)
+			return &cfg_keys[i];
+		if (cfg_keys[i].secret && n == e + 5 && strncmp(name, cfg_keys[i].env, e) == 0 &&
+		    strncmp(name + e, "_FILE", 5) == 0) {
+			*file = true;
+			return &cfg_keys[i];
+		}
+	}
+	return NULL;
+}
+
+/* A value of the settings file, in place: surrounding blanks gone, then one pair of quotes
+ * (inside double quotes, a backslash takes the next character as it is). */
+static char *cfg_unquote(char *v)
+{
+	v += strspn(v, " \t");
+	size_t n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		v[--n] = '\0';
+	if (n < 2 || (v[0] != '"' && v[0] != '\'') || v[n - 1] != v[0])
+		return v;
+	char q = v[0], *o = v;
+	for (char *p = v + 1; p < v + n - 1; p++) {
+		if (q == '"' && *p == '\\' && p + 1 < v + n - 1)
+			p++;
+		*o++ = *p;
+	}
+	*o = '\0';
+	return v;
+}
+
+#define CFG_SETTINGS_FILE_MAX (1L << 20)
+
+/* The settings of file path (BIKAROO_SETTINGS_FILE), over those of the environment: NAME=value
+ * lines, blank lines and # or ; comments; a secret's NAME_FILE reads that file. A name that
+ * is no setting is left to the environment, unless it starts with BIKAROO_ (a typo). */
+static enum cfg_status cfg_read_file(struct cfg *c, const char *path)
+{
+	enum cfg_status st = CFG_INVALID;
+	unsigned char given[CFG_NKEYS] = {0}; /* 1: NAME, 2: NAME_FILE, by this file */
+	char *text = mem_alloc(CFG_SETTINGS_FILE_MAX + 1), where[300];
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(text, 1, CFG_SETTINGS_FILE_MAX + 1, f) : 0;
+	if (!f || ferror(f) || n > CFG_SETTINGS_FILE_MAX || memchr(text, '\0', n)) {
+		fprintf(stderr, "configuration: BIKAROO_SETTINGS_FILE=%s: %s\n", path,
+			!f ? strerror(errno) : "unreadable, larger than 1 MiB or not text");
+		goto out;
+	}
+	text[n] = '\0';
+	unsigned long line = 0;
+	for (char *l = text, *next; l; l = next) {
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = '\0';
+		line++;
+		l[strcspn(l, "\r")] = '\0';
+		l += strspn(l, " \t");
+		if (!*l || *l == '#' || *l == ';')
+			continue;
+		snprintf(where, sizeof where, "%s:%lu", path, line);
+		char *eq = strchr(l, '=');
+		size_t nlen = eq ? strcspn(l, " \t=") : 0;
+		if (!eq || nlen == 0 || l + nlen + strspn(l + nlen, " \t") != eq) {
+			fprintf(stderr, "configuration: %s: not NAME=value\n", where);
+			goto out;
+		}
+		bool file;
+		const struct cfg_key *k = cfg_key_named(l, nlen, &file);
+		if (!k && strncmp(l, "BIKAROO_", 8) == 0) {
+			fprintf(stderr,
+				"configuration: %s: %.*s is no setting (bikaroo-mcp help "
+				"lists them)\n",
+				where, (int)nlen, l);
+			goto out;
+		}
+		char *v = cfg_unquote(eq + 1);
+		if (!k || (!*v && !k->empty_is_value))
+			continue; /* not ours, or empty: as in the environment */
+		size_t i = (size_t)(k - cfg_keys);
+		if (given[i] && given[i] != (file ? 2 : 1)) {
+			fprintf(stderr, "configuration: %s: set %s or %s_FILE, not both\n", where,
+				k->env, k->env);
+			goto out;
+		}
+		given[i] = file ? 2 : 1;
+		if (file ? cfg_set_from_file(c, k, where, v) : cfg_set(c, k, v, where))
+			goto out;
+		if (!file) {
+			free(c->from_file[i]);
+			c->from_file[i] = NULL;
+		}
+	}
+	st = CFG_OK;
+out:
+	if (f)
+		fclose(f);
+	free(text);
+	return st;
+}
+
+/* The value of flag --name=VALUE in argv (the last one), or NULL. */
+static const char *cfg_flag(int argc, char **argv, const char *name)
+{
+	const char *v = NULL;
+	size_t n = strlen(name);
+	for (int a = 1; a < argc; a++)
+		if (strncmp(argv[a], "--", 2) == 0 && strncmp(argv[a] + 2, name, n) == 0 &&
+		    argv[a][2 + n] == '=')
+			v = argv[a] + 3 + n;
+	return v;
 }
 
 static enum cfg_status cfg_read(struct cfg *c, int argc, char **argv)
@@ -285,6 +426,11 @@ static enum cfg_status cfg_read(struct cfg *c, int argc, char **argv)
 		if (file && *file && cfg_set_from_file(c, k, var, file) != CFG_OK)
 			return CFG_INVALID;
 	}
+	const char *settings = cfg_flag(argc, argv, "settings-file");
+	if (!settings)
+		settings = c->settings_file;
+	if (*settings && cfg_read_file(c, settings) != CFG_OK)
+		return CFG_INVALID;
 	for (int a = 1; a < argc; a++) {
 		const char *arg = argv[a];
 		if (strncmp(arg, "--", 2) != 0)
@@ -302,6 +448,8 @@ static enum cfg_status cfg_read(struct cfg *c, int argc, char **argv)
 		}
 		if (cfg_set(c, &cfg_keys[i], eq + 1, "command line") != CFG_OK)
 			return CFG_INVALID;
+		free(c->from_file[i]); /* the flag wins over a NAME_FILE */
+		c->from_file[i] = NULL;
 	}
 	if (strcmp(c->auth, "local") != 0 && strcmp(c->auth, "jwt") != 0 &&
 	    strcmp(c->auth, "introspection") != 0) {
@@ -379,7 +527,10 @@ enum cfg_status cfg_print_table(const char *format)
 	for (size_t i = 0; i < CFG_NKEYS; i++) {
 		const struct cfg_key *k = &cfg_keys[i];
 		const char *def = *k->def ? k->def : "(empty)";
-		const char *secret = k->secret ? " [secret]" : "";
+		char marks[32];
+		snprintf(marks, sizeof marks, "%s%s", k->secret ? " [secret]" : "",
+			 k->reload ? " [reloadable]" : "");
+		const char *secret = marks;
 		if (strcmp(format, "man") == 0) {
 			/* A .TP paragraph per setting, for the ENVIRONMENT section of a man page.
 			 */
@@ -423,10 +574,33 @@ enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)
 
 void cfg_free(struct cfg *c)
 {
-	for (size_t i = 0; i < CFG_NKEYS; i++)
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
 		if (cfg_keys[i].type == CFG_STR)
 			free(*(char **)((char *)c + cfg_keys[i].offset));
+		free(c->from_file[i]);
+	}
 	memset(c, 0, sizeof *c);
+}
+
+void cfg_each_change(const struct cfg *a, const struct cfg *b,
+		     void (*each)(const char *env, bool reloadable, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < CFG_NKEYS; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		const void *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
+		bool same = k->type == CFG_LONG ? *(const long *)x == *(const long *)y
+						: strcmp(*(char *const *)x, *(char *const *)y) == 0;
+		if (!same)
+			each(k->env, k->reload, ctx);
+	}
+}
+
+const char *cfg_file_of(const struct cfg *c, const char *env)
+{
+	for (size_t i = 0; i < CFG_NKEYS; i++)
+		if (strcmp(cfg_keys[i].env, env) == 0)
+			return c->from_file[i];
+	return NULL;
 }
 
 struct auth_settings cfg_auth_settings(const struct cfg *c)

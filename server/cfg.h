@@ -5,30 +5,35 @@
 
 #include <stdbool.h>
 
+/* Rows of the configuration table at most (cfg.c checks it at build time). */
+#define CFG_MAX_KEYS 96
+
 struct cfg {
-	char *listen;          /* BIKAROO_LISTEN */
-	long port;             /* BIKAROO_PORT (0 = any free port) */
-	char *database_url;    /* DATABASE_URL: the server's login role (not the owner) */
-	char *migrate_url;     /* BIKAROO_MIGRATE_URL: the owner role, for `migrate` */
-	char *db_pooler;       /* BIKAROO_DB_POOLER: "none" or "transaction" */
-	char *listen_db_url;   /* BIKAROO_LISTEN_DATABASE_URL: direct connection for LISTEN */
-	char *migrations_dir;  /* BIKAROO_MIGRATIONS_DIR */
-	char *resources_dir;   /* BIKAROO_RESOURCES_DIR */
-	char *prompts_dir;     /* BIKAROO_PROMPTS_DIR */
-	long threads;          /* BIKAROO_THREADS */
-	long db_connections;   /* BIKAROO_DB_CONNECTIONS: each event loop's */
-	long max_body;         /* BIKAROO_MAX_BODY_BYTES */
-	char *auth;            /* BIKAROO_AUTH: "jwt" (default), "introspection" or "local" */
-	char *local_subject;   /* BIKAROO_LOCAL_SUBJECT */
-	char *local_client;    /* BIKAROO_LOCAL_CLIENT */
-	char *local_scopes;    /* BIKAROO_LOCAL_SCOPES */
-	char *allowed_hosts;   /* BIKAROO_ALLOWED_HOSTS: extra Host names, comma-separated */
-	char *allowed_origins; /* BIKAROO_ALLOWED_ORIGINS: extra Origin hosts, comma-separated */
-	char *ready_file;      /* BIKAROO_READY_FILE: the bound port is written there */
-	char *log_level;       /* BIKAROO_LOG_LEVEL */
-	char *log_format;      /* BIKAROO_LOG_FORMAT: text or json */
-	char *metrics_listen;  /* BIKAROO_METRICS_LISTEN: ADDRESS:PORT of /metrics, "" for none */
-	char *state_secret;    /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
+	char *settings_file;     /* BIKAROO_SETTINGS_FILE: NAME=value lines, read again on SIGHUP */
+	char *listen;            /* BIKAROO_LISTEN */
+	long port;               /* BIKAROO_PORT (0 = any free port) */
+	char *database_url;      /* DATABASE_URL: the server's login role (not the owner) */
+	char *migrate_url;       /* BIKAROO_MIGRATE_URL: the owner role, for `migrate` */
+	char *db_pooler;         /* BIKAROO_DB_POOLER: "none" or "transaction" */
+	char *listen_db_url;     /* BIKAROO_LISTEN_DATABASE_URL: direct connection for LISTEN */
+	char *migrations_dir;    /* BIKAROO_MIGRATIONS_DIR */
+	char *resources_dir;     /* BIKAROO_RESOURCES_DIR */
+	char *prompts_dir;       /* BIKAROO_PROMPTS_DIR */
+	long threads;            /* BIKAROO_THREADS */
+	long db_connections;     /* BIKAROO_DB_CONNECTIONS: each event loop's */
+	long max_body;           /* BIKAROO_MAX_BODY_BYTES */
+	char *auth;              /* BIKAROO_AUTH: "jwt" (default), "introspection" or "local" */
+	char *local_subject;     /* BIKAROO_LOCAL_SUBJECT */
+	char *local_client;      /* BIKAROO_LOCAL_CLIENT */
+	char *local_scopes;      /* BIKAROO_LOCAL_SCOPES */
+	long local_any_database; /* BIKAROO_LOCAL_ALLOW_ANY_DATABASE: local mode off development */
+	char *allowed_hosts;     /* BIKAROO_ALLOWED_HOSTS: extra Host names, comma-separated */
+	char *allowed_origins;   /* BIKAROO_ALLOWED_ORIGINS: extra Origin hosts, comma-separated */
+	char *ready_file;        /* BIKAROO_READY_FILE: the bound port is written there */
+	char *log_level;         /* BIKAROO_LOG_LEVEL */
+	char *log_format;        /* BIKAROO_LOG_FORMAT: text or json */
+	char *metrics_listen;    /* BIKAROO_METRICS_LISTEN: ADDRESS:PORT of /metrics, "" for none */
+	char *state_secret;      /* BIKAROO_STATE_SECRET: HMAC key material for requestState */
 	char *state_secret_previous; /* BIKAROO_STATE_SECRET_PREVIOUS: also accepted, one per line
 				      */
 	char *super_url;             /* BIKAROO_SUPER_URL: a superuser, for `admin create-roles` */
@@ -69,6 +74,9 @@ struct cfg {
 	/* systemd (common/service.h). */
 	char *notify_socket; /* NOTIFY_SOCKET: "" when not run by systemd as Type=notify */
 	long watchdog_usec;  /* WATCHDOG_USEC: 0 without WatchdogSec= */
+	/* The file each secret setting came from (its NAME_FILE variable), by the setting's row
+	 * in the table: cfg_file_of(). */
+	char *from_file[CFG_MAX_KEYS];
 };
 
 enum cfg_status { CFG_OK = 0, CFG_INVALID };
@@ -94,5 +102,12 @@ void cfg_print_help(void);
  * ENVIRONMENT section) or markdown (a table); CFG_INVALID for another format. */
 enum cfg_status cfg_print_table(const char *format) __attribute__((warn_unused_result));
 void cfg_free(struct cfg *c);
+/* Calls each(env, reloadable, ctx) for every setting whose value differs between a and b
+ * (env: its variable's name; reloadable: marked [reloadable], applied again on SIGHUP). */
+void cfg_each_change(const struct cfg *a, const struct cfg *b,
+		     void (*each)(const char *env, bool reloadable, void *ctx), void *ctx);
+/* The file that secret setting env (its variable's name) was read from (NAME_FILE), or NULL
+ * when it was set otherwise or not at all. Borrowed from c. */
+const char *cfg_file_of(const struct cfg *c, const char *env);
 
 #endif

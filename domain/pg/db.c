@@ -91,11 +91,13 @@ void db_run(struct exec_unit *u)
 	db_wait_for(NULL, u);
 }
 
-/* How u's one statement s failed, into err (logged as name); its results cleared. */
-static void db_failed(const char *name, struct exec_stmt *s, struct exec_unit *u,
-		      struct db_error *err)
+/* How u's one statement s failed (bad: its refusal, else found in s and u), into err (logged as
+ * name); its results cleared. */
+static void db_failed(const char *name, const PGresult *bad, struct exec_stmt *s,
+		      struct exec_unit *u, struct db_error *err)
 {
-	const PGresult *bad = u->error ? u->error : s->res;
+	if (!bad)
+		bad = u->error ? u->error : s->res;
 	if (bad && PQresultStatus(bad) == PGRES_FATAL_ERROR) {
 		const char *state = PQresultErrorField(bad, PG_DIAG_SQLSTATE);
 		snprintf(err->sqlstate, sizeof err->sqlstate, "%s", state ? state : "");
@@ -131,7 +133,13 @@ PGresult *db_session_exec(struct exec_session *es, const char *sql, int nparams,
 	err->st = u.st;
 	if (u.st == FLEET_OK)
 		return s.res;
-	db_failed("of a session", &s, &u, err);
+	if (s.res && PQresultStatus(s.res) == PGRES_FATAL_ERROR) {
+		err->refusal = s.res; /* the caller's */
+		s.res = NULL;
+		db_failed("of a session", err->refusal, &s, &u, err);
+	} else {
+		db_failed("of a session", NULL, &s, &u, err);
+	}
 	return NULL;
 }
 
@@ -165,7 +173,7 @@ PGresult *db_exec(const char *name, const char *sql, int nparams, const char *co
 		PQclear(u.error);
 		return s.res;
 	}
-	db_failed(name, &s, &u, err);
+	db_failed(name, NULL, &s, &u, err);
 	return NULL;
 }
 

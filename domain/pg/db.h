@@ -32,6 +32,9 @@ struct db_error {
 	enum fleet_status st;
 	char sqlstate[6];
 	char message[512]; /* db_session_exec: the server's message on one line, or "" */
+	/* db_session_exec: the server's refusal itself (new: the caller PQclear()s it), for the
+	 * fields its message does not say (a constraint's name, a column's), or NULL. */
+	PGresult *refusal;
 };
 
 /* Runs one statement (prepared as `name` on each connection on first use; behind a transaction
@@ -46,8 +49,8 @@ PGresult *db_exec(const char *name, const char *sql, int nparams, const char *co
 void db_run(struct exec_unit *u);
 
 /* One statement on a session of one's own (exec.h), waited for: as db_exec, but unnamed, and
- * the server's error message in err->message when it refused it (a simple session's statement
- * may hold several commands; an empty one is fine). */
+ * the server's error message in err->message and its refusal in err->refusal when it refused it
+ * (a simple session's statement may hold several commands; an empty one is fine). */
 PGresult *db_session_exec(struct exec_session *s, const char *sql, int nparams,
 			  const char *const *params, struct db_error *err)
 	__attribute__((warn_unused_result));

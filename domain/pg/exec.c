@@ -627,7 +627,7 @@ struct exec_session {
 struct exec_session *exec_session_new(const char *conninfo, bool simple)
 {
 	struct exec_session *s = mem_calloc(1, sizeof *s);
-	s->pool = exec_pool_new(task_loop(), conninfo ? conninfo : "", 1, simple, true);
+	s->pool = exec_pool_new(task_loop(), conninfo, 1, simple, true);
 	return s;
 }
 

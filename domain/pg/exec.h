@@ -63,8 +63,9 @@ void exec_submit(struct exec_unit *u);
 bool exec_room(bool write);
 
 struct exec_session;
-/* A connection of one's own to conninfo, on the calling code's loop (made when its first unit is
- * sent). simple: the simple query protocol. Free with exec_session_close. */
+/* A connection of one's own to conninfo (NULL: the configured database), on the calling code's
+ * loop (made when its first unit is sent). simple: the simple query protocol. Free with
+ * exec_session_close. */
 struct exec_session *exec_session_new(const char *conninfo, bool simple);
 /* Queues u on s (a simple session's units hold one statement). */
 void exec_session_submit(struct exec_session *s, struct exec_unit *u);

@@ -138,6 +138,7 @@ static PGresult *migrate_query(struct exec_session *pg, const char *sql, int n,
 	if (!r)
 		log_error("migrate: %s failed: %s", what,
 			  *err.message ? err.message : fleet_status_name(err.st));
+	PQclear(err.refusal);
 	return r;
 }
 
@@ -276,6 +277,7 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applie
 	struct db_error err;
 	PGresult *r = db_session_exec(pg, "SET client_min_messages = warning", 0, NULL, &err);
 	PQclear(r);
+	PQclear(err.refusal);
 	if (!r) {
 		log_error("migrate: cannot connect (%s)%s%s", fleet_status_name(err.st),
 			  *err.message ? ": " : "", err.message);

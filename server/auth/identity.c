@@ -42,19 +42,34 @@ enum identity_status identity_from_environment(const struct identity_env *env,
 		return st == AUTH_UNAVAILABLE ? IDENTITY_UNAVAILABLE : IDENTITY_INVALID;
 	}
 	bool dev = false;
-	if (env->development_db(&dev) != FLEET_OK) {
+	enum fleet_status ds = env->development_db(&dev);
+	if (ds == FLEET_UNAVAILABLE && !env->any_database) {
 		*why = "the database is unavailable";
 		return IDENTITY_UNAVAILABLE;
 	}
-	if (!dev) {
+	if (ds != FLEET_OK && !env->any_database) {
+		*why = "cannot tell whether the database is a development one (fleet.settings: is "
+		       "it "
+		       "migrated? bikaroo-mcp migrate)";
+		return IDENTITY_REFUSED;
+	}
+	if (!dev && !env->any_database) {
 		*why = "BIKAROO_AUTH=local acts without a token only against a development "
 		       "database (fleet.settings environment = development); use a token "
-		       "(BIKAROO_TOKEN)";
+		       "(BIKAROO_TOKEN, or BIKAROO_AUTH=jwt over HTTP), or, knowing that whoever "
+		       "reaches this server then acts as that identity, set "
+		       "BIKAROO_LOCAL_ALLOW_ANY_DATABASE=1";
 		return IDENTITY_REFUSED;
 	}
 	if (identity_local(env->local_subject, env->local_client, env->local_scopes, out) != 0) {
 		*why = "the local identity is not configured";
 		return IDENTITY_INVALID;
 	}
+	if (!dev)
+		log_warn(
+			"BIKAROO_AUTH=local on a database that is NOT a development one "
+			"(BIKAROO_LOCAL_ALLOW_ANY_DATABASE=1): whoever reaches this server acts as "
+			"subject %s via client %s, without a token",
+			out->subject, out->client_id);
 	return IDENTITY_OK;
 }

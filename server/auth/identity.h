@@ -26,12 +26,16 @@ struct identity_env {
 	/* Whether the database is marked as a development one (the domain answers it; the
 	 * composition root wires it in). */
 	enum fleet_status (*development_db)(bool *dev);
+	/* BIKAROO_LOCAL_ALLOW_ANY_DATABASE: the local identity on a database that is not a
+	 * development one too (said loudly, each time). */
+	bool any_database;
 };
 
 /* The principal of a stdio session, from the environment and never from the client: with
  * BIKAROO_AUTH=jwt or introspection, the token validated exactly like an HTTP bearer token
  * (auth_init() first); with BIKAROO_AUTH=local, the configured local identity, allowed only when
- * the database is a development one. *why (static) says why not. */
+ * the database is a development one or env->any_database says so. *why (static) says why not.
+ * The same rule for a server's local identity over HTTP (serve). */
 enum identity_status identity_from_environment(const struct identity_env *env,
 					       struct fleet_actor *out, const char **why)
 	__attribute__((warn_unused_result));

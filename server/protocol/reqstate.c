@@ -61,7 +61,9 @@ char *reqstate_seal(const struct fleet_actor *actor, const char *method, const c
 {
 	unsigned char raw[REQSTATE_NONCE_HEX / 2];
 	char nonce[REQSTATE_NONCE_HEX + 1];
-	const struct keyring_key *key = keyring_current();
+	struct keyring ring;
+	keyring_get(&ring);
+	const struct keyring_key *key = ring.n ? &ring.keys[0] : NULL;
 	if (!key || RAND_bytes(raw, sizeof raw) != 1)
 		abort(); /* our bug (no key ring) or no entropy: never hand out weak state */
 	reqstate_hex(raw, sizeof raw, nonce);
@@ -96,18 +98,20 @@ enum reqstate_status reqstate_open(const char *state, const struct fleet_actor *
 	*payload = NULL;
 	size_t len = state ? strlen(state) : 0;
 	const char *dot = state ? strchr(state, '.') : NULL;
-	if (!keyring_current() || !dot || len > REQSTATE_MAX_LEN)
+	struct keyring ring; /* one ring for the whole check, whatever a reload does meanwhile */
+	keyring_get(&ring);
+	if (!ring.n || !dot || len > REQSTATE_MAX_LEN)
 		goto out;
 	size_t blen = (size_t)(dot - state), mlen = 0, tlen = 0;
 	mac = b64_decode(dot + 1, len - blen - 1, true, &mlen);
 	/* Every accepted key, each compared in constant time, before anything else is looked at
 	 * (a ring holds at most 5 keys). */
 	const struct keyring_key *by = NULL;
-	for (size_t i = 0; mac && mlen == 32 && keyring_at(i); i++) {
+	for (size_t i = 0; mac && mlen == 32 && i < ring.n; i++) {
 		unsigned char want[32];
-		reqstate_mac(keyring_at(i), state, blen, want);
+		reqstate_mac(&ring.keys[i], state, blen, want);
 		if (CRYPTO_memcmp(mac, want, sizeof want) == 0)
-			by = keyring_at(i);
+			by = &ring.keys[i];
 	}
 	text = b64_decode(state, blen, true, &tlen);
 	json_error_t e;
@@ -116,7 +120,7 @@ enum reqstate_status reqstate_open(const char *state, const struct fleet_actor *
 	if (!by) {
 		/* Refused whatever it says. Only the reason is read from it: a state naming a key
 		 * this ring no longer holds was most likely sealed before a rotation. */
-		if (kid && !keyring_find(kid))
+		if (kid && !keyring_find(&ring, kid))
 			st = REQSTATE_RETIRED_KEY;
 		goto out;
 	}

@@ -3,7 +3,9 @@
 # cluster of its own: the roles made with the wrong attributes on purpose, then `admin
 # create-roles` as the superuser (attributes, passwords, the database, public locked); migrate as
 # the owner; regions, stations and bikes loaded from CSV (quotes, CRLF; a bad file refused whole,
-# naming its line); a principal and a client application added; the server as fleet_app serves
+# naming its line, column and what is expected: not UTF-8, a wrong header, a value the database
+# refuses; nothing half-loaded); a principal and a client application added (a role or code the
+# database refuses said in words); the server as fleet_app serves
 # that principal; deactivated, it is refused. Every change leaves its row in fleet.admin_log; the
 # server's login role is refused every admin function (EXECUTE revoked), and a non-superuser is
 # refused create-roles. Prints `ok - ` / `not ok - ` lines.
@@ -69,11 +71,63 @@ printf 'code,name\nDE-MUC\n' >"$t/short.csv"
 out=$("$bin" admin load regions "$t/short.csv" 2>&1)
 check "a CSV record with too few fields is refused naming its line ($out)" grep -q 'short.csv:2: 1 fields, the header names 2' <<<"$out"
 
+# --- a file is stored as written or refused whole: file, line, column, what is expected.
+bikes_head='bike_id,region,station_id,status,battery_pct,last_seen_at'
+bikes_before=$(q "$owner" -c 'SELECT count(*) FROM fleet.bikes')
+log_before=$(q "$owner" -c 'SELECT count(*) FROM fleet.admin_log')
+refused() { # refused NAME CONTENT WANT: admin load bikes of a file NAME holding CONTENT (printf)
+  # exits 1 saying WANT (grep -E), with no SQL text, and stores nothing
+  printf "$2" >"$t/$1.csv"
+  out=$("$bin" admin load bikes "$t/$1.csv" 2>&1)
+  rc=$?
+  check "$1: refused, exit 1, nothing stored: $out" \
+    test "$rc" = 1 -a -n "$(grep -E -- "$3" <<<"$out")" -a -z "$(grep -E 'null value|violates|_check|_fkey|DETAIL|CONTEXT' <<<"$out")" \
+    -a "$(q "$owner" -c 'SELECT count(*) FROM fleet.bikes')|$(q "$owner" -c 'SELECT count(*) FROM fleet.admin_log')" = "$bikes_before|$log_before"
+}
+refused not-utf8 "$bikes_head\nVL-7101,DE-BER,\377,available,\377,2026-11-30T08:00:00Z\n" \
+  "not-utf8.csv:2: column station_id: \"\\\\xff\" is not UTF-8 text"
+refused not-utf8-late "$bikes_head\nVL-7101,DE-BER,,available,50,2026-11-30T08:00:00Z\nVL-7102,DE-BER,,available,\377,2026-11-30T08:00:00Z\n" \
+  "not-utf8-late.csv:3: column battery_pct: .* is not UTF-8 text"
+refused wrong-header "bike,region,station_id,status,battery_pct,last_seen_at\nVL-7101,DE-BER,,available,50,2026-11-30T08:00:00Z\n" \
+  'wrong-header.csv:1: the header names "bike", not a column of bikes: its columns are bike_id,region'
+refused no-key "region,status,last_seen_at\nDE-BER,available,2026-11-30T08:00:00Z\n" \
+  'no-key.csv:1: column bike_id: the header lacks column bike_id'
+refused empty-region "$bikes_head\nVL-7101,,,available,50,2026-11-30T08:00:00Z\n" \
+  'empty-region.csv:2: column region: empty, where it must be the code of a region that exists'
+refused battery-range "$bikes_head\nVL-7101,DE-BER,,available,50,2026-11-30T08:00:00Z\nVL-7102,DE-BER,,available,150,2026-11-30T08:00:00Z\n" \
+  'battery-range.csv:3: column battery_pct: the database refuses "150": it must be a whole number from 0 to 100'
+refused battery-word "$bikes_head\nVL-7101,DE-BER,,available,full,2026-11-30T08:00:00Z\n" \
+  'battery-word.csv:2: column battery_pct: "full" is not a whole number from 0 to 100'
+refused bad-id "$bikes_head\n\"VL-7101\nx\",DE-BER,,available,50,2026-11-30T08:00:00Z\n" \
+  'bad-id.csv:2: column bike_id: the database refuses "VL-7101\\x0ax": it must be a bike id'
+refused no-offset "$bikes_head\nVL-7101,DE-BER,,available,50,2026-11-30 08:00\n" \
+  'no-offset.csv:2: column last_seen_at: "2026-11-30 08:00" is not a date and time with its offset'
+refused no-such-day "$bikes_head\nVL-7101,DE-BER,,available,50,2026-02-30T08:00:00Z\n" \
+  'no-such-day.csv:2: column last_seen_at: the database refuses "2026-02-30T08:00:00Z"'
+refused unknown-status "$bikes_head\nVL-7101,DE-BER,,broken,50,2026-11-30T08:00:00Z\n" \
+  'unknown-status.csv:2: column status: the database refuses "broken": it must be a status code that exists'
+refused twice "$bikes_head\nVL-7101,DE-BER,,available,50,2026-11-30T08:00:00Z\nVL-7101,DE-BER,,in_use,50,2026-11-30T08:00:00Z\n" \
+  'twice.csv:3: column bike_id: bike_id VL-7101 is on line 2 already'
+refused nul "$bikes_head\nVL-7101,DE-BER,,available,5\0000,2026-11-30T08:00:00Z\n" \
+  'nul.csv:2: a NUL byte'
+
 # --- people and applications.
 out=$("$bin" admin principal camille customer_care DE-BER 'Camille Petit' 2>&1)
 check "admin principal camille customer_care DE-BER: $out" grep -q '^admin: principal camille' <<<"$out"
 out=$("$bin" admin principal nobody viewer XX-NOP 'No One' 2>&1)
 check "a principal in a region that does not exist is refused, naming it ($(cut -c 1-80 <<<"$out"))" grep -q 'no such region: XX-NOP' <<<"$out"
+out=$("$bin" admin principal nobody boss DE-BER 'No One' 2>&1)
+check "a principal with a role that does not exist: the three roles, not a constraint's name ($out)" \
+  test "$out" = 'admin principal: ROLE must be viewer, customer_care or fleet_operator'
+out=$("$bin" admin region de-ber Berlin 2>&1)
+check "a region code the database refuses: what a code is, not a constraint's name ($out)" \
+  test "$out" = 'admin region: CODE must be two capital letters, a hyphen, three (FR-PAR)'
+out=$("$bin" admin principal nobody viewer DE-BER 2>&1)
+check "a command with a word missing names the words it takes (exit 2)" \
+  grep -q '^usage: bikaroo-mcp admin principal SUBJECT ROLE REGION\[,REGION...\] DISPLAY-NAME \[human|machine\]$' <<<"$out"
+out=$(env -u BIKAROO_SUPER_URL "$bin" admin create-roles 2>&1)
+check "create-roles without BIKAROO_SUPER_URL suggests a superuser, not the server's role ($(cut -c 25-140 <<<"$out"))" \
+  test -n "$(grep 'BIKAROO_SUPER_URL is not set.*postgresql://postgres@' <<<"$out")" -a -z "$(grep fleet_app <<<"$out")"
 out=$("$bin" admin client care-app 'Care assistant' read,report 2>&1)
 check "admin client care-app read,report: $out" grep -q '^admin: client care-app may read,report' <<<"$out"
 q "$owner" -c "INSERT INTO fleet.settings (name, value) VALUES ('environment', 'development') ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value" >/dev/null

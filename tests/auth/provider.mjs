@@ -7,8 +7,12 @@
 //   GET /mint?sub=marie&client=customer-care-assistant&scope=fleet:read&resource=URI
 //       runs a real authorization code + PKCE flow (with the RFC 8707 resource indicator)
 //       and answers the token endpoint's JSON (access_token, id_token, scope).
+//       A client id the provider does not know is registered on the spot as a public client
+//       (what `bikaroo-mcp admin client` added to the database gets tokens too: the server,
+//       not this provider, judges the client application).
 //   GET /mint?grant=client_credentials&client=fleet-sync&scope=fleet:read&resource=URI
-//       client credentials (a machine token: sub = client_id).
+//       client credentials (a machine token: sub = client_id; fleet-sync and ops-batch only).
+//   A flow that fails answers {"error": "..."} in words, never the provider's HTML page.
 //   GET /forge?kind=KIND[&sub=..&client=..&scope=..&exp_in=SECONDS]
 //       hand-made tokens for adversarial tests, some signed with the provider's real keys
 //       (valid signature, wrong claims), some not (alg none, HS256 with the public key, ...).
@@ -129,6 +133,26 @@ async function interaction(req, res) {
   await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
 }
 
+// A public client for id unless the provider knows it (static or registered before).
+async function ensurePublicClient(id) {
+  if (!id || await provider.Client.find(id)) return;
+  await provider.Client.adapter.upsert(id, {
+    client_id: id,
+    token_endpoint_auth_method: 'none',
+    redirect_uris: [REDIRECT],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+  });
+}
+
+// The words of an error page (oidc-provider's HTML: <strong>error</strong>: x ...), or the text.
+function errorWords(text) {
+  const field = (name) => text.match(new RegExp(`<strong>${name}</strong>:\\s*([^<\\n]*)`))?.[1]?.trim();
+  const error = field('error');
+  if (error) return `${error}${field('error_description') ? ` (${field('error_description')})` : ''}`;
+  return text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 300);
+}
+
 // Follows the authorization flow with a cookie jar, as a browser would, until the redirect URI.
 async function authorizationCodeFlow({ sub, client, scope, resource }) {
   const verifier = crypto.randomBytes(32).toString('base64url');
@@ -151,7 +175,7 @@ async function authorizationCodeFlow({ sub, client, scope, resource }) {
       jar.set(kv.slice(0, i), kv.slice(i + 1));
     }
     const loc = r.headers.get('location');
-    if (!loc) throw new Error(`authorization flow stopped at ${r.status}: ${(await r.text()).slice(0, 300)}`);
+    if (!loc) throw new Error(`authorization flow stopped at ${r.status}: ${errorWords(await r.text())}`);
     const next = new URL(loc, url);
     if (next.href.startsWith(REDIRECT)) {
       const err = next.searchParams.get('error');
@@ -272,7 +296,12 @@ const server = http.createServer(async (req, res) => {
       const q = u.searchParams;
       const spec = { sub: q.get('sub'), client: q.get('client'), scope: q.get('scope') ?? '', resource: q.get('resource') ?? resourceUri };
       if (spec.resource === '') spec.resource = undefined;
-      const r = q.get('grant') === 'client_credentials' ? await clientCredentials(spec) : await authorizationCodeFlow(spec);
+      const machine = q.get('grant') === 'client_credentials';
+      if (machine && !SECRETS[spec.client]) {
+        return send(res, 400, { error: `no machine client ${spec.client}: this provider's are ${Object.keys(SECRETS).join(', ')}` });
+      }
+      if (!machine) await ensurePublicClient(spec.client);
+      const r = machine ? await clientCredentials(spec) : await authorizationCodeFlow(spec);
       return send(res, r.status, r.json);
     }
     if (demo && (u.pathname === '/forge' || u.pathname === '/stats')) return send(res, 404, { error: 'not in --demo' });

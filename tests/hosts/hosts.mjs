@@ -5,7 +5,9 @@
 // http entry is called at its url, its port replaced by the server's that suite.sh started.
 // Each lists the tools and calls get_bike_status. The container entry cannot run without a
 // Docker engine: its shape is checked instead. Prints `ok - ` / `not ok - ` lines.
-//   node hosts.mjs HOSTS_DIR   (env: HOSTS_DATABASE_URL, HOSTS_HTTP_PORT)
+// With HOSTS_TOKEN (a server that wants bearer tokens), a stdio entry's token placeholder is that
+// token, pasted as a user would, and an http entry's host sends it as its OAuth flow would.
+//   node hosts.mjs HOSTS_DIR   (env: HOSTS_DATABASE_URL, HOSTS_HTTP_PORT, HOSTS_TOKEN)
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -16,6 +18,8 @@ const dir = process.argv[2];
 // repository's hosts/: no docs to compare with; its links.txt (make run's) must decode to its files.
 const generated = process.argv.includes('--generated');
 const PLACEHOLDER_DB = 'postgresql://fleet_app@localhost/bikaroo';
+const PLACEHOLDER_TOKEN = '<an access token>';
+const TOKEN = process.env.HOSTS_TOKEN;
 const REQ = { timeout: 15_000 };
 let failures = 0;
 const ok = (what) => console.log(`ok - ${what}`);
@@ -47,7 +51,7 @@ async function scenario(client, transport) {
 
 async function runStdio(file, { name, e }) {
   const env = Object.fromEntries(Object.entries(e.env ?? {}).map(([k, v]) =>
-    [k, v === PLACEHOLDER_DB ? process.env.HOSTS_DATABASE_URL : v]));
+    [k, v === PLACEHOLDER_DB ? process.env.HOSTS_DATABASE_URL : v === PLACEHOLDER_TOKEN && TOKEN ? TOKEN : v]));
   const transport = new StdioClientTransport({ command: e.command, args: e.args ?? [], env, stderr: 'pipe', cwd: '/' });
   const log = [];
   transport.stderr?.on('data', (c) => { log.push(String(c)); });
@@ -67,7 +71,8 @@ async function runHttp(file, { name, e }) {
   if (!generated) url.port = process.env.HOSTS_HTTP_PORT; // generated files name the real port
   const client = new Client({ name: `hosts-${file}`, version: '1.0.0' });
   try {
-    const names = await scenario(client, new StreamableHTTPClientTransport(url));
+    const auth = TOKEN ? { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } } : undefined;
+    const names = await scenario(client, new StreamableHTTPClientTransport(url, auth));
     ok(`${file} (${name}, http): ${e.url} (port ${url.port}) lists ${names.length} tools and answers get_bike_status`);
   } catch (err) {
     nok(`${file} (${name}, http)`, err);

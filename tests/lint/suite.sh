@@ -48,7 +48,9 @@ put server/capabilities/catalog.h '#include "server/protocol/mcp.h"'
 put server/capabilities/catalog.c '#include "catalog.h"' '#include "bike_status.h"' '#include "cases.h"'
 put server/cfg.h '#include <stdbool.h>'
 put server/cfg.c '#include "cfg.h"'
-put server/main.c '#include "cfg.h"' '#include "domain/pg/db.h"' '#include "server/capabilities/catalog.h"' \
+put server/cli/cli.h '#include "server/cfg.h"'
+put server/cli/cli.c '#include "cli.h"' '#include "domain/pg/db.h"'
+put server/main.c '#include "cfg.h"' '#include "server/cli/cli.h"' '#include "domain/pg/db.h"' '#include "server/capabilities/catalog.h"' \
   '#include "server/transport/http.h"' '#include <curl/curl.h>'
 put tests/unit/anything.c '#include "server/capabilities/bike_status.h"' '#include <libpq-fe.h>'
 
@@ -79,6 +81,17 @@ case_ "a clean tree passes" 0 \
 case_ "a transport file over 600 lines fails, naming it" 1 \
   "server/transport/http.c: 604 lines, over the 600 of server/transport/" \
   server/transport/http.c $(seq -f 'x%g;' 1 600)
+case_ "server/main.c over 300 lines fails, naming it" 1 \
+  "server/main.c: 306 lines, over the 300 of server/main.c" \
+  server/main.c $(seq -f 'x%g;' 1 300)
+case_ "server/cfg.c over 700 lines fails" 1 \
+  "server/cfg.c: 701 lines, over the 700 of server/cfg.c" \
+  server/cfg.c $(seq -f 'x%g;' 1 700)
+case_ "a command of server/cli/ may include what main includes" 0 "0 forbidden includes" \
+  server/cli/cli.c '#include "server/capabilities/catalog.h"' '#include "domain/bikes.h"'
+case_ "a capability including server/cli/ fails" 1 \
+  "server/capabilities/cases.c:2: forbidden include of server/cli/cli.h (layer capabilities -> layer cli)" \
+  server/capabilities/cases.c '#include "server/cli/cli.h"'
 case_ "a protocol header over 200 lines fails" 1 \
   "server/protocol/mcp.h: 204 lines, over the 200 of server/protocol/" \
   server/protocol/mcp.h $(seq -f 'x%g;' 1 200)
@@ -125,6 +138,36 @@ case_ "the words in a comment are no rule broken" 0 "0 concurrency rules broken"
 case_ "a scope string in protocol fails" 1 \
   "server/protocol/methods.c:3: protocol knows a business word: fleet:read" \
   server/protocol/methods.c 'static const char *scope = "fleet:read";'
+
+# The code map (scripts/codemap.py): the real server/README.md names every .c of server/ and
+# domain/; on a fake tree, a file left out, a name whose file is gone, and a file named under
+# another folder each fail, naming the file.
+codemap="$(cd "$(dirname "$0")/../.." && pwd)/scripts/codemap.py"
+if python3 "$codemap" >"$tmp/codemap.out" 2>&1; then echo "ok - server/README.md's code map names every .c file of server/ and domain/"
+else sed 's/^/# /' "$tmp/codemap.out"; echo "not ok - server/README.md's code map is not true (make lint says which file)"; failures=1; fi
+map_case() { # map_case NAME EXPECTED-EXIT EXPECTED-TEXT MAP-LINE...: the fake tree with that map
+  local dir
+  dir=$(mktemp -d "$tmp/map.XXXXXX")
+  mkdir -p "$dir/server/transport" "$dir/domain/pg"
+  touch "$dir/server/main.c" "$dir/server/transport/http.c" "$dir/domain/bikes.c" "$dir/domain/pg/db.c"
+  { echo '# Code map'; echo '```'; printf '%s\n' "${@:4}"; echo '```'; } >"$dir/server/README.md"
+  out=$(python3 "$codemap" --root "$dir" 2>&1)
+  rc=$?
+  if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then echo "ok - $1"
+  else echo "not ok - $1 (exit $rc, wanted $2 and: $3)"; printf '#   %s\n' "${out//$'\n'/$'\n'#   }"; failures=1; fi
+}
+full=('server/main.c            the root' 'server/transport/        bytes' '  http.c                   HTTP'
+  'domain/                  the business' '  bikes.c                  bikes' '  pg/                      plumbing' '    db.c                   db')
+map_case "a code map naming every file passes" 0 "0 not in the map, 0 named but missing" "${full[@]}"
+map_case "a .c file the map leaves out fails, naming it" 1 \
+  "server/README.md: domain/pg/db.c is not in the code map" "${full[@]:0:6}"
+map_case "a map naming a file that is gone fails, naming it" 1 \
+  "code map line 4 names server/transport/gone.c, which does not exist" \
+  "${full[@]:0:3}" '  gone.c                   gone' "${full[@]:3}"
+map_case "a file named under another folder does not count" 1 \
+  "server/README.md: domain/bikes.c is not in the code map" \
+  'server/main.c            the root' 'server/transport/        bytes' '  http.c bikes.c           HTTP' \
+  'domain/                  the business' '  pg/                      plumbing' '    db.c                   db'
 
 # Mutable process-wide variables in protocol/, capabilities/, transport/: none in the build under
 # test (scripts/globals.sh), and the check itself finds one in an object made to have it.

@@ -44,7 +44,7 @@ for f in migrations/0*.sql; do n=$(basename "$f"); n=$((10#${n%%_*})); ((n < 9))
 owner7=$(sed -E 's|@/[^?]*\?|@/ops_schema7?|' <<<"$BIKAROO_MIGRATE_URL")
 app7=$(sed -E 's|@/[^?]*\?|@/ops_schema7?|' <<<"$DATABASE_URL")
 DATABASE_URL=$owner7 BIKAROO_MIGRATE_URL=$owner7 BIKAROO_MIGRATIONS_DIR=$t/mig7 "$bin" migrate 2>"$t/mig7.log" || cat "$t/mig7.log"
-if serve schema7 DATABASE_URL="$app7"; then
+if serve schema7 DATABASE_URL="$app7" BIKAROO_LOCAL_ALLOW_ANY_DATABASE=1; then
   code=$(status_of "http://127.0.0.1:$PORT/readyz")
   check "GET /readyz is 503 saying the schema is older than the binary needs (before 0009: no grant yet)" \
     grep -qF "\"missing\":[\"database schema: not migrated or older than version 9, this binary needs $need" "$t/body"

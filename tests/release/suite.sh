@@ -66,7 +66,7 @@ n=$("$bin" config-help --format=markdown | grep -c '^| `')
 check "docs/configuration.md's settings table is config-help's, all $n settings (scripts/config-table.sh --check)" \
   scripts/config-table.sh "$bin" --check
 check "... and the table lists every setting of server/cfg.c ($n)" \
-  test "$n" = "$(grep -cE '^\s*CFG_(S|SE|L)\("' server/cfg.c)"
+  test "$n" = "$(grep -cE '^\s*CFG_(S|SE|SR|L)\("' server/cfg.c)"
 
 # make uninstall after make install.
 if make -s --no-print-directory install DESTDIR="$t/stage" PREFIX=/usr/local UNITDIR=/usr/local/lib/systemd/system \

@@ -3,8 +3,11 @@
 # says where the first serves (URL, PID) and leaves it serving (its cluster too); a metrics port
 # in use never stops it (the next free one, said in the banner); BIKAROO_METRICS_LISTEN= serves
 # no metrics; the banner's database URL works; a port in use is named with its owner and the fix;
-# `make reset-demo` is refused while one serves and restores the demo data after. Each run has a
-# cluster of its own (RUN_PG_DIR) in a temporary folder. Prints `ok - ` / `not ok - ` lines.
+# `make reset-demo` is refused while one serves and restores the demo data after, also from a root
+# shell whose PATH lacks /usr/sbin; a password in
+# DATABASE_URL is printed by nothing (make run, host-config, admin, serve) and written only to a
+# file of the user's own (0600) that the host files name. Each run has a cluster of its own
+# (RUN_PG_DIR) in a temporary folder. Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 B=${1:-build}
@@ -138,4 +141,89 @@ if listener 0 "$t/lport"; then
     -a -n "$(grep "BIKAROO_PORT=$((busy + 1)) make run" <<<"$out")"
   check "... before any cluster was started" test ! -e "$t/taken/pg/data" -a ! -e "$t/taken/pg/real"
 fi
+# --- make reset-demo from a root shell whose PATH lacks the sbin folders (su without -): it finds
+# runuser where it is (or names what is missing), and resets.
+if [[ $(id -u) == 0 ]]; then
+  out=$(env -u DATABASE_URL PATH=/usr/local/bin:/usr/bin:/bin RUN_PG_DIR="$t/nosbin/pg" timeout 300 \
+    make --no-print-directory B="$B" reset-demo 2>&1)
+  rc=$?
+  check "make reset-demo as root with PATH=/usr/local/bin:/usr/bin:/bin resets the demo data (exit $rc)" \
+    test "$rc" = 0 -a -n "$(grep 'the demo data is as new' <<<"$out")" -a -z "$(grep 'command not found' <<<"$out")"
+  [[ $rc == 0 ]] || printf '# %s\n' "${out//$'\n'/$'\n'# }" | tail -n 8
+  scripts/pgtmp.sh destroy "$t/nosbin/pg" >/dev/null 2>&1
+else
+  echo "skip - make reset-demo with a PATH lacking /usr/sbin: not root here (runuser is for root only)"
+fi
+
+# --- secrets: a password given in DATABASE_URL and BIKAROO_MIGRATE_URL (the test database's
+# roles: its trust authentication ignores them, so every step still works) is printed nowhere,
+# written only where it must be and readable by its owner alone; the files that name it work.
+pw=db-pw-$RANDOM$RANDOM-S3cret owner_pw=owner-pw-$RANDOM$RANDOM-S3cret
+pw_url=${DATABASE_URL/fleet_app@/fleet_app:$pw@}
+owner_pw_url=${BIKAROO_MIGRATE_URL/fleet_owner@/fleet_owner:$owner_pw@}
+mkdir -p "$t/secret"
+setsid env -u BIKAROO_METRICS_LISTEN DATABASE_URL="$pw_url" BIKAROO_MIGRATE_URL="$owner_pw_url" RUN_PG_DIR="$t/secret/pg" \
+  BIKAROO_PORT=0 BIKAROO_LOG_LEVEL=debug scripts/run.sh "$B/bikaroo-mcp" >"$t/secret.log" 2>&1 &
+PID=$!
+pids+=("$PID")
+for _ in $(seq 1 600); do grep -q 'Ctrl-C stops' "$t/secret.log" && break; kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+state=$t/secret
+if grep -q 'Ctrl-C stops' "$t/secret.log"; then
+  check "make run with a password in DATABASE_URL: its banner shows it hidden ($(grep -o 'Database: postgresql://fleet_app:[^@]*@' "$t/secret.log"))" \
+    grep -q 'Database: postgresql://fleet_app:\*\*\*@' "$t/secret.log"
+  check "... and nothing make run printed (banner, migrate, the server's debug log) holds either password" \
+    test -z "$(grep -e "$pw" -e "$owner_pw" "$t/secret.log")"
+  holders=$(grep -rl -e "$pw" -e "$owner_pw" "$state" 2>/dev/null)
+  check "... it is written in one file only, the one the host files name ($holders)" \
+    test "$holders" = "$state/hosts/secrets/database-url"
+  modes=$(for f in $holders "$state/serving" "$state"/hosts/*.json "$state/hosts/links.txt"; do stat -c '%a %n' "$f"; done)
+  check "... that file, the serving note and the host files are the user's alone (0600): $(tr '\n' ' ' <<<"${modes//$state\//}")" \
+    test -z "$(grep -v '^600 ' <<<"$modes")" -a "$(stat -c %a "$state/hosts" "$state/hosts/secrets" | sort -u)" = 700
+  check "... the stdio host files name it (DATABASE_URL_FILE), not the password" \
+    grep -q "\"DATABASE_URL_FILE\": \"$state/hosts/secrets/database-url\"" "$state/hosts/vscode.json"
+  # The VS Code stdio entry launched with exactly its command, args and env: it serves.
+  answer=$(python3 - "$state/hosts/vscode.json" <<'PY'
+import json, subprocess, sys
+e = json.load(open(sys.argv[1]))['servers']['bikaroo-fleet']
+req = {'jsonrpc': '2.0', 'id': 1, 'method': 'tools/call', 'params': {'name': 'get_bike_status',
+       'arguments': {'bikeId': 'VL-2048'}, '_meta': {'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+       'io.modelcontextprotocol/clientCapabilities': {}}}}
+r = subprocess.run([e['command'], *e['args']], env=e['env'], input=json.dumps(req) + '\n', capture_output=True,
+                   text=True, timeout=30, cwd='/')
+try:
+    sc = json.loads(r.stdout.splitlines()[0])['result']['structuredContent']
+    print(f"{sc['bikeId']} {sc['status']}")
+except Exception:
+    print(r.stdout.strip()[:300] or r.stderr[-300:])
+PY
+)
+  check "... and launched as written it answers get_bike_status ($answer)" grep -q '^VL-2048 ' <<<"$answer"
+else
+  sed 's/^/# /' "$t/secret.log"
+  check "make run with a password in DATABASE_URL serves" false
+fi
+kill -TERM -- "-$PID" 2>/dev/null
+wait "$PID" 2>/dev/null
+# host-config and admin, given passwords, print none of them.
+out=$(DATABASE_URL=$pw_url "$B/bikaroo-mcp" host-config cursor 2>&1)
+rc=$?
+check "host-config with a password in DATABASE_URL refuses to print it (exit $rc), saying to use DATABASE_URL_FILE" \
+  test "$rc" = 2 -a -z "$(grep -e "$pw" <<<"$out")" -a -n "$(grep DATABASE_URL_FILE <<<"$out")"
+printf '%s' "$pw_url" >"$t/db-url"
+out=$(env -u DATABASE_URL DATABASE_URL_FILE="$t/db-url" "$B/bikaroo-mcp" host-config claude-desktop 2>&1)
+check "host-config with DATABASE_URL_FILE names the file, not the password" \
+  test -z "$(grep -e "$pw" <<<"$out")" -a -n "$(grep "\"DATABASE_URL_FILE\": \"$t/db-url\"" <<<"$out")"
+out=$(env -u BIKAROO_MIGRATE_URL DATABASE_URL="$owner_pw_url" "$B/bikaroo-mcp" admin region XX-PW 'No region' 2>&1;
+  BIKAROO_SUPER_URL="postgresql://postgres:$owner_pw@/postgres?host=$t/nowhere" BIKAROO_APP_PASSWORD=$pw \
+    "$B/bikaroo-mcp" admin create-roles 2>&1)
+check "admin, refused or unable to connect, prints none of the passwords it was given" \
+  test -z "$(grep -e "$pw" -e "$owner_pw" <<<"$out")" -a -n "$out"
+"$B/bikaroo-mcp" serve --database-url="postgresql://fleet_app:$pw@/bikaroo?host=$t/nowhere" --port=0 \
+  --ready-file="$t/down.port" --metrics-listen= 2>"$t/down.log" &
+down=$!
+for _ in $(seq 1 100); do [[ -s $t/down.port ]] && break; sleep 0.1; done
+kill -TERM "$down" 2>/dev/null
+wait "$down" 2>/dev/null
+check "serve, its database unreachable, names DATABASE_URL with the password hidden" \
+  test -z "$(grep -e "$pw" "$t/down.log")" -a -n "$(grep 'DATABASE_URL=postgresql://fleet_app:\*\*\*@' "$t/down.log")"
 [[ $failures == 0 ]]

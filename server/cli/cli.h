@@ -1,0 +1,39 @@
+/* What the subcommands of bikaroo-mcp share (server/main.c dispatches them): the usage text,
+ * config-help, and the checks of settings that every command reading them makes the same way. */
+#ifndef BIKAROO_CLI_H
+#define BIKAROO_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "server/auth/identity.h"
+
+struct cfg;
+
+/* bikaroo-mcp help: the subcommands, then the configuration table (stdout); 0. */
+int cli_usage(void);
+/* bikaroo-mcp config-help [--format=text|man|markdown]: 0, or 2 (said on stderr). */
+int cli_config_help(int argc, char **argv);
+
+/* 0 when url (the value of setting) is set; else -1, logged with what to set. */
+int cli_check_database_url(const char *url, const char *setting);
+/* 0 when directory dir (the value of setting) opens; else -1, logged with the reason and, for a
+ * relative path, the working directory it was looked up from. */
+int cli_check_dir(const char *setting, const char *dir);
+/* Whether addr is a loopback address (127.0.0.0/8, ::1). */
+bool cli_is_loopback(const char *addr);
+
+/* The database settings of cfg given to the database layer; -1 (logged) when they do not fit
+ * together. */
+int cli_db_configure(const struct cfg *cfg) __attribute__((warn_unused_result));
+/* Where a local or stdio identity comes from (identity.h), from cfg (strings borrowed). */
+struct identity_env cli_identity_env(const struct cfg *cfg);
+
+/* Whether the libpq conninfo url carries a password (postgresql://user:SECRET@... or
+ * password=SECRET, keyword or query form). */
+bool cli_has_password(const char *url);
+/* url with any password replaced by *** into out (cap bytes, always terminated): what a log
+ * line or a banner may show. */
+void cli_hide_password(const char *url, char *out, size_t cap);
+
+#endif
