@@ -143,12 +143,12 @@ enum fleet_status admin_create_roles(struct admin_session *s, const char *dbname
 	/* The passwords leave here hashed (SCRAM-SHA-256, PostgreSQL's default since 14): the
 	 * statement text, which a server may log, never holds one in clear. */
 	PGconn *pg = exec_session_conn(s->pg);
-	char *owner_hash = *owner_password && pg ? PQencryptPasswordConn(pg, owner_password,
-									  "fleet_owner",
-									  "scram-sha-256")
-						  : NULL;
+	char *owner_hash =
+		*owner_password && pg
+			? PQencryptPasswordConn(pg, owner_password, "fleet_owner", "scram-sha-256")
+			: NULL;
 	char *app_hash = *app_password && pg ? PQencryptPasswordConn(pg, app_password, "fleet_app",
-								      "scram-sha-256")
+								     "scram-sha-256")
 					     : NULL;
 	enum fleet_status st = FLEET_OK;
 	if ((*owner_password && !owner_hash) || (*app_password && !app_hash)) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # new-capability.sh NAME read|write: writes a compiling, passing skeleton of a new tool NAME
 # (snake_case) for a developer to fill in, and nothing else by hand:
-#   migrations/functions/fleet.NAME_as.sql          its SQL function (the identity, then the work
-#                                                   under row-level security as that caller)
+#   migrations/functions/fleet.NAME_for.sql         its SQL function (the work under row-level
+#                                                   security as the caller, for any number of keys)
 #   server/capabilities/NAME.c                      its capability file: row, governance, audit
 #                                                   policy, example, column map, handler
 #   server/capabilities/schemas/NAME.{input,output}.json   its JSON Schemas
@@ -11,8 +11,9 @@
 # and the generated edits: its two lines in server/capabilities/catalog.c, its row in the
 # governance table of docs/capabilities.md, its contract in tests/contracts/snapshot.json
 # (make contracts, recorded as 0.1.0: in development, its contract may change until it is 1.0.0).
-# A read goes through domain/reads.h (one audit row by group commit); a write
-# records its own audit row in its transaction, like report_damaged_bike.
+# A read goes through domain/reads.h (its audit row written by its batch's statement). KIND=write
+# is being reworked into declared writes: until then a write is written by hand, as
+# report_damaged_bike is (server/README.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 name=${1:-}
@@ -20,7 +21,8 @@ kind=${2:-}
 die() { echo "new-capability: $*" >&2; exit 2; }
 [[ $name =~ ^[a-z][a-z0-9_]{2,40}$ ]] || die "NAME must be snake_case (a-z, 0-9, _; 3 to 41 characters), e.g. list_open_cases"
 [[ $kind == read || $kind == write ]] || die "KIND must be read or write"
-for f in "migrations/functions/fleet.${name}_as.sql" "server/capabilities/$name.c" \
+[[ $kind == read ]] || die "KIND=write is not available while writes become declarations: write its SQL function and capability by hand, as report_damaged_bike (server/capabilities/damage_report.c, migrations/functions/fleet.report_damage_as.sql)"
+for f in "migrations/functions/fleet.${name}_for.sql" "server/capabilities/$name.c" \
   "server/capabilities/schemas/$name.input.json" "tests/integration/test_$name.c" "tests/e2e/$name.test.mjs"; do
   [[ -e $f ]] && die "$f exists already"
 done
@@ -38,35 +40,35 @@ else
 fi
 
 # ---- the SQL function --------------------------------------------------------------------------
-sql=migrations/functions/fleet.${name}_as.sql
+sql=migrations/functions/fleet.${name}_for.sql
 if [[ $kind == read ]]; then
   cat >"$sql" <<EOF
--- ${name}: the identity, then the read under row-level security as that caller (the server
--- calls it through domain/reads.h, which judges the rights again, checks every row's region
--- against the perimeter and writes the call's audit row). Always at least one row: the
--- caller's rights, then the read's columns (NULL when nothing is visible).
--- Skeleton from make new-capability: it reads one bike; make it read what the tool is for.
-CREATE OR REPLACE FUNCTION fleet.${name}_as(p_subject text, p_client text, p_bike text)
-RETURNS TABLE (role text, regions text[], is_human boolean, client_may_read boolean,
-               client_may_report boolean, requires_confirmation boolean,
-               bike_id text, region text, status text)
+-- ${name}: for one caller and any number of keys, the rows the caller may see under row-level
+-- security (the server calls it through domain/reads.h, in a batch whose statement sets the
+-- identity and writes the calls' audit rows; the rights are judged again and every row's region
+-- checked against the perimeter in C). One row per visible key, naming its key.
+-- Skeleton from make new-capability: it reads bikes; make it read what the tool is for.
+CREATE OR REPLACE FUNCTION fleet.${name}_for(p_subject text, p_client text, p_bike_ids text[])
+RETURNS TABLE (bike_id text, region text, status text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
+SET plan_cache_mode = force_generic_plan
 AS \$\$
-DECLARE
-    a fleet.acting;
 BEGIN
-    a := fleet.act_as(p_subject, p_client);
+    IF fleet.current_subject() IS DISTINCT FROM p_subject
+       OR fleet.current_client() IS DISTINCT FROM p_client THEN
+        PERFORM fleet.act_as(p_subject, p_client);
+    END IF;
     RETURN QUERY
-    SELECT a.role, a.regions, a.is_human, a.client_may_read, a.client_may_report,
-           a.requires_confirmation, b.bike_id, b.region, b.status
-      FROM (SELECT 1) AS one
-      LEFT JOIN fleet.bikes b ON b.bike_id = p_bike;
+    SELECT b.bike_id, b.region, b.status
+      FROM fleet.bikes b
+     WHERE b.bike_id = ANY (p_bike_ids)
+     ORDER BY b.bike_id;
 END
 \$\$;
 
-REVOKE ALL ON FUNCTION fleet.${name}_as(text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.${name}_as(text, text, text) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.${name}_for(text, text, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.${name}_for(text, text, text[]) TO fleet_app;
 EOF
 else
   cat >"$sql" <<EOF
@@ -158,7 +160,7 @@ if [[ $kind == read ]]; then
 	struct '"$name"'_row row;
 	size_t n = 0;
 	enum fleet_status st =
-		reads_run(&'"$name"'_query, ctx->req->actor, &bike_id, &call.entry, &row, 1, &n);'
+		reads_run(&'"$name"'_query, ctx->req->actor, bike_id, &call.entry, &row, 1, &n);'
 else
   audit_policy='{.target = "bikeId", .self = true}'
   audit_doc='one audit row per call, in the write'"'"'s own transaction: subject, client, tool, bikeId, argument digest, outcome, request id'
@@ -196,7 +198,7 @@ static const struct mcp_governance ${name}_governance = {
 	.audit = "${audit_doc}",
 };
 
-/* One row of fleet.${name}_as, by column name. */
+/* One row of fleet.${name}_for, its columns in order. */
 struct ${name}_row {
 $( [[ $kind == write ]] && printf '\tchar outcome[16];\n')	char bike_id[FLEET_BIKE_ID_MAX];
 	char region[FLEET_TEXT_MAX];
@@ -210,9 +212,7 @@ $( [[ $kind == write ]] && printf '\tREADS_COLUMN(struct %s_row, outcome, READS_
 };
 
 static const struct reads_query ${name}_query = {
-	.function = "fleet.${name}_as",
-	${query_args}
-	.rights_prefix = "",
+	.function = "fleet.${name}_for",
 	.region_column = "region",
 	.key_column = "bike_id",$( [[ $kind == write ]] && printf '\n\t.write = true,')
 	.columns = ${name}_columns,

@@ -2,7 +2,7 @@
  * port, its own libmicrohttpd daemon in external epoll mode, its guard), the metrics listener,
  * the graceful stop. Requests are routed by http_route.c; libmicrohttpd types stay in the http_*
  * files. */
-#define _GNU_SOURCE /* accept4 */
+#define _GNU_SOURCE /* accept4, pthread_setname_np */
 #include "http.h"
 
 #include <arpa/inet.h>
@@ -343,6 +343,7 @@ static int http_metrics_start(struct http_server *s, const char *listen)
 static void *http_loop_run(void *arg)
 {
 	struct http_loop *hl = arg;
+	pthread_setname_np(pthread_self(), "http-loop"); /* what ps, gdb and the tests see */
 	while (!atomic_load(&hl->stop) || task_live() > 0)
 		loop_turn(hl->loop, true);
 	http_pause_accepting(hl);

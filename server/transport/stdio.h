@@ -8,8 +8,6 @@
 #include "domain/types.h"
 #include "server/protocol/dispatch.h"
 
-/* Requests processed at once; a notifications/cancelled can arrive while they run. */
-#define STDIO_WORKERS 4
 /* Requests read but not yet answered; reading pauses at this many. */
 #define STDIO_MAX_INFLIGHT 64
 /* subscriptions/listen requests one connection may hold open. */

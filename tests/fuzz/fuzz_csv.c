@@ -2,8 +2,8 @@
  * input bikaroo-mcp admin load reads from outside. The first byte chooses the kind (regions,
  * stations, bikes); the rest is the file. Every file is either rows (each an object of strings
  * named by a column of the kind, the required ones not empty, one rising line number per row)
- * or refused with a reason, never both, never a crash or a leak. Seeds: tests/fuzz/corpus-csv/. Build and
- * run: make fuzz. */
+ * or refused with a reason, never both, never a crash or a leak. Seeds: tests/fuzz/corpus-csv/.
+ * Build and run: make fuzz. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@ which refuses connections, passes them on, or holds them unanswered on demand.
 1. Both refused at start: the server starts and serves /readyz (503), no READY=1. The database
    relay opened: still none (/readyz names the issuer's keys). The issuer's opened: READY=1, once.
 2. WATCHDOG_USEC=400000: WATCHDOG=1 about every 200 ms while serving.
-3. libmicrohttpd's event loops frozen (each of its MHD-worker threads stopped with ptrace, the
-   rest of the process running, the watchdog's thread included), as a deadlock would leave them:
+3. The event loops frozen (each of their http-loop threads stopped with ptrace, the rest of the
+   process running, the watchdog's thread included), as a deadlock would leave them:
    GET /healthz through the listening socket is not answered, and no WATCHDOG=1 comes; once the
    threads run again, the pings resume.
 4. SIGTERM: STOPPING=1, then exit 0.        python3 notify.py TMPDIR"""
@@ -192,9 +192,9 @@ def main(tmp):
            f'WATCHDOG=1 every half of WATCHDOG_USEC while serving: {len(pings)} in about 2 s, longest gap '
            f'{max(gaps(pings) or [0]):.2f} s')
 
-        # libmicrohttpd's event loops frozen, as a deadlock would leave them.
+        # The event loops frozen, as a deadlock would leave them.
         try:
-            frozen = Freeze(cl.procs['server'].pid, 'MHD-worker')
+            frozen = Freeze(cl.procs['server'].pid, 'http-loop')
         except OSError as e:
             frozen = None
             print(f'skip - no WATCHDOG=1 while the event loops are stuck: ptrace is not allowed here ({e})')
@@ -208,7 +208,7 @@ def main(tmp):
             after = lst.times('WATCHDOG=1', since=t_free)
             log = open(cl.log['server']).read()
             ok(len(frozen.tids) >= 1 and not during,
-               f'no WATCHDOG=1 while libmicrohttpd\'s {len(frozen.tids)} event threads are stopped '
+               f'no WATCHDOG=1 while the {len(frozen.tids)} event loops\' threads are stopped '
                f'({t_free - t_stuck:.1f} s, {len(during)} pings)')
             st = subprocess.run(['curl', '-s', '-o', '/dev/null', '-w', '%{http_code}', f'{url}/healthz'],
                                 capture_output=True, text=True).stdout
