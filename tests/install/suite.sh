@@ -119,6 +119,18 @@ missing=$("$BIKAROO_BIN" help | awk 'f { print $1 } /^variable /{ f = 1 }' | whi
 warn=$(MANWIDTH=80 man --warnings -l "$t/bikaroo-mcp.1" 2>&1 >/dev/null)
 check "bikaroo-mcp(1) renders without a groff warning and lists every setting${missing:+ (missing: $missing)}${warn:+ ($warn)}" \
   test -z "$missing$warn" -a -n "$(MANWIDTH=80 man -l "$t/bikaroo-mcp.1" 2>/dev/null | grep -F 'BIKAROO_STATE_SECRET')"
+# Every subcommand of the binary's usage line is in the SYNOPSIS and has its paragraph in the
+# DESCRIPTION, and every command `bikaroo-mcp admin` lists is in the page.
+page=$(MANWIDTH=200 man -l "$t/bikaroo-mcp.1" 2>/dev/null)
+synopsis=$(sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' <<<"$page" | tr -s ' |{}[]' '\n' | sort -u)
+described=$(sed -n '/^DESCRIPTION/,/^ENVIRONMENT/p' <<<"$page")
+subs=$("$BIKAROO_BIN" help | sed -n '1s/^usage: bikaroo-mcp \([^ ]*\) .*/\1/p' | tr '|' ' ')
+admin=$("$BIKAROO_BIN" admin 2>&1 | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
+absent=$(for w in $subs; do
+  grep -qxF -- "$w" <<<"$synopsis" && grep -qE -- "^ {7}$w( |\$)" <<<"$described" || echo "$w"; done
+  for w in $admin; do grep -qE -- "^ +$w( |\$)" <<<"$page" || echo "admin $w"; done)
+check "bikaroo-mcp(1) has every subcommand of the usage line ($(wc -w <<<"$subs")) and every admin command ($(wc -w <<<"$admin"))${absent:+; missing: ${absent//$'\n'/ }}" \
+  test -n "$subs" -a -n "$admin" -a -z "$absent"
 
 # --- the installed binary against a fresh database: migrate, serve, one call. No directory
 # setting; started from / so that nothing is found relative to the working directory.
