@@ -8,6 +8,8 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 # shellcheck source=tests/lib/harness.sh
 source tests/lib/harness.sh
+# shellcheck source=tests/lib/overlay.sh
+source tests/lib/overlay.sh
 suite_init "$@"
 chmod 755 "$t"
 commit=$(tr -d '[:space:]' <tests/upgrade/PREVIOUS)
@@ -92,6 +94,7 @@ chroot $cow/m sh -ec '
   echo "runs as: \$(setpriv --reuid=bikaroo-mcp --regid=bikaroo-mcp --clear-groups --no-new-privs --bounding-set=-all bikaroo-mcp --version)"
 '
 DPKG
+machine_before=$(machine_state)
 if out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
   before=$(sed -n 's/^before: //p' <<<"$out") after=$(sed -n 's/^after: //p' <<<"$out")
   [[ ${before%% *} == "${after%% *}" && ${after#* } == "$(dpkg-deb -f "$new" Version)" ]] &&
@@ -104,7 +107,7 @@ if out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
     grep -q '^runs as: bikaroo-mcp ' <<<"$out" &&
     ok "the new unit (Type=notify) and binary are in place and run as bikaroo-mcp ($(sed -n 's/^binary: //p' <<<"$out"))" ||
     nok "the new unit and binary after the upgrade: $out"
-  getent passwd bikaroo-mcp >/dev/null && nok "the machine itself gained the user bikaroo-mcp (the overlay leaked)"
+  machine_unchanged "$machine_before"
 else
   nok "dpkg -i previous then current in a copy-on-write root: $out"
 fi
