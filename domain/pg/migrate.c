@@ -261,11 +261,11 @@ static int migrate_apply_all(PGconn *pg, const struct migrate_kind *kind, const 
 	return ok;
 }
 
-enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applied)
+enum fleet_status migrate_run(const char *conninfo, const char *dir, struct migrate_count *applied)
 {
 	enum fleet_status st = FLEET_INTERNAL;
 	char *fdir = mem_printf("%s/%s", dir, MIGRATE_FUNCTIONS);
-	*applied = 0;
+	applied->numbered = applied->functions = 0;
 
 	PGconn *pg = PQconnectdb(conninfo ? conninfo : "");
 	if (PQstatus(pg) != CONNECTION_OK) {
@@ -280,8 +280,8 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applie
 	/* Numbered files first (tables, types, policies, triggers, grants), then the functions,
 	 * whose current text replaces the declarations the numbered files needed. */
 	if (migrate_exec(pg, migrate_meta_sql, "create fleet_meta") &&
-	    migrate_apply_all(pg, &migrate_numbered, dir, applied) &&
-	    migrate_apply_all(pg, &migrate_functions, fdir, applied))
+	    migrate_apply_all(pg, &migrate_numbered, dir, &applied->numbered) &&
+	    migrate_apply_all(pg, &migrate_functions, fdir, &applied->functions))
 		st = FLEET_OK;
 	migrate_exec(pg, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
 out:
