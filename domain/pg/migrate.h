@@ -7,7 +7,7 @@
 
 /* The schema version this binary needs: the number of the highest NNNN_name.sql file it was
  * built with (tests/ops checks it against migrations/). */
-#define MIGRATE_SCHEMA_VERSION 13
+#define MIGRATE_SCHEMA_VERSION 15
 
 /* The files one migrate run applied (both 0 when the schema was up to date). */
 struct migrate_count {
@@ -17,7 +17,7 @@ struct migrate_count {
 
 /* Under a session advisory lock, so that concurrent instances apply each file once:
  * 1. every NNNN_name.sql file of dir not yet recorded in fleet_meta.schema_migrations, in name
- *    order (a recorded name is never read again);
+ *    order (a recorded name is never read again; a renamed file's names count as one);
  * 2. every schema.function.sql file of dir/functions whose SHA-256 differs from the one recorded
  *    in fleet_meta.schema_functions (or that has none), in name order.
  * Each file runs in its own transaction with its record. conninfo must name the owner role.

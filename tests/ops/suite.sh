@@ -174,6 +174,8 @@ check "stdio at info is quiet: no configuration dump, no BIKAROO_STATE_SECRET wa
 highest=$(find migrations -maxdepth 1 -name '[0-9][0-9][0-9][0-9]_*.sql' | sed -E 's|.*/0*([0-9]+)_.*|\1|' | sort -n | tail -n 1)
 check "MIGRATE_SCHEMA_VERSION is the highest numbered migration ($highest)" \
   grep -q "#define MIGRATE_SCHEMA_VERSION $highest\$" domain/pg/migrate.h
+shared=$(find migrations -maxdepth 1 -name '[0-9][0-9][0-9][0-9]_*.sql' -printf '%f\n' | cut -c 1-4 | sort | uniq -d)
+check "no two numbered migrations share a number${shared:+ (shared: ${shared//$'\n'/ })}" test -z "$shared"
 
 # migrate says what it applied, numbered files and function files each counted: all of them on
 # a fresh database, none the second time.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/upgrade/suite.sh: upgrading from the previous release (tests/upgrade/PREVIOUS, built from
-# git by previous.sh). The migrations added since it only expand the schema; a rolling upgrade
+# git by previous.sh). The migrations added since it only expand the schema, and either release's
+# migrate applies each numbered file once, renamed ones included (migrations.sh); a rolling upgrade
 # behind nginx under load loses nothing, doubles nothing and completes every confirmation
 # (upgrade.py); and the previous .deb upgraded to this one with dpkg -i in a copy-on-write root
 # keeps the operator's settings file, the system user and their rights.
@@ -25,7 +26,7 @@ esac
 # everything the previous release reads in place, since it serves on the new schema during the
 # roll. A contract step (a DROP, a RENAME, a narrowed type) waits for the release after every
 # instance runs this one (docs/fleet.md).
-added=$(git diff --name-only --diff-filter=A "$commit" -- 'migrations/[0-9]*.sql')
+added=$(git diff -M --name-only --diff-filter=A "$commit" -- 'migrations/[0-9]*.sql')
 # A function the previous release never calls (no word of its C names it) may go at once: it
 # reads nothing of it.
 unused_before() { # unused_before STATEMENT: a DROP FUNCTION of a function $commit does not call
@@ -45,12 +46,23 @@ fi
 # A numbered file is applied once (migrations/README.md): an edit beyond its comments would
 # leave databases migrated before it with another schema.
 sql_only() { sed 's/--.*$//' | tr -s ' \t\n' ' '; }
-changed=$(for f in $(git diff --name-only --diff-filter=MD "$commit" -- 'migrations/[0-9]*.sql'); do
+changed=$(for f in $(git diff -M --name-only --diff-filter=MD "$commit" -- 'migrations/[0-9]*.sql'); do
   [[ -f $f ]] && a=$(git show "$commit:$f" | sql_only) && b=$(sql_only <"$f") && [[ "$a" == "$b" ]] || echo "$f"
 done)
+# A renamed one keeps its SQL, and migrate knows both its names (migrations/README.md).
+while read -r _ before now; do
+  [[ -n $now ]] || continue
+  a=$(git show "$commit:$before" | sql_only) b=$(sql_only <"$now")
+  if [[ "$a" == "$b" ]] && grep -qF "{\"${before#migrations/}\", \"${now#migrations/}\"}" domain/pg/migrate.c; then
+    ok "$before, renamed $now, keeps its SQL and migrate knows both names (domain/pg/migrate.c)"
+  else
+    nok "$before, renamed $now: its SQL changed, or migrate does not know both names (domain/pg/migrate.c)"
+  fi
+done < <(git diff -M --name-status --diff-filter=R "$commit" -- 'migrations/[0-9]*.sql')
 [[ -z $changed ]] && ok "no numbered migration of the previous release was changed (beyond comments) or removed" ||
   nok "numbered migrations of the previous release changed or removed: $changed"
 
+tests/upgrade/migrations.sh "$prev" || failures=$((failures + 1))
 python3 tests/upgrade/upgrade.py "$t" "$prev" || failures=$((failures + 1))
 
 # --- the package: the previous .deb, the operator's settings, then this release's .deb.
