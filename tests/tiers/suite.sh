@@ -46,7 +46,7 @@ for tier in run idp test bench fuzz; do
   fi
 done
 
-# The sizes README.md and docs/contributing.md give: what apt's candidates count for each tier on
+# The sizes README.md and docs/contributing.md give: what Debian's archives count for each tier on
 # a fresh Debian 12 (tiers.py docs), within 10 %.
 python3 tests/tiers/tiers.py docs || failures=$((failures + 1))
 

@@ -7,11 +7,11 @@
                                  with the file that needed it and exits 1 when there is one
   tiers.py sizes                 per tier: the packages it adds to a fresh Debian 12 (to the run
                                  tier for the others), their installed and download sizes
-                                 (Markdown), from the candidates of apt's cache (apt-get update
-                                 first)
+                                 (Markdown), from Debian's archives as apt's lists hold them
+                                 (apt-get update first)
   tiers.py docs                  the figures README.md and docs/contributing.md give for each tier
                                  are what `sizes` counts, within 10 % (`ok - ` / `not ok - ` lines;
-                                 a `skip - ` line when apt's cache is empty)
+                                 a `skip - ` line when apt has no list of Debian's archives)
 
 The closure of a tier: its packages and, recursively, their Depends and Pre-Depends (of an
 alternative, the first that exists; of a virtual package, its providers). For the sizes, as apt
@@ -59,11 +59,30 @@ def installed():
         return records(f.read(), lambda r: r.get("Status", "").endswith(" installed"))
 
 
+def newer(a, b):
+    return subprocess.run(["dpkg", "--compare-versions", a, "gt", b]).returncode == 0
+
+
 def available():
-    """name -> fields of each package's candidate (apt's local cache: apt-cache dumpavail)."""
-    out = subprocess.run(["apt-cache", "dumpavail"], check=True, capture_output=True,
-                         text=True, errors="replace").stdout
-    return records(out, lambda r: True)
+    """name -> fields of the newest version of each package in Debian's own archives, as apt's
+    lists hold them (the sources whose Release says Origin: Debian; apt-helper reads them however
+    compressed). Not apt's candidates: a package installed from elsewhere (Node from another
+    repository) would stand in for Debian's."""
+    lists = []
+    for release in glob.glob("/var/lib/apt/lists/*Release"):
+        with open(release, encoding="utf-8", errors="replace") as f:
+            if re.search(r"^Origin: Debian$", f.read(), re.M):
+                prefix = re.sub(r"_(In)?Release$", "", release)
+                lists += glob.glob(prefix + "_*_binary-*_Packages*")
+    pkgs = {}
+    for path in sorted(lists):
+        out = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path], check=True,
+                             capture_output=True, text=True, errors="replace").stdout
+        for name, f in records(out, lambda r: True).items():
+            if name not in pkgs or (f.get("Version") != pkgs[name].get("Version") and
+                                    newer(f.get("Version", ""), pkgs[name].get("Version", ""))):
+                pkgs[name] = f
+    return pkgs
 
 
 def providers(pkgs):
@@ -193,7 +212,7 @@ FRESH = ["git", "make", "ca-certificates"]
 
 def counted():
     """tier -> (packages, installed MB, download MB) it adds to a fresh Debian 12 (to the run
-    tier for the others), from apt's candidates; {} when apt's cache is empty."""
+    tier for the others), from Debian's archives; {} when apt has no list of them."""
     pkgs = available()
     if not pkgs:
         return {}
@@ -231,7 +250,7 @@ def docs():
     """The docs' figures against counted(): README.md's run tier, docs/contributing.md's table."""
     c = counted()
     if not c:
-        print("skip - the tiers' sizes in the docs: apt's cache is empty here (apt-get update)")
+        print("skip - the tiers' sizes in the docs: apt has no list of Debian's archives here (apt-get update)")
         return 0
     bad = 0
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
@@ -239,21 +258,21 @@ def docs():
     n, _, down = c["run"]
     if m and near(int(m.group(1)), n) and near(int(m.group(2)), down):
         print(f"ok - README.md's run tier ({m.group(1)} packages, {m.group(2)} MB to download) is what "
-              f"apt's candidates count for a fresh Debian 12 ({n}, {down:.0f} MB), within 10 %")
+              f"Debian's archives count for a fresh Debian 12 ({n}, {down:.0f} MB), within 10 %")
     else:
         bad += 1
         print(f"not ok - README.md's run tier ({m.group(0) if m else 'no (N Debian packages, M MB to download)'}) "
-              f"is not what apt's candidates count for a fresh Debian 12: {n} packages, {down:.0f} MB")
+              f"is not what Debian's archives count for a fresh Debian 12: {n} packages, {down:.0f} MB")
     page = open(os.path.join(ROOT, "docs/contributing.md"), encoding="utf-8").read()
     for tier, (n, inst, down) in c.items():
         m = re.search(r"^\| %s \|.*\| (\d+)(?: over run)? \| (\d+) MB \| (\d+) MB \|$" % tier, page, re.M)
         said = tuple(int(x) for x in m.groups()) if m else None
         if said and near(said[0], n) and near(said[1], inst) and near(said[2], down):
             print(f"ok - docs/contributing.md's {tier} tier ({said[0]} packages, {said[1]} MB, {said[2]} MB) "
-                  f"is what apt's candidates count, within 10 %")
+                  f"is what Debian's archives count, within 10 %")
         else:
             bad += 1
-            print(f"not ok - docs/contributing.md's {tier} tier says {said}; apt's candidates count "
+            print(f"not ok - docs/contributing.md's {tier} tier says {said}; Debian's archives count "
                   f"{n} packages, {inst:.0f} MB installed, {down:.0f} MB to download")
     return 1 if bad else 0
 
