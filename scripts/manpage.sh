@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # manpage.sh BINARY: prints the man page bikaroo-mcp(1) in roff, its ENVIRONMENT section
-# generated from the binary's own configuration table (server/cfg.c), so the page cannot
-# drift from the settings the binary reads.
+# generated from the binary's own configuration table (server/cfg.c) and its ADMIN COMMANDS from
+# the binary's own `admin` usage, so the page cannot drift from what the binary reads and does.
 set -euo pipefail
 bin=$1
 date=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%d)
+# `bikaroo-mcp admin` alone prints its usage (exit 2): its lines as roff text, as printed.
+admin_usage=$("$bin" admin 2>&1 || true)
+[[ $admin_usage == *usage:* ]] || {
+  echo "manpage.sh: $bin admin printed no usage" >&2
+  exit 1
+}
+roff_lines() { sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e 's/^/\\\&/'; }
 cat <<MAN
 .TH BIKAROO-MCP 1 "$date" "$("$bin" --version | cut -d" " -f1-2)" "User Commands"
 .SH NAME
@@ -13,6 +20,10 @@ bikaroo-mcp \- the Bikaroo fleet MCP (Model Context Protocol) server
 .B bikaroo-mcp
 .RB { serve | stdio | migrate | config-help | help | \-\-version }
 .RI [ \-\-flag = value " ...]"
+.br
+.B bikaroo-mcp admin
+.I COMMAND
+.RI [ ARG " ...]"
 .br
 .B bikaroo-mcp host-config
 .I HOST
@@ -34,6 +45,12 @@ standard error.
 .TP
 .B migrate
 applies the SQL migrations as the schema owner (BIKAROO_MIGRATE_URL, else DATABASE_URL).
+.TP
+.BI "admin " COMMAND
+an operator's changes as the owner role (BIKAROO_MIGRATE_URL), each audited in
+fleet.admin_log: the database roles, regions, stations and bikes from CSV, principals and
+client applications (see
+.BR "ADMIN COMMANDS" ).
 .TP
 .B config-help
 prints the configuration table (\-\-format=text, man or markdown).
@@ -73,6 +90,16 @@ dropped; a configuration that does not load changes nothing.
 .TP
 .BR SIGTERM ", " SIGINT
 stop accepting, answer what has begun (at most BIKAROO_DRAIN_MS), exit.
+.SH ADMIN COMMANDS
+As
+.B bikaroo\-mcp admin
+alone prints them:
+.PP
+.nf
+.RS
+$(roff_lines <<<"$admin_usage")
+.RE
+.fi
 .SH FILES
 .TP
 .I /etc/bikaroo-mcp/bikaroo-mcp.env

@@ -23,5 +23,7 @@ export IT_SUPER_URL="postgresql://postgres@/bikaroo?$PGTMP_QUERY" IT_PG_QUERY=$P
 DATABASE_URL=$BIKAROO_MIGRATE_URL "$BIKAROO_BIN" migrate >/dev/null || exit 1
 psql -X "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-data.sql || exit 1
 export BIKAROO_AUTH=local BIKAROO_METRICS_LISTEN=127.0.0.1:0 BIKAROO_RATE_STORE=local # as test.sh
+node_bin=$(scripts/node.sh --bin) || { echo "cannot install the pinned Node and npm (tests/toolchain)"; exit 1; }
+export PATH=$node_bin:$PATH # as test.sh
 tests/e2e/install.sh >/dev/null || { echo "cannot install the pinned npm packages"; exit 1; }
 "$suite" "$B" "$@"

@@ -83,6 +83,10 @@ export BIKAROO_METRICS_LISTEN=127.0.0.1:0
 # suites start many servers on one database and expect each one's budget afresh; the shared
 # budgets are the subject of tests/budgets (and of the unit tests), which ask for them.
 export BIKAROO_RATE_STORE=local
+# Every Node.js program of the tests (the MCP clients, the inspector, the conformance suite, the
+# browser tests) runs on the pinned Node 22, and npm 11 installs their packages (scripts/node.sh).
+node_bin=$(scripts/node.sh --bin) || { echo "cannot install the pinned Node and npm (tests/toolchain)"; exit 1; }
+export PATH=$node_bin:$PATH
 tests/e2e/install.sh || { echo "cannot install the pinned npm packages (tests/package.json)"; exit 1; }
 
 only=${TEST_ONLY:-}

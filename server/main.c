@@ -53,13 +53,15 @@ static int main_migrate(const struct cfg *cfg)
 	if (cli_check_database_url(url, "BIKAROO_MIGRATE_URL (or DATABASE_URL)") != 0 ||
 	    cli_check_dir("BIKAROO_MIGRATIONS_DIR", cfg->migrations_dir) != 0)
 		return 1;
-	int applied = 0;
+	struct migrate_count applied;
 	enum fleet_status st = migrate_run(url, cfg->migrations_dir, &applied);
 	if (st != FLEET_OK) {
 		log_error("migrate failed (%s)", fleet_status_name(st));
 		return 1;
 	}
-	log_info("migrate: %d migration(s) applied, schema up to date", applied);
+	log_info("migrate: %d migration(s) applied (numbered files), %d function file(s) applied "
+		 "(new or changed), schema up to date",
+		 applied.numbered, applied.functions);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/mem.h"
@@ -89,6 +90,19 @@ static const struct migrate_kind migrate_numbered = {
 	migrate_name_ok,
 	"INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)",
 	1,
+};
+
+/* Numbered files renamed after databases had recorded them (two files once shared 0003, and two
+ * 0013): each pair is one file under its name before and its name now. Before and after the
+ * numbered files run, a database that recorded one name of a pair gets the other recorded too
+ * (with the same time), so a renamed file is never applied twice, and the previous release's
+ * migrate, which knows only the names before, finds nothing to apply on a database that this
+ * release migrated. Never reuse a name that appears here. */
+static const struct {
+	const char *before, *now;
+} migrate_renamed[] = {
+	{"0003_protocol_reads.sql", "0015_protocol_reads.sql"},
+	{"0013_drop_unused_read.sql", "0014_drop_unused_read.sql"},
 };
 
 static const struct migrate_kind migrate_functions = {
@@ -249,6 +263,35 @@ out:
 	return ok;
 }
 
+/* Records the name of each renamed file that the database lacks where it recorded the other;
+ * only for the files dir holds under their name now (an older folder applied by this binary
+ * gains no name it does not have). */
+static int migrate_record_renamed(struct exec_session *pg, const char *dir)
+{
+	static const char sql[] = "INSERT INTO fleet_meta.schema_migrations (name, applied_at)"
+				  " SELECT $2, applied_at FROM fleet_meta.schema_migrations"
+				  " WHERE name = $1 ON CONFLICT (name) DO NOTHING";
+	for (size_t i = 0; i < 2 * (sizeof migrate_renamed / sizeof migrate_renamed[0]); i++) {
+		const char *before = migrate_renamed[i / 2].before,
+			   *now = migrate_renamed[i / 2].now;
+		const char *p[2] = {i % 2 ? now : before, i % 2 ? before : now};
+		char *path = mem_printf("%s/%s", dir, now);
+		bool here = access(path, F_OK) == 0;
+		free(path);
+		if (!here)
+			continue;
+		PGresult *r = migrate_query(pg, sql, 2, p, "recording a renamed file");
+		int ok = r != NULL;
+		if (ok && strcmp(PQcmdTuples(r), "1") == 0)
+			log_info("migrate: recorded %s, the file applied as %s, under both names",
+				 p[1], p[0]);
+		PQclear(r);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
 /* Applies every due file of dir of one kind, in name order; counts them into *applied. */
 static int migrate_apply_all(struct exec_session *pg, const struct migrate_kind *kind,
 			     const char *dir, int *applied)
@@ -267,11 +310,11 @@ static int migrate_apply_all(struct exec_session *pg, const struct migrate_kind 
 	return ok;
 }
 
-enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applied)
+enum fleet_status migrate_run(const char *conninfo, const char *dir, struct migrate_count *applied)
 {
 	enum fleet_status st = FLEET_INTERNAL;
 	char *fdir = mem_printf("%s/%s", dir, MIGRATE_FUNCTIONS);
-	*applied = 0;
+	applied->numbered = applied->functions = 0;
 
 	struct exec_session *pg = exec_session_new(conninfo ? conninfo : "", true);
 	struct db_error err;
@@ -290,8 +333,10 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applie
 	/* Numbered files first (tables, types, policies, triggers, grants), then the functions,
 	 * whose current text replaces the declarations the numbered files needed. */
 	if (migrate_exec(pg, migrate_meta_sql, "create fleet_meta") &&
-	    migrate_apply_all(pg, &migrate_numbered, dir, applied) &&
-	    migrate_apply_all(pg, &migrate_functions, fdir, applied))
+	    migrate_record_renamed(pg, dir) &&
+	    migrate_apply_all(pg, &migrate_numbered, dir, &applied->numbered) &&
+	    migrate_record_renamed(pg, dir) &&
+	    migrate_apply_all(pg, &migrate_functions, fdir, &applied->functions))
 		st = FLEET_OK;
 	migrate_exec(pg, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
 out:

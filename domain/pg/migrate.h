@@ -7,16 +7,22 @@
 
 /* The schema version this binary needs: the number of the highest NNNN_name.sql file it was
  * built with (tests/ops checks it against migrations/). */
-#define MIGRATE_SCHEMA_VERSION 15
+#define MIGRATE_SCHEMA_VERSION 17
+
+/* The files one migrate run applied (both 0 when the schema was up to date). */
+struct migrate_count {
+	int numbered;  /* NNNN_name.sql files */
+	int functions; /* schema.function.sql files, new or changed */
+};
 
 /* Under a session advisory lock, so that concurrent instances apply each file once:
  * 1. every NNNN_name.sql file of dir not yet recorded in fleet_meta.schema_migrations, in name
- *    order (a recorded name is never read again);
+ *    order (a recorded name is never read again; a renamed file's names count as one);
  * 2. every schema.function.sql file of dir/functions whose SHA-256 differs from the one recorded
  *    in fleet_meta.schema_functions (or that has none), in name order.
  * Each file runs in its own transaction with its record. conninfo must name the owner role.
- * *applied counts the files applied now (0 when up to date). */
-enum fleet_status migrate_run(const char *conninfo, const char *dir, int *applied)
+ * *applied counts the files applied now, of each kind. */
+enum fleet_status migrate_run(const char *conninfo, const char *dir, struct migrate_count *applied)
 	__attribute__((warn_unused_result));
 
 /* The highest numbered migration applied to the configured database (db.h's connection of the

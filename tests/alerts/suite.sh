@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/alerts/suite.sh: the Prometheus alerting rules and the dashboard shipped in
-# packaging/monitoring (README: Alerts). promtool checks the rules and runs their unit tests
-# (alerts.test.yml: each alert fired, and left silent); every series the rules and the dashboard
-# name exists in common/metrics.c and in a running server's GET /metrics; every dashboard query
-# parses as PromQL; the listen-slot threshold follows HTTP_MAX_STREAMS; make install ships both.
+# packaging/monitoring (docs/fleet.md: Alerts and dashboard). promtool checks the rules and runs
+# their unit tests (alerts.test.yml: each alert fired, and left silent); every series the rules
+# and the dashboard name exists in common/metrics.c and in a running server's GET /metrics; every
+# dashboard query parses as PromQL; the listen-slot threshold follows HTTP_MAX_STREAMS; make
+# install ships both.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 # shellcheck source=tests/lib/harness.sh

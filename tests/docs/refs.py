@@ -9,6 +9,10 @@ refs.py ROOT: prints `ok - ...` / `not ok - ...` lines (scripts/test.sh's suite 
    are made by the build, not tracked, and placeholders in capitals (NNNN, VERSION) are patterns.
 3. Every Markdown file name any tracked text file mentions exists, next to it or from the root (this is
    what catches citations of notes the repository does not contain).
+4. Every section a tracked file cites by a Markdown file's name (README alone for the README), a
+   colon or a comma and the start of its title, as in `docs/fleet.md: Rotating the state secret`
+   (the settings file, the unit and the alert rules point their readers so), is the start of a
+   heading of that file. Not in migrations/: a comment there is part of what a database records.
 """
 import glob
 import os
@@ -124,4 +128,29 @@ for path in tracked:
             bad.append("%s names %s" % (path, name))
 report(not bad, "every .md file a tracked file mentions exists (%d files read)" % len(tracked),
        "; ".join(sorted(bad)))
+
+# 4. Sections cited by name: "(docs/fleet.md: Rotating the state secret)".
+CITE = re.compile(r"(?<![\w/.-])(README(?=: )|[\w./-]+\.md(?=[:,] [A-Z]))[:,] ([\w' -]*[\w'])")
+bad, n = [], 0
+for path in tracked:
+    if "migrations" in path or path.endswith((".png", ".gz", ".ico", "package-lock.json")) \
+            or "/node_modules/" in path:
+        continue
+    try:
+        text = open(path, encoding="utf-8").read()
+    except (UnicodeDecodeError, IsADirectoryError):
+        continue
+    for name, section in CITE.findall(text):
+        name = "README.md" if name == "README" else name
+        dest = next((p for p in (os.path.join(os.path.dirname(path), name), name) if p in files), None)
+        if dest is None:
+            continue  # a file that does not exist is check 3's
+        n += 1
+        heads = [re.sub(r"^#+\s*", "", line).strip().lower()
+                 for line in strip_code(open(dest, encoding="utf-8").read()).split("\n")
+                 if re.match(r"#{1,6}\s", line)]
+        if not any(h.startswith(section.lower()) for h in heads):
+            bad.append('%s cites %s: "%s", which no heading there begins with' % (path, dest, section))
+report(not bad, "the %d sections tracked files cite by their title are headings of the file named" % n,
+       "; ".join(sorted(set(bad))))
 sys.exit(1 if failures else 0)

@@ -11,7 +11,8 @@ fi
 
 "$here/install.sh"
 
-node_bin="${E2E_NODE:-node}"
+# The pinned Node 22 (tests/toolchain, installed by install.sh above): the inspector needs 22.19.
+node_bin="${E2E_NODE:-$here/../toolchain/bin/node}"
 shopt -s nullglob
 files=()
 args=()

@@ -11,6 +11,8 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 # shellcheck source=tests/lib/harness.sh
 source tests/lib/harness.sh
+# shellcheck source=tests/lib/overlay.sh
+source tests/lib/overlay.sh
 suite_init "$@"
 db=install_it_$$
 pid=
@@ -98,6 +100,7 @@ chroot $cow/m sh -ec '
   echo "left: \$(ls /usr/bin/bikaroo-mcp /usr/share/bikaroo-mcp /etc/bikaroo-mcp /lib/systemd/system/bikaroo-mcp.service 2>/dev/null | wc -l)"
 '
 DPKG
+machine_before=$(machine_state)
 if ! unshare -m true 2>/dev/null; then
   echo "skip - dpkg -i in a copy-on-write root: no private mount namespace here (unshare -m)"
 elif out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
@@ -107,9 +110,23 @@ elif out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
   check "dpkg -i: /usr/bin/bikaroo-mcp runs as bikaroo-mcp with no capability ($(sed -n 's/^runs as: //p' <<<"$out"))" \
     grep -q '^runs as: bikaroo-mcp [0-9]' <<<"$out"
   check "dpkg -r and dpkg -P remove every file of the package, settings included" grep -qx 'left: 0' <<<"$out"
-  getent passwd bikaroo-mcp >/dev/null && nok "the machine itself gained the user bikaroo-mcp (the overlay leaked)"
+  machine_unchanged "$machine_before"
 else
   nok "dpkg -i in a copy-on-write root: $out"
+fi
+# That check itself, in a private mount namespace where /etc/passwd says what it must tell apart:
+# a machine with the package installed for real before (its user there all along) is no leak,
+# a user that appears or changes meanwhile is one.
+if unshare -m true 2>/dev/null; then
+  grep -v '^bikaroo-mcp:' /etc/passwd >"$t/passwd.real"
+  { cat "$t/passwd.real"; echo 'bikaroo-mcp:x:998:998::/nonexistent:/usr/sbin/nologin'; } >"$t/passwd.installed"
+  { cat "$t/passwd.real"; echo 'bikaroo-mcp:x:4242:4242::/nonexistent:/usr/sbin/nologin'; } >"$t/passwd.leaked"
+  said=$(unshare -m bash -c "mount --make-rprivate / && source tests/lib/harness.sh && source tests/lib/overlay.sh
+    mount --bind '$t/passwd.installed' /etc/passwd; before=\$(machine_state); machine_unchanged \"\$before\"
+    mount --bind '$t/passwd.leaked' /etc/passwd; machine_unchanged \"\$before\"" 2>&1)
+  first=$(sed -n 1p <<<"$said") second=$(sed -n 2p <<<"$said")
+  check "the leak check tells a package installed on the machine before (ok) from a user that appears meanwhile (not ok)" \
+    test "${first#ok - *installed for real}" != "$first" -a "${second#not ok - *overlay leaked}" != "$second"
 fi
 
 # The man page: well-formed for man, and every setting of the table is in it.
@@ -119,6 +136,18 @@ missing=$("$BIKAROO_BIN" help | awk 'f { print $1 } /^variable /{ f = 1 }' | whi
 warn=$(MANWIDTH=80 man --warnings -l "$t/bikaroo-mcp.1" 2>&1 >/dev/null)
 check "bikaroo-mcp(1) renders without a groff warning and lists every setting${missing:+ (missing: $missing)}${warn:+ ($warn)}" \
   test -z "$missing$warn" -a -n "$(MANWIDTH=80 man -l "$t/bikaroo-mcp.1" 2>/dev/null | grep -F 'BIKAROO_STATE_SECRET')"
+# Every subcommand of the binary's usage line is in the SYNOPSIS and has its paragraph in the
+# DESCRIPTION, and every command `bikaroo-mcp admin` lists is in the page.
+page=$(MANWIDTH=200 man -l "$t/bikaroo-mcp.1" 2>/dev/null)
+synopsis=$(sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' <<<"$page" | tr -s ' |{}[]' '\n' | sort -u)
+described=$(sed -n '/^DESCRIPTION/,/^ENVIRONMENT/p' <<<"$page")
+subs=$("$BIKAROO_BIN" help | sed -n '1s/^usage: bikaroo-mcp \([^ ]*\) .*/\1/p' | tr '|' ' ')
+admin=$("$BIKAROO_BIN" admin 2>&1 | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
+absent=$(for w in $subs; do
+  grep -qxF -- "$w" <<<"$synopsis" && grep -qE -- "^ {7}$w( |\$)" <<<"$described" || echo "$w"; done
+  for w in $admin; do grep -qE -- "^ +$w( |\$)" <<<"$page" || echo "admin $w"; done)
+check "bikaroo-mcp(1) has every subcommand of the usage line ($(wc -w <<<"$subs")) and every admin command ($(wc -w <<<"$admin"))${absent:+; missing: ${absent//$'\n'/ }}" \
+  test -n "$subs" -a -n "$admin" -a -z "$absent"
 
 # --- the installed binary against a fresh database: migrate, serve, one call. No directory
 # setting; started from / so that nothing is found relative to the working directory.

@@ -174,6 +174,24 @@ check "stdio at info is quiet: no configuration dump, no BIKAROO_STATE_SECRET wa
 highest=$(find migrations -maxdepth 1 -name '[0-9][0-9][0-9][0-9]_*.sql' | sed -E 's|.*/0*([0-9]+)_.*|\1|' | sort -n | tail -n 1)
 check "MIGRATE_SCHEMA_VERSION is the highest numbered migration ($highest)" \
   grep -q "#define MIGRATE_SCHEMA_VERSION $highest\$" domain/pg/migrate.h
+shared=$(find migrations -maxdepth 1 -name '[0-9][0-9][0-9][0-9]_*.sql' -printf '%f\n' | cut -c 1-4 | sort | uniq -d)
+check "no two numbered migrations share a number${shared:+ (shared: ${shared//$'\n'/ })}" test -z "$shared"
+
+# migrate says what it applied, numbered files and function files each counted: all of them on
+# a fresh database, none the second time.
+psql -X -q "$IT_SUPER_URL" -c 'SET client_min_messages = warning' -c 'DROP DATABASE IF EXISTS ops_count WITH (FORCE)' \
+  -c 'CREATE DATABASE ops_count OWNER fleet_owner' >/dev/null
+owner_count=$(sed -E 's|@/[^?]*\?|@/ops_count?|' <<<"$BIKAROO_MIGRATE_URL")
+numbered=$(find migrations -maxdepth 1 -name '[0-9][0-9][0-9][0-9]_*.sql' | wc -l)
+functions=$(find migrations/functions -maxdepth 1 -name '*.sql' | wc -l)
+for run in first second; do
+  DATABASE_URL=$owner_count BIKAROO_MIGRATE_URL=$owner_count BIKAROO_LOG_LEVEL=info "$bin" migrate 2>"$t/count-$run.log"
+done
+check "migrate on a fresh database says it applied the $numbered numbered files and the $functions function files: $(grep -o '[0-9]* migration.*' "$t/count-first.log" | tail -n 1)" \
+  grep -q "migrate: $numbered migration(s) applied (numbered files), $functions function file(s) applied (new or changed), schema up to date" "$t/count-first.log"
+check "... and the second time 0 of each" \
+  grep -q "migrate: 0 migration(s) applied (numbered files), 0 function file(s) applied (new or changed), schema up to date" "$t/count-second.log"
+psql -X -q "$IT_SUPER_URL" -c 'DROP DATABASE ops_count WITH (FORCE)' >/dev/null
 
 bad=$(cat "$t/bad_exit" 2>/dev/null | tr '\n' ' ')
 check "every server this suite started exited with 0 on SIGTERM${bad:+ (not: $bad)}" test -z "$bad"

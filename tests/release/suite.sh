@@ -67,6 +67,12 @@ check "docs/configuration.md's settings table is config-help's, all $n settings 
   scripts/config-table.sh "$bin" --check
 check "... and the table lists every setting of server/cfg.c ($n)" \
   test "$n" = "$(grep -cE '^\s*CFG_(S|SE|SR|L)\("' server/cfg.c)"
+# The prose's list of the secret settings: the very ones the table marks [secret].
+secret=$("$bin" config-help --format=markdown | sed -nE 's/^\| `([A-Z0-9_]*)` .*\[secret\]( \[reloadable\])? \|$/\1/p' | sort)
+named=$(sed -n '/^<!-- generated: the settings .* marks \[secret\] -->$/,/^<!-- end of generated list -->$/p' \
+  docs/configuration.md | grep -o '`[A-Z0-9_]*`' | tr -d '`' | sort)
+check "docs/configuration.md names as secret the $(wc -l <<<"$secret") settings config-help marks [secret], no other${named:+ (it names $(wc -l <<<"$named"))}" \
+  test -n "$secret" -a "$secret" = "$named"
 
 # make uninstall after make install.
 if make -s --no-print-directory install DESTDIR="$t/stage" PREFIX=/usr/local UNITDIR=/usr/local/lib/systemd/system \

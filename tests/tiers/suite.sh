@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/tiers/suite.sh: the run tier of scripts/deps.sh is enough for `make run`, and the idp tier
+# tests/tiers/suite.sh: the sizes the docs give for each tier of scripts/deps.sh are apt's (tiers.py
+# docs); the run tier of scripts/deps.sh is enough for `make run`, and the idp tier
 # for `BIKAROO_AUTH=jwt make run`. Each is traced whole (strace -f: every file opened or executed,
 # from a fresh build directory through the first get_bike_status answer), and every file traced
 # must belong to a package of the tier's closure or of the base system (tiers.py check): a
@@ -44,6 +45,10 @@ for tier in run idp test bench fuzz; do
     nok "docs/contributing.md's $tier row does not name what scripts/deps.sh --list $tier does ($names)"
   fi
 done
+
+# The sizes README.md and docs/contributing.md give: what Debian's archives count for each tier on
+# a fresh Debian 12 (tiers.py docs), within 10 %.
+python3 tests/tiers/tiers.py docs || failures=$((failures + 1))
 
 if ! command -v strace >/dev/null || ! strace -f -o /dev/null true 2>/dev/null; then
   echo "skip - the tiers' traced runs: strace cannot trace here (not installed, or ptrace refused)"

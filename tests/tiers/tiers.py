@@ -5,12 +5,20 @@
                                  log) belongs to a package of the tiers' closure or of the base
                                  system (Essential or Priority required); prints each outsider
                                  with the file that needed it and exits 1 when there is one
-  tiers.py sizes                 per tier: the packages it adds to a base system (to the run tier
-                                 for the others), their installed and download sizes (Markdown),
-                                 from the candidates of apt's cache (apt-get update first)
+  tiers.py sizes                 per tier: the packages it adds to a fresh Debian 12 (to the run
+                                 tier for the others), their installed and download sizes
+                                 (Markdown), from Debian's archives as apt's lists hold them
+                                 (apt-get update first)
+  tiers.py docs                  the figures README.md and docs/contributing.md give for each tier
+                                 are what `sizes` counts, within 10 % (`ok - ` / `not ok - ` lines;
+                                 a `skip - ` line when apt has no list of Debian's archives)
 
 The closure of a tier: its packages and, recursively, their Depends and Pre-Depends (of an
-alternative, the first that exists; of a virtual package, its providers).
+alternative, the first that exists; of a virtual package, its providers). For the sizes, as apt
+installs: an alternative or a virtual package that is already satisfied adds nothing, else its
+first alternative or provider. A fresh Debian 12 is what `debootstrap --variant=minbase` makes
+(the required packages and apt) with git, make and ca-certificates and what they recommend
+added: what the README's "fresh Debian 12" has.
 """
 import glob
 import os
@@ -51,11 +59,30 @@ def installed():
         return records(f.read(), lambda r: r.get("Status", "").endswith(" installed"))
 
 
+def newer(a, b):
+    return subprocess.run(["dpkg", "--compare-versions", a, "gt", b]).returncode == 0
+
+
 def available():
-    """name -> fields of each package's candidate (apt's local cache: apt-cache dumpavail)."""
-    out = subprocess.run(["apt-cache", "dumpavail"], check=True, capture_output=True,
-                         text=True, errors="replace").stdout
-    return records(out, lambda r: True)
+    """name -> fields of the newest version of each package in Debian's own archives, as apt's
+    lists hold them (the sources whose Release says Origin: Debian; apt-helper reads them however
+    compressed). Not apt's candidates: a package installed from elsewhere (Node from another
+    repository) would stand in for Debian's."""
+    lists = []
+    for release in glob.glob("/var/lib/apt/lists/*Release"):
+        with open(release, encoding="utf-8", errors="replace") as f:
+            if re.search(r"^Origin: Debian$", f.read(), re.M):
+                prefix = re.sub(r"_(In)?Release$", "", release)
+                lists += glob.glob(prefix + "_*_binary-*_Packages*")
+    pkgs = {}
+    for path in sorted(lists):
+        out = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", path], check=True,
+                             capture_output=True, text=True, errors="replace").stdout
+        for name, f in records(out, lambda r: True).items():
+            if name not in pkgs or (f.get("Version") != pkgs[name].get("Version") and
+                                    newer(f.get("Version", ""), pkgs[name].get("Version", ""))):
+                pkgs[name] = f
+    return pkgs
 
 
 def providers(pkgs):
@@ -68,24 +95,36 @@ def providers(pkgs):
     return prov
 
 
-def closure(roots, pkgs, prov):
+def closure(roots, pkgs, prov, have=None, fields=("Depends", "Pre-Depends")):
+    """The closure of roots; with have (a set), as apt installs on a machine that has those
+    packages: the new packages only, a satisfied alternative or virtual package adding none."""
     seen, todo = set(), list(roots)
+
+    def satisfied(name):
+        return have is not None and (name in have or name in seen or
+                                     any(p in have or p in seen for p in prov.get(name, ())))
+
     while todo:
         name = re.sub(r":(any|amd64|native)$", "", todo.pop())
-        if name in seen:
+        if name in seen or (have is not None and name in have):
             continue
         if name not in pkgs:
-            for p in prov.get(name, ()):  # a virtual package
-                todo.append(p)
+            provs = sorted(prov.get(name, ()))  # a virtual package
+            if have is None:
+                todo.extend(provs)
+            elif provs and not satisfied(name):
+                todo.append(provs[0])
             continue
         seen.add(name)
         f = pkgs[name]
-        for field in ("Depends", "Pre-Depends"):
+        for field in fields:
             for group in f.get(field, "").split(","):
                 alts = [re.sub(r"\(.*?\)", "", a).strip() for a in group.split("|")]
                 alts = [re.sub(r":(any|amd64|native)$", "", a) for a in alts if a]
-                have = [a for a in alts if a in pkgs or a in prov]
-                todo.extend(have[:1] if have else [])
+                if any(satisfied(a) for a in alts):
+                    continue
+                exist = [a for a in alts if a in pkgs or a in prov]
+                todo.extend(exist[:1])
     return seen
 
 
@@ -165,27 +204,77 @@ def check(trace, tiers):
     return 1 if outside else 0
 
 
-def sizes():
+# A fresh Debian 12: the required packages and apt (debootstrap --variant=minbase), then git, make
+# and ca-certificates as `apt-get install` adds them, with what they recommend (git: less,
+# openssh-client, patch...).
+FRESH = ["git", "make", "ca-certificates"]
+
+
+def counted():
+    """tier -> (packages, installed MB, download MB) it adds to a fresh Debian 12 (to the run
+    tier for the others), from Debian's archives; {} when apt has no list of them."""
     pkgs = available()
+    if not pkgs:
+        return {}
     prov = providers(pkgs)
-    b = base(pkgs)
-    run = closure(tier_packages("run"), pkgs, prov) - b
+    minbase = closure(sorted(base(pkgs)) + ["apt"], pkgs, prov, have=set())
+    fresh = minbase | closure(FRESH, pkgs, prov, have=minbase,
+                              fields=("Depends", "Pre-Depends", "Recommends"))
+    run = closure(tier_packages("run"), pkgs, prov, have=fresh)
+    out = {}
+    for tier in TIERS:
+        c = run if tier == "run" else closure(tier_packages(tier), pkgs, prov, have=fresh | run)
+        out[tier] = (len(c), sum(int(pkgs[p].get("Installed-Size", "0")) for p in c) * 1024 / 1e6,
+                     sum(int(pkgs[p].get("Size", "0")) for p in c) / 1e6)
+    return out
+
+
+def sizes():
     print("| tier | make targets | adds (named) | packages | installed | download |")
     print("|---|---|---|---|---|---|")
     targets = {"run": "`make run`, `make all`, `make install`", "idp": "`BIKAROO_AUTH=jwt make run`",
                "test": "`make test`, `make unit`, `make asan`, `make valgrind`, `make deb`",
                "bench": "`make bench`", "fuzz": "`make fuzz`"}
-    for tier in TIERS:
-        named = tier_packages(tier)
-        c = closure(named, pkgs, prov) - b
-        if tier != "run":
-            c -= run
-        inst = sum(int(pkgs[p].get("Installed-Size", "0")) for p in c) * 1024
-        down = sum(int(pkgs[p].get("Size", "0")) for p in c)
+    for tier, (n, inst, down) in counted().items():
         over = "" if tier == "run" else " over run"
-        print(f"| {tier} | {targets[tier]} | {' '.join(named)} | {len(c)}{over} | "
-              f"{inst / 1e6:.0f} MB | {down / 1e6:.0f} MB |")
+        print(f"| {tier} | {targets[tier]} | {' '.join(tier_packages(tier))} | {n}{over} | "
+              f"{inst:.0f} MB | {down:.0f} MB |")
     return 0
+
+
+def near(said, count):
+    return abs(said - count) <= max(0.1 * count, 2)
+
+
+def docs():
+    """The docs' figures against counted(): README.md's run tier, docs/contributing.md's table."""
+    c = counted()
+    if not c:
+        print("skip - the tiers' sizes in the docs: apt has no list of Debian's archives here (apt-get update)")
+        return 0
+    bad = 0
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    m = re.search(r"\((\d+) Debian packages, (\d+) MB to\s+download", readme)
+    n, _, down = c["run"]
+    if m and near(int(m.group(1)), n) and near(int(m.group(2)), down):
+        print(f"ok - README.md's run tier ({m.group(1)} packages, {m.group(2)} MB to download) is what "
+              f"Debian's archives count for a fresh Debian 12 ({n}, {down:.0f} MB), within 10 %")
+    else:
+        bad += 1
+        print(f"not ok - README.md's run tier ({m.group(0) if m else 'no (N Debian packages, M MB to download)'}) "
+              f"is not what Debian's archives count for a fresh Debian 12: {n} packages, {down:.0f} MB")
+    page = open(os.path.join(ROOT, "docs/contributing.md"), encoding="utf-8").read()
+    for tier, (n, inst, down) in c.items():
+        m = re.search(r"^\| %s \|.*\| (\d+)(?: over run)? \| (\d+) MB \| (\d+) MB \|$" % tier, page, re.M)
+        said = tuple(int(x) for x in m.groups()) if m else None
+        if said and near(said[0], n) and near(said[1], inst) and near(said[2], down):
+            print(f"ok - docs/contributing.md's {tier} tier ({said[0]} packages, {said[1]} MB, {said[2]} MB) "
+                  f"is what Debian's archives count, within 10 %")
+        else:
+            bad += 1
+            print(f"not ok - docs/contributing.md's {tier} tier says {said}; Debian's archives count "
+                  f"{n} packages, {inst:.0f} MB installed, {down:.0f} MB to download")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
@@ -193,5 +282,7 @@ if __name__ == "__main__":
         sys.exit(check(sys.argv[2], sys.argv[3:] or ["run"]))
     if len(sys.argv) == 2 and sys.argv[1] == "sizes":
         sys.exit(sizes())
+    if len(sys.argv) == 2 and sys.argv[1] == "docs":
+        sys.exit(docs())
     print(__doc__, file=sys.stderr)
     sys.exit(2)

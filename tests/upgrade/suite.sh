@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/upgrade/suite.sh: upgrading from the previous release (tests/upgrade/PREVIOUS, built from
-# git by previous.sh). The migrations added since it only expand the schema; a rolling upgrade
+# git by previous.sh). The migrations added since it only expand the schema, and either release's
+# migrate applies each numbered file once, renamed ones included (migrations.sh); a rolling upgrade
 # behind nginx under load loses nothing, doubles nothing and completes every confirmation
 # (upgrade.py); and the previous .deb upgraded to this one with dpkg -i in a copy-on-write root
 # keeps the operator's settings file, the system user and their rights.
@@ -8,6 +9,8 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 # shellcheck source=tests/lib/harness.sh
 source tests/lib/harness.sh
+# shellcheck source=tests/lib/overlay.sh
+source tests/lib/overlay.sh
 suite_init "$@"
 chmod 755 "$t"
 commit=$(tr -d '[:space:]' <tests/upgrade/PREVIOUS)
@@ -23,7 +26,7 @@ esac
 # everything the previous release reads in place, since it serves on the new schema during the
 # roll. A contract step (a DROP, a RENAME, a narrowed type) waits for the release after every
 # instance runs this one (docs/fleet.md).
-added=$(git diff --name-only --diff-filter=A "$commit" -- 'migrations/[0-9]*.sql')
+added=$(git diff -M --name-only --diff-filter=A "$commit" -- 'migrations/[0-9]*.sql')
 # A function the previous release never calls (no word of its C names it) may go at once: it
 # reads nothing of it.
 unused_before() { # unused_before STATEMENT: a DROP FUNCTION of a function $commit does not call
@@ -32,7 +35,7 @@ unused_before() { # unused_before STATEMENT: a DROP FUNCTION of a function $comm
   [[ -n $fn ]] && ! git grep -qw "$fn" "$commit" -- 'domain/*.c' 'server/*.c' 'server/**/*.c'
 }
 # A CHECK dropped and added again under its name in one statement is replaced, not removed: the
-# file says why the new one admits all the old one did (0015: longer report numbers), and the
+# file says why the new one admits all the old one did (0017: longer report numbers), and the
 # load below, the previous release writing on the migrated schema, would fail on one that does not.
 replaced_check() { # replaced_check STATEMENT
   local name
@@ -51,12 +54,23 @@ fi
 # A numbered file is applied once (migrations/README.md): an edit beyond its comments would
 # leave databases migrated before it with another schema.
 sql_only() { sed 's/--.*$//' | tr -s ' \t\n' ' '; }
-changed=$(for f in $(git diff --name-only --diff-filter=MD "$commit" -- 'migrations/[0-9]*.sql'); do
+changed=$(for f in $(git diff -M --name-only --diff-filter=MD "$commit" -- 'migrations/[0-9]*.sql'); do
   [[ -f $f ]] && a=$(git show "$commit:$f" | sql_only) && b=$(sql_only <"$f") && [[ "$a" == "$b" ]] || echo "$f"
 done)
+# A renamed one keeps its SQL, and migrate knows both its names (migrations/README.md).
+while read -r _ before now; do
+  [[ -n $now ]] || continue
+  a=$(git show "$commit:$before" | sql_only) b=$(sql_only <"$now")
+  if [[ "$a" == "$b" ]] && grep -qF "{\"${before#migrations/}\", \"${now#migrations/}\"}" domain/pg/migrate.c; then
+    ok "$before, renamed $now, keeps its SQL and migrate knows both names (domain/pg/migrate.c)"
+  else
+    nok "$before, renamed $now: its SQL changed, or migrate does not know both names (domain/pg/migrate.c)"
+  fi
+done < <(git diff -M --name-status --diff-filter=R "$commit" -- 'migrations/[0-9]*.sql')
 [[ -z $changed ]] && ok "no numbered migration of the previous release was changed (beyond comments) or removed" ||
   nok "numbered migrations of the previous release changed or removed: $changed"
 
+tests/upgrade/migrations.sh "$prev" || failures=$((failures + 1))
 python3 tests/upgrade/upgrade.py "$t" "$prev" || failures=$((failures + 1))
 
 # --- the package: the previous .deb, the operator's settings, then this release's .deb.
@@ -100,6 +114,7 @@ chroot $cow/m sh -ec '
   echo "runs as: \$(setpriv --reuid=bikaroo-mcp --regid=bikaroo-mcp --clear-groups --no-new-privs --bounding-set=-all bikaroo-mcp --version)"
 '
 DPKG
+machine_before=$(machine_state)
 if out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
   before=$(sed -n 's/^before: //p' <<<"$out") after=$(sed -n 's/^after: //p' <<<"$out")
   [[ ${before%% *} == "${after%% *}" && ${after#* } == "$(dpkg-deb -f "$new" Version)" ]] &&
@@ -112,7 +127,7 @@ if out=$(unshare -m --fork sh "$t/dpkg.sh" 2>&1); then
     grep -q '^runs as: bikaroo-mcp ' <<<"$out" &&
     ok "the new unit (Type=notify) and binary are in place and run as bikaroo-mcp ($(sed -n 's/^binary: //p' <<<"$out"))" ||
     nok "the new unit and binary after the upgrade: $out"
-  getent passwd bikaroo-mcp >/dev/null && nok "the machine itself gained the user bikaroo-mcp (the overlay leaked)"
+  machine_unchanged "$machine_before"
 else
   nok "dpkg -i previous then current in a copy-on-write root: $out"
 fi

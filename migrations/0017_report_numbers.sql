@@ -1,4 +1,4 @@
--- 0015: report numbers that no restore hands out twice. A restored database's sequence is where
+-- 0017: report numbers that no restore hands out twice. A restored database's sequence is where
 -- the backup left it, behind the numbers the source handed out after the backup; the reports
 -- filed since (functions/fleet.report_damage_as.sql) take their number from the database's clock
 -- and the sequence (functions/fleet.clock_number.sql), twelve digits and more instead of four

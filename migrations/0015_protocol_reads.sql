@@ -1,3 +1,5 @@
+-- 0015, named 0003_protocol_reads.sql until two files shared the number 0003: migrate knows
+-- both names (domain/pg/migrate.c) and applies it once. What it said as 0003 (a comment: nothing runs):
 -- 0003: reads behind the MCP protocol layer (resources and completion): fleet.status_codes_as()
 -- and fleet.complete_bike_ids_as(), each one round trip that first fixes the acting identity
 -- with fleet.act_as() and then reads under row-level security. This file created those two
