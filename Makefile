@@ -49,7 +49,7 @@ Q       := @
 SAY     := @printf '  %-5s %s\n'
 endif
 
-.PHONY: all deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss clean \
+.PHONY: all deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes clean \
         install uninstall deb soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
@@ -284,6 +284,13 @@ bench:
 	$(MAKE) --no-print-directory all
 	bench/run.sh $(B)
 
+# The get_bike_status path as an earlier commit (BENCH_SHAPES_REF, default e07d122) serves it,
+# beside this build with one event loop per core and with one in all (bench/README.md).
+bench-shapes:
+	@scripts/deps.sh bench
+	$(MAKE) --no-print-directory all
+	bench/run.sh $(B) shapes
+
 # 1,000,000 mixed requests, RSS flat under 32 MiB (not in CI: several minutes).
 bench-rss:
 	@scripts/deps.sh bench
@@ -310,6 +317,7 @@ help:
 	@echo 'make valgrind      make test under valgrind memcheck'
 	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
 	@echo 'make bench         the benchmarks'
+	@echo 'make bench-shapes  the get_bike_status path: an earlier commit beside this build'
 	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, no mutable globals'
 	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'

@@ -92,7 +92,7 @@ void db_run(struct exec_unit *u)
 }
 
 /* How u's one statement s failed (bad: its refusal, else found in s and u), into err (logged as
- * name); its results cleared. */
+ * name unless name is NULL: a session's caller says it its own way); its results cleared. */
 static void db_failed(const char *name, const PGresult *bad, struct exec_stmt *s,
 		      struct exec_unit *u, struct db_error *err)
 {
@@ -109,8 +109,9 @@ static void db_failed(const char *name, const PGresult *bad, struct exec_stmt *s
 		while (n && err->message[n - 1] == ' ')
 			err->message[--n] = '\0';
 		conn_count_error("statement");
-		log_error("statement %s failed: %s", name, err->message);
-	} else if (u->timed_out) {
+		if (name)
+			log_error("statement %s failed: %s", name, err->message);
+	} else if (u->timed_out && name) {
 		log_error(
 			"statement %s: no answer within the call timeout (BIKAROO_CALL_TIMEOUT_MS)",
 			name);
@@ -133,13 +134,15 @@ PGresult *db_session_exec(struct exec_session *es, const char *sql, int nparams,
 	err->st = u.st;
 	if (u.st == FLEET_OK)
 		return s.res;
-	if (s.res && PQresultStatus(s.res) == PGRES_FATAL_ERROR) {
-		err->refusal = s.res; /* the caller's */
-		s.res = NULL;
-		db_failed("of a session", err->refusal, &s, &u, err);
-	} else {
-		db_failed("of a session", NULL, &s, &u, err);
+	/* The refusal: the statement's error, or the unit's (a simple session keeps it there). */
+	PGresult **refusal = s.res && PQresultStatus(s.res) == PGRES_FATAL_ERROR       ? &s.res
+			     : u.error && PQresultStatus(u.error) == PGRES_FATAL_ERROR ? &u.error
+										       : NULL;
+	if (refusal) {
+		err->refusal = *refusal; /* the caller's */
+		*refusal = NULL;
 	}
+	db_failed(NULL, err->refusal, &s, &u, err);
 	return NULL;
 }
 

@@ -227,9 +227,9 @@ static size_t mig_count(const char *text, const char *needle)
 	return n;
 }
 
-/* Cuts, in place, the lines of a dump that begin with prefix: pg_dump's session settings
- * (SET default_tablespace...), which it writes where its output changes kind, after whatever
- * block comes last of a kind: they tell nothing of the schema. */
+/* Cuts, in place, the lines of a dump that begin with prefix (pg_dump's session settings, SET
+ * default_tablespace..., which it writes where its output changes kind, after whatever block
+ * comes last of a kind: they tell nothing of the schema), and every empty line. */
 static void mig_cut_lines(char *dump, const char *prefix)
 {
 	char *head = mem_printf("\n%s", prefix);
@@ -238,6 +238,11 @@ static void mig_cut_lines(char *dump, const char *prefix)
 		memmove(from, end ? end : from + strlen(from), strlen(end ? end : "") + 1);
 	}
 	free(head);
+	char *out = dump;
+	for (const char *in = dump; *in; in++)
+		if (!(*in == '\n' && in[1] == '\n'))
+			*out++ = *in;
+	*out = '\0';
 }
 
 /* Cuts, in place, every block of a dump (from one "--\n-- Name: " header to the next) whose
