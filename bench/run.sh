@@ -41,7 +41,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
   scripts/pgtmp.sh destroy "$pgdir" >/dev/null 2>&1 || true
-  rm -rf "$tmp"
+  if [[ -n ${BENCH_KEEP:-} ]]; then log "bench: logs kept in $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 log() { echo "$*" >&2; }
@@ -371,6 +371,7 @@ LUA
 } >"$tmp/many.lua"
 one_many() { # SERVER -> "rate p50 p99 cpu db_cpu valid"; "peak_rss_kib shed" appended to $tmp/many
   local c0 c1 d0 d1 out good bad errs p50 p99 shed peak=0 r w pid=${srv_pid[$1]} u=${srv_url[$1]}
+  [[ -e /proc/$pid/stat ]] || { log "bench: the server of shape $1 has exited (BENCH_KEEP=1 keeps its log)"; exit 1; }
   c0=$(cpu_ticks "$pid")
   d0=$(pg_ticks)
   wrk -t 2 -c "$many" -d "${msecs}s" --timeout 10s -s "$tmp/many.lua" "$u/mcp" >"$tmp/many.out" 2>&1 &
@@ -494,7 +495,9 @@ if [[ $mode == shapes ]]; then
   scripts/pgtmp.sh createdb "$pgdir" bikaroo_a >/dev/null
   url_a=${DATABASE_URL/\/bikaroo\?//bikaroo_a?}
   mig_a=${BIKAROO_MIGRATE_URL/\/bikaroo\?//bikaroo_a?}
-  DATABASE_URL=$mig_a BIKAROO_MIGRATIONS_DIR=$src/migrations "$src/build/bikaroo-mcp" migrate >/dev/null 2>&1
+  DATABASE_URL=$mig_a BIKAROO_MIGRATE_URL=$mig_a BIKAROO_MIGRATIONS_DIR=$src/migrations \
+    "$src/build/bikaroo-mcp" migrate >"$tmp/shape-a-migrate.log" 2>&1 ||
+    { cat "$tmp/shape-a-migrate.log" >&2; exit 1; }
   psql -X -q "$mig_a" -v ON_ERROR_STOP=1 -f "$src/migrations/demo/demo-data.sql"
   psql -X -q "$mig_a" -v ON_ERROR_STOP=1 -c "
     INSERT INTO fleet.bikes (bike_id, region, station_id, status, battery_pct, last_seen_at)
