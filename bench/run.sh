@@ -520,6 +520,7 @@ if [[ $mode == shapes ]]; then
   srv_pid[b]=$server_pid srv_url[b]=$url
   start_shape c "$B/bikaroo-mcp" "$DATABASE_URL" "$root" BIKAROO_THREADS=1
   log "== shapes: a = $ref, b = this build (${threads} loops), c = this build (1 loop); $rounds rounds of ${secs}s"
+  n_of() { psql -X -At "$1" -c "SELECT greatest(round(count(*)::numeric / greatest(count(DISTINCT xmin::text), 1)), 1) FROM (SELECT xmin FROM fleet.audit_log WHERE tool = 'get_bike_status' ORDER BY audit_id DESC LIMIT 20000) x"; }
   for c in 8 32 "$many"; do
     psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.audit_log" >/dev/null
     psql -X -q "$mig_a" -c "VACUUM (ANALYZE) fleet.audit_log" >/dev/null 2>&1 || true
@@ -530,13 +531,17 @@ if [[ $mode == shapes ]]; then
           sed "s/^/$shape $c /" >>"$tmp/shape-rounds"
       done
     done
+    # Each server's batch statement and average batch as they stand after the 32-connection
+    # rounds (at 1,000 the batches grow past what one pgbench statement may carry).
+    if [[ $c == 32 ]]; then
+      sql_a=$(psql -X -At "$super" <<<"SELECT query FROM pg_stat_activity WHERE datname = 'bikaroo_a' AND usename = 'fleet_app' AND query LIKE 'WITH e AS (SELECT * FROM unnest(%' LIMIT 1")
+      sql_b=$(byc_sql)
+      n_a=$(n_of "$mig_a") n_b=$(n_of "$super")
+    fi
   done
   # Each shape's batch statement, from pg_stat_activity after its 32-connection rounds, at the
   # average batch its server formed: shape a's per element (its parameters are arrays), b's by
   # caller (c runs the same statement).
-  n_of() { psql -X -At "$1" -c "SELECT greatest(round(count(*)::numeric / greatest(count(DISTINCT xmin::text), 1)), 1) FROM (SELECT xmin FROM fleet.audit_log WHERE tool = 'get_bike_status' ORDER BY audit_id DESC LIMIT 20000) x"; }
-  sql_a=$(psql -X -At "$super" <<<"SELECT query FROM pg_stat_activity WHERE datname = 'bikaroo_a' AND usename = 'fleet_app' AND query LIKE 'WITH e AS (SELECT * FROM unnest(%' LIMIT 1")
-  n_a=$(n_of "$mig_a") n_b=$(n_of "$super")
   if [[ -n $sql_a ]]; then
     {
       for i in $(seq 1 "$n_a"); do printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"; done
@@ -557,7 +562,6 @@ if [[ $mode == shapes ]]; then
   else
     log "  shape a's batch statement not seen: no pg_batch_a line"
   fi
-  sql_b=$(byc_sql)
   if [[ -n $sql_b ]]; then
     byc_script "$n_b" "$sql_b" >"$tmp/shape-b.sql"
     mapfile -t vars < <(byc_vars jti:bench)

@@ -101,8 +101,8 @@ const struct metrics_family metrics_connections_cut = {
 	{"reason"}};
 const struct metrics_family metrics_http_shed = {
 	"bikaroo_http_calls_shed_total",
-	"HTTP calls answered 503 + Retry-After without being run: their loop had as many calls "
-	"under way as BIKAROO_CALLS_MAX allows it (reason calls_max)",
+	"HTTP calls answered 503 + Retry-After without being run: they waited 1 s for one of the "
+	"BIKAROO_CALLS_MAX slots of their loop (reason waited), or the server stopped (stopping)",
 	METRICS_COUNTER,
 	1,
 	{"reason"}};

@@ -50,7 +50,7 @@ extern const struct metrics_family metrics_rate_fallback;       /* gauge: 1 whil
 								  fails and budgets are local */
 extern const struct metrics_family metrics_connections_cut;     /* [reason]: header_deadline,
 								    body_deadline or pending_cap */
-extern const struct metrics_family metrics_http_shed;           /* [reason]: calls_max */
+extern const struct metrics_family metrics_http_shed;           /* [reason]: waited, stopping */
 extern const struct metrics_family metrics_build_info;          /* gauge [version revision] */
 extern const struct metrics_family metrics_ready;         /* gauge [check]: database, issuer_keys */
 extern const struct metrics_family metrics_audit_batches; /* [result]: ok, failed or split */

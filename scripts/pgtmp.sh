@@ -242,6 +242,8 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 logging_collector = off
+# Whole statements in pg_stat_activity (the bench reads the server's batch statement there).
+track_activity_query_size = 16384
 EOF
   printf 'local all all trust\n' >"$DATA/pg_hba.conf"
   if is_root; then chown postgres:postgres "$conf" "$DATA/pg_hba.conf"; fi

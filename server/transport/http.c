@@ -135,7 +135,13 @@ static long long http_loop_due(struct loop_hook *h, long long now)
 	if (!hl->accepting && !atomic_load(&hl->stop) && hl->conns < hl->conns_max &&
 	    guard_room(hl->guard, now) && loop_watch(hl->loop, &hl->listen, EPOLLIN) == 0)
 		hl->accepting = true;
-	long long due = guard_tick(hl->guard, now);
+	long long due = guard_tick(hl->guard, now), admit = http_admit(hl, now);
+	if (admit < due)
+		due = admit;
+	if (hl->resumed) { /* refusals of waiting calls, and calls that did not wait */
+		hl->resumed = false;
+		MHD_run(hl->daemon);
+	}
 	/* The daemon has work that no descriptor will tell of (a response queued on a socket that
 	 * stays writable, its epoll being edge-triggered): it runs now. */
 	MHD_UNSIGNED_LONG_LONG to = 0;
@@ -344,7 +350,7 @@ static void *http_loop_run(void *arg)
 {
 	struct http_loop *hl = arg;
 	pthread_setname_np(pthread_self(), "http-loop"); /* what ps, gdb and the tests see */
-	while (!atomic_load(&hl->stop) || task_live() > 0)
+	while (!atomic_load(&hl->stop) || task_live() > 0 || hl->waiting > 0)
 		loop_turn(hl->loop, true);
 	http_pause_accepting(hl);
 	MHD_stop_daemon(hl->daemon);

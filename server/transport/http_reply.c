@@ -34,7 +34,7 @@ enum MHD_Result http_send_headers(struct http_server *s, struct MHD_Connection *
 }
 
 /* A JSON-RPC error without id (new). */
-static char *http_error_body(int code, const char *message)
+char *http_error_body(int code, const char *message)
 {
 	json_t *msg = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error", "code",
 				code, "message", message);

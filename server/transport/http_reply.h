@@ -14,6 +14,8 @@
  * (borrowed). While s stops, every answer closes its connection. */
 enum MHD_Result http_send_headers(struct http_server *s, struct MHD_Connection *c, unsigned status,
 				  char *body, const char *const *headers);
+/* A JSON-RPC error without id, as a body (new). */
+char *http_error_body(int code, const char *message);
 /* A JSON-RPC error without id, for refusals before the body is read, with one extra header
  * (name NULL: none). */
 enum MHD_Result http_refuse_with(struct http_server *s, struct MHD_Connection *c, unsigned status,

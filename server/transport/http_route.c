@@ -1,6 +1,7 @@
 /* Routing of the HTTP transport (http_route.h). */
 #include "http_route.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "access.h"
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/loop.h"
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
@@ -128,7 +130,7 @@ static void http_call_task(void *arg)
 	else
 		http_call_answer(st, false);
 	st->answered = true;
-	st->hl->calls -= !st->probe;
+	st->hl->calls -= !st->probe; /* a waiting call may start: the loop's hook (http_admit) */
 	if (st->suspended) {
 		MHD_resume_connection(st->conn);
 		st->hl->resumed = true;
@@ -149,9 +151,63 @@ static enum MHD_Result http_run_task(struct MHD_Connection *c, struct http_req *
 	return MHD_YES;
 }
 
-/* Runs a call read whole as a task of its loop, or refuses it now when the loop has as many
- * under way as it may (BIKAROO_CALLS_MAX, shared among the loops): a request read is always
- * answered (503, nothing done), never reset. */
+/* Calls past calls_max wait, suspended (a connection and its request's buffers, no stack), for
+ * a slot: first in, first out while the wait empties now and then; newest first once it has
+ * stood non-empty for HTTP_NEWEST_AFTER_MS, so that under overload the calls run are those
+ * whose clients are still there and the oldest wait out (the adaptive LIFO of B. Maurer, "Fail
+ * at Scale", ACM Queue 13(8), 2015). A call that waited HTTP_WAIT_MAX_MS is answered 503 +
+ * Retry-After, nothing done: many clients at once are served at the loop's pace, an excess of
+ * calls is refused in words, and no request read is ever reset. */
+#define HTTP_NEWEST_AFTER_MS 100
+#define HTTP_WAIT_MAX_MS 1000
+
+static void http_wait_unlink(struct http_loop *hl, struct http_req *st)
+{
+	*(st->wait_prev ? &st->wait_prev->wait_next : &hl->wait_first) = st->wait_next;
+	*(st->wait_next ? &st->wait_next->wait_prev : &hl->wait_last) = st->wait_prev;
+	st->wait_prev = st->wait_next = NULL;
+	hl->waiting--;
+}
+
+/* A waiting call answered 503 without being run (why: the metric's reason). */
+static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const char *why)
+{
+	http_wait_unlink(hl, st);
+	const char *reason[] = {why};
+	metrics_add(&metrics_http_shed, reason, 1);
+	st->outcome = "shed";
+	st->out = (struct http_out){
+		.status = 503,
+		.body = http_error_body(MCP_RATE_LIMITED,
+					"Service Unavailable: too many calls under way; retry "
+					"(nothing was done)"),
+		.retry_after = 1,
+	};
+	st->answered = true;
+	MHD_resume_connection(st->conn);
+	hl->resumed = true;
+}
+
+long long http_admit(struct http_loop *hl, long long now)
+{
+	bool stop = atomic_load(&hl->stop);
+	while (hl->wait_first && (stop || now - hl->wait_first->wait_t0 >= HTTP_WAIT_MAX_MS))
+		http_wait_refuse(hl, hl->wait_first, stop ? "stopping" : "waited");
+	while (hl->wait_first && hl->calls < hl->calls_max) {
+		bool newest = now - hl->busy_since >= HTTP_NEWEST_AFTER_MS;
+		struct http_req *st = newest ? hl->wait_last : hl->wait_first;
+		http_wait_unlink(hl, st);
+		hl->calls++;
+		task_start(hl->loop, http_call_task, st);
+	}
+	if (!hl->wait_first) {
+		hl->busy_since = 0;
+		return LLONG_MAX;
+	}
+	return hl->wait_first->wait_t0 + HTTP_WAIT_MAX_MS;
+}
+
+/* Runs a call read whole as a task of its loop, or has it wait for a slot (above). */
 static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connection *c,
 				      struct http_req *st)
 {
@@ -167,17 +223,20 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 	 * below). */
 	if (mcp_method_local(s->mcp, st->h_method) && http_call_answer(st, true))
 		return http_send_out(s, c, st);
-	if (st->hl->calls >= st->hl->calls_max) {
-		const char *reason[] = {"calls_max"};
-		metrics_add(&metrics_http_shed, reason, 1);
-		st->refused = true;
-		st->outcome = "shed";
-		return http_refuse_with(s, c, 503, MCP_RATE_LIMITED,
-					"Service Unavailable: too many calls under way; retry "
-					"(nothing was done)",
-					MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	struct http_loop *hl = st->hl;
+	if (hl->calls >= hl->calls_max || hl->wait_first) {
+		st->queued = st->suspended = true;
+		st->wait_t0 = loop_now_ms();
+		if (!hl->wait_first)
+			hl->busy_since = st->wait_t0;
+		st->wait_prev = hl->wait_last;
+		*(hl->wait_last ? &hl->wait_last->wait_next : &hl->wait_first) = st;
+		hl->wait_last = st;
+		hl->waiting++;
+		MHD_suspend_connection(c);
+		return MHD_YES;
 	}
-	st->hl->calls++;
+	hl->calls++;
 	return http_run_task(c, st);
 }
 

@@ -41,7 +41,12 @@ struct http_loop {
 	struct loop_hook hook; /* accepts, the daemon's timeouts and resumed connections, guard */
 	struct guard *guard;   /* header and body deadlines, the pending-headers cap */
 	long conns, conns_max; /* connections open, and at most */
-	long calls, calls_max; /* calls under way (tasks), and at most: past it 503 */
+	long calls, calls_max; /* calls under way (tasks), and at most: past it they wait */
+	/* Calls read whole that wait for one of calls_max (http_admit), oldest first, and since
+	 * when the wait has not been empty. */
+	struct http_req *wait_first, *wait_last;
+	long waiting;
+	long long busy_since;
 	bool accepting;        /* the listening socket is watched */
 	bool resumed;          /* a connection was resumed since the daemon last ran */
 	atomic_bool stop;      /* http_stop: leave once no call is left */
@@ -114,6 +119,13 @@ struct http_req {
 	const char *h_version, *h_method, *h_name; /* MCP headers (libmicrohttpd's) or NULL */
 	bool sse_ok;                               /* Accept admits text/event-stream */
 	struct http_out out;
+	struct http_req *wait_prev, *wait_next; /* in its loop's wait (suspended) */
+	long long wait_t0;                      /* when it began to wait */
 };
+
+/* The loop's hook: calls that waited too long answered 503, then as many waiting calls started
+ * as calls_max allows (all refused once the loop stops). Returns when it is next due (or
+ * LLONG_MAX). */
+long long http_admit(struct http_loop *hl, long long now);
 
 #endif

@@ -793,9 +793,9 @@ static void ed_small_frozen(struct it_server *s, struct ed_relay *relay, char **
 }
 
 /* Overload: 40 calls at once on 2 loops, 2 calls under way at most, the calls held (the path to
- * PostgreSQL frozen): the 38 that find no room are answered 503 + Retry-After at once, the
- * running ones 503 at their deadline: every call answered, none reset; /healthz and /metrics
- * answered meanwhile. */
+ * PostgreSQL frozen): the 38 that find no room wait for one, and are answered 503 + Retry-After
+ * once they waited a second (nothing run), the running ones 503 at their deadline (2 s): every
+ * call answered, none reset; /healthz and /metrics answered meanwhile. */
 START_TEST(overload_is_answered_503_never_reset)
 {
 	struct ed_relay relay;
@@ -818,19 +818,22 @@ START_TEST(overload_is_answered_503_never_reset)
 	ck_assert_msg(status == 200 && ms < ed_ms(500), "metrics: %d after %.0f ms", status, ms);
 	for (int i = 0; i < ED_LOAD; i++)
 		pthread_join(calls[i].thread, NULL);
-	int fast = 0, answered = 0;
+	int waited = 0, answered = 0;
 	for (int i = 0; i < ED_LOAD; i++) {
 		ck_assert_msg(calls[i].status == 503 && calls[i].retry_after,
 			      "call %d: %ld after %.0f ms", i, calls[i].status, calls[i].ms);
 		answered++;
-		if (calls[i].ms < ed_ms(500))
-			fast++;
+		if (calls[i].ms >= 900 && calls[i].ms < ed_ms(1500))
+			waited++;
 	}
 	ck_assert_int_eq(answered, ED_LOAD);
-	ck_assert_msg(fast >= ED_LOAD - 6, "only %d of %d answered at once", fast, ED_LOAD);
+	ck_assert_msg(waited >= ED_LOAD - 6, "only %d of %d answered after their second of wait",
+		      waited, ED_LOAD);
+	ck_assert_int_ge(it_metric(&s, "bikaroo_http_calls_shed_total{reason=\"waited\"}"),
+			    ED_LOAD - 6);
 	printf("overload: %d calls on 2 loops of one call each: all answered 503 + Retry-After, "
-	       "%d of them within 500 ms\n",
-	       ED_LOAD, fast);
+	       "%d of them once they waited a second\n",
+	       ED_LOAD, waited);
 	atomic_store(&relay.frozen, false);
 	ck_assert_int_eq(it_server_stop(&s), 0);
 	ed_relay_stop(&relay);
