@@ -29,9 +29,10 @@ DOMAIN  := $(wildcard domain/*.c domain/pg/*.c)
 SERVER  := server/cfg.c $(wildcard server/*/*.c)
 HEADERS := $(wildcard common/*.h domain/*.h domain/pg/*.h server/*.h server/*/*.h tests/*/*.h)
 LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
-LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o) $(B)/gen/schemas.o
-# The capabilities' JSON Schemas, checked and embedded by the build (scripts/schema_embed.c).
-SCHEMAS := $(sort $(wildcard server/capabilities/schemas/*.json))
+LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o) $(B)/gen/capabilities.o
+# The capabilities' declarations, checked and generated into C by the build
+# (scripts/schema_embed.c; server/capabilities/README.md).
+DECLS   := $(sort $(wildcard server/capabilities/*.json))
 UNIT    := $(wildcard tests/unit/*.c)
 CORE    := $(wildcard tests/core/*.c)
 # The protocol core alone (no capability, no domain code, no libpq), for its own unit tests.
@@ -83,19 +84,20 @@ $(B)/server/main.o: server/main.c $(B)/revision
 .PHONY: FORCE
 FORCE:
 
-# Every schema file checked (valid JSON, only the keywords the validator implements) and turned
-# into a C string: a schema the server could not enforce fails the build, not a request.
+# Every declaration checked (valid JSON, known fields, schemas with only the keywords the
+# validator implements, examples that fit them) and generated into C: a capability the server
+# could not serve as declared fails the build, not a request.
 $(B)/schema-embed: scripts/schema_embed.c server/protocol/schema.c common/mem.c
 	@mkdir -p $(dir $@)
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson)
 
-$(B)/gen/schemas.c: $(B)/schema-embed $(SCHEMAS)
+$(B)/gen/capabilities.c: $(B)/schema-embed $(DECLS)
 	@mkdir -p $(dir $@)
-	$(SAY) GEN '$@ ($(words $(SCHEMAS)) schemas)'
-	$(Q)$(B)/schema-embed $@ $(B)/gen/schemas.h $(SCHEMAS)
-$(B)/gen/schemas.h: $(B)/gen/schemas.c
-$(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/schemas.h
+	$(SAY) GEN '$@ ($(words $(DECLS)) declarations)'
+	$(Q)$(B)/schema-embed $(B)/gen $(DECLS)
+$(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md: $(B)/gen/capabilities.c
+$(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
 
 $(B)/libbikaroo.a: $(LIBOBJ)
 	$(SAY) AR $@

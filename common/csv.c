@@ -93,3 +93,16 @@ invalid:
 	csv_record_free(rec);
 	return CSV_INVALID;
 }
+
+bool csv_list_has(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = list; n && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, word, n) == 0)
+			return true;
+		p += len + (end != NULL);
+	}
+	return false;
+}

@@ -4,6 +4,7 @@
 #ifndef BIKAROO_CSV_H
 #define BIKAROO_CSV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum csv_status { CSV_OK = 0, CSV_END, CSV_INVALID };
@@ -24,5 +25,8 @@ struct csv_record {
 enum csv_status csv_next(const char **p, const char *end, struct csv_record *rec,
 			 unsigned long *line_no) __attribute__((warn_unused_result));
 void csv_record_free(struct csv_record *rec);
+
+/* Whether list, plain comma-separated words (no quotes, no spaces: "a,b,c"), has word. */
+bool csv_list_has(const char *list, const char *word);
 
 #endif

@@ -1,5 +1,5 @@
-/* Bikes: column maps of fleet.bike_status_for and fleet.bike_ids_for for the one read path
- * (reads.h), where the identity, the rights, both perimeter checks and the audit row are. */
+/* Bikes: the column map of fleet.bike_ids_for for the one read path (reads.h), where the
+ * identity, the rights and both perimeter checks are. */
 #include "bikes.h"
 
 #include <stdio.h>
@@ -16,35 +16,6 @@ bool bikes_id_valid(const char *id)
 		if (*p < '0' || *p > '9')
 			return false;
 	return n >= 4 && n <= 6;
-}
-
-#define BIKE_COLUMN(field, type, column) READS_COLUMN(struct fleet_bike_status, field, type, column)
-static const struct reads_column bikes_status_columns[] = {
-	BIKE_COLUMN(bike_id, READS_TEXT, "bike_id"),
-	BIKE_COLUMN(status, READS_TEXT, "status"),
-	BIKE_COLUMN(status_label, READS_TEXT, "status_label"),
-	BIKE_COLUMN(region, READS_TEXT, "region"),
-	BIKE_COLUMN(station, READS_TEXT, "station_id"),
-	BIKE_COLUMN(station_name, READS_TEXT, "station_name"),
-	BIKE_COLUMN(battery_pct, READS_INT, "battery_pct"),
-	BIKE_COLUMN(last_seen_at, READS_TEXT, "last_seen_at"),
-	BIKE_COLUMN(open_case_id, READS_TEXT, "open_case_id"),
-};
-
-static const struct reads_query bikes_status_query = {
-	.function = "fleet.bike_status_for",
-	.region_column = "region",
-	.key_column = "bike_id",
-	.columns = bikes_status_columns,
-	.ncolumns = sizeof bikes_status_columns / sizeof bikes_status_columns[0],
-	.row_size = sizeof(struct fleet_bike_status),
-};
-
-enum fleet_status bikes_status(const struct fleet_actor *actor, const char *bike_id,
-			       const struct audit_entry *audit, struct fleet_bike_status *out)
-{
-	size_t n;
-	return reads_run(&bikes_status_query, actor, bike_id, audit, out, 1, &n);
 }
 
 /* One completion match. */

@@ -606,7 +606,7 @@ static enum fleet_status reads_answer(struct reads_call *c, struct rights *right
 	if (!o)
 		return FLEET_OK;
 	bool db_denied = !rights->known || !rights->client_read;
-	bool may = rights_may_read(c->actor, rights);
+	bool may = rights_may_use(c->actor, rights, FLEET_SCOPE_READ, c->q->roles, false);
 	if (!may || db_denied) {
 		if (may != !db_denied)
 			log_error("read %s: the database %s the read, the server's rules %s it; "

@@ -5,20 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/csv.h"
 #include "common/log.h"
 #include "domain/pg/db.h"
 
-bool rights_may_read(const struct fleet_actor *actor, const struct rights *r)
+bool rights_may_use(const struct fleet_actor *actor, const struct rights *r, unsigned scope,
+		    const char *roles, bool people_only)
 {
-	return (actor->scopes & FLEET_SCOPE_READ) && r->known && r->client_read;
-}
-
-bool rights_may_report(const struct fleet_actor *actor, const struct rights *r)
-{
-	bool role_reports =
-		strcmp(r->role, "customer_care") == 0 || strcmp(r->role, "fleet_operator") == 0;
-	return (actor->scopes & FLEET_SCOPE_REPORT) && r->known && role_reports && r->human &&
-	       !actor->machine && r->client_report;
+	bool client = (scope != FLEET_SCOPE_READ || r->client_read) &&
+		      (scope != FLEET_SCOPE_REPORT || r->client_report);
+	return (actor->scopes & scope) && r->known && client &&
+	       (!roles || csv_list_has(roles, r->role)) &&
+	       (!people_only || (r->human && !actor->machine));
 }
 
 bool rights_in_perimeter(const char *regions, const char *region)
@@ -37,8 +35,10 @@ bool rights_in_perimeter(const char *regions, const char *region)
 
 unsigned rights_scopes(const struct fleet_actor *actor, const struct rights *r)
 {
-	return (rights_may_read(actor, r) ? FLEET_SCOPE_READ : 0u) |
-	       (rights_may_report(actor, r) ? FLEET_SCOPE_REPORT : 0u);
+	return (rights_may_use(actor, r, FLEET_SCOPE_READ, NULL, false) ? FLEET_SCOPE_READ : 0u) |
+	       (rights_may_use(actor, r, FLEET_SCOPE_REPORT, NULL, false) && !actor->machine
+			? FLEET_SCOPE_REPORT
+			: 0u);
 }
 
 void rights_from_fields(const char *const *v, struct rights *r)

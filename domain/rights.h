@@ -28,21 +28,22 @@ enum fleet_status rights_read_row(const struct pg_result *res, const char *what,
  * client_may_report, requires_confirmation; NULL: an SQL NULL). */
 void rights_from_fields(const char *const *v, struct rights *r);
 
-/* Reading needs the token's fleet:read, a known subject (every role reads) and a client
- * application allowed to read. */
-bool rights_may_read(const struct fleet_actor *actor, const struct rights *r);
-/* Reporting needs the token's fleet:report, a known human subject (never a machine client)
- * whose role reports, and a client application allowed to report. */
-bool rights_may_report(const struct fleet_actor *actor, const struct rights *r);
+/* Whether actor with rights r may use a capability of scope (enum fleet_scope bit: the token's,
+ * and the client application's right for it: client_read for fleet:read, client_report for
+ * fleet:report), roles (comma-separated, as its declaration lists them; NULL: any) and
+ * people_only (a known person acting in person, never a machine client). A known subject
+ * always. */
+bool rights_may_use(const struct fleet_actor *actor, const struct rights *r, unsigned scope,
+		    const char *roles, bool people_only);
 
 /* True when region is an element of regions, a PostgreSQL text array literal such as
  * {FR-LYO,FR-PAR} (the perimeter fleet.act_as() returns). Both borrowed. */
 bool rights_in_perimeter(const char *regions, const char *region);
 
-/* What actor may effectively do with rights r (reads.h reads_rights), as enum fleet_scope bits:
- * the token's scopes ∩ the subject's role ∩ the client application's rights, and a human
- * subject for fleet:report (a machine token or a principal with is_human = false never reports).
- * Perimeters still apply per object. */
+/* The scopes actor may use with rights r (reads.h reads_rights), as enum fleet_scope bits: the
+ * token's scopes ∩ the client application's rights, for a known subject; fleet:report never for
+ * a machine client. Each capability's roles and people_only still apply (rights_may_use), and
+ * perimeters per object. */
 unsigned rights_scopes(const struct fleet_actor *actor, const struct rights *r);
 
 /* True in *dev when the database's owner marked it as a development database

@@ -3,11 +3,23 @@
 #ifndef BIKAROO_MIGRATE_H
 #define BIKAROO_MIGRATE_H
 
+#include <stdbool.h>
+
 #include "domain/types.h"
 
 /* The schema version this binary needs: the number of the highest NNNN_name.sql file it was
  * built with (tests/ops checks it against migrations/). */
-#define MIGRATE_SCHEMA_VERSION 17
+#define MIGRATE_SCHEMA_VERSION 19
+
+/* A capability's row of fleet.capabilities, as its declaration states it (generated:
+ * gen/capabilities.h migrate_capabilities). */
+struct migrate_capability {
+	const char *name;         /* the declaration's NAME */
+	const char *roles;        /* comma-separated */
+	const char *scope;        /* fleet:read | fleet:report */
+	bool people_only;         /* a person acting in person only */
+	const char *confirmation; /* never | always | client | condition */
+};
 
 /* The files one migrate run applied (both 0 when the schema was up to date). */
 struct migrate_count {

@@ -35,6 +35,14 @@ const struct mcp_ext_meta adapter_timeline_link = {
 	.meta = "{\"ui\":{\"resourceUri\":\"" ADAPTER_UI_TIMELINE_URI "\"}}",
 };
 
+/* The documents are self-contained HTML5 (inline script and style, no external origin): no
+ * _meta.ui.csp, so the host's restrictive default policy applies. */
+const struct mcp_ext_meta adapter_view_document = {
+	ADAPTER_UI_DECLARED,
+	.meta = "{\"ui\":{\"prefersBorder\":true}}",
+	.exclusive = true,
+};
+
 int adapter_unavailable(struct mcp_error *err)
 {
 	return mcp_unavailable(err,
@@ -113,11 +121,13 @@ void adapter_read_entry(struct mcp_ctx *ctx, const char *uri, const char *value,
 	};
 }
 
-int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
+int adapter_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err)
 {
 	struct rights r;
 	enum fleet_status st = reads_rights(ctx->req->actor, &r);
-	*may = st == FLEET_OK ? rights_scopes(ctx->req->actor, &r) : 0;
+	who->scopes = st == FLEET_OK ? rights_scopes(ctx->req->actor, &r) : 0;
+	who->person = st == FLEET_OK && r.human && !ctx->req->actor->machine;
+	snprintf(who->role, sizeof who->role, "%s", st == FLEET_OK ? r.role : "");
 	return st == FLEET_OK ? 0 : adapter_domain_error(st, err);
 }
 

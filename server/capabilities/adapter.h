@@ -1,5 +1,4 @@
-/* What every capability shares: the application settings its handlers read, the governance
- * words every record repeats, the views' links, the mapping of domain failures to MCP answers,
+/* What every capability shares: the application settings its handlers read, the views' links, the mapping of domain failures to MCP answers,
  * the audit entry of a call, the bike-id completer, and the hooks the server description gives
  * the protocol core (the caller's effective scopes, the audit row of a tools/call). No
  * capability includes another; they all include this. */
@@ -9,6 +8,7 @@
 #include "domain/audit.h"
 #include "domain/types.h"
 #include "server/protocol/capability.h"
+#include "server/protocol/server.h"
 
 /* The application's settings (struct mcp_server.app), reached by handlers through
  * adapter_settings(). */
@@ -19,19 +19,6 @@ struct mcp_app {
 /* The settings of ctx's server (never NULL: defaults when the description has none). */
 const struct mcp_app *adapter_settings(const struct mcp_ctx *ctx);
 
-/* ---- governance: the words every record repeats ------------------------------------------ */
-
-#define ADAPTER_OWNER "fleet-operations-platform"
-#define ADAPTER_READERS "viewer,customer_care,fleet_operator"
-/* A stable capability of the fleet domain, owned by the platform team. */
-#define ADAPTER_GOV_STABLE .owner = ADAPTER_OWNER, .domain = "fleet", .lifecycle = "stable"
-/* Every role reads; nothing to confirm. */
-#define ADAPTER_GOV_READ_ONLY .roles = ADAPTER_READERS, .confirmation = "none (read-only)"
-/* The scope every read needs, with its OAuth name for 403 insufficient_scope. */
-#define ADAPTER_SCOPE_READ .scope = FLEET_SCOPE_READ, .scope_name = "fleet:read"
-/* Documents shipped with the server are cached this long by clients. */
-#define ADAPTER_DOC_TTL_MS 3600000L
-
 /* ---- the views (MCP Apps): their URIs and the links rows carry to them ----------------------- */
 
 #define ADAPTER_UI_EXTENSION "io.modelcontextprotocol/ui"
@@ -40,9 +27,12 @@ const struct mcp_app *adapter_settings(const struct mcp_ctx *ctx);
 #define ADAPTER_UI_TIMELINE_URI "ui://bikaroo/case-timeline"
 
 /* A tool's link to the bike card (get_bike_status, report_damaged_bike); the case template's
- * link to the timeline. Shown only to clients that declared the extension. */
+ * link to the timeline. Shown only to clients that declared the extension. The views' own
+ * documents: their rendering hints (_meta.ui.prefersBorder), rows that exist only for clients
+ * that declared the extension. Declarations name them ("ext"). */
 extern const struct mcp_ext_meta adapter_card_link;
 extern const struct mcp_ext_meta adapter_timeline_link;
+extern const struct mcp_ext_meta adapter_view_document;
 
 /* ---- answers ----------------------------------------------------------------------------- */
 
@@ -88,9 +78,9 @@ void adapter_read_entry(struct mcp_ctx *ctx, const char *uri, const char *value,
 
 /* ---- hooks of the server description ------------------------------------------------------ */
 
-/* struct mcp_server.caller_scopes: scopes ∩ role ∩ client application as PostgreSQL states
- * them (calls still apply the perimeter per object). */
-int adapter_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err);
+/* struct mcp_server.caller: the scopes (token ∩ client application), role and whether a person
+ * acts, as PostgreSQL states them (calls still apply the perimeter per object). */
+int adapter_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err);
 /* struct mcp_server.audit: the audit row of one tools/call (who, which tool and target, a
  * digest of the arguments, the outcome, the request id); never the arguments, never a token. */
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,

@@ -4,19 +4,10 @@
 #include <stdlib.h>
 
 #include "adapter.h"
+#include "gen/capabilities.h"
 #include "common/jsonw.h"
 #include "server/protocol/resources.h"
 #include "server/protocol/server.h"
-
-static const struct mcp_governance catalog_governance = {
-	.version = "1.0.0",
-	ADAPTER_GOV_STABLE,
-	.risk = "none",
-	.data = "public: descriptions of this server's capabilities",
-	ADAPTER_GOV_READ_ONLY,
-	.systems = "none",
-	.audit = "none",
-};
 
 /* One capability's entry: its kind, name, title and governance. */
 static json_t *catalog_entry(const char *kind, const char *name, const char *title,
@@ -30,45 +21,42 @@ static json_t *catalog_entry(const char *kind, const char *name, const char *tit
 	return e;
 }
 
-/* Listed for this caller: the scope held, and not a row of an extension the client lacks. */
-static bool catalog_may(const struct mcp_ctx *ctx, unsigned scope, const struct mcp_ext_meta *ext,
-			unsigned may)
-{
-	return (!scope || (scope & may)) && mcp_ext_offered(ctx, ext);
-}
+/* Listed for this caller: its scope and roles, and not a row of an extension the client lacks. */
+#define CATALOG_MAY(ctx, who, row) (MCP_MAY((who), (row)) && mcp_ext_offered((ctx), (row)->ext))
 
-static enum resource_status catalog_read(struct mcp_ctx *ctx, const char *uri, const char *value,
-					 json_t **result, struct mcp_error *err)
+enum resource_status capability_catalog_read(struct mcp_ctx *ctx, const char *uri,
+					     const char *value, json_t **result,
+					     struct mcp_error *err)
 {
 	(void)value;
-	unsigned may = 0;
-	if (mcp_caller_scopes(ctx, &may, err) != 0)
+	struct mcp_caller who;
+	if (mcp_caller(ctx, &who, err) != 0)
 		return RESOURCE_FAILED;
-	if (!(may & FLEET_SCOPE_READ))
+	if (!(who.scopes & FLEET_SCOPE_READ))
 		return RESOURCE_NOT_FOUND; /* a caller the database does not know reads nothing */
 	const struct mcp_server *s = ctx->server;
 	json_t *list = json_array();
 	for (size_t i = 0; i < s->ntools; i++)
 		if (s->tools[i].governance &&
-		    catalog_may(ctx, s->tools[i].scope, s->tools[i].ext, may))
+		    CATALOG_MAY(ctx, &who, &s->tools[i]))
 			json_array_append_new(list, catalog_entry("tool", s->tools[i].name,
 								  s->tools[i].title,
 								  s->tools[i].governance));
 	for (size_t i = 0; i < s->nresources; i++)
 		if (s->resources[i].governance &&
-		    catalog_may(ctx, s->resources[i].scope, s->resources[i].ext, may))
+		    CATALOG_MAY(ctx, &who, &s->resources[i]))
 			json_array_append_new(list, catalog_entry("resource", s->resources[i].uri,
 								  s->resources[i].title,
 								  s->resources[i].governance));
 	for (size_t i = 0; i < s->ntemplates; i++)
 		if (s->templates[i].governance &&
-		    catalog_may(ctx, s->templates[i].scope, s->templates[i].ext, may))
+		    CATALOG_MAY(ctx, &who, &s->templates[i]))
 			json_array_append_new(list, catalog_entry("resourceTemplate",
 								  s->templates[i].uri_template,
 								  s->templates[i].title,
 								  s->templates[i].governance));
 	for (size_t i = 0; i < s->nprompts; i++)
-		if (s->prompts[i].governance && catalog_may(ctx, s->prompts[i].scope, NULL, may))
+		if (s->prompts[i].governance && MCP_MAY(&who, &s->prompts[i]))
 			json_array_append_new(list, catalog_entry("prompt", s->prompts[i].name,
 								  s->prompts[i].title,
 								  s->prompts[i].governance));
@@ -80,22 +68,3 @@ static enum resource_status catalog_read(struct mcp_ctx *ctx, const char *uri, c
 	free(text);
 	return RESOURCE_OK;
 }
-
-static const struct resource_desc catalog_resources[] = {{
-	.uri = "bikaroo://catalog",
-	.name = "capability-catalog",
-	.title = "Capability catalogue",
-	.description = "The capabilities you may use on this server, each with its governance "
-		       "(owner, risk, data handled, roles, confirmation, audit, lifecycle) and its "
-		       "contract version (JSON).",
-	.mime_type = "application/json",
-	.read = catalog_read,
-	ADAPTER_SCOPE_READ,
-	.governance = &catalog_governance,
-}};
-
-const struct mcp_capability capability_catalog = {
-	.name = "capability_catalog",
-	.resources = catalog_resources,
-	.nresources = MCP_COUNT(catalog_resources),
-};

@@ -1,32 +1,11 @@
-/* The catalogue: the list of what Bikaroo serves, one value per capability file (its rows,
- * schemas, governance, audit policy and handlers are declared there), in listing order, and the
- * server description made of them. Adding a capability is a file in this folder and a line in
- * each list below (make new-capability writes both). */
+/* The server description: every capability the build generated from its declaration
+ * (server/capabilities/NAME.json: rows, schemas, governance, roles, audit policy, handlers), in
+ * the order of their names, and the hooks. Adding a capability adds no line here. */
 #include "catalog.h"
 
 #include "change_feed.h"
 #include "common/version.h"
-
-extern const struct mcp_capability capability_bike_status;
-extern const struct mcp_capability capability_damage_report;
-extern const struct mcp_capability capability_status_codes;
-extern const struct mcp_capability capability_procedures;
-extern const struct mcp_capability capability_catalog;
-extern const struct mcp_capability capability_ui_views;
-extern const struct mcp_capability capability_cases;
-
-/* One line a capability, in listing order. */
-/* clang-format off */
-static const struct mcp_capability *const catalog[] = {
-	&capability_bike_status,
-	&capability_damage_report,
-	&capability_status_codes,
-	&capability_procedures,
-	&capability_catalog,
-	&capability_ui_views,
-	&capability_cases,
-};
-/* clang-format on */
+#include "gen/capabilities.h"
 
 static const char catalog_instructions[] =
 	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
@@ -47,10 +26,10 @@ int catalog_describe(struct mcp_server *out, const struct mcp_app *app)
 		.tools_logger = "bikaroo.tools",
 		.governance_key = CATALOG_GOVERNANCE_KEY,
 		.extensions = "{\"" ADAPTER_UI_EXTENSION "\":{}}",
-		.caller_scopes = adapter_caller_scopes,
+		.caller = adapter_caller,
 		.audit = adapter_audit,
 		.changes = &change_feed,
 		.app = app,
 	};
-	return mcp_server_compose(out, catalog, sizeof catalog / sizeof catalog[0]);
+	return mcp_server_compose(out, capabilities_all, capabilities_count);
 }

@@ -9,6 +9,16 @@
 #include "describe.h"
 #include "mcp.h"
 
+/* Who may see and use a row beyond its scope, and what its handler knows of it, in every row
+ * table: the roles (comma-separated, e.g. "customer_care,fleet_operator"; NULL: any role) and
+ * whether only a person acting in person may (mcp_may); spec, the application's own
+ * description of the row for its handler (ctx->spec while the row is served; never read by
+ * the core). */
+#define MCP_ACCESS_FIELDS                                                                          \
+	const char *roles;                                                                         \
+	bool people_only;                                                                          \
+	const void *spec
+
 /* How a tool's calls are audited (the description's audit hook writes the rows). */
 struct mcp_audit_policy {
 	/* The argument naming the call's target (e.g. the id of what it reads), for audit rows
@@ -36,6 +46,7 @@ struct tool_desc {
 	bool read_only, destructive, idempotent;
 	unsigned scope;         /* enum fleet_scope bit the token must carry (0: none) */
 	const char *scope_name; /* its OAuth name, for challenges */
+	MCP_ACCESS_FIELDS;
 	tool_fn fn;
 	struct mcp_audit_policy audit;
 	/* JSON object text: arguments of a call that succeeds on the demo data, for the docs and
@@ -83,6 +94,7 @@ struct resource_desc {
 	 * checks them in its read). */
 	unsigned scope;
 	const char *scope_name;
+	MCP_ACCESS_FIELDS;
 	const struct mcp_governance *governance;
 	const struct mcp_ext_meta *ext; /* NULL: none */
 };
@@ -101,6 +113,7 @@ struct resource_template_desc {
 	completion_fn complete; /* NULL: no completion for var */
 	unsigned scope;         /* as in struct resource_desc */
 	const char *scope_name;
+	MCP_ACCESS_FIELDS;
 	const struct mcp_governance *governance;
 	const struct mcp_ext_meta *ext; /* NULL: none */
 };
@@ -136,6 +149,7 @@ struct prompt_desc {
 	struct prompt_arg_desc args[PROMPTS_MAX_ARGS];
 	unsigned scope; /* as in struct resource_desc: the registry checks token and rights */
 	const char *scope_name;
+	MCP_ACCESS_FIELDS;
 	const struct mcp_governance *governance;
 };
 

@@ -76,7 +76,7 @@ struct mcp_request {
 	 * "extensions" object; NULL: none), for its later un-enveloped requests. */
 	json_t *session_extensions;
 	/* The actor comes from a token: per-caller results are cacheScope private (lists are
-	 * filtered by the caller's rights whatever the actor: the caller_scopes hook). */
+	 * filtered by the caller's rights whatever the actor: the caller hook). */
 	bool per_principal;
 	/* Where request-scoped notifications go; NULL: the transport cannot deliver them (they are
 	 * dropped, e.g. an HTTP client whose Accept does not admit text/event-stream). */
@@ -113,6 +113,9 @@ struct mcp_ctx {
 	const char *method; /* static: the method table's name */
 	const struct tool_desc
 		*tool; /* tools/call: the row being called (its name, audit policy) */
+	/* The spec of the row being served (a tool, resource or template: MCP_ACCESS_FIELDS),
+	 * for its handler; NULL otherwise. */
+	const void *spec;
 	struct notify_state *notify;
 	struct mrtr_state *mrtr;
 	/* Set by the registries for access logs and metrics (struct mcp_response): the

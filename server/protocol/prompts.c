@@ -271,14 +271,14 @@ void prompts_unload(struct mcp_service *svc)
 int prompts_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
 	bool titles = mcp_version_at_least(ctx, "2025-06-18");
-	unsigned may = 0;
-	if (mcp_caller_scopes(ctx, &may, err) != 0)
+	struct mcp_caller who;
+	if (mcp_caller(ctx, &who, err) != 0)
 		return -1;
 	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->nprompts; i++) {
 		const struct prompt_desc *p = &s->prompts[i];
-		if (p->scope && !(p->scope & may))
+		if (!MCP_MAY(&who, p))
 			continue;
 		json_t *o = json_pack("{s:s, s:s}", "name", p->name, "description", p->description);
 		if (titles && p->title)
@@ -359,11 +359,12 @@ int prompts_get(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp
 				json_pack("{s:s}", "name", name));
 	/* The token's scope (403 otherwise), then the database's rights: without them, the
 	 * prompt does not exist for this caller (the list shows it none either). */
-	unsigned may = 0;
+	struct mcp_caller who = {.scopes = ~0u, .person = true};
+	bool judged = p->scope || p->roles || p->people_only;
 	if (mcp_require_scope(ctx, p->scope, p->scope_name, err) != 0 ||
-	    (p->scope && mcp_caller_scopes(ctx, &may, err) != 0))
+	    (judged && mcp_caller(ctx, &who, err) != 0))
 		return -1;
-	if (p->scope && !(may & p->scope)) {
+	if (judged && !MCP_MAY(&who, p)) {
 		ctx->outcome = "not_found";
 		return mcp_fail(err, MCP_INVALID_PARAMS, "Unknown prompt",
 				json_pack("{s:s}", "name", name));

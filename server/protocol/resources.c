@@ -136,14 +136,14 @@ static void resources_describe(const struct mcp_ctx *ctx, json_t *o, const char 
 
 int resources_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
-	unsigned may = 0;
-	if (mcp_caller_scopes(ctx, &may, err) != 0)
+	struct mcp_caller who;
+	if (mcp_caller(ctx, &who, err) != 0)
 		return -1;
 	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->nresources; i++) {
 		const struct resource_desc *r = &s->resources[i];
-		if ((r->scope && !(r->scope & may)) || !mcp_ext_offered(ctx, r->ext))
+		if (!MCP_MAY(&who, r) || !mcp_ext_offered(ctx, r->ext))
 			continue;
 		json_t *o = json_pack("{s:s}", "uri", r->uri);
 		resources_describe(ctx, o, r->name, r->title, r->description, r->mime_type);
@@ -159,14 +159,14 @@ int resources_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 int resources_templates_list(struct mcp_ctx *ctx, json_t *params, json_t **result,
 			     struct mcp_error *err)
 {
-	unsigned may = 0;
-	if (mcp_caller_scopes(ctx, &may, err) != 0)
+	struct mcp_caller who;
+	if (mcp_caller(ctx, &who, err) != 0)
 		return -1;
 	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->ntemplates; i++) {
 		const struct resource_template_desc *t = &s->templates[i];
-		if ((t->scope && !(t->scope & may)) || !mcp_ext_offered(ctx, t->ext))
+		if (!MCP_MAY(&who, t) || !mcp_ext_offered(ctx, t->ext))
 			continue;
 		json_t *o = json_pack("{s:s}", "uriTemplate", t->uri_template);
 		resources_describe(ctx, o, t->name, t->title, t->description, t->mime_type);
@@ -213,19 +213,18 @@ static bool resources_match(const struct resource_template_desc *t, const char *
 	return true;
 }
 
-/* Whether the database grants the caller a document's scope (an active, known principal
- * through an active client application allowed to read): into *allowed; -1 with err when it
- * cannot say. */
-static int resources_rights(struct mcp_ctx *ctx, unsigned scope, bool *allowed,
+/* Whether the caller may read document r (its scope, roles and people_only, as the
+ * application's rights state them): into *allowed; -1 with err when it cannot say. */
+static int resources_rights(struct mcp_ctx *ctx, const struct resource_desc *r, bool *allowed,
 			    struct mcp_error *err)
 {
-	unsigned may = 0;
-	*allowed = !scope;
-	if (!scope)
+	struct mcp_caller who;
+	*allowed = !r->scope && !r->roles && !r->people_only;
+	if (*allowed)
 		return 0;
-	if (mcp_caller_scopes(ctx, &may, err) != 0)
+	if (mcp_caller(ctx, &who, err) != 0)
 		return -1;
-	*allowed = (may & scope) != 0;
+	*allowed = MCP_MAY(&who, r);
 	return 0;
 }
 
@@ -261,8 +260,9 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 			 */
 			if (mcp_budget_take(ctx, false, "resources/read", err) != 0)
 				return -1;
+			ctx->spec = r->spec;
 			st = r->read(ctx, uri, NULL, result, err);
-		} else if (resources_rights(ctx, r->scope, &allowed, err) != 0) {
+		} else if (resources_rights(ctx, r, &allowed, err) != 0) {
 			return -1;
 		} else if (!allowed) {
 			st = RESOURCE_NOT_FOUND; /* no one the database knows: nothing */
@@ -284,6 +284,7 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 			if (mcp_require_scope(ctx, t->scope, t->scope_name, err) != 0 ||
 			    mcp_budget_take(ctx, false, "resources/read", err) != 0)
 				return -1;
+			ctx->spec = t->spec;
 			st = t->read(ctx, uri, value, result, err);
 			goto done;
 		}

@@ -1,20 +1,28 @@
 /* The server description (see server.h): composing one from capabilities, and the caller's
- * scopes every list filters by. Loading it is dispatch.c's (mcp_service_new). */
+ * caller every list filters by. Loading it is dispatch.c's (mcp_service_new). */
 #include "server.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/csv.h"
 #include "common/log.h"
 #include "common/mem.h"
 
-int mcp_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
+int mcp_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err)
 {
-	*may = ctx->req->actor->scopes;
-	if (!ctx->server->caller_scopes)
-		return 0;
-	return ctx->server->caller_scopes(ctx, may, err);
+	*who = (struct mcp_caller){.scopes = ctx->req->actor->scopes,
+				   .person = !ctx->req->actor->machine,
+				   .any_role = !ctx->server->caller};
+	return who->any_role ? 0 : ctx->server->caller(ctx, who, err);
+}
+
+bool mcp_may(const struct mcp_caller *who, unsigned scope, const char *roles, bool people_only)
+{
+	if ((scope && !(scope & who->scopes)) || (people_only && !who->person))
+		return false;
+	return !roles || who->any_role || csv_list_has(roles, who->role);
 }
 
 /* ---- composing a description from capabilities ---------------------------------------- */

@@ -29,6 +29,14 @@ struct mcp_app;
 
 /* The server description. Built once (by the application, or a test), then only read; its tables
  * and everything it points to are borrowed by the core for the server's life. */
+/* Who calls, for the lists and the rows' access (MCP_ACCESS_FIELDS). */
+struct mcp_caller {
+	unsigned scopes; /* the scope bits the caller may use (token and rights together) */
+	char role[32];   /* the caller's role, "" when none is known */
+	bool person;     /* a person acting in person (not a machine client or principal) */
+	bool any_role;   /* no caller hook: roles are not judged (tests, contract dumps) */
+};
+
 struct mcp_server {
 	const char *name, *title, *version; /* serverInfo */
 	const char *instructions;
@@ -50,10 +58,11 @@ struct mcp_server {
 	/* JSON object text: the extensions the server supports, listed under capabilities in
 	 * server/discover (NULL: none). */
 	const char *extensions;
-	/* What the caller may use, as enum fleet_scope bits, for filtering every list; 0, or -1
-	 * with *err filled when it cannot be said. Called for every request that lists (a local
-	 * identity's too: its rights are the database's); NULL: the actor's scopes. */
-	int (*caller_scopes)(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err);
+	/* Who the caller is, as the application's rights state it (struct mcp_caller), for
+	 * filtering every list and refusing what a role may not use; 0, or -1 with *err filled
+	 * when it cannot be said. Called for every request that lists (a local identity's too:
+	 * its rights are the database's); NULL: the actor's scopes, roles not judged. */
+	int (*caller)(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err);
 	/* Leaves the audit row of a tools/call that its tool does not record itself (arguments
 	 * borrowed, may be NULL; ctx->tool is the row, NULL for an unknown tool). NULL: no audit
 	 * (unit tests, the conformance fixtures). */
@@ -73,9 +82,13 @@ struct mcp_server {
 	const struct mcp_app *app;
 };
 
-/* What the caller of ctx may use (the description's caller_scopes, or the actor's scopes). */
-int mcp_caller_scopes(struct mcp_ctx *ctx, unsigned *may, struct mcp_error *err)
+/* The caller of ctx (the description's caller hook, or the actor's scopes and no role). */
+int mcp_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err)
 	__attribute__((warn_unused_result));
+/* Whether who may see and use a row of this scope (0: any), roles (comma-separated; NULL:
+ * any) and people_only (MCP_ACCESS_FIELDS). */
+bool mcp_may(const struct mcp_caller *who, unsigned scope, const char *roles, bool people_only);
+#define MCP_MAY(who, row) mcp_may((who), (row)->scope, (row)->roles, (row)->people_only)
 
 /* Fills out's four tables with the rows of caps[0..n-1], in that order (new arrays: release
  * them with mcp_server_release()); the rest of out is left as it is. -1 (logged, nothing kept)

@@ -108,14 +108,13 @@ static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
-	unsigned may = 0;
-	if (mcp_caller_scopes(ctx, &may, err) != 0)
+	struct mcp_caller who;
+	if (mcp_caller(ctx, &who, err) != 0)
 		return -1;
 	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->ntools; i++)
-		if ((!s->tools[i].scope || (s->tools[i].scope & may)) &&
-		    mcp_ext_offered(ctx, s->tools[i].ext))
+		if (MCP_MAY(&who, &s->tools[i]) && mcp_ext_offered(ctx, s->tools[i].ext))
 			json_array_append_new(all, tools_describe(ctx, i));
 	/* With tokens the list depends on the caller: private. */
 	return pager_page(ctx, params, all, "tools", 3600000, ctx->req->per_principal, result, err);
@@ -177,6 +176,7 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 	}
 	const struct tool_desc *t = &s->tools[i];
 	ctx->tool = t;
+	ctx->spec = t->spec;
 	ctx->label = t->name;
 	if (args && !json_is_object(args)) {
 		tools_audit(ctx, name, args, "invalid", "arguments is not an object");

@@ -110,7 +110,7 @@ int main(void)
 	struct mcp_server s;
 	if (catalog_describe(&s, NULL) != 0)
 		return 1;
-	s.caller_scopes = NULL; /* no database: lists show every capability, as contracts do */
+	s.caller = NULL; /* no database: lists show every capability, as contracts do */
 	struct mcp_service_config cfg = {.resources_dir = "resources", .prompts_dir = "prompts"};
 	struct mcp_service *svc = mcp_service_new(&s, &cfg);
 	if (!svc) {

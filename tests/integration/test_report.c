@@ -14,9 +14,7 @@
 #include <unistd.h>
 
 #include "common/mem.h"
-#include "domain/cases.h"
 #include "domain/pg/db.h"
-#include "domain/damage_reports.h"
 #include "harness.h"
 #include "server/protocol/mcp.h"
 #include "tests/check_main.h"
@@ -1042,33 +1040,34 @@ START_TEST(case_read_follows_perimeter_and_role)
 	free(inside);
 	free(sql);
 
-	db_configure(&(struct db_settings){.conninfo = it_env("DATABASE_URL")});
-	struct fleet_actor olivia = {"olivia", "ops-assistant", FLEET_SCOPE_READ, false, 0, ""};
-	struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
-				    ""};
-	struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
-				   ""};
-	struct fleet_actor noscope = {"olivia", "ops-assistant", FLEET_SCOPE_REPORT, false, 0, ""};
-	struct case_file c;
-	ck_assert_int_eq(cases_read(&olivia, case_id, NULL, &c), FLEET_OK);
-	ck_assert_str_eq(c.bike_id, "VL-2144");
-	ck_assert_str_eq(c.state, "open");
-	ck_assert_str_eq(c.opened_by, "olivia");
-	ck_assert_uint_eq(c.nitems, 3); /* one report, two events */
-	ck_assert(!c.items[0].is_event);
-	ck_assert_str_eq(c.items[0].id, report);
-	ck_assert_str_eq(c.items[0].description, "Crack near the seat post");
-	ck_assert(c.items[1].is_event && c.items[2].is_event);
-	ck_assert_str_eq(c.items[1].kind, "opened");
-	ck_assert_str_eq(c.items[2].kind, "report_added");
-	ck_assert_str_eq(c.items[2].report_id, report);
-	cases_free(&c);
-	/* Not visible: marie (customer care, not involved), paul (other region), no fleet:read,
-	 * and an unknown case: all the same not found. */
-	ck_assert_int_eq(cases_read(&marie, case_id, NULL, &c), FLEET_NOT_FOUND);
-	ck_assert_int_eq(cases_read(&paul, case_id, NULL, &c), FLEET_NOT_FOUND);
-	ck_assert_int_eq(cases_read(&noscope, case_id, NULL, &c), FLEET_FORBIDDEN);
-	ck_assert_int_eq(cases_read(&olivia, "IC-99999999", NULL, &c), FLEET_NOT_FOUND);
+	/* The read itself, as each caller: olivia (fleet operator of the region) sees the case,
+	 * its report (with its description) and its two events in order; marie (customer care,
+	 * not involved), paul (another region) and an unknown case read alike: nothing. */
+	char *q = mem_printf("SELECT bike_id || ' ' || state || ' ' || opened_by || ' ' || "
+			    "json_array_length(reports) || ' ' || json_array_length(events) || "
+			    "' ' || (reports->0->>'description') || ' ' || (events->0->>'type') || "
+			    "' ' || (events->1->>'type') || ' ' || (events->1->>'reportId') "
+			    "FROM fleet.case_for('olivia', 'ops-assistant', ARRAY['%s'])",
+			    case_id);
+	char *seen = it_sql_as_app(q);
+	free(q);
+	char *want = mem_printf("VL-2144 open olivia 1 2 Crack near the seat post opened "
+				"report_added %s",
+				report);
+	ck_assert_str_eq(seen, want);
+	free(seen);
+	free(want);
+	static const char *const unseen[][3] = {{"marie", "customer-care-assistant", ""},
+						 {"paul", "customer-care-assistant", ""},
+						 {"olivia", "ops-assistant", "IC-99999999"}};
+	for (size_t i = 0; i < 3; i++) {
+		q = mem_printf("SELECT count(*) FROM fleet.case_for('%s', '%s', ARRAY['%s'])",
+			       unseen[i][0], unseen[i][1], *unseen[i][2] ? unseen[i][2] : case_id);
+		char *n = it_sql_as_app(q);
+		ck_assert_str_eq(n, "0");
+		free(n);
+		free(q);
+	}
 	struct it_server p;
 	rp_start(&p, "paul", "customer-care-assistant", NULL);
 	it_mcp(p.port, "resources/read", uri, params, &r);
@@ -1087,10 +1086,13 @@ START_TEST(case_read_follows_perimeter_and_role)
 	it_response_free(&r);
 	json_decref(args);
 	ck_assert_int_eq(it_server_stop(&m), 0);
-	ck_assert_int_eq(cases_read(&marie, case_id, NULL, &c), FLEET_OK);
-	ck_assert_uint_eq(c.nitems, 5);
-	cases_free(&c);
-	db_shutdown();
+	q = mem_printf("SELECT json_array_length(reports) + json_array_length(events) FROM "
+		       "fleet.case_for('marie', 'customer-care-assistant', ARRAY['%s'])",
+		       case_id);
+	char *five = it_sql_as_app(q);
+	ck_assert_str_eq(five, "5");
+	free(five);
+	free(q);
 	free(case_id);
 	free(report);
 }

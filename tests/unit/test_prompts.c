@@ -99,7 +99,7 @@ static json_t *call(const char *body, const char *session_version)
 static void catalogue_setup(void)
 {
 	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
-	product.caller_scopes = NULL; /* no database here: the rights are the token's */
+	product.caller = NULL; /* no database here: the rights are the token's */
 	product_svc = load(&product);
 	serving = product_svc;
 }
@@ -206,7 +206,7 @@ START_TEST(extra_rows_are_listed_page_by_page_and_read)
 	extended.nresources = product.nresources + 60;
 	extended.templates = fixture_tpl;
 	extended.ntemplates = 1;
-	extended.caller_scopes = NULL;
+	extended.caller = NULL;
 	extended_svc = load(&extended);
 	serving = extended_svc;
 	size_t seen = 0, pages = 0;

@@ -1,0 +1,69 @@
+/* What the build makes of a capability's declaration (server/capabilities/NAME.json, generated
+ * by scripts/schema_embed.c into gen/capabilities.c): the description of its read or write
+ * that the generic handlers below serve, each row's .spec (struct declared_row). A read is its
+ * SQL function and its declaration; a write, its SQL function, its declaration and, only for
+ * behaviour SQL cannot hold, a handler in C that the declaration names. */
+#ifndef BIKAROO_DECLARED_H
+#define BIKAROO_DECLARED_H
+
+#include "domain/reads.h"
+#include "domain/writes.h"
+#include "server/protocol/capability.h"
+
+/* A column's JSON form. */
+enum declared_json { DECLARED_STRING, DECLARED_INTEGER, DECLARED_BOOLEAN, DECLARED_JSON };
+
+/* One column of the function, in order: its JSON name (NULL: withheld, never shown), form and
+ * whether it may be null. */
+struct declared_field {
+	const char *name;
+	enum declared_json json;
+	bool nullable;
+};
+
+/* A refusal's words: the outcome (not_found, forbidden, ... or the function's own word) and
+ * its text, where {name} is the argument name's value, {key} the key, {why} the reason. */
+struct declared_refusal {
+	const char *outcome;
+	const char *text;
+};
+
+/* A declared read: its query (every column a char * slot of the row) and its JSON. */
+struct declared_read {
+	struct reads_query query;
+	const struct declared_field *fields; /* query.ncolumns of them */
+	const char *list;                    /* a list: the document's key for its rows */
+	const struct declared_refusal *refusals;
+	size_t nrefusals;
+};
+
+/* A declared write. */
+struct declared_write {
+	struct writes_query query;
+	const struct declared_field *fields; /* query.ncolumns of them */
+	const char *action;                  /* in words, for refusals: "reporting damage" */
+	/* The confirmation asked on the server's side (elicitation) when the function answers
+	 * confirmation_required: the form's title and description. */
+	const char *confirm_title, *confirm_description;
+	const char *key_argument; /* the argument holding the idempotency key, or NULL */
+	const struct declared_refusal *refusals;
+	size_t nrefusals;
+};
+
+/* A row's spec: its read or write, and how a call names the object. */
+struct declared_row {
+	const struct declared_read *read;
+	const struct declared_write *write;
+	const char *key; /* a tool's argument, or a template's variable, naming the key */
+	const char *mime_type;
+	long ttl_ms;
+	bool per_user; /* the answer depends on the caller (Cache-Control private) */
+};
+
+/* tool_fn of a declared read or write (ctx->spec: its struct declared_row). */
+int declared_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err);
+/* resource_read_fn of a declared read, for a resource or a template. */
+enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, const char *value,
+				       json_t **result, struct mcp_error *err);
+
+#endif
