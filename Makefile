@@ -50,7 +50,7 @@ Q       := @
 SAY     := @printf '  %-5s %s\n'
 endif
 
-.PHONY: all deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes clean \
+.PHONY: all docs-tables deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes clean \
         install uninstall deb soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
@@ -98,6 +98,10 @@ $(B)/gen/capabilities.c: $(B)/schema-embed $(DECLS)
 	$(Q)$(B)/schema-embed $(B)/gen $(DECLS)
 $(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md: $(B)/gen/capabilities.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
+
+# The governance table of docs/capabilities.md, written from the declarations.
+docs-tables: $(B)/gen/capabilities.md
+	python3 scripts/doctable.py write $(B)/gen/capabilities.md docs/capabilities.md
 
 $(B)/libbikaroo.a: $(LIBOBJ)
 	$(SAY) AR $@

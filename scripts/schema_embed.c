@@ -425,13 +425,47 @@ static void gen_handler(FILE *c, FILE *h, const char *field, const char *fn, enu
 		fprintf(c, "\t.%s = %s,\n", field, fn);
 }
 
-/* The example of a row: arguments that succeed for the declared caller. */
-static void gen_example(FILE *c, json_t *row, const char *where, json_t *input)
+/* The examples, for the tests that walk every capability (gen/capabilities.h). */
+static FILE *gen_examples;
+
+/* A caller of an example ({subject, client}), as two C strings of the examples table. */
+static void gen_caller(json_t *ex, const char *key, const char *where, bool required)
+{
+	json_t *who = json_object_get(ex, key);
+	static const char *const known[] = {"subject", "client", NULL};
+	if (!who && !required) {
+		fputs(", NULL, NULL", gen_examples);
+		return;
+	}
+	char at[200];
+	snprintf(at, sizeof at, "%s.example.%s", where, key);
+	if (!json_is_object(who)) {
+		gen_fail(at, "must be {\"subject\": ..., \"client\": ...}");
+		return;
+	}
+	gen_keys(who, at, known);
+	fputs(", ", gen_examples);
+	gen_literal(gen_examples, gen_str(who, "subject", at, true));
+	fputs(", ", gen_examples);
+	gen_literal(gen_examples, gen_str(who, "client", at, true));
+}
+
+/* The example of a row: arguments that succeed for the caller it names (and the callers it
+ * refuses or shows nothing), for the docs and the tests that walk the catalogue; a tool's
+ * arguments go into its row (.example) too. */
+static void gen_example(FILE *c, json_t *row, const char *where, json_t *input, const char *kind,
+			const char *name)
 {
 	json_t *ex = json_object_get(row, "example");
-	if (!ex)
+	if (!ex) {
+		if (strcmp(kind, "tool") == 0 || strcmp(kind, "template") == 0)
+			gen_fail(where, "\"example\" is missing: the arguments of a call that succeeds "
+					"and the caller it succeeds for ({\"arguments\": {...}, "
+					"\"caller\": {\"subject\": ..., \"client\": ...}})");
 		return;
-	static const char *const known[] = {"arguments", NULL};
+	}
+	static const char *const known[] = {"arguments", "caller", "outside", "refused", "fixture",
+					    NULL};
 	gen_keys(ex, where, known);
 	json_t *args = json_object_get(ex, "arguments");
 	if (!json_is_object(args)) {
@@ -447,9 +481,21 @@ static void gen_example(FILE *c, json_t *row, const char *where, json_t *input)
 		schema_set_free(set);
 	}
 	char *text = json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_SORT_KEYS);
-	fputs("\t.example = ", c);
-	gen_literal(c, text);
-	fputs(",\n", c);
+	if (c) {
+		fputs("\t.example = ", c);
+		gen_literal(c, text);
+		fputs(",\n", c);
+	}
+	fprintf(gen_examples, "\t{\"%s\", ", kind);
+	gen_literal(gen_examples, name);
+	fputs(", ", gen_examples);
+	gen_literal(gen_examples, text);
+	gen_caller(ex, "caller", where, true);
+	gen_caller(ex, "outside", where, false);
+	gen_caller(ex, "refused", where, false);
+	fputs(", ", gen_examples);
+	gen_literal(gen_examples, gen_str(ex, "fixture", where, false));
+	fputs("},\n", gen_examples);
 	free(text);
 }
 
@@ -473,13 +519,13 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		"tasks", NULL};
 	static const char *const res_keys[] = {"uri",   "name",    "title",   "description",
 					       "mime_type", "file", "ttl_ms", "per_user",
-					       "handler", "ext",  "governance", NULL};
+					       "handler", "ext",  "example", "governance", NULL};
 	static const char *const tpl_keys[] = {
 		"uri_template", "name",     "title",    "description", "mime_type", "ttl_ms",
 		"per_user",     "complete", "handler",  "ext",         "example",   "governance",
 		NULL};
-	static const char *const prompt_keys[] = {"name", "title", "description", "file",
-						  "arguments", "governance", NULL};
+	static const char *const prompt_keys[] = {"name",      "title",   "description", "file",
+						  "arguments", "example", "governance",  NULL};
 	static const char *const arg_keys[] = {"name",     "title",           "description",
 					       "required", "max_len",         "valid",
 					       "invalid_message", "complete", NULL};
@@ -569,7 +615,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 				strcmp(tasks, "required") == 0   ? "MCP_TASKS_REQUIRED"
 				: strcmp(tasks, "optional") == 0 ? "MCP_TASKS_OPTIONAL"
 								 : "MCP_TASKS_NEVER");
-		gen_example(c, row, at, input);
+		gen_example(c, row, at, input, "tool", name);
 		fprintf(c, "\t.governance = &%s,\n", gov);
 		gen_ext(c, h, row, at);
 		fputs("};\n", c);
@@ -591,6 +637,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		snprintf(gov, sizeof gov, "%.63s_resource%zu_governance", d->name, i);
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "resource", uri,
 			       d->roles);
+		gen_example(NULL, row, at, NULL, "resource", uri);
 		snprintf(spec, sizeof spec, "%.63s_resource%zu_spec", d->name, i);
 		json_t *ttl = json_object_get(row, "ttl_ms");
 		if (has_read && !file && !handler) {
@@ -653,6 +700,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		snprintf(gov, sizeof gov, "%.63s_template%zu_governance", d->name, i);
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "template", tpl,
 			       d->roles);
+		gen_example(NULL, row, at, NULL, "template", tpl);
 		snprintf(spec, sizeof spec, "%.63s_template%zu_spec", d->name, i);
 		json_t *ttl = json_object_get(row, "ttl_ms");
 		if (!handler) {
@@ -702,6 +750,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		snprintf(gov, sizeof gov, "%.63s_prompt%zu_governance", d->name, i);
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "prompt", name,
 			       d->roles);
+		gen_example(NULL, row, at, NULL, "prompt", name);
 		fprintf(c, "static const struct prompt_desc %s_prompt%zu = {\n\t.name = ", d->name,
 			i);
 		gen_literal(c, name);
@@ -986,7 +1035,7 @@ int main(int argc, char **argv)
 	fputs("/* Generated by scripts/schema_embed.c: every capability (server/capabilities/NAME"
 	      ".json), the handlers they name, and the rows migrate keeps in fleet.capabilities."
 	      " */\n#ifndef BIKAROO_GEN_CAPABILITIES_H\n#define BIKAROO_GEN_CAPABILITIES_H\n"
-	      "#include \"domain/pg/migrate.h\"\n#include \"server/protocol/capability.h\"\n\n",
+	      "#include \"domain/pg/migrate.h\"\n#include \"server/capabilities/declared.h\"\n\n",
 	      h);
 	fputs("/* Generated by scripts/schema_embed.c: the tools' input and output schemas "
 	      "(server/capabilities/NAME.json). */\n#ifndef BIKAROO_GEN_SCHEMAS_H\n"
@@ -996,6 +1045,9 @@ int main(int argc, char **argv)
 	      "|---|---|---|---|---|---|---|---|\n",
 	      md);
 	static struct gen_decl decls[GEN_MAX_DECLS];
+	char *examples = NULL;
+	size_t examples_len = 0;
+	gen_examples = open_memstream(&examples, &examples_len);
 	int n = argc - 2;
 	for (int i = 0; i < n; i++)
 		gen_decl(c, h, sh, md, argv[i + 2], &decls[i]);
@@ -1003,6 +1055,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		fprintf(c, "\t&capability_%s,\n", decls[i].name);
 	fprintf(c, "};\nconst size_t capabilities_count = %d;\n", n);
+	fclose(gen_examples);
+	fprintf(c, "\nconst struct capability_example capability_examples[] = {\n%s};\n"
+		   "const size_t capability_nexamples = sizeof capability_examples / "
+		   "sizeof capability_examples[0];\n",
+		examples);
+	free(examples);
 	fprintf(c, "\nconst struct migrate_capability migrate_capabilities[] = {\n");
 	int grants = 0;
 	for (int i = 0; i < n; i++) {
@@ -1019,6 +1077,9 @@ int main(int argc, char **argv)
 	fputs("\n/* Every capability, in the order of their files' names (the lists' order). */\n"
 	      "extern const struct mcp_capability *const capabilities_all[];\n"
 	      "extern const size_t capabilities_count;\n"
+	      "/* Every row's example, for the tests that walk them all. */\n"
+	      "extern const struct capability_example capability_examples[];\n"
+	      "extern const size_t capability_nexamples;\n"
 	      "/* What migrate keeps in fleet.capabilities: the capabilities with a read or write. */\n"
 	      "extern const struct migrate_capability migrate_capabilities[];\n"
 	      "extern const size_t migrate_ncapabilities;\n#endif\n",

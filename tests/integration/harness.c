@@ -269,9 +269,11 @@ void it_http(unsigned port, const char *method, const char *path, const char *co
 }
 
 /* A 2026-07-28 request on c: JSON-RPC id (JSON text), method, Mcp-Name (or NULL), params without
- * _meta, with `Authorization: Bearer token` unless token is NULL. */
+ * _meta, the client capabilities caps (JSON object text; NULL: {}), with `Authorization: Bearer
+ * token` unless token is NULL. */
 static void it_mcp_on(CURL *c, unsigned port, const char *token, const char *id, const char *method,
-		      const char *name, const char *params, struct it_response *r)
+		      const char *name, const char *params, const char *caps,
+		      struct it_response *r)
 {
 	char mh[128], nh[512], auth[4096];
 	snprintf(mh, sizeof mh, "Mcp-Method: %s", method);
@@ -289,8 +291,8 @@ static void it_mcp_on(CURL *c, unsigned port, const char *token, const char *id,
 	char *body = mem_printf(
 		"{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
 		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-		"\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
-		id, method, params, *params ? "," : "");
+		"\"io.modelcontextprotocol/clientCapabilities\":%s}}}",
+		id, method, params, *params ? "," : "", caps ? caps : "{}");
 	it_perform(c, port, "POST", "/mcp", headers, body, strlen(body), r);
 	free(body);
 }
@@ -299,8 +301,25 @@ void it_mcp(unsigned port, const char *method, const char *name, const char *par
 	    struct it_response *r)
 {
 	CURL *c = curl_easy_init();
-	it_mcp_on(c, port, NULL, "42", method, name, params, r);
+	it_mcp_on(c, port, NULL, "42", method, name, params, NULL, r);
 	curl_easy_cleanup(c);
+}
+
+void it_mcp_caps(unsigned port, const char *method, const char *name, const char *params,
+		 const char *caps, struct it_response *r)
+{
+	CURL *c = curl_easy_init();
+	it_mcp_on(c, port, NULL, "42", method, name, params, caps, r);
+	curl_easy_cleanup(c);
+}
+
+long it_count(const char *sql)
+{
+	char *v = it_sql(sql);
+	ck_assert_msg(v != NULL, "SQL failed: %s", sql);
+	long n = strtol(v, NULL, 10);
+	free(v);
+	return n;
 }
 
 void it_response_free(struct it_response *r)
@@ -504,7 +523,7 @@ void it_conn_tool(struct it_conn *c, const char *token, const char *id, const ch
 {
 	char *params = mem_printf("\"name\":\"%s\",\"arguments\":%s", tool, arguments);
 	char *jid = mem_printf("\"%s\"", id);
-	it_mcp_on(c->curl, c->port, token, jid, "tools/call", tool, params, r);
+	it_mcp_on(c->curl, c->port, token, jid, "tools/call", tool, params, NULL, r);
 	free(jid);
 	free(params);
 }

@@ -49,7 +49,12 @@ void it_http(unsigned port, const char *method, const char *path, const char *co
  * (e.g. "\"name\":\"get_bike_status\",\"arguments\":{...}" or ""). */
 void it_mcp(unsigned port, const char *method, const char *name, const char *params,
 	    struct it_response *r);
+/* The same with the client capabilities caps (JSON object text, e.g. "{\"elicitation\":{}}"). */
+void it_mcp_caps(unsigned port, const char *method, const char *name, const char *params,
+		 const char *caps, struct it_response *r);
 void it_response_free(struct it_response *r);
+/* The first value of sql (it_sql) as a number; fails the test on an SQL error. */
+long it_count(const char *sql);
 
 /* Runs sql on the database as the superuser (assertions and setup); returns the first
  * column of the first row as new memory ("" when no row), or NULL on error. */

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Declarations (server/capabilities/NAME.json) hold the field lists the build and the database
+# share. Against the test database: every declared function's arguments and RETURNS TABLE are
+# what its declaration says, and fleet.capabilities holds its roles (scripts/declcheck.py), and a
+# declaration that disagrees is named with what to change. Then the build's own checks
+# (build/schema-embed): each kind of mistake in a declaration fails with the file, the place and
+# the fix. Needs the migrated test database (scripts/test.sh, scripts/suite.sh).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+source tests/lib/harness.sh
+suite_init "$@"
+
+# 1. The tree's declarations against the database.
+python3 scripts/declcheck.py "$IT_SUPER_URL" >"$t/real.out" 2>&1
+sed 's/^#/# /' "$t/real.out" | grep -v '^ok - \|^not ok - ' >&2
+grep -E '^(ok|not ok) - ' "$t/real.out"
+failures=$((failures + $(grep -c '^not ok - ' "$t/real.out")))
+
+check "docs/capabilities.md's capability table is the one the declarations make (make docs-tables)" \
+  python3 scripts/doctable.py check "$B/gen/capabilities.md" docs/capabilities.md
+
+# 2. A declaration that no longer matches its function is named, with the fix.
+mkdir -p "$t/decl"
+python3 - "$t/decl/bike_status.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/bike_status.json"))
+d["read"]["columns"][6]["type"] = "integer"   # battery_pct is smallint in the function
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/bike_status.json" >"$t/planted.out" 2>&1
+check "a column type the function does not return is named, with the fix" \
+  grep -q 'read.columns\[6\] says battery_pct integer, fleet.bike_status_for returns battery_pct smallint at position 7: make the declaration and the function' "$t/planted.out"
+python3 - "$t/decl/bike_status.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/bike_status.json"))
+del d["read"]["columns"][5]                    # station_name, withheld but returned
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/bike_status.json" >"$t/planted.out" 2>&1
+check "a column the declaration leaves out is named, with the fix" \
+  grep -q 'says battery_pct smallint, fleet.bike_status_for returns station_name text at position 6' "$t/planted.out"
+psql -X -q "$IT_SUPER_URL" -c "UPDATE fleet.capabilities SET roles = '{fleet_operator}' WHERE name = 'bike_status'"
+python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json >"$t/planted.out" 2>&1
+check "roles in fleet.capabilities that differ from the declaration's say to run migrate" \
+  grep -q "fleet.capabilities says .*fleet_operator.* for bike_status, the declaration .*: run \`bikaroo-mcp migrate\`" "$t/planted.out"
+DATABASE_URL=$BIKAROO_MIGRATE_URL "$bin" migrate >/dev/null 2>&1
+check "migrate puts the declared roles back" \
+  python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json
+
+# 3. The build refuses a declaration it cannot generate, naming the file, the place and the fix.
+refused() { # refused WHAT PYTHON_EDIT EXPECTED_TEXT
+  local what=$1 edit=$2 want=$3
+  python3 - "$t/decl/status_codes.json" "$edit" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/status_codes.json"))
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+PY
+  if "$B/schema-embed" "$t/gen" "$t/decl/status_codes.json" >"$t/gen.out" 2>&1; then
+    nok "$what: the build accepted it"
+  elif grep -qF "$want" "$t/gen.out"; then
+    ok "$what: $(head -n 1 "$t/gen.out" | sed "s|$t/decl/||")"
+  else
+    nok "$what: $(cat "$t/gen.out")"
+  fi
+}
+mkdir -p "$t/gen"
+refused "an unknown field" 'd["read"]["colums"] = []' \
+  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals)'
+refused "a type the server does not read" 'd["read"]["columns"][0]["type"] = "varchar"' \
+  'read.columns[0]: type "varchar" is not one the server reads (text, smallint, integer, bigint, boolean, json, jsonb): cast it in the function, e.g. to text'
+refused "a shown type that is not the column's" 'd["read"]["columns"][3]["schema"]["type"] = "string"' \
+  'read.columns[3]: a boolean column is shown as "type": "boolean", not string'
+refused "a read function not named NAME_for" 'd["read"]["function"] = "fleet.status_codes_as"' \
+  'read: function "fleet.status_codes_as" must be fleet.NAME_for (lower case)'
+refused "a role that is no word" 'd["roles"] = ["Fleet Operator"]' \
+  'roles: a role is a lower case word, as in fleet.principals.role'
+refused "a scope no token carries" 'd["scope"] = "fleet:write"' \
+  'scope: "fleet:write" is not a scope a token carries (fleet:read, fleet:report; server/auth/scopes.c)'
+refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
+  'read: key "code_id" is not one of its columns'
+refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
+  'read.columns[0]: schema:'
+refused "invalid JSON" 'd = None' \
+  'status_codes.json: top level'
+suite_exit
