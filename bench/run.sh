@@ -45,6 +45,7 @@ cleanup() {
 }
 trap cleanup EXIT
 log() { echo "$*" >&2; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 results_append() { # FILE: appended to bench/RESULTS.md, created with its heading if need be
   [[ -s bench/RESULTS.md ]] || printf '# Benchmark results\n\nAppended by `make bench` and `make bench-rss` (bench/README.md says what each line measures).\n' >bench/RESULTS.md
   cat "$1" >>bench/RESULTS.md
@@ -138,7 +139,7 @@ byc_script() { # N SQL -> the script on stdout
   for i in $(seq 1 "$1"); do
     printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
     keys+="${keys:+, }'VL-' || :n$i"
-    calls+="${calls:+, }jsonb_build_object('tool', 'get_bike_status', 'target', 'VL-' || :n$i, 'key', 'VL-' || :n$i, 'digest', :digest, 'id', '\"b$i\"', 'trace', NULL, 'token', :token)"
+    calls+="${calls:+, }jsonb_build_object('tool', 'get_bike_status', 'target', 'VL-' || :n$i, 'key', 'VL-' || :n$i, 'digest', :digest::text, 'id', '\"b$i\"', 'trace', NULL::text, 'token', :token::text)"
   done
   sql=${sql//\$1::text/:subject::text}
   sql=${sql//\$2::text/:client::text}
@@ -683,7 +684,6 @@ calls=$(psql -X -At "$super" -c "SELECT count(*) FROM fleet.audit_log WHERE audi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git status --porcelain 2>/dev/null | grep -qv '^??' && echo " (with uncommitted changes)" || true)
 get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$results"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 {
   echo
   echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit$dirty"
