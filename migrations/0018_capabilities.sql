@@ -25,3 +25,47 @@ CREATE TRIGGER capabilities_rights_change AFTER INSERT OR UPDATE OR DELETE ON fl
     FOR EACH ROW EXECUTE FUNCTION fleet.notify_rights_change('capability', 'name');
 CREATE TRIGGER capabilities_rights_truncate AFTER TRUNCATE ON fleet.capabilities
     FOR EACH STATEMENT EXECUTE FUNCTION fleet.notify_rights_change('capability', 'name');
+
+-- 2. Idempotency for any write: the first call's result under (subject, key), with its tool and
+--    a digest of its arguments (fleet.idempotency_claim, fleet.idempotency_keep). As with
+--    fleet.idempotency_keys, a key belongs to the subject that chose it, so keys of different
+--    subjects never collide, and only a caller with the write right, in its perimeter, records
+--    one.
+CREATE TABLE fleet.idempotent_calls (
+    subject     text NOT NULL,
+    idem_key    text NOT NULL CHECK (length(idem_key) BETWEEN 1 AND 255),
+    tool        text NOT NULL,
+    args_digest text NOT NULL CHECK (args_digest ~ '^[0-9a-f]{64}$'),
+    client_id   text NOT NULL,
+    region      text NOT NULL REFERENCES fleet.regions(code),
+    result      jsonb NOT NULL CHECK (jsonb_typeof(result) = 'object'),
+    recorded_at timestamptz NOT NULL,
+    PRIMARY KEY (subject, idem_key)
+);
+ALTER TABLE fleet.idempotent_calls ENABLE ROW LEVEL SECURITY;
+ALTER TABLE fleet.idempotent_calls FORCE ROW LEVEL SECURITY;
+CREATE POLICY idempotent_calls_own ON fleet.idempotent_calls FOR SELECT
+    USING (subject = fleet.current_subject());
+CREATE POLICY idempotent_calls_write ON fleet.idempotent_calls FOR INSERT
+    WITH CHECK (subject = fleet.current_subject() AND client_id = fleet.current_client()
+                AND region = ANY (fleet.current_regions()) AND fleet.current_may_report());
+CREATE POLICY owner_all ON fleet.idempotent_calls TO fleet_owner USING (true) WITH CHECK (true);
+GRANT SELECT, INSERT ON fleet.idempotent_calls TO fleet_app;
+
+-- The keys of reports filed before this release replay after it: each row of
+-- fleet.idempotency_keys becomes a row here whose result holds the report's output columns as
+-- fleet.report_damaged_bike_as names them. fleet.idempotency_keys is kept with its rows but no
+-- longer written (fleet_app loses INSERT on it, so that a report of the previous release's text
+-- racing this migration fails and is retried, rather than records a key this copy missed); a
+-- later release drops it.
+INSERT INTO fleet.idempotent_calls (subject, idem_key, tool, args_digest, client_id, region,
+                                    result, recorded_at)
+SELECT k.subject, k.idem_key, k.tool, k.args_digest, k.client_id, k.region,
+       jsonb_build_object('bike_id', k.bike_id, 'status', k.status, 'report_id', k.report_id,
+                          'case_id', k.case_id,
+                          'recorded_at', to_char(k.recorded_at AT TIME ZONE 'UTC',
+                                                 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+       k.recorded_at
+  FROM fleet.idempotency_keys k
+ON CONFLICT (subject, idem_key) DO NOTHING;
+REVOKE INSERT ON fleet.idempotency_keys FROM fleet_app;
