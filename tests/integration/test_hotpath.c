@@ -136,7 +136,8 @@ START_TEST(a_stale_or_forged_epoch_widens_nothing)
 			 "E'\\x1f' || '" HOT_CLIENT "') & 63), concat_ws(E'\\x1f', "
 			 "(SELECT epoch + (%d) FROM fleet.rights_epoch), 'rights-probe', "
 			 "'" HOT_CLIENT "', 'fleet_operator', 't', 't', 't', 'f', "
-			 "'BE-BRU,FR-LYO,FR-PAR'), false)",
+			 "'BE-BRU,FR-LYO,FR-PAR', 'bike_status,cases,damage_report,status_codes'), "
+			 "false)",
 			 delta);
 		free(hot_value(pg, plant));
 		v = hot_value(pg, HOT_READ(HOT_LYO));

@@ -3,7 +3,8 @@
  * its row of fleet.capabilities), the write right that write_begin fixes and row-level security
  * holds writes to, the confirmation policies, generic idempotency (claim, keep, replay, conflict,
  * the key's lock between two sessions), report_damaged_bike_as's outcomes with their audit rows,
- * and migrate making fleet.capabilities the declared rows. */
+ * the reads that answer nothing to a role their capability does not list, and migrate making
+ * fleet.capabilities the declared rows. */
 #include <check.h>
 #include <libpq-fe.h>
 #include <stdarg.h>
@@ -641,6 +642,60 @@ START_TEST(report_asks_first_saying_what_it_would_do)
 }
 END_TEST
 
+/* ---- reads by role ------------------------------------------------------------------------ */
+
+/* marie's reads on one connection: "bikes statuses case-rows" (new string). */
+static char *wr_reads(PGconn *pg, const char *cse)
+{
+	char *sql = mem_printf(
+		"SELECT (SELECT count(*) FROM fleet.bike_status_for('marie',"
+		" 'customer-care-assistant', ARRAY['" WR_BIKE_CASE "'])) || ' ' || (SELECT count(*)"
+		" FROM fleet.status_codes_for('marie', 'customer-care-assistant')) || ' ' || "
+		"(SELECT"
+		" count(*) FROM fleet.case_for('marie', 'customer-care-assistant', ARRAY['%s']))",
+		cse);
+	PGresult *r = PQexec(pg, sql);
+	ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
+	char *v = mem_strdup(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	free(sql);
+	return v;
+}
+
+START_TEST(reads_answer_nothing_to_a_role_their_capability_does_not_list)
+{
+	char *cse = wr_super("SELECT max(case_id) FROM fleet.damage_reports WHERE reported_by ="
+			     " 'marie' AND region = 'FR-PAR'");
+	if (!*cse) { /* a case of marie's own, for case_for */
+		char *v = wr_report("marie", "customer-care-assistant",
+				    WR_ARGS(WR_BIKE_CASE, "other"), "NULL", '9', "reads", false);
+		free(cse);
+		cse = wr_super("SELECT max(case_id) FROM fleet.damage_reports WHERE reported_by ="
+			       " 'marie' AND region = 'FR-PAR'");
+		free(v);
+	}
+	PGconn *pg = PQconnectdb(it_env("DATABASE_URL"));
+	ck_assert_int_eq(PQstatus(pg), CONNECTION_OK);
+	char *before = wr_reads(pg, cse); /* marie's rights are now cached on this connection */
+	ck_assert_msg(strncmp(before, "1 7 ", 4) == 0 && strcmp(before, "1 7 0") != 0, "%s",
+		      before);
+	free(wr_super("UPDATE fleet.capabilities SET roles = '{viewer,fleet_operator}' WHERE name"
+		      " IN ('bike_status', 'status_codes', 'cases')"));
+	char *after = wr_reads(pg, cse);
+	ck_assert_str_eq(after, "0 0 0");
+	/* Another role the rows still list reads as before. */
+	char *olivia = wr_app("SELECT (SELECT count(*) FROM fleet.bike_status_for('olivia',"
+			      " 'ops-assistant', ARRAY['" WR_BIKE_CASE "'])) || ' ' || (SELECT"
+			      " count(*) FROM fleet.status_codes_for('olivia', 'ops-assistant'))");
+	ck_assert_str_eq(olivia ? olivia : "(refused)", "1 7");
+	free(olivia);
+	free(after);
+	free(before);
+	PQfinish(pg);
+	free(cse);
+}
+END_TEST
+
 /* ---- migrate records the declared capabilities ------------------------------------------- */
 
 START_TEST(migrate_makes_the_capabilities_the_declared_rows)
@@ -689,6 +744,7 @@ CHECK_SUITE(writes)
 	tcase_add_test(tc, report_refuses_in_the_same_words_and_writes_nothing);
 	tcase_add_test(tc, report_holds_the_case_rules);
 	tcase_add_test(tc, report_asks_first_saying_what_it_would_do);
+	tcase_add_test(tc, reads_answer_nothing_to_a_role_their_capability_does_not_list);
 	tcase_add_test(tc, migrate_makes_the_capabilities_the_declared_rows);
 	suite_add_tcase(s, tc);
 	return s;
