@@ -69,3 +69,12 @@ SELECT k.subject, k.idem_key, k.tool, k.args_digest, k.client_id, k.region,
   FROM fleet.idempotency_keys k
 ON CONFLICT (subject, idem_key) DO NOTHING;
 REVOKE INSERT ON fleet.idempotency_keys FROM fleet_app;
+
+-- 3. A read neither this release nor the previous one calls (fleet.bike_ids_for replaced it):
+--    removed, with its record, as migrations/README.md "Removing a function" says. The other
+--    reads before fleet.*_for (bike_status_as, bike_status_read_as, case_as,
+--    complete_bike_ids_as, status_codes_as, and audit_batch) stay for now: this release calls
+--    none of them, but the previous one does, and serves on this schema during a rolling
+--    upgrade (expand, then contract: tests/upgrade). The release after drops them.
+DROP FUNCTION IF EXISTS fleet.bike_ids_as(text, text, text, integer);
+DELETE FROM fleet_meta.schema_functions WHERE name = 'fleet.bike_ids_as.sql';
