@@ -112,22 +112,6 @@ declare -A srv_pid=([direct]=$server_pid) srv_url=([direct]=$url)
 # --- pgbench scripts: a random FR-PAR bike (n % 3 == 2) each time.
 pick='\set n 3 * random(33334, 65332) + 2'
 printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_at FROM fleet.bikes WHERE bike_id = '"'VL-'"' || :n;\n' "$pick" >"$tmp/plain.sql"
-# The server's per-call SQL as it sends it (prepared): the read as the caller, and its share of
-# an audit batch (8 reads, then their rows in one fleet.audit_batch, with a trace id and a token
-# reference as the server's rows have): one transaction = 8 calls.
-{
-  for i in 1 2 3 4 5 6 7 8; do
-    printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
-  done
-  for i in 1 2 3 4 5 6 7 8; do
-    printf "SELECT * FROM fleet.bike_status_read_as('marie', 'customer-care-assistant', 'VL-' || :n%d, repeat('0', 64), '\"b%d\"');\n" "$i" "$i"
-  done
-  arr() { printf "ARRAY['%s','%s','%s','%s','%s','%s','%s','%s']" "$1" "$1" "$1" "$1" "$1" "$1" "$1" "$1"; }
-  printf "SELECT fleet.audit_batch(%s, %s, %s, ARRAY['VL-' || :n1, 'VL-' || :n2, 'VL-' || :n3, 'VL-' || :n4, 'VL-' || :n5, 'VL-' || :n6, 'VL-' || :n7, 'VL-' || :n8], %s, %s, ARRAY[NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL]::text[], %s, %s, %s);\n" \
-    "$(arr marie)" "$(arr customer-care-assistant)" "$(arr get_bike_status)" \
-    "$(arr 0000000000000000000000000000000000000000000000000000000000000000)" "$(arr ok)" "$(arr '"b"')" \
-    "$(arr 4bf92f3577b34da6a3ce929d0e0e4736)" "$(arr 'jti::bench')"
-} >"$tmp/percall.sql"
 # The server's per-call SQL since reads go by caller (domain/reads.c): its unit for a batch of N
 # get_bike_status calls of one caller, one prepared statement (the identity, the read of the N
 # keys under RLS, their N audit rows by one INSERT) in a pipeline with one Sync: one transaction,
@@ -618,7 +602,6 @@ for c in $conns_list; do
   # would measure its lag instead: each round starts from a vacuumed, analysed database.
   psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.bikes, fleet.cases, fleet.case_events, fleet.damage_reports, fleet.bike_status_history, fleet.audit_log" >/dev/null
   measure "pg_plain_read" "$c" one_pg "$super" "$tmp/plain.sql" "$c"
-  measure "pg_server_sql_read" "$c" one_pg "$DATABASE_URL" "$tmp/percall.sql" "$c" 8
   measure "pg_write_txn" "$c" one_pg "$BIKAROO_MIGRATE_URL" "$tmp/write.sql" "$c"
   measure "http_ceiling" "$c" one_wrk direct "$tmp/ceiling.lua" "$ceiling_path" "$c"
   measure "http_server_discover" "$c" one_wrk direct "$tmp/discover.lua" /mcp "$c"
@@ -708,7 +691,6 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     echo "| get_bike_status HTTP / plain read, $c conns | $(ratio "$(get http_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.40 at 32 |"
     echo "| get_bike_status stdio / plain read, $c conns | $(ratio "$(get stdio_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | |"
     echo "| the server's unit of a batch (one caller, batches of $(get batch_shape "$c" 3) on $(get batch_shape "$c" 4) connections) / plain read, $c conns | $(ratio "$(get pg_batched_read "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.80 at 32 |"
-    echo "| per-call SQL before batching (a statement per read, audit rows by 8) / plain read, $c conns | $(ratio "$(get pg_server_sql_read "$c" 3)" "$(get pg_plain_read "$c" 3)") | |"
     echo "| report_damaged_bike HTTP / equivalent write, $c conns | $(ratio "$(get http_report_damaged_bike "$c" 3)" "$(get pg_write_txn "$c" 3)") | >= 0.40 at 32 |"
     echo "| tools/list HTTP / ceiling, $c conns | $(ratio "$(get http_tools_list "$c" 3)" "$(get http_ceiling "$c" 3)") | |"
     echo "| tools/list HTTP / server/discover, $c conns | $(ratio "$(get http_tools_list "$c" 3)" "$(get http_server_discover "$c" 3)") | >= 0.70 at 32 |"

@@ -132,7 +132,8 @@ static const struct reads_kind *reads_kind_of(const struct reads_query *q)
 	int region = reads_column_index(q, q->region_column);
 	if ((q->function && !reads_name_ok(q->function, "fleet.")) ||
 	    (q->key_column && (key < 0 || !reads_name_ok(q->key_column, ""))) ||
-	    (q->region_column && region < 0) || (!q->function && q->ncolumns)) {
+	    (q->region_column && region < 0) || (!q->function && q->ncolumns) ||
+	    (q->capability && !reads_name_ok(q->capability, ""))) {
 		log_error("read %s: not a valid reads_query", q->function ? q->function : "rights");
 		goto out;
 	}
@@ -156,11 +157,13 @@ static const struct reads_kind *reads_kind_of(const struct reads_query *q)
 			"ARRAY(SELECT jsonb_array_elements_text($3::jsonb))) WITH ORDINALITY), "
 			"w AS MATERIALIZED (SELECT fleet.audit_reads($1::text, $2::text, "
 			"$4::jsonb, "
-			"(SELECT a.role IS NOT NULL AND a.client_may_read FROM a), "
+			"(SELECT a.role IS NOT NULL AND a.client_may_read%s%s%s FROM a), "
 			"ARRAY(SELECT r.%s FROM r)) AS n) "
 			"SELECT " READS_HEAD ", r.* FROM a CROSS JOIN w LEFT JOIN r ON true "
 			"ORDER BY r.ordinality",
-			q->function, q->key_column);
+			q->function, q->capability ? " AND fleet.may_read('" : "",
+			q->capability ? q->capability : "", q->capability ? "')" : "",
+			q->key_column);
 out:
 	pthread_mutex_unlock(&reads_kinds_lock);
 	return k;

@@ -59,8 +59,10 @@ struct reads_query {
 	size_t row_size;
 	/* The roles that may read it (comma-separated, as its declaration lists them; NULL: every
 	 * role), judged in C with the rights that come with the rows; the function judges them
-	 * too (fleet.capabilities). */
+	 * too, and the audit rows say denied, by its capability's row of fleet.capabilities
+	 * (capability: its declaration's name, lower case, digits and _; NULL: none). */
 	const char *roles;
+	const char *capability;
 	/* One object (false): a call's first row is its object (FLEET_NOT_FOUND when none is
 	 * visible or it is outside the perimeter), later rows of its key belong to it (a case's
 	 * reports). A list (true): every row of its key in the perimeter, FLEET_OK even with none.

@@ -846,7 +846,8 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		fprintf(c, ",\n\t\t.row_size = %zu * sizeof(char *),\n\t\t.roles = ",
 			json_array_size(cols));
 		gen_literal(c, d->roles);
-		fprintf(c, ",\n\t\t.list = %s,\n\t},\n", list ? "true" : "false");
+		fprintf(c, ",\n\t\t.capability = \"%s\",\n\t\t.list = %s,\n\t},\n", d->name,
+			list ? "true" : "false");
 		fprintf(c, "\t.fields = %s_fields,\n\t.list = ", name);
 		gen_literal(c, wrap);
 		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n};\n", name,
@@ -1073,16 +1074,15 @@ int main(int argc, char **argv)
 			decls[i].people_only ? "true" : "false", decls[i].confirm);
 		grants++;
 	}
-	fprintf(c, "};\nconst size_t migrate_ncapabilities = %d;\n", grants);
+	fprintf(c, "};\nconst size_t migrate_capabilities_count = %d;\n", grants);
 	fputs("\n/* Every capability, in the order of their files' names (the lists' order). */\n"
 	      "extern const struct mcp_capability *const capabilities_all[];\n"
 	      "extern const size_t capabilities_count;\n"
 	      "/* Every row's example, for the tests that walk them all. */\n"
 	      "extern const struct capability_example capability_examples[];\n"
 	      "extern const size_t capability_nexamples;\n"
-	      "/* What migrate keeps in fleet.capabilities: the capabilities with a read or write. */\n"
-	      "extern const struct migrate_capability migrate_capabilities[];\n"
-	      "extern const size_t migrate_ncapabilities;\n#endif\n",
+	      "/* What migrate keeps in fleet.capabilities, the capabilities with a read or a "
+	      "write:\n * migrate_capabilities[], declared in domain/pg/migrate.h. */\n#endif\n",
 	      h);
 	fputs("#endif\n", sh);
 	for (int i = 0; i < n; i++) {

@@ -54,7 +54,8 @@ static int main_migrate(const struct cfg *cfg)
 	    cli_check_dir("BIKAROO_MIGRATIONS_DIR", cfg->migrations_dir) != 0)
 		return 1;
 	struct migrate_count applied;
-	enum fleet_status st = migrate_run(url, cfg->migrations_dir, &applied);
+	enum fleet_status st = migrate_run(url, cfg->migrations_dir, migrate_capabilities,
+					   migrate_capabilities_count, &applied);
 	if (st != FLEET_OK) {
 		log_error("migrate failed (%s)", fleet_status_name(st));
 		return 1;

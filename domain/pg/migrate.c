@@ -3,6 +3,7 @@
 #include "migrate.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <openssl/evp.h>
 #include <stdbool.h>
@@ -310,7 +311,100 @@ static int migrate_apply_all(struct exec_session *pg, const struct migrate_kind 
 	return ok;
 }
 
-enum fleet_status migrate_run(const char *conninfo, const char *dir, struct migrate_count *applied)
+/* fleet.capabilities made the declared rows exactly (migrate.h, step 3), in one transaction: the
+ * rows as one JSON array (roles a comma list, split and trimmed in SQL), upserted where they
+ * differ, and every other row deleted; its triggers bump the rights epoch for each row changed. */
+static const char migrate_capabilities_sql[] =
+	"WITH d AS ("
+	" SELECT x.name, ARRAY(SELECT btrim(r.role) FROM unnest(string_to_array(x.roles, ','))"
+	"  WITH ORDINALITY AS r(role, n) WHERE btrim(r.role) <> '' ORDER BY r.n) AS roles,"
+	" x.scope, x.people_only, x.confirmation"
+	" FROM jsonb_to_recordset($1::jsonb) AS x(name text, roles text, scope text,"
+	"  people_only boolean, confirmation text)),"
+	" up AS (INSERT INTO fleet.capabilities AS c"
+	" (name, roles, scope, people_only, confirmation)"
+	" SELECT d.name, d.roles, d.scope, d.people_only, d.confirmation FROM d"
+	" ON CONFLICT (name) DO UPDATE SET roles = EXCLUDED.roles, scope = EXCLUDED.scope,"
+	" people_only = EXCLUDED.people_only, confirmation = EXCLUDED.confirmation"
+	" WHERE (c.roles, c.scope, c.people_only, c.confirmation) IS DISTINCT FROM"
+	" (EXCLUDED.roles, EXCLUDED.scope, EXCLUDED.people_only, EXCLUDED.confirmation)"
+	" RETURNING 1),"
+	" gone AS (DELETE FROM fleet.capabilities c WHERE c.name NOT IN (SELECT d.name FROM d)"
+	" RETURNING 1)"
+	" SELECT (SELECT count(*) FROM up) || ' added or changed, ' ||"
+	" (SELECT count(*) FROM gone) || ' removed'";
+
+/* The declared rows as the JSON array migrate_capabilities_sql reads (new string), or NULL
+ * (logged) when a row lacks a field or names a capability twice: the generator's bug. */
+static char *migrate_capabilities_json(const struct migrate_capability *caps, size_t n)
+{
+	json_t *rows = json_array();
+	char *text = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct migrate_capability *c = &caps[i];
+		if (!c->name || !c->roles || !c->scope || !c->confirmation) {
+			log_error("migrate: capability row %zu (%s) lacks a field", i,
+				  c->name ? c->name : "no name");
+			goto out;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(caps[j].name, c->name) == 0) {
+				log_error("migrate: capability %s is declared twice", c->name);
+				goto out;
+			}
+		json_array_append_new(rows,
+				      json_pack("{s:s, s:s, s:s, s:b, s:s}", "name", c->name,
+						"roles", c->roles, "scope", c->scope, "people_only",
+						c->people_only, "confirmation", c->confirmation));
+	}
+	text = json_dumps(rows, JSON_COMPACT);
+out:
+	json_decref(rows);
+	return text;
+}
+
+/* Step 3 of migrate_run: fleet.capabilities as declared, when the schema has it. */
+static int migrate_capabilities_sync(struct exec_session *pg, const struct migrate_capability *caps,
+				     size_t n)
+{
+	char *rows = migrate_capabilities_json(caps, n);
+	if (!rows)
+		return 0;
+	int ok = 0;
+	PGresult *r = migrate_query(pg, "SELECT to_regclass('fleet.capabilities') IS NOT NULL", 0,
+				    NULL, "looking for fleet.capabilities");
+	if (!r)
+		goto out;
+	bool here = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	if (!here) {
+		log_info("migrate: no fleet.capabilities in this schema (numbered files before "
+			 "0018_capabilities.sql): %zu capabilities not recorded",
+			 n);
+		ok = 1;
+		goto out;
+	}
+	if (!migrate_exec(pg, "BEGIN", "BEGIN"))
+		goto out;
+	const char *p[1] = {rows};
+	r = migrate_query(pg, migrate_capabilities_sql, 1, p, "recording the capabilities");
+	if (!r || !migrate_exec(pg, "COMMIT", "COMMIT")) {
+		PQclear(r);
+		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
+		goto out;
+	}
+	log_info("migrate: capabilities: %zu declared, %s", n,
+		 PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "(no count)");
+	PQclear(r);
+	ok = 1;
+out:
+	free(rows);
+	return ok;
+}
+
+enum fleet_status migrate_run(const char *conninfo, const char *dir,
+			      const struct migrate_capability *caps, size_t ncaps,
+			      struct migrate_count *applied)
 {
 	enum fleet_status st = FLEET_INTERNAL;
 	char *fdir = mem_printf("%s/%s", dir, MIGRATE_FUNCTIONS);
@@ -331,12 +425,14 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir, struct migr
 	if (!migrate_exec(pg, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", "advisory lock"))
 		goto out;
 	/* Numbered files first (tables, types, policies, triggers, grants), then the functions,
-	 * whose current text replaces the declarations the numbered files needed. */
+	 * whose current text replaces the declarations the numbered files needed, then the
+	 * declared capabilities. */
 	if (migrate_exec(pg, migrate_meta_sql, "create fleet_meta") &&
 	    migrate_record_renamed(pg, dir) &&
 	    migrate_apply_all(pg, &migrate_numbered, dir, &applied->numbered) &&
 	    migrate_record_renamed(pg, dir) &&
-	    migrate_apply_all(pg, &migrate_functions, fdir, &applied->functions))
+	    migrate_apply_all(pg, &migrate_functions, fdir, &applied->functions) &&
+	    migrate_capabilities_sync(pg, caps, ncaps))
 		st = FLEET_OK;
 	migrate_exec(pg, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
 out:

@@ -2,7 +2,7 @@
 -- adapter.h: adapter_request_ref): the request's W3C trace id and a space, then the token's
 -- reference ("jti:..." or "sha256:...", no space in it) and a space, each only when there is
 -- one, then the JSON-RPC id as JSON text (a string id starts with a quote, so it is never read
--- as either prefix). fleet.audit_record stores the three apart; fleet.audit_batch gets them
+-- as either prefix). fleet.audit_record stores the three apart; fleet.audit_reads gets them
 -- apart from the server (domain/audit.c, audit_ref_split: the same split).
 -- No regular expression with a bounded repetition ({32}): PostgreSQL's engine expands those
 -- into large automata, and this runs for every single-row audit (0011).

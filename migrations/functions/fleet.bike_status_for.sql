@@ -15,6 +15,10 @@ BEGIN
        OR fleet.current_client() IS DISTINCT FROM p_client THEN
         PERFORM fleet.act_as(p_subject, p_client);
     END IF;
+    -- A role the capability's declaration does not list reads nothing (a setting act_as fixed).
+    IF NOT fleet.may_read('bike_status') THEN
+        RETURN;
+    END IF;
     RETURN QUERY
     SELECT b.bike_id, b.status, s.label, b.region, b.station_id, st.name, b.battery_pct,
            to_char(b.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),

@@ -17,6 +17,10 @@ DECLARE
     a fleet.acting;
 BEGIN
     a := fleet.act_as(p_subject, p_client);
+    -- A role the capability's declaration does not list reads nothing (a setting act_as fixed).
+    IF NOT fleet.may_read('cases') THEN
+        RETURN;
+    END IF;
     RETURN QUERY
     WITH c AS (
         SELECT cs.* FROM fleet.cases cs

@@ -11,6 +11,10 @@ BEGIN
        OR fleet.current_client() IS DISTINCT FROM p_client THEN
         PERFORM fleet.act_as(p_subject, p_client);
     END IF;
+    -- A role the capability's declaration does not list reads nothing (a setting act_as fixed).
+    IF NOT fleet.may_read('status_codes') THEN
+        RETURN;
+    END IF;
     RETURN QUERY
     SELECT s.code, s.label, s.description, s.rentable
       FROM fleet.status_codes s

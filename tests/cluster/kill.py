@@ -149,8 +149,8 @@ def main(tmp):
             ok(cut == 0, f'the SIGTERM cut no answer in flight (graceful stop drains): {figures}')
         else:
             print(f'# SIGTERM without a drain: {figures}')
-        rows = C.sql(owner_url, 'SELECT d.description, d.report_id, k.report_id FROM fleet.damage_reports d '
-                     "LEFT JOIN fleet.idempotency_keys k ON k.subject = 'marie' AND k.idem_key = d.description "
+        rows = C.sql(owner_url, "SELECT d.description, d.report_id, k.result->>'report_id' FROM fleet.damage_reports d "
+                     "LEFT JOIN fleet.idempotent_calls k ON k.subject = 'marie' AND k.idem_key = d.description "
                      f"WHERE d.description LIKE 'kill-%'")
         by_key = {}
         for desc, rid, krid in rows:

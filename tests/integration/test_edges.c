@@ -763,7 +763,7 @@ START_TEST(a_frozen_database_path_gets_503_within_the_call_timeout)
 	it_mcp(s.port, "tools/call", "report_damaged_bike", report, &r);
 	ck_assert_int_eq(r.status, 200);
 	it_response_free(&r);
-	char *q1 = mem_printf("SELECT count(*) FROM fleet.idempotency_keys WHERE idem_key = '%s'",
+	char *q1 = mem_printf("SELECT count(*) FROM fleet.idempotent_calls WHERE idem_key = '%s'",
 			      key);
 	ck_assert_int_eq(ed_count(q1), 1);
 	free(q1);

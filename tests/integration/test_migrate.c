@@ -117,7 +117,8 @@ static char *mig_dump(const char *db)
  * - every function of migrations/functions/ (its text is today's file, on both paths);
  * - every object a numbered file added since d73423a (one not in MIG_OLD_DIR) creates, alters or
  *   drops, as the file names it (CREATE/ALTER TABLE, CREATE TRIGGER/INDEX/POLICY/TYPE/SEQUENCE,
- *   CREATE/DROP FUNCTION). */
+ *   CREATE/DROP FUNCTION), or grants or revokes a privilege on (GRANT/REVOKE ... ON a table or
+ *   sequence named with its schema). */
 #define MIG_MAX_NAMES 256
 struct mig_names {
 	char name[MIG_MAX_NAMES][128];
@@ -147,8 +148,8 @@ static void mig_function_files(struct mig_names *ns)
 
 static const char *mig_skip_words(const char *p)
 {
-	static const char *const words[] = {"IF NOT EXISTS ", "IF EXISTS ", "ONLY ", "UNLOGGED ",
-					    "UNIQUE "};
+	static const char *const words[] = {"IF NOT EXISTS ", "IF EXISTS ", "ONLY ",    "UNLOGGED ",
+					    "UNIQUE ",        "TABLE ",     "SEQUENCE "};
 	for (bool again = true; again;) {
 		again = false;
 		for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
@@ -165,10 +166,11 @@ static const char *mig_skip_words(const char *p)
 static void mig_new_objects(struct mig_names *ns)
 {
 	static const char *const verbs[] = {
-		"CREATE TABLE ",    "ALTER TABLE ",        "CREATE TRIGGER ",
-		"CREATE INDEX ",    "CREATE POLICY ",      "CREATE TYPE ",
-		"CREATE SEQUENCE ", "CREATE FUNCTION ",    "CREATE OR REPLACE FUNCTION ",
-		"DROP FUNCTION ",   "CREATE UNIQUE INDEX "};
+		"CREATE TABLE ",    "ALTER TABLE ",         "CREATE TRIGGER ",
+		"CREATE INDEX ",    "CREATE POLICY ",       "CREATE TYPE ",
+		"CREATE SEQUENCE ", "CREATE FUNCTION ",     "CREATE OR REPLACE FUNCTION ",
+		"DROP FUNCTION ",   "CREATE UNIQUE INDEX ", "GRANT ",
+		"REVOKE "};
 	DIR *d = opendir("migrations");
 	ck_assert_ptr_nonnull(d);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
@@ -204,6 +206,15 @@ static void mig_new_objects(struct mig_names *ns)
 						len = (size_t)(on - p) + 4 +
 						      strspn(on + 4,
 							     "abcdefghijklmnopqrstuvwxyz_.");
+				}
+				/* A privilege's object: "... ON [TABLE|SEQUENCE] schema.name". */
+				if (strcmp(verbs[v], "GRANT ") == 0 ||
+				    strcmp(verbs[v], "REVOKE ") == 0) {
+					const char *on = strstr(p, " ON ");
+					p = on ? mig_skip_words(on + 4) : p + strlen(p);
+					len = strspn(p, "abcdefghijklmnopqrstuvwxyz_.");
+					if (!memchr(p, '.', len))
+						continue;
 				}
 				const char *dot = fn ? memchr(p, '.', len) : NULL;
 				if (dot) {
@@ -356,12 +367,13 @@ START_TEST(upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fre
 	}
 	mig_cut_lines(before_cut, "SET default_");
 	mig_cut_lines(after_cut, "SET default_");
-	ck_assert_msg(strcmp(before_cut, after_cut) == 0,
-		      "upgrade changed the schema at %s. A change made on purpose belongs in a "
-		      "numbered file after d73423a that names the object in its CREATE, ALTER or "
-		      "DROP statement, or in a function file of migrations/functions/ (this test "
-		      "reads both to know what may change)",
-		      mig_first_difference(before_cut, after_cut));
+	ck_assert_msg(
+		strcmp(before_cut, after_cut) == 0,
+		"upgrade changed the schema at %s. A change made on purpose belongs in a "
+		"numbered file after d73423a that names the object in its CREATE, ALTER, DROP, "
+		"GRANT or REVOKE statement, or in a function file of migrations/functions/ "
+		"(this test reads both to know what may change)",
+		mig_first_difference(before_cut, after_cut));
 	free(after_cut);
 	free(before_cut);
 	/* A fresh database migrated by today's code: stubs, then the function files. */
@@ -462,6 +474,65 @@ START_TEST(function_file_reapplied_only_when_changed)
 }
 END_TEST
 
+/* A report with an idempotency key, filed through a database of d73423a's schema by that
+ * release's function, then the upgrade: the key replays the same report through today's write
+ * function and through the previous releases' form, and the same key with other arguments is a
+ * conflict; nothing is filed again. */
+#define MIG_KEYS_SETUP                                                                             \
+	"INSERT INTO fleet.regions (code, name) VALUES ('FR-PAR', 'Paris');"                       \
+	"INSERT INTO fleet.principals (subject, display_name, role) VALUES ('marie', 'Marie', "    \
+	"'customer_care');"                                                                        \
+	"INSERT INTO fleet.principal_regions (subject, region) VALUES ('marie', 'FR-PAR');"        \
+	"INSERT INTO fleet.client_apps (client_id, name, may_report) VALUES ('mig-app', 'App', "   \
+	"true);"                                                                                   \
+	"INSERT INTO fleet.bikes (bike_id, region, status, last_seen_at) VALUES ('VL-2048', "      \
+	"'FR-PAR', 'available', now())"
+#define MIG_KEYS_NEW(digest)                                                                       \
+	"SELECT outcome || ' ' || coalesce(report_id, '-') || ' ' || coalesce(recorded_at, '-')"   \
+	" FROM fleet.report_damaged_bike_as('marie', 'mig-app', "                                  \
+	"'{\"bikeId\": \"VL-2048\", \"issue\": \"flat_tire\"}', 'report_damaged_bike', "           \
+	"'key-1', repeat('" digest "', 64), 'mig-2', false)"
+
+START_TEST(keys_used_before_the_upgrade_still_replay)
+{
+	mig_createdb("it_schema_keys");
+	ck_assert_int_eq(mig_migrate("it_schema_keys", MIG_OLD_DIR), 0);
+	char *owner = mig_url("fleet_owner", "it_schema_keys");
+	char *app = mig_url("fleet_app", "it_schema_keys");
+	free(it_sql_url(owner, MIG_KEYS_SETUP));
+	char *first = it_sql_url(
+		app,
+		"SELECT out_outcome || ' ' || out_report_id || ' ' || out_recorded_at"
+		" FROM fleet.report_damage_as('marie', 'mig-app', 'VL-2048', 'flat_tire', NULL, "
+		"NULL, 'key-1', repeat('a', 64), 'mig-1', false)");
+	ck_assert_msg(first && strncmp(first, "ok DR-", 6) == 0, "before: %s", first);
+	ck_assert_int_eq(mig_migrate("it_schema_keys", NULL), 0);
+	char *again = it_sql_url(app, MIG_KEYS_NEW("a"));
+	ck_assert_msg(again && strcmp(again + strlen("replayed"), first + strlen("ok")) == 0 &&
+			      strncmp(again, "replayed ", 9) == 0,
+		      "after: %s, before: %s", again, first);
+	char *old_form = it_sql_url(
+		app,
+		"SELECT out_outcome || ' ' || out_report_id FROM fleet.report_damage_as('marie',"
+		" 'mig-app', 'VL-2048', 'flat_tire', NULL, NULL, 'key-1', repeat('a', 64), "
+		"'mig-3', false)");
+	ck_assert_ptr_nonnull(old_form);
+	ck_assert_int_eq(strncmp(old_form, again, strlen(old_form)), 0);
+	char *other = it_sql_url(app, MIG_KEYS_NEW("b"));
+	ck_assert_str_eq(other, "key_conflict - -");
+	char *reports = it_sql_url(owner, "SELECT count(*) FROM fleet.damage_reports");
+	ck_assert_str_eq(reports, "1");
+	free(reports);
+	free(other);
+	free(old_form);
+	free(again);
+	free(first);
+	free(app);
+	free(owner);
+	mig_dropdb("it_schema_keys");
+}
+END_TEST
+
 CHECK_SUITE(migrate)
 {
 	Suite *s = suite_create("migrate");
@@ -471,6 +542,7 @@ CHECK_SUITE(migrate)
 		tc,
 		upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fresh_install);
 	tcase_add_test(tc, function_file_reapplied_only_when_changed);
+	tcase_add_test(tc, keys_used_before_the_upgrade_still_replay);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -121,7 +121,7 @@ static char *rp_snapshot(void)
 		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.case_events t),"
 		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bike_status_history "
 		"t),"
-		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.idempotency_keys t),"
+		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.idempotent_calls t),"
 		" (SELECT string_agg(t::text, ',' ORDER BY t::text) FROM fleet.bikes t)))");
 }
 
@@ -532,9 +532,10 @@ static char *rp_repeat(const char *unit, size_t n)
 
 /* A string argument's limit counts characters (code points), as its JSON Schema says, never
  * bytes: field at limit characters of 1, 2 and 4 bytes each is stored whole (in fleet.table's
- * column), one more character is refused and writes nothing. */
+ * column, on the row whose report is report), one more character is refused and writes
+ * nothing. */
 static void rp_limit_in_characters(const char *bike, const char *field, size_t limit,
-				   const char *table, const char *column)
+				   const char *table, const char *column, const char *report)
 {
 	struct it_server s;
 	rp_start(&s, "marie", "customer-care-assistant", NULL);
@@ -549,8 +550,8 @@ static void rp_limit_in_characters(const char *bike, const char *field, size_t l
 		json_t *res = rp_call(s.port, args, &r);
 		ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s of %zu x %s: %s",
 			      field, limit, units[u], r.body);
-		char *n = rp_sql("SELECT char_length(%s) FROM fleet.%s WHERE report_id = '%s'",
-				 column, table, rp_sc(res, "reportId"));
+		char *n = rp_sql("SELECT char_length(%s) FROM fleet.%s WHERE %s = '%s'", column,
+				 table, report, rp_sc(res, "reportId"));
 		ck_assert_str_eq(n, want);
 		free(n);
 		it_response_free(&r);
@@ -579,7 +580,8 @@ static void rp_limit_in_characters(const char *bike, const char *field, size_t l
 
 START_TEST(description_limit_is_2000_characters)
 {
-	rp_limit_in_characters("VL-2126", "description", 2000, "damage_reports", "description");
+	rp_limit_in_characters("VL-2126", "description", 2000, "damage_reports", "description",
+			       "report_id");
 }
 END_TEST
 
@@ -587,7 +589,8 @@ END_TEST
  * characters are one key, 201 are refused. */
 START_TEST(idempotency_key_limit_is_200_characters)
 {
-	rp_limit_in_characters("VL-2162", "idempotencyKey", 200, "idempotency_keys", "idem_key");
+	rp_limit_in_characters("VL-2162", "idempotencyKey", 200, "idempotent_calls", "idem_key",
+			       "result->>'report_id'");
 }
 END_TEST
 
@@ -606,7 +609,8 @@ START_TEST(sql_metacharacters_are_stored_literally)
 			      rp_sc(res, "reportId"));
 	ck_assert_str_eq(stored, desc);
 	free(stored);
-	char *k = rp_sql("SELECT idem_key FROM fleet.idempotency_keys WHERE report_id = '%s'",
+	char *k = rp_sql("SELECT idem_key FROM fleet.idempotent_calls"
+			 " WHERE result->>'report_id' = '%s'",
 			 rp_sc(res, "reportId"));
 	ck_assert_str_eq(k, key);
 	free(k);

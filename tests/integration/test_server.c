@@ -173,19 +173,18 @@ START_TEST(rls_alone_refuses_other_regions)
 	ck_assert_str_eq(n, "0");
 	free(n);
 	n = it_sql_as_app(
-		"SELECT count(*) FROM fleet.bike_status_as('marie','customer-care-assistant',"
-		"'VL-2047') WHERE bike_id IS NOT NULL");
+		"SELECT count(*) FROM fleet.bike_status_for('marie','customer-care-assistant',"
+		"ARRAY['VL-2047'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
 	n = it_sql_as_app(
-		"SELECT count(*) FROM fleet.bike_status_as('paul','customer-care-assistant',"
-		"'VL-2047') WHERE bike_id IS NOT NULL");
+		"SELECT count(*) FROM fleet.bike_status_for('paul','customer-care-assistant',"
+		"ARRAY['VL-2047'])");
 	ck_assert_str_eq(n, "1");
 	free(n);
 	/* An unknown client application sees nothing, whoever the subject. */
-	n = it_sql_as_app(
-		"SELECT count(*) FROM fleet.bike_status_as('marie','evil-client','VL-2048')"
-		" WHERE bike_id IS NOT NULL");
+	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_for('marie','evil-client',"
+			  "ARRAY['VL-2048'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
 	/* The identity is transaction-local: the next statement on the connection sees nothing. */

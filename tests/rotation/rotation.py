@@ -83,7 +83,7 @@ def main(tmp):
            f'announced): {rid} ' + ('' if rid else f'{st} {json.dumps(body)[:300]}'))
 
         # Sealed with K1, opened once K1 was removed: refused, clearly, and nothing written.
-        keys_before = C.sql(owner_url, 'SELECT count(*) FROM fleet.idempotency_keys')
+        keys_before = C.sql(owner_url, 'SELECT count(*) FROM fleet.idempotent_calls')
         all_before = C.sql(owner_url, 'SELECT count(*) FROM fleet.damage_reports')
         args, state = begin(before, 'VL-2054')
         st, body = complete(step3, args, state)
@@ -93,7 +93,7 @@ def main(tmp):
            f'sealed with a removed key: -32602 saying so: {st} {json.dumps(err)[:300]}')
         ok(reports(owner_url, 'VL-2054') == []
            and C.sql(owner_url, 'SELECT count(*) FROM fleet.damage_reports') == all_before
-           and C.sql(owner_url, 'SELECT count(*) FROM fleet.idempotency_keys') == keys_before,
+           and C.sql(owner_url, 'SELECT count(*) FROM fleet.idempotent_calls') == keys_before,
            'nothing written for it: no report, no idempotency record')
         # The same state still completes where K1 is accepted: the refusal was the key's alone.
         st, body = complete(step2, args, state)

@@ -381,7 +381,7 @@ await check("with the keyboard alone, the card shows what will happen, then file
   // Who opened the case by name, as the case resource gives it.
   await waitText(card, "#f-case-state", new RegExp(`^\\(open, 1 report, opened .* by ${MARIE}\\)$`));
   assert((await text(card, "#next-report")) === `A report joins open case ${caseId}.`, "what the next report would do");
-  const key = psql(`SELECT idem_key FROM fleet.idempotency_keys WHERE report_id = ${quote(reportId)}`);
+  const key = psql(`SELECT idem_key FROM fleet.idempotent_calls WHERE result->>'report_id' = ${quote(reportId)}`);
   assert(/^[0-9a-f-]{32,36}$/.test(key), `sent with a fresh idempotencyKey: ${JSON.stringify(key)}`);
   await shot(page, "bike-card-reported");
   await assertPlain(card, "the card after the report");
@@ -751,7 +751,7 @@ await check("Send again after a lost answer: the report is filed once, with the 
     assert(psql(`SELECT count(*) FROM fleet.damage_reports WHERE description = ${quote(said)}`) === "1", "the lost answer's report is written");
     await f.$eval("#send", (b) => b.click()); // the user tries again
     await waitText(f, "#message", /^Report DR-\d+ filed/);
-    const rows = psql(`SELECT k.idem_key FROM fleet.damage_reports r JOIN fleet.idempotency_keys k USING (report_id) WHERE r.description = ${quote(said)}`).split("\n");
+    const rows = psql(`SELECT k.idem_key FROM fleet.damage_reports r JOIN fleet.idempotent_calls k ON k.result->>'report_id' = r.report_id WHERE r.description = ${quote(said)}`).split("\n");
     const lost = (await p.evaluate(() => window.hostLog)).filter((e) => e.event === "answer-lost");
     assert(rows.length === 1, `${rows.length} reports filed for one report sent twice`);
     assert(lost.length === 1 && lost[0].detail === rows[0], `keys: lost ${JSON.stringify(lost)}, stored ${rows}`);
