@@ -266,6 +266,7 @@ lint:
 	@scripts/banned.sh
 	@python3 scripts/arrows.py
 	@python3 scripts/codemap.py
+	@python3 scripts/stale.py
 	@$(MAKE) --no-print-directory all
 	@scripts/globals.sh $(B)
 
@@ -318,7 +319,8 @@ help:
 	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
 	@echo 'make bench         the benchmarks'
 	@echo 'make bench-shapes  the get_bike_status path: an earlier commit beside this build'
-	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, no mutable globals'
+	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, comments citing'
+	@echo '                   what exists, no mutable globals'
 	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'

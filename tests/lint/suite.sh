@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The layer arrows: scripts/arrows.py on the real tree, then its self-test: a tiny fake tree laid
 # out like the real layers passes, and each kind of finding (forbidden include, module cycle,
-# business word in protocol/...) fails with the file, line or cycle named. No build, no database.
+# business word in protocol/...) fails with the file, line or cycle named. The same for the code
+# map (scripts/codemap.py) and the paths comments cite (scripts/stale.py); then the mutable
+# globals of the build given (scripts/globals.sh). No database.
 # Prints `ok - ...` / `not ok - ...`; exits 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -180,6 +182,66 @@ map_case "a file named under another folder does not count" 1 \
   "server/README.md: domain/bikes.c is not in the code map" \
   'server/main.c            the root' 'server/transport/        bytes' '  http.c bikes.c           HTTP' \
   'domain/                  the business' '  pg/                      plumbing' '    db.c                   db'
+
+# Comments cite what exists (scripts/stale.py): the real tree, then a fake one (a git work tree,
+# as the script reads git's file list) where what is no path passes and each kind of comment
+# citing a file that is gone fails, naming file, line and path.
+stale="$(cd "$(dirname "$0")/../.." && pwd)/scripts/stale.py"
+if python3 "$stale" >"$tmp/stale.out" 2>&1; then echo "ok - no comment cites a path that does not exist"
+else sed 's/^/# /' "$tmp/stale.out"; echo "not ok - comments cite paths that do not exist (make lint says where)"; failures=1; fi
+st=$tmp/stale-clean
+sput() { # sput PATH LINE...: a file of the fake tree, one argument per line
+  local path="$st/$1"
+  shift
+  mkdir -p "$(dirname "$path")"
+  printf '%s\n' "$@" >"$path"
+}
+sput .gitignore 'docker/secrets/' 'node_modules/'
+sput common/loop.h '/* The loop (loop.c, common/loop.c, ../common/loop.h); https://example.org/common/gone.c */'
+sput common/loop.c '// build/gen/schemas.h, $(B)/gen/x.h and gen/schemas.h are the build'"'"'s' 'int x = 1;'
+sput server/transport/http.c '/* server/discover is a method; tests/NAME/suite.sh a pattern, docs/*.txt a glob */' \
+  'static const char *s = "server/gone.c: a string, not a comment";'
+sput docs/a.txt 'A'
+sput scripts/x.sh '#!/usr/bin/env bash' '# writes docker/secrets/tls_ca (git ignores it), reads common/loop.c' \
+  'cat <<EOF' '# server/gone.c: a line of a here-document' 'EOF' 'echo "# server/gone.c, quoted" ${#x}'
+sput scripts/y.py '"""y.py: reads docs/a.txt."""' 'x = "# docs/gone.txt, quoted"  # and common/loop.h'
+sput migrations/0001_a.sql '-- 0001: migrations/README.md' "SELECT '-- migrations/gone.sql';"
+sput migrations/README.md '# M'
+sput Makefile '# scripts/x.sh, scripts/y.py'
+git init -q "$st"
+stale_case() { # stale_case NAME EXPECTED-EXIT EXPECTED-TEXT [FILE LINE...]: the lines appended to FILE
+  local dir out rc
+  dir=$(mktemp -d "$tmp/stale.XXXXXX")
+  cp -r "$st/." "$dir"
+  (($# > 3)) && printf '%s\n' "${@:5}" >>"$dir/$4"
+  out=$(python3 "$stale" --root "$dir" 2>&1)
+  rc=$?
+  if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then echo "ok - $1"
+  else echo "not ok - $1 (exit $rc, wanted $2 and: $3)"; printf '#   %s\n' "${out//$'\n'/$'\n'#   }"; failures=1; fi
+}
+stale_case "stale.py: URLs, strings, the build's paths, methods, patterns, ignored and quoted text are no citation" \
+  0 "11 paths cited, 0 that do not exist"
+stale_case "stale.py: a C comment citing a file that is gone fails, naming file, line and path" 1 \
+  "server/transport/http.c:3: cites server/transport/http_work.c, which does not exist" \
+  server/transport/http.c '/* admission (server/transport/http_work.c) */'
+stale_case "stale.py: a // comment citing a file that is gone fails" 1 \
+  "common/loop.c:3: cites common/deadline.c, which does not exist" common/loop.c '// see common/deadline.c.'
+stale_case "stale.py: a bare file name found nowhere fails" 1 \
+  "common/loop.h:2: cites deadline.h, which does not exist" common/loop.h '/* with deadline.h */'
+stale_case "stale.py: a relative file name is read from the file's folder" 1 \
+  "server/transport/http.c:3: cites ../common/loop.h, which does not exist" \
+  server/transport/http.c '/* ../common/loop.h is not server/common/loop.h */'
+stale_case "stale.py: a folder that is gone fails" 1 \
+  "common/loop.h:2: cites server/auth/, which does not exist" common/loop.h '/* server/auth/ */'
+stale_case "stale.py: a shell comment citing a file that is gone fails" 1 \
+  "scripts/x.sh:7: cites docs/foo.txt, which does not exist" scripts/x.sh 'true # as docs/foo.txt says'
+stale_case "stale.py: a Makefile comment citing a file that is gone fails" 1 \
+  "Makefile:2: cites scripts/gone.sh, which does not exist" Makefile '# scripts/gone.sh'
+stale_case "stale.py: a Python docstring citing a file that is gone fails" 1 \
+  "scripts/y.py:4: cites docs/gone.txt, which does not exist" scripts/y.py 'def f():' '    """f: docs/gone.txt."""'
+stale_case "stale.py: an SQL comment citing a function file that is gone fails" 1 \
+  "migrations/0001_a.sql:3: cites migrations/functions/fleet.x.sql, which does not exist" \
+  migrations/0001_a.sql 'SELECT 1; -- migrations/functions/fleet.x.sql'
 
 # Mutable process-wide variables in protocol/, capabilities/, transport/: none in the build under
 # test (scripts/globals.sh), and the check itself finds one in an object made to have it.
