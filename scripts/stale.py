@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Check that comments cite what exists: every repository path a comment names is a file or
-folder of the tree.
+folder of the tree, and no text of the tree describes what is gone (RETIRED).
 
 Comments are read where they are comments: /* */ and // in .c and .h files; # in .sh, .py,
 .yml, Makefile and the scripts without an extension that start with a shell or Python #! line,
@@ -12,7 +12,10 @@ comment names a file of its own folder: http_frame.c) that is found nowhere in t
 Not paths: URLs; what the build or a run writes (build/, $(B)/, gen/schemas.h and the rest of
 gen/, and whatever git ignores: node_modules/, docker/secrets/); an MCP method (server/discover,
 tools/call); patterns (NNNN_name.sql, tests/NAME/suite.sh, $x, {x}, *) and the placeholder names
-of PLACEHOLDERS. A finding names the file, the line and the missing path; exit 1 on any.
+of PLACEHOLDERS. A finding names the file, the line and the missing path.
+A retired phrase (RETIRED: a mechanism the code no longer has) fails wherever it is written, in
+code, comments, metric help or docs, but in the history kept as such (RETIRED_HISTORY), naming
+the file, the line and what is true now. Exit 1 on any finding.
 Usage: stale.py [--root DIR]; the files are git's (tracked and untracked, not ignored)."""
 import argparse
 import fnmatch
@@ -32,6 +35,17 @@ BARE = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.(?:c|h|sh|py|sql|mjs|md)")
 METHOD = re.compile(r"(resources|prompts|tools|server|completion|notifications|logging|"
                     r"subscriptions|tasks|elicitation|sampling|roots)/[a-z/]+")  # tools/call
 PATTERN = re.compile(r"[A-Z]{3,}|(^|/)[A-Z]([./]|$)|[$*{}<>]|\.\.\.")  # NNNN, X.h, $x, {x}, *
+RETIRED = [  # (phrase, what is true now): a phrase of a mechanism the code no longer has
+    (r"group[- ]commit", "a read's audit rows are written with the read, in its caller's "
+     "statement of the batch (domain/reads.h)"),
+]
+RETIRED_HISTORY = (  # what says how things were, on purpose
+    "bench/RESULTS.md", "bench/README.md",  # the measures of each pass, and its decisions
+    "migrations/0",  # numbered files: what databases applied, comments and all
+    # the per-call read before batching, kept for bench/'s comparison line (pg_server_sql_read)
+    "migrations/functions/fleet.audit_batch.sql",
+    "migrations/functions/fleet.bike_status_read_as.sql",
+)
 # -------------------------------------------------------------------------------------------------
 
 WORD = re.compile(r"[\w.$(){}*<>/-]*[\w/]")
@@ -178,6 +192,22 @@ def ignored(root, paths):
     return {p[:-2] if p.endswith("/x") else p for p in out.split("\n")}
 
 
+def retired(root, files):
+    """Lines of the tree's text files that say a retired phrase."""
+    out = []
+    for path in sorted(f for f in files if not f.startswith(RETIRED_HISTORY)):
+        try:
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except (UnicodeDecodeError, OSError):
+            continue  # not text
+        for phrase, now in RETIRED:
+            out += ["%s:%d: says \"%s\", which is gone: %s" % (path, n, m.group(0), now)
+                    for n, line in enumerate(lines, 1)
+                    for m in [re.search(phrase, line, re.I)] if m]
+    return out
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -199,11 +229,12 @@ def main():
     made = ignored(root, sorted({target for _, _, _, target in found}))
     findings = ["%s:%d: cites %s, which does not exist (name what is there, or drop it)"
                 % (path, n, word) for path, n, word, target in found if target not in made]
-    for line in findings:
+    said = retired(root, files)
+    for line in findings + said:
         print(line)
-    print("stale: %d files' comments read, %d paths cited, %d that do not exist"
-          % (read, paths, len(findings)))
-    return 1 if findings else 0
+    print("stale: %d files' comments read, %d paths cited, %d that do not exist; %d retired "
+          "phrases said" % (read, paths, len(findings), len(said)))
+    return 1 if findings or said else 0
 
 
 if __name__ == "__main__":

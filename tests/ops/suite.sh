@@ -97,7 +97,7 @@ check "the access line carries the traceparent's trace id, method, tool, subject
 check "without traceparent the access line gets a new 32-digit trace id" \
   test "$(grep ' access ' "$t/main.log" | grep 'name=get_bike_status' | grep -cE 'trace=[0-9a-f]{32} ')" -ge 2
 check "access lines never carry a tool argument" bash -c "! grep ' access ' '$t/main.log' | grep -q 'VL-'"
-check "the audit row (a read's, by group commit) carries the trace id of its request, and its JSON-RPC id apart" \
+check "the audit row (a read's, written with its batch) carries the trace id of its request, and its JSON-RPC id apart" \
   test "$(psql -X -At "$IT_SUPER_URL" -c "SELECT count(*) FROM fleet.audit_log WHERE trace_id = '4bf92f3577b34da6a3ce929d0e0e4736' AND tool = 'get_bike_status' AND request_id !~ ' ' AND request_id <> ''")" -ge 1
 PID=$main_pid stop main
 
