@@ -268,6 +268,7 @@ lint:
 	@python3 scripts/codemap.py
 	@python3 scripts/stale.py
 	@$(MAKE) --no-print-directory all
+	@python3 scripts/defaults.py $(B)/bikaroo-mcp
 	@scripts/globals.sh $(B)
 
 FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h scripts/schema_embed.c
@@ -320,7 +321,7 @@ help:
 	@echo 'make bench         the benchmarks'
 	@echo 'make bench-shapes  the get_bike_status path: an earlier commit beside this build'
 	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, comments citing'
-	@echo '                   what exists, no mutable globals'
+	@echo '                   what exists, the defaults the docs state, no mutable globals'
 	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'

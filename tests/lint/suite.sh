@@ -2,8 +2,9 @@
 # The layer arrows: scripts/arrows.py on the real tree, then its self-test: a tiny fake tree laid
 # out like the real layers passes, and each kind of finding (forbidden include, module cycle,
 # business word in protocol/...) fails with the file, line or cycle named. The same for the code
-# map (scripts/codemap.py) and the paths comments cite (scripts/stale.py); then the mutable
-# globals of the build given (scripts/globals.sh). No database.
+# map (scripts/codemap.py), the paths comments cite (scripts/stale.py) and the defaults the docs
+# state (scripts/defaults.py, against the build given); then the mutable globals of that build
+# (scripts/globals.sh). No database.
 # Prints `ok - ...` / `not ok - ...`; exits 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -11,6 +12,23 @@ arrows="$(cd "$(dirname "$0")/../.." && pwd)/scripts/arrows.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
+
+# verdict NAME EXPECTED-EXIT EXPECTED-TEXT COMMAND...: `ok - NAME` when COMMAND exits as expected
+# and prints the text, else `not ok - NAME` and its output; returns 1 then.
+verdict() {
+  local out rc
+  out=$("${@:4}" 2>&1)
+  rc=$?
+  if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then echo "ok - $1"; return 0; fi
+  echo "not ok - $1 (exit $rc, wanted $2 and: $3)"
+  printf '#   %s\n' "${out//$'\n'/$'\n'#   }"
+  return 1
+}
+# planted DIR TREE [FILE LINE...]: DIR becomes a copy of the fake TREE, the lines appended to FILE.
+planted() {
+  cp -r "$2/." "$1"
+  (($# > 2)) && mkdir -p "$(dirname "$1/$3")" && printf '%s\n' "${@:4}" >>"$1/$3"
+}
 
 if python3 "$arrows" >"$tmp/tree.out" 2>&1; then echo "ok - the tree keeps its layer arrows, no include cycle"
 else sed 's/^/# /' "$tmp/tree.out"; echo "not ok - the tree breaks its layer arrows (make lint says where)"; failures=1; fi
@@ -64,18 +82,9 @@ case_() {
   local dir
   dir=$(mktemp -d "$tmp/case.XXXXXX")
   cases+=("$dir")
-  cp -r "$tmp/clean/." "$dir/tree"
-  (($# > 3)) && printf '%s\n' "${@:5}" >>"$dir/tree/$4"
-  (
-    out=$(python3 "$arrows" --root "$dir/tree" 2>&1)
-    rc=$?
-    if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then
-      echo "ok - $1"
-    else
-      echo "not ok - $1 (exit $rc, wanted $2 and: $3)"
-      printf '#   %s\n' "${out//$'\n'/$'\n'#   }"
-    fi
-  ) >"$dir/verdict" &
+  mkdir "$dir/tree"
+  planted "$dir/tree" "$tmp/clean" "${@:4}"
+  verdict "$1" "$2" "$3" python3 "$arrows" --root "$dir/tree" >"$dir/verdict" &
 }
 
 case_ "a clean tree passes" 0 \
@@ -165,10 +174,7 @@ map_case() { # map_case NAME EXPECTED-EXIT EXPECTED-TEXT MAP-LINE...: the fake t
   mkdir -p "$dir/server/transport" "$dir/domain/pg"
   touch "$dir/server/main.c" "$dir/server/transport/http.c" "$dir/domain/bikes.c" "$dir/domain/pg/db.c"
   { echo '# Code map'; echo '```'; printf '%s\n' "${@:4}"; echo '```'; } >"$dir/server/README.md"
-  out=$(python3 "$codemap" --root "$dir" 2>&1)
-  rc=$?
-  if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then echo "ok - $1"
-  else echo "not ok - $1 (exit $rc, wanted $2 and: $3)"; printf '#   %s\n' "${out//$'\n'/$'\n'#   }"; failures=1; fi
+  verdict "$1" "$2" "$3" python3 "$codemap" --root "$dir" || failures=1
 }
 full=('server/main.c            the root' 'server/transport/        bytes' '  http.c                   HTTP'
   'domain/                  the business' '  bikes.c                  bikes' '  pg/                      plumbing' '    db.c                   db')
@@ -210,14 +216,10 @@ sput migrations/README.md '# M'
 sput Makefile '# scripts/x.sh, scripts/y.py'
 git init -q "$st"
 stale_case() { # stale_case NAME EXPECTED-EXIT EXPECTED-TEXT [FILE LINE...]: the lines appended to FILE
-  local dir out rc
+  local dir
   dir=$(mktemp -d "$tmp/stale.XXXXXX")
-  cp -r "$st/." "$dir"
-  (($# > 3)) && mkdir -p "$(dirname "$dir/$4")" && printf '%s\n' "${@:5}" >>"$dir/$4"
-  out=$(python3 "$stale" --root "$dir" 2>&1)
-  rc=$?
-  if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then echo "ok - $1"
-  else echo "not ok - $1 (exit $rc, wanted $2 and: $3)"; printf '#   %s\n' "${out//$'\n'/$'\n'#   }"; failures=1; fi
+  planted "$dir" "$st" "${@:4}"
+  verdict "$1" "$2" "$3" python3 "$stale" --root "$dir" || failures=1
 }
 stale_case "stale.py: URLs, strings, the build's paths, methods, patterns, ignored and quoted text are no citation" \
   0 "11 paths cited, 0 that do not exist"
@@ -253,9 +255,51 @@ stale_case "stale.py: so does a metric's help text in code" 1 \
 stale_case "stale.py: bench/RESULTS.md keeps its history" 0 "0 retired phrases said" \
   bench/RESULTS.md 'The group'' commit of the time: 5.3k/s.'
 
+# The defaults the docs state are config-help's (scripts/defaults.py): the real docs against the
+# build under test, then fake pages against a fake binary printing a table of three settings.
+B=${1:-build}
+defaults="$(cd "$(dirname "$0")/../.." && pwd)/scripts/defaults.py"
+if python3 "$defaults" "$B/bikaroo-mcp" >"$tmp/defaults.out" 2>&1; then
+  echo "ok - every default the docs state is config-help's ($(sed -n 's/^defaults: [0-9]* pages, \([0-9]*\) defaults stated.*/\1/p' "$tmp/defaults.out") stated)"
+else sed 's/^/# /' "$tmp/defaults.out"; echo "not ok - the docs state defaults that are not config-help's (make lint says where)"; failures=1; fi
+df=$tmp/defaults-clean
+mkdir -p "$df/docs"
+printf '%s\n' '#!/bin/sh' "cat <<'EOF'" '| variable | flag | default | meaning |' '|---|---|---|---|' \
+  '| `BIKAROO_DRAIN_MS` | `--drain-ms=` | `10000` | drain |' '| `BIKAROO_RATE_STORE` | `--rate-store=` | `database` | store |' \
+  '| `BIKAROO_MAX_CONNECTIONS` | `--max-connections=` | `1024` | connections |' 'EOF' >"$tmp/fake-mcp"
+chmod +x "$tmp/fake-mcp"
+printf '%s\n' 'At most `BIKAROO_MAX_CONNECTIONS` (1,024; more wait), drained in `BIKAROO_DRAIN_MS`, 10 s;' \
+  'budgets in the database (`BIKAROO_RATE_STORE=database`, the default). `BIKAROO_DRAIN_MS` (10' 's) across a line.' \
+  '`BIKAROO_MAX_CONNECTIONS` (4 in the test) is no default.' '```sh' 'BIKAROO_DRAIN_MS=5 # `BIKAROO_DRAIN_MS` (5 s)' '```' \
+  '<!-- generated: bikaroo-mcp config-help --format=markdown -->' '| `BIKAROO_DRAIN_MS` (1) |' '<!-- end of generated table -->' \
+  >"$df/docs/limits.md"
+echo '# Fake' >"$df/README.md"
+defaults_case() { # defaults_case NAME EXPECTED-EXIT EXPECTED-TEXT [PAGE LINE...]: lines appended to PAGE
+  local dir
+  dir=$(mktemp -d "$tmp/defaults.XXXXXX")
+  planted "$dir" "$df" "${@:4}"
+  verdict "$1" "$2" "$3" python3 "$defaults" "$tmp/fake-mcp" --root "$dir" || failures=1
+}
+defaults_case "defaults.py: defaults stated as config-help's pass; code blocks, the pasted table and the rest are not read" \
+  0 "2 pages, 4 defaults stated of 3 settings, 0 not config-help's"
+defaults_case "defaults.py: a time stated in another unit than config-help's fails, naming both values and file:line" 1 \
+  "docs/limits.md:11: BIKAROO_DRAIN_MS: the page says 15 s, that is 15000 in its own unit; config-help says 10000" \
+  docs/limits.md 'Drained within `BIKAROO_DRAIN_MS` (15 s).'
+defaults_case "defaults.py: a count that is not the default fails" 1 \
+  "README.md:2: BIKAROO_MAX_CONNECTIONS: the page says 2,048, config-help says 1024" \
+  README.md 'At most `BIKAROO_MAX_CONNECTIONS` (2,048).'
+defaults_case "defaults.py: a word that is not the default fails" 1 \
+  "docs/limits.md:11: BIKAROO_RATE_STORE: the page says 'local', config-help says 'database'" \
+  docs/limits.md 'Each its own (`BIKAROO_RATE_STORE=local`, the default).'
+defaults_case "defaults.py: a unit that does not fit the setting fails" 1 \
+  "README.md:2: BIKAROO_MAX_CONNECTIONS: the page says 1 MiB, MiB is no unit of BIKAROO_MAX_CONNECTIONS" \
+  README.md 'Up to `BIKAROO_MAX_CONNECTIONS` (1 MiB).'
+defaults_case "defaults.py: a setting config-help does not know fails" 1 \
+  "README.md:2: BIKAROO_GONE_MS: the page says 5 s, config-help knows no BIKAROO_GONE_MS" \
+  README.md 'Gone after `BIKAROO_GONE_MS` (5 s).'
+
 # Mutable process-wide variables in protocol/, capabilities/, transport/: none in the build under
 # test (scripts/globals.sh), and the check itself finds one in an object made to have it.
-B=${1:-build}
 if scripts/globals.sh "$B" >"$tmp/globals.out" 2>&1; then echo "ok - no mutable process-wide variable in protocol/, capabilities/, transport/"
 else sed 's/^/# /' "$tmp/globals.out"; echo "not ok - a mutable process-wide variable in protocol/, capabilities/ or transport/"; failures=1; fi
 mkdir -p "$tmp/gb/server/protocol" "$tmp/gb/server/capabilities" "$tmp/gb/server/transport"
