@@ -97,6 +97,14 @@ $(B)/gen/schemas.c: $(B)/schema-embed $(SCHEMAS)
 $(B)/gen/schemas.h: $(B)/gen/schemas.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/schemas.h
 
+# The schema version the binary needs (domain/pg/migrate.h) is the number of the highest numbered
+# file of MIGRATIONS, read on every build and written only when it changed (then migrate.o alone
+# is rebuilt): a new numbered migration is all a schema change needs, and none is forgotten.
+MIGRATIONS ?= migrations
+$(B)/gen/schema_version.h: FORCE
+	@scripts/schema-version.sh '$(MIGRATIONS)' $@ >/dev/null
+$(B)/domain/pg/migrate.o: $(B)/gen/schema_version.h
+
 $(B)/libbikaroo.a: $(LIBOBJ)
 	$(SAY) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^

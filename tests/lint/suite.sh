@@ -126,6 +126,11 @@ case_ "the generated schemas header outside capabilities fails" 1 \
   server/protocol/mcp.c '#include "gen/schemas.h"'
 case_ "the generated schemas header in a capability passes" 0 "0 forbidden includes" \
   server/capabilities/cases.c '#include "gen/schemas.h"'
+case_ "the generated schema version in domain/pg/ passes" 0 "0 forbidden includes" \
+  domain/pg/db.c '#include "gen/schema_version.h"'
+case_ "the generated schema version outside domain/pg/ fails: migrate.h's function says it" 1 \
+  "server/cli/cli.c:3: forbidden include of generated gen/schema_version.h" \
+  server/cli/cli.c '#include "gen/schema_version.h"'
 case_ "protocol including a capability fails, naming file and line" 1 \
   "server/protocol/methods.c:3: forbidden include of server/capabilities/cases.h (layer protocol -> layer capabilities)" \
   server/protocol/methods.c '#include "server/capabilities/cases.h"'
