@@ -6,12 +6,13 @@
 # state (scripts/defaults.py, against the build given); then the mutable globals of that build
 # (scripts/globals.sh). No database.
 # Prints `ok - ...` / `not ok - ...`; exits 1 on any failure.
+# shellcheck disable=SC2016  # the fake trees' lines are written as they are, backticks and $ too
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 arrows="$(cd "$(dirname "$0")/../.." && pwd)/scripts/arrows.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
+suite_init "$@"
 
 # verdict NAME EXPECTED-EXIT EXPECTED-TEXT COMMAND...: `ok - NAME` when COMMAND exits as expected
 # and prints the text, else `not ok - NAME` and its output; returns 1 then.
@@ -19,8 +20,8 @@ verdict() {
   local out rc
   out=$("${@:4}" 2>&1)
   rc=$?
-  if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then echo "ok - $1"; return 0; fi
-  echo "not ok - $1 (exit $rc, wanted $2 and: $3)"
+  if [[ $rc == "$2" ]] && grep -qF -- "$3" <<<"$out"; then ok "$1"; return 0; fi
+  nok "$1 (exit $rc, wanted $2 and: $3)"
   printf '#   %s\n' "${out//$'\n'/$'\n'#   }"
   return 1
 }
@@ -30,11 +31,11 @@ planted() {
   (($# > 2)) && mkdir -p "$(dirname "$1/$3")" && printf '%s\n' "${@:4}" >>"$1/$3"
 }
 
-if python3 "$arrows" >"$tmp/tree.out" 2>&1; then echo "ok - the tree keeps its layer arrows, no include cycle"
-else sed 's/^/# /' "$tmp/tree.out"; echo "not ok - the tree breaks its layer arrows (make lint says where)"; failures=1; fi
+if python3 "$arrows" >"$t/tree.out" 2>&1; then ok "the tree keeps its layer arrows, no include cycle"
+else sed 's/^/# /' "$t/tree.out"; nok "the tree breaks its layer arrows (make lint says where)"; fi
 
 put() { # put PATH LINE...: write a file of the fake tree, one argument per line
-  local path="$tmp/clean/$1"
+  local path="$t/clean/$1"
   shift
   mkdir -p "$(dirname "$path")"
   printf '%s\n' "$@" >"$path"
@@ -80,10 +81,10 @@ put tests/unit/anything.c '#include "server/capabilities/bike_status.h"' '#inclu
 cases=()
 case_() {
   local dir
-  dir=$(mktemp -d "$tmp/case.XXXXXX")
+  dir=$(mktemp -d "$t/case.XXXXXX")
   cases+=("$dir")
   mkdir "$dir/tree"
-  planted "$dir/tree" "$tmp/clean" "${@:4}"
+  planted "$dir/tree" "$t/clean" "${@:4}"
   verdict "$1" "$2" "$3" python3 "$arrows" --root "$dir/tree" >"$dir/verdict" &
 }
 
@@ -171,15 +172,15 @@ case_ "a scope string in protocol fails" 1 \
 # domain/; on a fake tree, a file left out, a name whose file is gone, and a file named under
 # another folder each fail, naming the file.
 codemap="$(cd "$(dirname "$0")/../.." && pwd)/scripts/codemap.py"
-if python3 "$codemap" >"$tmp/codemap.out" 2>&1; then echo "ok - server/README.md's code map names every .c file of server/ and domain/"
-else sed 's/^/# /' "$tmp/codemap.out"; echo "not ok - server/README.md's code map is not true (make lint says which file)"; failures=1; fi
+if python3 "$codemap" >"$t/codemap.out" 2>&1; then ok "server/README.md's code map names every .c file of server/ and domain/"
+else sed 's/^/# /' "$t/codemap.out"; nok "server/README.md's code map is not true (make lint says which file)"; fi
 map_case() { # map_case NAME EXPECTED-EXIT EXPECTED-TEXT MAP-LINE...: the fake tree with that map
   local dir
-  dir=$(mktemp -d "$tmp/map.XXXXXX")
+  dir=$(mktemp -d "$t/map.XXXXXX")
   mkdir -p "$dir/server/transport" "$dir/domain/pg"
   touch "$dir/server/main.c" "$dir/server/transport/http.c" "$dir/domain/bikes.c" "$dir/domain/pg/db.c"
   { echo '# Code map'; echo '```'; printf '%s\n' "${@:4}"; echo '```'; } >"$dir/server/README.md"
-  verdict "$1" "$2" "$3" python3 "$codemap" --root "$dir" || failures=1
+  verdict "$1" "$2" "$3" python3 "$codemap" --root "$dir"
 }
 full=('server/main.c            the root' 'server/transport/        bytes' '  http.c                   HTTP'
   'domain/                  the business' '  bikes.c                  bikes' '  pg/                      plumbing' '    db.c                   db')
@@ -198,9 +199,9 @@ map_case "a file named under another folder does not count" 1 \
 # as the script reads git's file list) where what is no path passes and each kind of comment
 # citing a file that is gone fails, naming file, line and path.
 stale="$(cd "$(dirname "$0")/../.." && pwd)/scripts/stale.py"
-if python3 "$stale" >"$tmp/stale.out" 2>&1; then echo "ok - no comment cites a path that does not exist, no text a retired phrase"
-else sed 's/^/# /' "$tmp/stale.out"; echo "not ok - comments cite paths that do not exist, or a text a retired phrase (make lint says where)"; failures=1; fi
-st=$tmp/stale-clean
+if python3 "$stale" >"$t/stale.out" 2>&1; then ok "no comment cites a path that does not exist, no text a retired phrase"
+else sed 's/^/# /' "$t/stale.out"; nok "comments cite paths that do not exist, or a text a retired phrase (make lint says where)"; fi
+st=$t/stale-clean
 sput() { # sput PATH LINE...: a file of the fake tree, one argument per line
   local path="$st/$1"
   shift
@@ -222,9 +223,9 @@ sput Makefile '# scripts/x.sh, scripts/y.py'
 git init -q "$st"
 stale_case() { # stale_case NAME EXPECTED-EXIT EXPECTED-TEXT [FILE LINE...]: the lines appended to FILE
   local dir
-  dir=$(mktemp -d "$tmp/stale.XXXXXX")
+  dir=$(mktemp -d "$t/stale.XXXXXX")
   planted "$dir" "$st" "${@:4}"
-  verdict "$1" "$2" "$3" python3 "$stale" --root "$dir" || failures=1
+  verdict "$1" "$2" "$3" python3 "$stale" --root "$dir"
 }
 stale_case "stale.py: URLs, strings, the build's paths, methods, patterns, ignored and quoted text are no citation" \
   0 "11 paths cited, 0 that do not exist"
@@ -262,17 +263,16 @@ stale_case "stale.py: bench/RESULTS.md keeps its history" 0 "0 retired phrases s
 
 # The defaults the docs state are config-help's (scripts/defaults.py): the real docs against the
 # build under test, then fake pages against a fake binary printing a table of three settings.
-B=${1:-build}
 defaults="$(cd "$(dirname "$0")/../.." && pwd)/scripts/defaults.py"
-if python3 "$defaults" "$B/bikaroo-mcp" >"$tmp/defaults.out" 2>&1; then
-  echo "ok - every default the docs state is config-help's ($(sed -n 's/^defaults: [0-9]* pages, \([0-9]*\) defaults stated.*/\1/p' "$tmp/defaults.out") stated)"
-else sed 's/^/# /' "$tmp/defaults.out"; echo "not ok - the docs state defaults that are not config-help's (make lint says where)"; failures=1; fi
-df=$tmp/defaults-clean
+if python3 "$defaults" "$B/bikaroo-mcp" >"$t/defaults.out" 2>&1; then
+  ok "every default the docs state is config-help's ($(sed -n 's/^defaults: [0-9]* pages, \([0-9]*\) defaults stated.*/\1/p' "$t/defaults.out") stated)"
+else sed 's/^/# /' "$t/defaults.out"; nok "the docs state defaults that are not config-help's (make lint says where)"; fi
+df=$t/defaults-clean
 mkdir -p "$df/docs"
 printf '%s\n' '#!/bin/sh' "cat <<'EOF'" '| variable | flag | default | meaning |' '|---|---|---|---|' \
   '| `BIKAROO_DRAIN_MS` | `--drain-ms=` | `10000` | drain |' '| `BIKAROO_RATE_STORE` | `--rate-store=` | `database` | store |' \
-  '| `BIKAROO_MAX_CONNECTIONS` | `--max-connections=` | `1024` | connections |' 'EOF' >"$tmp/fake-mcp"
-chmod +x "$tmp/fake-mcp"
+  '| `BIKAROO_MAX_CONNECTIONS` | `--max-connections=` | `1024` | connections |' 'EOF' >"$t/fake-mcp"
+chmod +x "$t/fake-mcp"
 printf '%s\n' 'At most `BIKAROO_MAX_CONNECTIONS` (1,024; more wait), drained in `BIKAROO_DRAIN_MS`, 10 s;' \
   'budgets in the database (`BIKAROO_RATE_STORE=database`, the default). `BIKAROO_DRAIN_MS` (10' 's) across a line.' \
   '`BIKAROO_MAX_CONNECTIONS` (4 in the test) is no default.' '```sh' 'BIKAROO_DRAIN_MS=5 # `BIKAROO_DRAIN_MS` (5 s)' '```' \
@@ -281,9 +281,9 @@ printf '%s\n' 'At most `BIKAROO_MAX_CONNECTIONS` (1,024; more wait), drained in 
 echo '# Fake' >"$df/README.md"
 defaults_case() { # defaults_case NAME EXPECTED-EXIT EXPECTED-TEXT [PAGE LINE...]: lines appended to PAGE
   local dir
-  dir=$(mktemp -d "$tmp/defaults.XXXXXX")
+  dir=$(mktemp -d "$t/defaults.XXXXXX")
   planted "$dir" "$df" "${@:4}"
-  verdict "$1" "$2" "$3" python3 "$defaults" "$tmp/fake-mcp" --root "$dir" || failures=1
+  verdict "$1" "$2" "$3" python3 "$defaults" "$t/fake-mcp" --root "$dir"
 }
 defaults_case "defaults.py: defaults stated as config-help's pass; code blocks, the pasted table and the rest are not read" \
   0 "2 pages, 4 defaults stated of 3 settings, 0 not config-help's"
@@ -305,18 +305,18 @@ defaults_case "defaults.py: a setting config-help does not know fails" 1 \
 
 # Mutable process-wide variables in protocol/, capabilities/, transport/: none in the build under
 # test (scripts/globals.sh), and the check itself finds one in an object made to have it.
-if scripts/globals.sh "$B" >"$tmp/globals.out" 2>&1; then echo "ok - no mutable process-wide variable in protocol/, capabilities/, transport/"
-else sed 's/^/# /' "$tmp/globals.out"; echo "not ok - a mutable process-wide variable in protocol/, capabilities/ or transport/"; failures=1; fi
-mkdir -p "$tmp/gb/server/protocol" "$tmp/gb/server/capabilities" "$tmp/gb/server/transport"
-printf 'static int hits;\nint seen(void) { return ++hits; }\nconst char *const names[] = {"a"};\n' >"$tmp/gb.c"
-cc -c -o "$tmp/gb/server/protocol/x.o" "$tmp/gb.c"
-for d in capabilities transport; do cp "$tmp/gb/server/protocol/x.o" "$tmp/gb/server/$d/"; done
-if out=$(scripts/globals.sh "$tmp/gb" 2>&1); then
-  echo "not ok - globals.sh finds a static counter"; failures=1
+if scripts/globals.sh "$B" >"$t/globals.out" 2>&1; then ok "no mutable process-wide variable in protocol/, capabilities/, transport/"
+else sed 's/^/# /' "$t/globals.out"; nok "a mutable process-wide variable in protocol/, capabilities/ or transport/"; fi
+mkdir -p "$t/gb/server/protocol" "$t/gb/server/capabilities" "$t/gb/server/transport"
+printf 'static int hits;\nint seen(void) { return ++hits; }\nconst char *const names[] = {"a"};\n' >"$t/gb.c"
+cc -c -o "$t/gb/server/protocol/x.o" "$t/gb.c"
+for d in capabilities transport; do cp "$t/gb/server/protocol/x.o" "$t/gb/server/$d/"; done
+if out=$(scripts/globals.sh "$t/gb" 2>&1); then
+  nok "globals.sh finds a static counter"
 elif grep -q 'server/protocol/x.o: mutable process-wide variable hits' <<<"$out" && ! grep -q names <<<"$out"; then
-  echo "ok - globals.sh finds a static counter, not a const table"
+  ok "globals.sh finds a static counter, not a const table"
 else
-  printf '# %s\n' "$out"; echo "not ok - globals.sh names the counter and only it"; failures=1
+  printf '# %s\n' "$out"; nok "globals.sh names the counter and only it"
 fi
 
 wait
@@ -324,4 +324,4 @@ for dir in "${cases[@]}"; do
   cat "$dir/verdict"
   grep -q '^not ok' "$dir/verdict" && failures=$((failures + 1))
 done
-exit $((failures > 0))
+suite_exit
