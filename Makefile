@@ -103,6 +103,14 @@ $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
 docs-tables: $(B)/gen/capabilities.md
 	python3 scripts/doctable.py write $(B)/gen/capabilities.md docs/capabilities.md
 
+# The schema version the binary needs (domain/pg/migrate.h) is the number of the highest numbered
+# file of MIGRATIONS, read on every build and written only when it changed (then migrate.o alone
+# is rebuilt): a new numbered migration is all a schema change needs, and none is forgotten.
+MIGRATIONS ?= migrations
+$(B)/gen/schema_version.h: FORCE
+	@scripts/schema-version.sh '$(MIGRATIONS)' $@ >/dev/null
+$(B)/domain/pg/migrate.o: $(B)/gen/schema_version.h
+
 $(B)/libbikaroo.a: $(LIBOBJ)
 	$(SAY) AR $@
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -272,7 +280,9 @@ lint:
 	@scripts/banned.sh
 	@python3 scripts/arrows.py
 	@python3 scripts/codemap.py
+	@python3 scripts/stale.py
 	@$(MAKE) --no-print-directory all
+	@python3 scripts/defaults.py $(B)/bikaroo-mcp
 	@scripts/globals.sh $(B)
 
 FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h scripts/schema_embed.c
@@ -324,7 +334,8 @@ help:
 	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
 	@echo 'make bench         the benchmarks'
 	@echo 'make bench-shapes  the get_bike_status path: an earlier commit beside this build'
-	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, no mutable globals'
+	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, comments citing'
+	@echo '                   what exists, the defaults the docs state, no mutable globals'
 	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'

@@ -1,4 +1,4 @@
 -- 0005: get_bike_status's audited read (0004) as one plpgsql function instead of LANGUAGE sql
 -- (about 6,300 to 10,500 calls/s with pgbench): it replaced fleet.bike_status_audited_as() and
--- did nothing else. The current definition, with the reason, lives in
--- migrations/functions/fleet.bike_status_audited_as.sql (migrations/README.md).
+-- did nothing else. Its definition then moved to a function file (migrations/README.md), and
+-- 0014 dropped the function when no release called it any more.

@@ -14,7 +14,9 @@
    include-guard macros (BIKAROO_MCP_H).
 4. File sizes (SIZES): a folder's files stay under its limit, so that a file keeps one concern
    (the transport's files under 600 lines; the protocol's headers, one per reader, under 200;
-   server/'s root files: main.c, the composition root, under 300, cfg.c under 700).
+   server/'s root files: main.c, the composition root, under 300, any other (cfg.c) under 700;
+   domain/pg/'s files under 700). A file past its limit is named with its count, the limit and
+   the folder where the code to split off goes.
 5. What product code must not use (FORBIDDEN_WORDS): e.g. the test fixtures' escape from schema
    checking. Generated headers (GENERATED, written by the build under its gen/ folder) count
    as includes of their own layer.
@@ -65,12 +67,19 @@ SYSTEM = {  # <header or prefix/> -> (label, layers or paths (fnmatch patterns) 
 }
 GENERATED = {  # include name -> layers that may include it (the build writes it: B/gen/...)
     "gen/schemas.h": {"capabilities"},  # the capabilities' JSON Schemas (scripts/schema_embed.c)
+    "gen/schema_version.h": {"pg"},  # the highest numbered migration (scripts/schema-version.sh)
 }
-SIZES = [  # (path prefix, file endings, most lines)
-    ("server/transport/", (".c", ".h"), 600),
-    ("server/protocol/", (".h",), 200),
-    ("server/main.c", (".c",), 300),  # the composition root; commands go to server/cli/
-    ("server/cfg.c", (".c",), 700),  # the settings table and how they are read
+SIZES = [  # (path pattern, what it names, most lines, where the code split off goes): first match
+    (r"server/transport/.*\.[ch]", "a file of server/transport/", 600,
+     "a module of its own in server/transport/"),
+    (r"server/protocol/.*\.h", "a header of server/protocol/", 200,
+     "a header of its own in server/protocol/, one per reader"),
+    (r"server/main\.c", "server/main.c", 300,  # the composition root
+     "a command, or a part of serve, in server/cli/"),
+    (r"server/[^/]*\.c", "a .c file at the root of server/", 700,  # cfg.c: the settings table
+     "a command's code in server/cli/, a layer's in its folder of server/"),
+    (r"domain/pg/[^/]*\.[ch]", "a file of domain/pg/", 700,
+     "a module of its own in domain/pg/ (libpq plumbing), the business in domain/"),
 ]
 FORBIDDEN_WORDS = [  # (path prefix, word, why)
     ("server/", "schema_listed_only", "test fixtures only: product schemas are checked"),
@@ -267,13 +276,15 @@ def check_words(root, files, findings):
 def check_sizes(root, files, findings):
     count = 0
     for src in files:
-        for prefix, endings, most in SIZES:
-            if src.startswith(prefix) and src.endswith(endings):
-                lines = read(root, src).count("\n")
-                if lines > most:
-                    count += 1
-                    findings.append("%s: %d lines, over the %d of %s (split it along its concerns)"
-                                    % (src, lines, most, prefix))
+        rule = next((r for r in SIZES if re.fullmatch(r[0], src)), None)
+        if rule is None:
+            continue
+        _, what, most, where = rule
+        lines = read(root, src).count("\n")
+        if lines > most:
+            count += 1
+            findings.append("%s: %d lines, over the %d of %s (split it along its concerns: %s)"
+                            % (src, lines, most, what, where))
     return count
 
 

@@ -4,7 +4,7 @@ server/ and domain/, each under its own folder.
 
 The block is a tree: a line whose first word ends in "/" opens a folder (server/transport/, or
 pg/ indented under domain/), which holds the lines indented deeper than it; a name like http.c
-on such a line is that folder's file, a name with a slash (server/main.c, common/deadline.c) is
+on such a line is that folder's file, a name with a slash (server/main.c, domain/pg/db.c) is
 read from the repository's root. A .c file of server/ or domain/ that the block never names
 under its folder fails, naming the file; so does a name under a folder that has no such file (a
 map naming what is gone). Usage: codemap.py [--root DIR]; exit 1 on any finding."""

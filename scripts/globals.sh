@@ -2,7 +2,7 @@
 # globals.sh BUILD_DIR: fails when an object of server/protocol/, server/capabilities/ or
 # server/transport/ holds mutable process-wide data (an object symbol in .data or .bss, static or
 # not, function-scope statics included; .data.rel.ro is read-only once relocated): state of a request or a server lives in the structs that are
-# passed down. A singleton that stays (the database pool, the audit queue, the change follower,
+# passed down. A singleton that stays (the database settings, the change follower,
 # the logger) lives in domain/ or common/, and its header says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."

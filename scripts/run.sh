@@ -262,7 +262,7 @@ printf 'url=%q\npid=%q\ndb=%q\n' "$url" "$server_pid" "$(hide_password "$DATABAS
 # The host configurations of this build and this database (bikaroo-mcp host-config): each works
 # as written while this make run serves (a stdio one with a token pasted in, unless in local
 # mode). host-config prints no secret: a secret setting is handed to it as a file of its own
-# (NAME_FILE, 0600 in hosts/secrets/), which the files then name.
+# (NAME_FILE, 0600 in the secrets/ folder beside them), which the files then name.
 hosts=$state/hosts
 rm -rf "$hosts"
 mkdir -p "$hosts/secrets"

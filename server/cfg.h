@@ -39,7 +39,7 @@ struct cfg {
 	char *super_url;             /* BIKAROO_SUPER_URL: a superuser, for `admin create-roles` */
 	char *owner_password; /* BIKAROO_OWNER_PASSWORD: fleet_owner's, set by create-roles */
 	char *app_password;   /* BIKAROO_APP_PASSWORD: fleet_app's, set by create-roles */
-	/* Authorization (server/auth.c). */
+	/* Authorization (server/auth/auth.c). */
 	char *resource_uri;          /* BIKAROO_RESOURCE_URI: canonical URI, the tokens' audience */
 	char *auth_issuer;           /* BIKAROO_AUTH_ISSUER */
 	char *auth_algs;             /* BIKAROO_AUTH_ALGS */
@@ -63,7 +63,7 @@ struct cfg {
 	long drain_ms;           /* BIKAROO_DRAIN_MS: graceful stop */
 	long listen_per_subject; /* BIKAROO_LISTEN_PER_SUBJECT */
 	long db_retry_max_ms;    /* BIKAROO_DB_RETRY_MAX_MS: database down at start */
-	/* Bounded waits and admission (domain/pg/db.h, server/transport/http_work.h). */
+	/* Bounded waits and admission (common/task.h, server/transport/http_route.c). */
 	long call_timeout_ms; /* BIKAROO_CALL_TIMEOUT_MS */
 	long calls_max;       /* BIKAROO_CALLS_MAX */
 	/* Volume limits on tools/call (server/protocol/ratelimit.h). */

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "db.h"
+#include "gen/schema_version.h"
 
 #define MIGRATE_LOCK_KEY "7268431905" /* arbitrary, fixed: "bikaroo migrations" */
 #define MIGRATE_MAX_FILES 512
@@ -439,6 +440,11 @@ out:
 	exec_session_close(pg);
 	free(fdir);
 	return st;
+}
+
+int migrate_schema_needed(void)
+{
+	return MIGRATE_SCHEMA_NEEDED;
 }
 
 enum fleet_status migrate_schema_version(int *version)

@@ -1,6 +1,6 @@
 /* The resource-server side of OAuth 2.1: bearer parsing, JWT validation against a cached JWKS
  * (issuer metadata discovered lazily), RFC 7662 introspection, one short cache of validation
- * results for both (server/tokcache.c), RFC 9728 metadata and WWW-Authenticate challenges.
+ * results for both (server/auth/tokcache.c), RFC 9728 metadata and WWW-Authenticate challenges.
  * Tokens are never logged or stored: the cache keys are SHA-256 digests. */
 #include "auth.h"
 

@@ -133,7 +133,7 @@ static enum fleet_status serve_ready_db(int *version)
 
 void serve_ready(json_t *missing)
 {
-	int version = 0;
+	int version = 0, needed = migrate_schema_needed();
 	/* While statements time out, say so without one more query that would wait too. */
 	enum fleet_status st = db_stalled() ? FLEET_UNAVAILABLE : serve_ready_db(&version);
 	if (db_stalled())
@@ -152,18 +152,18 @@ void serve_ready(json_t *missing)
 				      json_sprintf("database schema: not migrated or older than "
 						   "version 9, this binary needs %d (run "
 						   "bikaroo-mcp migrate)",
-						   MIGRATE_SCHEMA_VERSION));
-	else if (version < MIGRATE_SCHEMA_VERSION)
+						   needed));
+	else if (version < needed)
 		json_array_append_new(
 			missing,
 			json_sprintf("database schema: at version %d, this binary needs %d "
 				     "(run bikaroo-mcp migrate)",
-				     version, MIGRATE_SCHEMA_VERSION));
+				     version, needed));
 	const char *auth = auth_ready();
 	if (auth)
 		json_array_append_new(missing, json_string(auth));
 	const char *db[] = {"database"}, *keys[] = {"issuer_keys"};
-	metrics_set(&metrics_ready, db, st == FLEET_OK && version >= MIGRATE_SCHEMA_VERSION);
+	metrics_set(&metrics_ready, db, st == FLEET_OK && version >= needed);
 	metrics_set(&metrics_ready, keys, auth == NULL);
 }
 

@@ -3,9 +3,10 @@
  * the client's roots returns {"resultType":"input_required","inputRequests":{...},
  * "requestState":"..."}; the client retries the same request with inputResponses and the echoed
  * requestState. The core (mrtr_prepare) validates the retry before the handler runs:
- * inputResponses must be an object of objects and requestState must open (server/reqstate.c:
- * integrity-protected, expiring, bound to the caller, the method and the request's parameters);
- * anything else is -32602. Handlers then read the responses and the state payload from ctx. */
+ * inputResponses must be an object of objects and requestState must open
+ * (server/protocol/reqstate.c: integrity-protected, expiring, bound to the caller, the method
+ * and the request's parameters); anything else is -32602. Handlers then read the responses and
+ * the state payload from ctx. */
 #ifndef BIKAROO_MRTR_H
 #define BIKAROO_MRTR_H
 

@@ -443,8 +443,8 @@ const struct tool_desc *conf_tools(size_t *n)
 
 /* ---- subscriptions over HTTP (2025-era resources/subscribe) ------------------------------
  * The suite's scenarios ask for {} and for the subscribed URIs to be tracked; the core checks
- * that the caller can read the resource (server/resources.c). Over stateless HTTP there is no
- * connection to keep them with, so this fixture keeps them per process; it never sends
+ * that the caller can read the resource (server/protocol/resources.c). Over stateless HTTP there
+ * is no connection to keep them with, so this fixture keeps them per process; it never sends
  * notifications/resources/updated: its resources do not change. (Over stdio the transport
  * keeps its own, as in the product.) */
 

@@ -6,29 +6,24 @@
 # the first part) and its output rule on the cases of rule-cases.json (rule.py).
 # Usage: tests/contracts/suite.sh (a suite of scripts/test.sh; its build-directory argument is
 # ignored: a check of data, not of memory, it always (re)builds build/contracts-dump through make
-# with the default flags). No database. Prints one "ok - ..." / "not ok - ..." line per test and
-# "# contracts pass N" / "# contracts fail M"; exits non-zero on any "not ok".
+# with the default flags). No database. Prints one "ok - ..." / "not ok - ..." line per test
+# (tests/lib/harness.sh); exits non-zero on any "not ok".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=build
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
+suite_init "$@"
+B=build # whatever the argument: see above
 check="python3 scripts/contracts.py"
 snap=tests/contracts/snapshot.json
 doc=docs/capabilities.md
-t=$(mktemp -d)
-trap 'rm -rf "$t"' EXIT
-pass=0
-fail=0
-
-ok() { echo "ok - $*"; pass=$((pass + 1)); }
-notok() { echo "not ok - $*"; fail=$((fail + 1)); }
-summary() { echo "# contracts pass $pass"; echo "# contracts fail $fail"; [[ $fail == 0 ]]; }
 
 # Always through make, so that a changed catalogue is never checked with a stale binary.
 if ! make -s --no-print-directory "B=$B" "$B/contracts-dump" >"$t/make.log" 2>&1; then
-  cat "$t/make.log"; notok "build $B/contracts-dump"; summary; exit 1
+  cat "$t/make.log"; nok "build $B/contracts-dump"; suite_exit
 fi
 if "$B/contracts-dump" >"$t/current.json" 2>"$t/dump.err"; then ok "contracts-dump lists the catalogue"
-else cat "$t/dump.err"; notok "contracts-dump lists the catalogue"; summary; exit 1; fi
+else cat "$t/dump.err"; nok "contracts-dump lists the catalogue"; suite_exit; fi
 
 # expect NAME PATTERN|"" RC SNAPSHOT CURRENT [check|readme DOC]: runs the checker (with the
 # previous release's snapshot REL when set); passes when its exit status is RC (0 or non-zero
@@ -41,7 +36,7 @@ expect() {
      { [[ -z $pat ]] || grep -qE -- "$pat" <<<"$out"; }; then
     ok "$name"
   else
-    notok "$name (exit $rc)"
+    nok "$name (exit $rc)"
     # shellcheck disable=SC2001
     sed 's/^/#   /' <<<"$out"
   fi
@@ -101,7 +96,7 @@ expect "the same with a major bump but a stale snapshot says to run make contrac
   "get_bike_status: .*1\.0\.0 -> 2\.0\.0 is enough.*run make contracts to record it" 1 "$snap" "$t/b.json"
 cp "$snap" "$t/b-snap.json"
 if $check --update "$t/b-snap.json" "$t/a.json" >"$t/b-update.out" 2>&1 || ! cmp -s "$snap" "$t/b-snap.json"; then
-  notok "make contracts refuses to record a change without its bump"; sed 's/^/#   /' "$t/b-update.out"
+  nok "make contracts refuses to record a change without its bump"; sed 's/^/#   /' "$t/b-update.out"
 else ok "make contracts refuses to record a change without its bump"; fi
 
 mutate c.json "${bs}['description'] += ' Wording only.'; ${bs}['inputSchema']['properties']['bikeId']['description']='The id on the frame.'; gov('tool','get_bike_status')['version']='1.0.1'"
@@ -172,7 +167,7 @@ CONTRACTS_TODAY=2030-02-01 expect "a deprecated capability removed after its sun
 while IFS= read -r line; do
   case $line in
   "ok - "*) ok "rule: ${line#ok - }" ;;
-  "not ok - "*) notok "rule: ${line#not ok - }" ;;
+  "not ok - "*) nok "rule: ${line#not ok - }" ;;
   *) echo "$line" ;;
   esac
 done < <(python3 tests/contracts/rule.py 2>&1)
@@ -186,4 +181,4 @@ grep -vE '^\| *`?prompt`? *\|' "$doc" >"$t/doc-missing.md"
 expect "a table without a capability's row fails" "investigate-damaged-bike .*missing from the capability table" 1 "$t/doc-missing.md" "$t/current.json" readme
 mutate e2.json "del c['tool']['report_damaged_bike']"
 expect "a table row of a capability the catalogue no longer has fails" "report_damaged_bike is not in the catalogue" 1 "$doc" "$t/e2.json" readme
-summary
+suite_exit

@@ -99,7 +99,7 @@ for path in docs:
             word = re.sub(r":[0-9]+$", "", word)
             if "/" not in word and word not in tops:
                 continue
-            if word.split("/")[0] not in tops or word.startswith(made) or "://" in word:
+            if word.split("/")[0] not in tops or (word + "/").startswith(made) or "://" in word:
                 continue
             if re.search(r"[A-Z]{3,}|\$|\{", word.split("/", 1)[-1]):
                 continue  # a pattern: NNNN_name.sql, $(PREFIX), {bikeId}

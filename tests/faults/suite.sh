@@ -5,29 +5,24 @@
 # cluster is started, in the same process, and stops with 0.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
-bin=${BIKAROO_BIN:-$PWD/$B/bikaroo-mcp}
-t=$(mktemp -d)
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
+suite_init "$@"
 pgdir=$PWD/.run/faults-pg-$$
-pid=
-cleanup() {
-  [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  scripts/pgtmp.sh destroy "$pgdir" >/dev/null 2>&1
-  rm -rf "$t"
-}
-trap cleanup EXIT
-fail() {
-  echo "not ok - $*"
+suite_on_exit "scripts/pgtmp.sh destroy '$pgdir'"
+# fatal WHAT: a failure the steps after it depend on: not ok, the servers' last lines, the end.
+fatal() {
+  nok "$*"
   for f in "$t/serve.log" "$t/serve2.log"; do [[ -f $f ]] && grep -v 'still unavailable\|connection failed' "$f" | tail -n 10; done
-  exit 1
+  suite_exit
 }
 
-env_lines=$(scripts/pgtmp.sh start "$pgdir" 2>"$t/pg.log") || { cat "$t/pg.log"; fail "a cluster of its own starts"; }
+env_lines=$(scripts/pgtmp.sh start "$pgdir" 2>"$t/pg.log") || { cat "$t/pg.log"; fatal "a cluster of its own starts"; }
 db_url=$(sed -n "s/^DATABASE_URL='\(.*\)'$/\1/p" <<<"$env_lines")
 owner_url=$(sed -n "s/^BIKAROO_MIGRATE_URL='\(.*\)'$/\1/p" <<<"$env_lines")
-DATABASE_URL=$owner_url BIKAROO_MIGRATE_URL=$owner_url "$bin" migrate >"$t/migrate.log" 2>&1 || { cat "$t/migrate.log"; fail "its schema migrates"; }
-psql -X "$owner_url" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-data.sql >/dev/null || fail "its demo data loads"
-scripts/pgtmp.sh stop "$pgdir" 2>>"$t/pg.log" || fail "the cluster stops"
+DATABASE_URL=$owner_url BIKAROO_MIGRATE_URL=$owner_url "$bin" migrate >"$t/migrate.log" 2>&1 || { cat "$t/migrate.log"; fatal "its schema migrates"; }
+psql -X "$owner_url" -v ON_ERROR_STOP=1 -q -f migrations/demo/demo-data.sql >/dev/null || fatal "its demo data loads"
+scripts/pgtmp.sh stop "$pgdir" 2>>"$t/pg.log" || fatal "the cluster stops"
 
 # call METHOD NAME PARAMS: one 2026-07-28 request; prints the status line's code, headers in $t/h.
 call() {
@@ -42,27 +37,28 @@ read_bike='"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},'
 DATABASE_URL=$db_url BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port BIKAROO_METRICS_LISTEN=127.0.0.1:0 \
   BIKAROO_DB_RETRY_MAX_MS=500 ${BIKAROO_WRAPPER:-} "$bin" serve 2>"$t/serve.log" &
 pid=$!
+suite_pids+=("$pid")
 for _ in $(seq 1 300); do [[ -s $t/port ]] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-[[ -s $t/port ]] || fail "the server starts while its database is down (it exited or never listened)"
+[[ -s $t/port ]] || fatal "the server starts while its database is down (it exited or never listened)"
 port=$(cat "$t/port")
-echo "ok - the server starts while its database is down"
+ok "the server starts while its database is down"
 
 code=$(curl -s -m 5 -o "$t/ready" -w '%{http_code}' "http://127.0.0.1:$port/readyz")
 [[ $code == 503 ]] && grep -q 'database' "$t/ready" ||
-  fail "/readyz is 503 naming the database meanwhile (got $code: $(cat "$t/ready"))"
-echo "ok - /readyz is 503 naming the database meanwhile: $(cat "$t/ready")"
+  fatal "/readyz is 503 naming the database meanwhile (got $code: $(cat "$t/ready"))"
+ok "/readyz is 503 naming the database meanwhile: $(cat "$t/ready")"
 
 code=$(call server/discover "" "")
-[[ $code == 200 ]] || fail "server/discover is answered without the database (got $code)"
-echo "ok - what needs no database is served meanwhile (server/discover 200)"
+[[ $code == 200 ]] || fatal "server/discover is answered without the database (got $code)"
+ok "what needs no database is served meanwhile (server/discover 200)"
 
 start=$(date +%s%N)
 code=$(call tools/call get_bike_status "$read_bike")
 took=$((($(date +%s%N) - start) / 1000000))
 grep -qi '^Retry-After: ' "$t/h" && grep -q '"error"' "$t/body" && ! grep -q '"result"' "$t/body" ||
-  fail "a tool call without the database gets a JSON-RPC error and Retry-After (got: $(cat "$t/body"))"
-[[ $code == 503 && $took -lt 2000 ]] || fail "a tool call without the database gets 503 at once (got $code in $took ms)"
-echo "ok - a tool call without the database gets 503 + Retry-After and an error, in $took ms"
+  fatal "a tool call without the database gets a JSON-RPC error and Retry-After (got: $(cat "$t/body"))"
+[[ $code == 503 && $took -lt 2000 ]] || fatal "a tool call without the database gets 503 at once (got $code in $took ms)"
+ok "a tool call without the database gets 503 + Retry-After and an error, in $took ms"
 
 # A second server logs in as the superuser: once the database answers it must refuse to serve
 # (row-level security would not apply), never having run a statement as that role: its retry
@@ -72,11 +68,12 @@ super_url=${db_url/fleet_app@/postgres@}
 DATABASE_URL=$super_url BIKAROO_AUTH=local BIKAROO_PORT=0 BIKAROO_READY_FILE=$t/port2 BIKAROO_METRICS_LISTEN=127.0.0.1:0 \
   BIKAROO_DB_RETRY_MAX_MS=4000 ${BIKAROO_WRAPPER:-} "$bin" serve 2>"$t/serve2.log" &
 pid2=$!
+suite_pids+=("$pid2")
 for _ in $(seq 1 300); do [[ -s $t/port2 ]] && break; sleep 0.1; done
 port2=$(cat "$t/port2" 2>/dev/null)
 sleep 1 # its tries at 0.25, 0.75 and 1.75 s: the cluster comes up between the last two
 
-scripts/pgtmp.sh start "$pgdir" >/dev/null 2>>"$t/pg.log" || fail "the cluster starts again"
+scripts/pgtmp.sh start "$pgdir" >/dev/null 2>>"$t/pg.log" || fatal "the cluster starts again"
 start=$(date +%s%N)
 served=0 served2=0
 for _ in $(seq 1 100); do
@@ -92,16 +89,16 @@ for _ in $(seq 1 100); do
   fi
   sleep 0.05
 done
-[[ $served == 1 ]] || fail "the same process serves once the database is up (last: $code)"
-echo "ok - the same process serves once the database is up ($took ms after the cluster started)"
+[[ $served == 1 ]] || fatal "the same process serves once the database is up (last: $code)"
+ok "the same process serves once the database is up ($took ms after the cluster started)"
 code=$(curl -s -m 5 -o "$t/ready" -w '%{http_code}' "http://127.0.0.1:$port/readyz")
-[[ $code == 200 ]] || fail "/readyz is 200 once the database is up (got $code: $(cat "$t/ready"))"
-echo "ok - /readyz is 200 once the database is up"
+[[ $code == 200 ]] || fatal "/readyz is 200 once the database is up (got $code: $(cat "$t/ready"))"
+ok "/readyz is 200 once the database is up"
 wait "$pid2"; rc2=$?
 [[ -n $port2 && $served2 == 0 && $rc2 == 1 ]] && grep -q 'refusing to serve: the login role is a superuser' "$t/serve2.log" ||
-  fail "a server whose role turns out to be a superuser serves nothing and exits 1 (served $served2, exit $rc2)"
-echo "ok - a server whose login role turns out to be a superuser answers nothing from the database and exits 1"
+  fatal "a server whose role turns out to be a superuser serves nothing and exits 1 (served $served2, exit $rc2)"
+ok "a server whose login role turns out to be a superuser answers nothing from the database and exits 1"
 
-kill -TERM "$pid"; wait "$pid"; rc=$?; pid=
-[[ $rc == 0 ]] || fail "the server stops with 0 (got $rc)"
-echo "ok - it stops with 0"
+kill -TERM "$pid"; wait "$pid"; rc=$?
+[[ $rc == 0 ]] || fatal "the server stops with 0 (got $rc)"
+ok "it stops with 0"

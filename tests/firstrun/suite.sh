@@ -6,25 +6,21 @@
 # PGHOST, PGPORT, PGUSER, PGDATABASE, PGSERVICE, PGOPTIONS... for the whole run. Prints
 # `ok - ...` / `not ok - ...` lines.
 set -uo pipefail
-t=$(mktemp -d)
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
+suite_init "$@"
 run_pid=
-failures=0
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
+# shellcheck disable=SC2317  # invoked at the end (suite_on_exit)
+stop_run() { # make run's whole process group (setsid): make, the server, the cluster's scripts
   if [[ -n "$run_pid" ]]; then
     kill -TERM -- "-$run_pid" 2>/dev/null
     for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
   fi
-  scripts/pgtmp.sh destroy "$t/pg" >/dev/null 2>&1
-  rm -rf "$t"
 }
-trap cleanup EXIT
-
-check() { # check WHAT COMMAND...: ok when COMMAND succeeds
-  local what=$1
-  shift
-  if "$@"; then echo "ok - $what"; else echo "not ok - $what"; failures=$((failures + 1)); fi
-}
+suite_on_exit stop_run
+# shellcheck disable=SC2016  # expanded at the end
+suite_on_exit 'scripts/pgtmp.sh destroy "$t/pg"'
 
 real_pkgconfig=$(command -v pkg-config)
 mkdir -p "$t/bin"
@@ -83,4 +79,4 @@ else
   tail -n 20 "$t/run.log"
   check "that make run serves despite hostile PG* variables" false
 fi
-[[ $failures == 0 ]]
+suite_exit

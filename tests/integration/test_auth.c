@@ -524,7 +524,7 @@ END_TEST
 
 /* The audit row names the token a call was made with by its jti, or by the SHA-256 of the token
  * when it has none, never the token (tokens_never_leak checks the whole database for it): on
- * the group-commit path of reads and on the one-by-one path of a refusal. */
+ * the batched path of reads and on the one-by-one path of a refusal. */
 static void auth_call_as(const char *token, const char *tool, const char *args, int id)
 {
 	char a[9000], mn[64], body[512];

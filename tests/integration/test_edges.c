@@ -273,8 +273,9 @@ START_TEST(a_request_framed_two_ways_is_refused_and_what_follows_never_runs)
 	ck_assert_msg(ed_occurrences(buf, "HTTP/1.1 200") == 2, "control:\n%s", buf);
 	free(bytes);
 	free(hidden);
-	/* Audit rows of reads are written by group commit: give it time, then none of the hidden
-	 * requests has one, and the control's has. */
+	/* A read's audit row is written with the read, in its caller's statement of the batch, and
+	 * committed before the answer (domain/reads.h); the wait is only a bound. None of the
+	 * hidden requests has a row, and the control's has. */
 	long control = 0;
 	for (int t = 0; t < 100 && control == 0; t++) {
 		ed_sleep_ms(50);

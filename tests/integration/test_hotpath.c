@@ -2,9 +2,9 @@
  * backend connection are validated by the rights epoch, so a committed change (a region
  * removed, a principal deactivated, a client's may_read revoked) is honoured by the very next
  * call on every connection and every instance, and a stale or forged cache entry widens
- * nothing; reads' audit rows by group commit: exactly one row per call under 32 concurrent
- * callers, no answered read without its row across a kill -9, and a failed batch fails its
- * reads with 503. */
+ * nothing; reads' audit rows written with the reads, in each caller's statement of the batch:
+ * exactly one row per call under 32 concurrent callers, no answered read without its row across
+ * a kill -9, and a failed batch fails its reads with 503. */
 #include <check.h>
 #include <libpq-fe.h>
 #include <signal.h>

@@ -10,21 +10,14 @@
 # without a direct LISTEN connection is refused at start.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
-bin=$PWD/$B/bikaroo-mcp
-t=$(mktemp -d)
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
+suite_init "$@"
 chmod 0755 "$t"
-pids=()
 bouncer=
-cleanup() {
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-  [[ -n $bouncer ]] && kill -TERM "$bouncer" 2>/dev/null && wait "$bouncer" 2>/dev/null
-  rm -rf "$t"
-}
-trap cleanup EXIT
-fails=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; fails=$((fails + 1)); }
+# The instances stop first (suite_pids), then the pooler they use.
+# shellcheck disable=SC2016  # expanded at the end
+suite_on_exit '[[ -n $bouncer ]] && kill -TERM "$bouncer" 2>/dev/null && wait "$bouncer" 2>/dev/null'
 
 command -v pgbouncer >/dev/null || { echo "skip - pooler: pgbouncer is not installed (scripts/deps.sh)"; exit 0; }
 sock=$PGTMP_SOCK
@@ -56,6 +49,7 @@ if [[ $EUID == 0 ]]; then
 else
   pgbouncer "$t/pgbouncer.ini" 2>>"$t/pgbouncer.err" &
 fi
+# shellcheck disable=SC2034  # stopped at the end (suite_on_exit above)
 bouncer=$!
 # Every parameter pinned, as pgtmp.sh's URLs: the caller's PG* variables do not reach it.
 pooled="postgresql://fleet_app@127.0.0.1:$port/bikaroo?hostaddr=&sslmode=disable&gssencmode=disable&options=&passfile=&connect_timeout=10&target_session_attrs=any&client_encoding=UTF8"
@@ -63,7 +57,7 @@ for _ in $(seq 1 50); do psql -X -q "$pooled" -c 'SELECT 1' >/dev/null 2>&1 && b
 if ! psql -X -q "$pooled" -c 'SELECT 1' >/dev/null 2>&1; then
   nok "pgbouncer (transaction mode, pool 2) starts on 127.0.0.1"
   cat "$t/pgbouncer.err" "$t/pgbouncer.log" 2>/dev/null | tail -n 20
-  exit 1
+  suite_exit
 fi
 ok "pgbouncer (transaction mode, pool 2) starts on 127.0.0.1"
 
@@ -75,7 +69,7 @@ start() {
   env BIKAROO_AUTH=local BIKAROO_LOCAL_SUBJECT="$subject" BIKAROO_PORT=0 BIKAROO_THREADS=4 BIKAROO_RATE_READS=0 \
     BIKAROO_READY_FILE="$t/$name.port" DATABASE_URL="$pooled" "$@" \
     "$bin" serve 2>"$t/$name.log" &
-  pids+=($!)
+  suite_pids+=($!)
   for _ in $(seq 1 100); do [[ -s $t/$name.port ]] && return 0; sleep 0.1; done
   return 1
 }
@@ -97,7 +91,7 @@ if start par marie BIKAROO_DB_POOLER=transaction BIKAROO_LISTEN_DATABASE_URL="$d
 else
   nok "two instances start through the pooler"
   tail -n 5 "$t"/par.log "$t"/lyo.log
-  exit 1
+  suite_exit
 fi
 
 call() { # port id bike -> the response body
@@ -178,4 +172,4 @@ else
   nok "a listen through a pooled instance hears the update"
   head -c 600 "$t/listen.out"
 fi
-exit $((fails > 0))
+suite_exit

@@ -10,26 +10,20 @@
 # (RUN_PG_DIR) in a temporary folder. Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-B=${1:-build}
-t=$(mktemp -d)
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
+suite_init "$@"
 chmod 755 "$t"
-pids=()
-failures=0
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
+pids=() # process groups (make run's, setsid) or plain processes, stopped at the end
+# shellcheck disable=SC2317  # invoked at the end (suite_on_exit)
+stop_all() {
   for p in "${pids[@]}"; do
     kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null
     for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   done
   for d in "$t"/*/pg; do [[ -d $d ]] && scripts/pgtmp.sh destroy "$d" >/dev/null 2>&1; done
-  rm -rf "$t"
 }
-trap cleanup EXIT
-check() { # check WHAT COMMAND...: ok when COMMAND succeeds
-  local what=$1
-  shift
-  if "$@"; then echo "ok - $what"; else echo "not ok - $what"; failures=$((failures + 1)); fi
-}
+suite_on_exit stop_all
 call() { # call PORT: get_bike_status VL-2048's status word, or the body when there is none
   local body
   body=$(curl -s -m 10 "http://127.0.0.1:$1/mcp" -H 'Content-Type: application/json' \
@@ -226,4 +220,4 @@ kill -TERM "$down" 2>/dev/null
 wait "$down" 2>/dev/null
 check "serve, its database unreachable, names DATABASE_URL with the password hidden" \
   test -z "$(grep -e "$pw" "$t/down.log")" -a -n "$(grep 'DATABASE_URL=postgresql://fleet_app:\*\*\*@' "$t/down.log")"
-[[ $failures == 0 ]]
+suite_exit

@@ -8,22 +8,20 @@
 # jwt run serves with the test lab (tests/node_modules) hidden. Prints `ok - ` / `not ok - ` lines.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-t=$(mktemp -d)
+# shellcheck source=tests/lib/harness.sh
+source tests/lib/harness.sh
+suite_init "$@"
 chmod 755 "$t"
 run_pid=
-failures=0
-# shellcheck disable=SC2317  # invoked via trap
-cleanup() {
+# shellcheck disable=SC2317  # invoked at the end (suite_on_exit)
+stop_run() { # a traced make run's whole process group (setsid), then the clusters it left
   if [[ -n "$run_pid" ]]; then
     kill -TERM -- "-$run_pid" 2>/dev/null
     for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
   fi
   for d in "$t"/pg-*; do [[ -d $d ]] && scripts/pgtmp.sh destroy "$d" >/dev/null 2>&1; done
-  rm -rf "$t"
 }
-trap cleanup EXIT
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; failures=$((failures + 1)); }
+suite_on_exit stop_run
 
 for tier in run idp test bench fuzz; do
   [[ -n "$(scripts/deps.sh --list "$tier")" ]] || nok "scripts/deps.sh --list $tier names packages"
@@ -52,7 +50,7 @@ python3 tests/tiers/tiers.py docs || failures=$((failures + 1))
 
 if ! command -v strace >/dev/null || ! strace -f -o /dev/null true 2>/dev/null; then
   echo "skip - the tiers' traced runs: strace cannot trace here (not installed, or ptrace refused)"
-  exit $((failures > 0))
+  suite_exit
 fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -154,4 +152,4 @@ else
     else nok "BIKAROO_AUTH=jwt make run installed the test lab: $check_empty"; fi
   fi
 fi
-[[ $failures == 0 ]]
+suite_exit

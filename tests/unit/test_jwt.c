@@ -1,5 +1,5 @@
-/* JWT access-token checks (server/jwt.c) with keys and signatures made by cjose itself, the
- * bearer-header parser (server/auth.c) and the outbound URL policy (server/fetch.c). */
+/* JWT access-token checks (server/auth/jwt.c) with keys and signatures made by cjose itself, the
+ * bearer-header parser (server/auth/auth.c) and the outbound URL policy (server/auth/fetch.c). */
 #include <check.h>
 #include <cjose/cjose.h>
 #include <stdlib.h>

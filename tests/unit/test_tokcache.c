@@ -1,4 +1,4 @@
-/* The token validation cache (server/tokcache.c): hits, expiry by the token's exp and by the
+/* The token validation cache (server/auth/tokcache.c): hits, expiry by the token's exp and by the
  * cache's max age, the key-set generation rule, refusals, and the bound on its size. */
 #include <check.h>
 #include <stdio.h>
