@@ -1,6 +1,7 @@
 /* Writes: one call of the write's function per call (writes.h). */
 #include "writes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +18,8 @@ static const char *const writes_fixed[WRITES_NFIXED] = {"outcome", "region", "ef
 static PGresult *writes_exec(const struct writes_query *q, const char *const *params,
 			     enum fleet_status *st, struct writes_result *out)
 {
-	char *sql = mem_printf("SELECT * FROM %s($1, $2, $3::jsonb, $4, $5, $6, $7, $8)",
-			       q->function);
+	char *sql =
+		mem_printf("SELECT * FROM %s($1, $2, $3::jsonb, $4, $5, $6, $7, $8)", q->function);
 	PGresult *res = NULL;
 	for (int attempt = 0; !res; attempt++) {
 		struct db_error err;
@@ -29,7 +30,7 @@ static PGresult *writes_exec(const struct writes_query *q, const char *const *pa
 			/* Unique constraints see every region: say nothing of what collided. */
 			if (!res && strcmp(err.sqlstate, "23505") == 0) {
 				*st = FLEET_CONFLICT;
-				strcpy(out->outcome, "conflict");
+				snprintf(out->outcome, sizeof out->outcome, "conflict");
 			}
 			break;
 		}
@@ -83,15 +84,17 @@ enum fleet_status writes_run(const struct writes_query *q, const struct fleet_ac
 		out->refusal = WRITES_REFUSAL_MACHINE;
 		return FLEET_FORBIDDEN;
 	}
-	const char *params[8] = {actor->subject, actor->client_id, req->args,
-				 req->tool,      req->key,         req->digest,
+	const char *params[8] = {actor->subject,  actor->client_id,
+				 req->args,       req->tool,
+				 req->key,        req->digest,
 				 req->request_id, req->confirmed ? "true" : "false"};
 	enum fleet_status st;
 	PGresult *res = writes_exec(q, params, &st, out);
 	if (!res)
 		return st;
 	int fixed[WRITES_NFIXED], *own = mem_calloc(q->ncolumns + 1, sizeof *own);
-	if (PQntuples(res) != 1 || rights_read_row(res, q->function, "", &out->rights) != FLEET_OK ||
+	if (PQntuples(res) != 1 ||
+	    rights_read_row(res, q->function, "", &out->rights) != FLEET_OK ||
 	    db_columns(res, q->function, writes_fixed, WRITES_NFIXED, fixed) != FLEET_OK ||
 	    db_columns(res, q->function, q->columns, q->ncolumns, own) != FLEET_OK) {
 		st = FLEET_INTERNAL;

@@ -1,13 +1,13 @@
 /* schema-embed OUT_DIR DECLARATION.json...: the build step that turns the capabilities'
  * declarations (server/capabilities/NAME.json, server/capabilities/README.md says what each
  * field means) into C: OUT_DIR/capabilities.c (every row, its governance, the description of
- * its read or write, its input and output schemas, and the list of all capabilities),
- * capabilities.h, schemas.h (the schemas as strings) and capabilities.md (the governance table
- * of docs/capabilities.md). Each declaration is checked first: valid JSON (UTF-8, no duplicate
- * keys), only the fields this program knows, names and types it can generate, schemas with only
- * the draft 2020-12 keywords the server's validator implements (server/protocol/schema.c), the
- * example's arguments valid against the input schema. Any problem fails the build, naming the
- * file, where in it, and what to write instead. */
+ * its read or write, its input and output schemas, and the list of all capabilities), its
+ * header, gen/capabilities.h, gen/schemas.h (the schemas as strings) and the governance table
+ * of docs/capabilities.md (OUT_DIR/capabilities.md, make docs-tables). Each declaration is checked
+ * first: valid JSON (UTF-8, no duplicate keys), only the fields this program knows, names and types
+ * it can generate, schemas with only the draft 2020-12 keywords the server's validator implements
+ * (server/protocol/schema.c), the example's arguments valid against the input schema. Any problem
+ * fails the build, naming the file, where in it, and what to write instead. */
 #include <ctype.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -80,8 +80,7 @@ static void gen_keys(json_t *obj, const char *where, const char *const *known)
 {
 	const char *k;
 	json_t *v;
-	json_object_foreach(obj, k, v)
-	{
+	json_object_foreach (obj, k, v) {
 		bool ok = false;
 		for (const char *const *n = known; *n && !ok; n++)
 			ok = strcmp(*n, k) == 0;
@@ -118,7 +117,7 @@ static bool gen_bool(json_t *obj, const char *key)
 static const struct {
 	const char *sql, *form, *json;
 } gen_types[] = {
-	{"text", "DECLARED_STRING", "string"},   {"smallint", "DECLARED_INTEGER", "integer"},
+	{"text", "DECLARED_STRING", "string"},      {"smallint", "DECLARED_INTEGER", "integer"},
 	{"integer", "DECLARED_INTEGER", "integer"}, {"bigint", "DECLARED_INTEGER", "integer"},
 	{"boolean", "DECLARED_BOOLEAN", "boolean"}, {"json", "DECLARED_JSON", NULL},
 	{"jsonb", "DECLARED_JSON", NULL},
@@ -136,8 +135,8 @@ static int gen_type(const char *sql)
  * NAME_columns. */
 static void gen_columns(FILE *c, const char *name, json_t *cols, const char *where, bool map)
 {
-	static const char *const known[] = {"column", "type", "name", "null", "schema", "withheld",
-					    NULL};
+	static const char *const known[] = {"column", "type",     "name", "null",
+					    "schema", "withheld", NULL};
 	if (!json_is_array(cols) || json_array_size(cols) == 0) {
 		gen_fail(where, "\"columns\" must list the function's RETURNS TABLE columns, in "
 				"order");
@@ -145,8 +144,7 @@ static void gen_columns(FILE *c, const char *name, json_t *cols, const char *whe
 	}
 	size_t i;
 	json_t *col;
-	json_array_foreach(cols, i, col)
-	{
+	json_array_foreach (cols, i, col) {
 		char at[160];
 		snprintf(at, sizeof at, "%s.columns[%zu]", where, i);
 		if (!json_is_object(col)) {
@@ -157,12 +155,15 @@ static void gen_columns(FILE *c, const char *name, json_t *cols, const char *whe
 		const char *column = gen_str(col, "column", at, true);
 		const char *type = gen_str(col, "type", at, true);
 		if (column && !gen_word(column))
-			gen_fail(at, "column \"%s\" must be lower case letters, digits and _", column);
+			gen_fail(at, "column \"%s\" must be lower case letters, digits and _",
+				 column);
 		if (type && gen_type(type) < 0)
-			gen_fail(at,
-				 "type \"%s\" is not one the server reads (text, smallint, integer, "
-				 "bigint, boolean, json, jsonb): cast it in the function, e.g. to text",
-				 type);
+			gen_fail(
+				at,
+				"type \"%s\" is not one the server reads (text, smallint, integer, "
+				"bigint, boolean, json, jsonb): cast it in the function, e.g. to "
+				"text",
+				type);
 		bool withheld = json_object_get(col, "withheld") != NULL;
 		if (withheld) {
 			gen_str(col, "withheld", at, true);
@@ -174,8 +175,9 @@ static void gen_columns(FILE *c, const char *name, json_t *cols, const char *whe
 		const char *jname = gen_str(col, "name", at, true);
 		json_t *schema = json_object_get(col, "schema");
 		if (!json_is_object(schema)) {
-			gen_fail(at, "\"schema\" must be the JSON Schema of the value shown (or mark "
-				     "the column \"withheld\" with the reason)");
+			gen_fail(at,
+				 "\"schema\" must be the JSON Schema of the value shown (or mark "
+				 "the column \"withheld\" with the reason)");
 			continue;
 		}
 		int t = gen_type(type);
@@ -189,8 +191,7 @@ static void gen_columns(FILE *c, const char *name, json_t *cols, const char *whe
 		(void)jname;
 	}
 	fprintf(c, "static const struct declared_field %s_fields[] = {\n", name);
-	json_array_foreach(cols, i, col)
-	{
+	json_array_foreach (cols, i, col) {
 		int t = gen_type(json_string_value(json_object_get(col, "type")));
 		fputs("\t{", c);
 		gen_literal(c, json_string_value(json_object_get(col, "name")));
@@ -201,8 +202,7 @@ static void gen_columns(FILE *c, const char *name, json_t *cols, const char *whe
 	if (!map)
 		return;
 	fprintf(c, "static const struct reads_column %s_columns[] = {\n", name);
-	json_array_foreach(cols, i, col)
-	{
+	json_array_foreach (cols, i, col) {
 		fputs("\t{", c);
 		gen_literal(c, json_string_value(json_object_get(col, "column")));
 		fprintf(c, ", READS_TEXT_NEW, %zu * sizeof(char *), sizeof(char *)},\n", i);
@@ -215,8 +215,7 @@ static bool gen_has_column(json_t *cols, const char *column)
 {
 	size_t i;
 	json_t *col;
-	json_array_foreach(cols, i, col)
-	{
+	json_array_foreach (cols, i, col) {
 		const char *n = json_string_value(json_object_get(col, "column"));
 		if (n && column && strcmp(n, column) == 0)
 			return true;
@@ -231,8 +230,7 @@ static json_t *gen_output_schema(json_t *cols)
 	json_t *props = json_object(), *required = json_array();
 	size_t i;
 	json_t *col;
-	json_array_foreach(cols, i, col)
-	{
+	json_array_foreach (cols, i, col) {
 		const char *jname = json_string_value(json_object_get(col, "name"));
 		json_t *schema = json_object_get(col, "schema");
 		if (!jname || !json_is_object(schema))
@@ -262,8 +260,7 @@ static void gen_refusals(FILE *c, const char *name, json_t *refusals, const char
 	}
 	const char *k;
 	json_t *v;
-	json_object_foreach(refusals, k, v)
-	{
+	json_object_foreach (refusals, k, v) {
 		if (!gen_word(k) || !json_is_string(v)) {
 			gen_fail(where, "refusal \"%s\": an outcome word and its text", k);
 			continue;
@@ -285,8 +282,7 @@ static void gen_refusals(FILE *c, const char *name, json_t *refusals, const char
 		}
 	}
 	fprintf(c, "static const struct declared_refusal %s_refusals[] = {\n", name);
-	json_object_foreach(refusals, k, v)
-	{
+	json_object_foreach (refusals, k, v) {
 		fputs("\t{", c);
 		gen_literal(c, k);
 		fputs(", ", c);
@@ -302,8 +298,8 @@ static void gen_refusals(FILE *c, const char *name, json_t *refusals, const char
 static void gen_governance(FILE *c, FILE *md, const char *name, json_t *g, const char *where,
 			   const char *kind, const char *row, const char *roles)
 {
-	static const char *const known[] = {"version",   "risk",   "data",    "systems",
-					    "audit",     "owner",  "domain",  "confirmation",
+	static const char *const known[] = {"version",   "risk",   "data",        "systems",
+					    "audit",     "owner",  "domain",      "confirmation",
 					    "lifecycle", "sunset", "replacement", NULL};
 	char at[160];
 	snprintf(at, sizeof at, "%s.governance", where);
@@ -330,7 +326,7 @@ static void gen_governance(FILE *c, FILE *md, const char *name, json_t *g, const
 		owner = "fleet-operations-platform";
 	const char *confirmation = gen_str(g, "confirmation", at, true);
 	fprintf(c, "static const struct mcp_governance %s = {\n", name);
-	static const char *const fields[] = {"version", "risk",         "data",  "systems",
+	static const char *const fields[] = {"version", "risk",         "data",   "systems",
 					     "audit",   "confirmation", "sunset", "replacement"};
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
 		const char *v = gen_str(g, fields[i], at, i < 6);
@@ -403,8 +399,9 @@ static void gen_ext(FILE *c, FILE *h, json_t *row, const char *where)
 enum gen_proto { GEN_TOOL, GEN_READ, GEN_COMPLETE, GEN_VALID };
 static const char *const gen_protos[][2] = {
 	[GEN_TOOL] = {"int", "struct mcp_ctx *, json_t *, json_t **, struct mcp_error *"},
-	[GEN_READ] = {"enum resource_status",
-		      "struct mcp_ctx *, const char *, const char *, json_t **, struct mcp_error *"},
+	[GEN_READ] =
+		{"enum resource_status",
+		 "struct mcp_ctx *, const char *, const char *, json_t **, struct mcp_error *"},
 	[GEN_COMPLETE] = {"int",
 			  "struct mcp_ctx *, const char *, json_t **, long *, struct mcp_error *"},
 	[GEN_VALID] = {"bool", "const char *"},
@@ -459,13 +456,14 @@ static void gen_example(FILE *c, json_t *row, const char *where, json_t *input, 
 	json_t *ex = json_object_get(row, "example");
 	if (!ex) {
 		if (strcmp(kind, "tool") == 0 || strcmp(kind, "template") == 0)
-			gen_fail(where, "\"example\" is missing: the arguments of a call that succeeds "
-					"and the caller it succeeds for ({\"arguments\": {...}, "
-					"\"caller\": {\"subject\": ..., \"client\": ...}})");
+			gen_fail(where,
+				 "\"example\" is missing: the arguments of a call that succeeds "
+				 "and the caller it succeeds for ({\"arguments\": {...}, "
+				 "\"caller\": {\"subject\": ..., \"client\": ...}})");
 		return;
 	}
-	static const char *const known[] = {"arguments", "caller", "outside", "refused", "fixture",
-					    NULL};
+	static const char *const known[] = {"arguments", "caller",  "outside",
+					    "refused",   "fixture", NULL};
 	gen_keys(ex, where, known);
 	json_t *args = json_object_get(ex, "arguments");
 	if (!json_is_object(args)) {
@@ -514,27 +512,26 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		     bool has_read, bool has_write)
 {
 	static const char *const tool_keys[] = {
-		"name",  "title",       "description", "key",       "input",   "read_only",
-		"destructive", "idempotent", "audit", "example", "ext", "handler", "governance",
-		"tasks", NULL};
-	static const char *const res_keys[] = {"uri",   "name",    "title",   "description",
-					       "mime_type", "file", "ttl_ms", "per_user",
-					       "handler", "ext",  "example", "governance", NULL};
+		"name",      "title",       "description", "key",   "input",
+		"read_only", "destructive", "idempotent",  "audit", "example",
+		"ext",       "handler",     "governance",  "tasks", NULL};
+	static const char *const res_keys[] = {
+		"uri",      "name",    "title", "description", "mime_type",  "file", "ttl_ms",
+		"per_user", "handler", "ext",   "example",     "governance", NULL};
 	static const char *const tpl_keys[] = {
-		"uri_template", "name",     "title",    "description", "mime_type", "ttl_ms",
-		"per_user",     "complete", "handler",  "ext",         "example",   "governance",
-		NULL};
+		"uri_template", "name",       "title",    "description", "mime_type",
+		"ttl_ms",       "per_user",   "complete", "handler",     "ext",
+		"example",      "governance", NULL};
 	static const char *const prompt_keys[] = {"name",      "title",   "description", "file",
 						  "arguments", "example", "governance",  NULL};
-	static const char *const arg_keys[] = {"name",     "title",           "description",
-					       "required", "max_len",         "valid",
-					       "invalid_message", "complete", NULL};
+	static const char *const arg_keys[] = {"name",    "title", "description",     "required",
+					       "max_len", "valid", "invalid_message", "complete",
+					       NULL};
 	char at[160], gov[200], spec[200];
 	size_t i;
 	json_t *row;
 	json_t *tools = json_object_get(decl, "tools");
-	json_array_foreach(tools, i, row)
-	{
+	json_array_foreach (tools, i, row) {
 		snprintf(at, sizeof at, "tools[%zu]", i);
 		gen_keys(row, at, tool_keys);
 		const char *name = gen_str(row, "name", at, true);
@@ -549,11 +546,11 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		if (!name || !input)
 			continue;
 		if (!handler && !has_read && !has_write)
-			gen_fail(at, "a tool serves a \"read\" or a \"write\" of its declaration, or "
-				     "names its C \"handler\"");
+			gen_fail(at,
+				 "a tool serves a \"read\" or a \"write\" of its declaration, or "
+				 "names its C \"handler\"");
 		if (has_read && !handler && json_object_get(json_object_get(decl, "read"), "key") &&
-		    (!key ||
-		     !json_object_get(json_object_get(input, "properties"), key)))
+		    (!key || !json_object_get(json_object_get(input, "properties"), key)))
 			gen_fail(at, "\"key\" must name the input argument that holds the read's "
 				     "key");
 		char cname[160];
@@ -580,8 +577,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		snprintf(spec, sizeof spec, "%.63s_tool%zu_spec", d->name, i);
 		if (!handler) {
 			fprintf(c, "static const struct declared_row %s = {\n", spec);
-			fprintf(c, "\t.%s = &%s_%s,\n\t.key = ", has_read ? "read" : "write", d->name,
-				has_read ? "read" : "write");
+			fprintf(c, "\t.%s = &%s_%s,\n\t.key = ", has_read ? "read" : "write",
+				d->name, has_read ? "read" : "write");
 			gen_literal(c, key);
 			fputs(",\n};\n", c);
 		}
@@ -604,8 +601,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 			gen_handler(c, h, "fn", handler, GEN_TOOL);
 		else
 			fprintf(c, "\t.fn = declared_tool,\n\t.spec = &%s,\n", spec);
-		const char *target =
-			gen_str(json_object_get(row, "audit"), "target", at, false);
+		const char *target = gen_str(json_object_get(row, "audit"), "target", at, false);
 		fputs("\t.audit = {.target = ", c);
 		gen_literal(c, target);
 		fputs(", .self = true},\n", c);
@@ -622,8 +618,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		d->ntools++;
 	}
 	json_t *resources = json_object_get(decl, "resources");
-	json_array_foreach(resources, i, row)
-	{
+	json_array_foreach (resources, i, row) {
 		snprintf(at, sizeof at, "resources[%zu]", i);
 		gen_keys(row, at, res_keys);
 		const char *uri = gen_str(row, "uri", at, true);
@@ -650,7 +645,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 				(long long)json_integer_value(ttl),
 				gen_bool(row, "per_user") ? "true" : "false");
 		}
-		fprintf(c, "static const struct resource_desc %s_resource%zu = {\n\t.uri = ", d->name,
+		fprintf(c,
+			"static const struct resource_desc %s_resource%zu = {\n\t.uri = ", d->name,
 			i);
 		gen_literal(c, uri);
 		static const char *const texts[] = {"name", "title", "description", "mime_type"};
@@ -678,8 +674,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		d->nresources++;
 	}
 	json_t *templates = json_object_get(decl, "templates");
-	json_array_foreach(templates, i, row)
-	{
+	json_array_foreach (templates, i, row) {
 		snprintf(at, sizeof at, "templates[%zu]", i);
 		gen_keys(row, at, tpl_keys);
 		const char *tpl = gen_str(row, "uri_template", at, true);
@@ -687,8 +682,9 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		const char *open = tpl ? strchr(tpl, '{') : NULL;
 		const char *close = open ? strchr(open, '}') : NULL;
 		if (!tpl || !open || !close || strchr(close + 1, '{') || close == open + 1) {
-			gen_fail(at, "uri_template must hold exactly one {variable} (RFC 6570 level "
-				     "1)");
+			gen_fail(at,
+				 "uri_template must hold exactly one {variable} (RFC 6570 level "
+				 "1)");
 			continue;
 		}
 		if (!handler && !has_read)
@@ -731,8 +727,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 			gen_handler(c, h, "read", handler, GEN_READ);
 		else
 			fprintf(c, "\t.read = declared_resource,\n\t.spec = &%s,\n", spec);
-		gen_handler(c, h, "complete", gen_str(row, "complete", at, false),
-			    GEN_COMPLETE);
+		gen_handler(c, h, "complete", gen_str(row, "complete", at, false), GEN_COMPLETE);
 		gen_access(c, d);
 		fprintf(c, "\t.governance = &%s,\n", gov);
 		gen_ext(c, h, row, at);
@@ -740,8 +735,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		d->ntemplates++;
 	}
 	json_t *prompts = json_object_get(decl, "prompts");
-	json_array_foreach(prompts, i, row)
-	{
+	json_array_foreach (prompts, i, row) {
 		snprintf(at, sizeof at, "prompts[%zu]", i);
 		gen_keys(row, at, prompt_keys);
 		const char *name = gen_str(row, "name", at, true);
@@ -765,8 +759,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 			gen_fail(at, "a prompt has at most 4 arguments (PROMPTS_MAX_ARGS)");
 		size_t j;
 		json_t *arg;
-		json_array_foreach(args, j, arg)
-		{
+		json_array_foreach (args, j, arg) {
 			char aat[200];
 			snprintf(aat, sizeof aat, "%s.arguments[%zu]", at, j);
 			gen_keys(arg, aat, arg_keys);
@@ -806,10 +799,10 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 /* The read or write of a declaration. */
 static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *input)
 {
-	static const char *const read_keys[] = {"function", "key",     "region", "returns",
+	static const char *const read_keys[] = {"function", "key",     "region",   "returns",
 						"list",     "columns", "refusals", NULL};
-	static const char *const write_keys[] = {"function",     "columns",     "action",
-						 "confirmation", "idempotency", "refusals", NULL};
+	static const char *const write_keys[] = {
+		"function", "columns", "action", "confirmation", "idempotency", "refusals", NULL};
 	json_t *read = json_object_get(decl, "read"), *write = json_object_get(decl, "write");
 	char name[96];
 	if (read) {
@@ -867,8 +860,7 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		fprintf(c, "static const char *const %s_names[] = {\n", name);
 		size_t i;
 		json_t *col;
-		json_array_foreach(cols, i, col)
-		{
+		json_array_foreach (cols, i, col) {
 			fputc('\t', c);
 			gen_literal(c, json_string_value(json_object_get(col, "column")));
 			fputs(",\n", c);
@@ -890,7 +882,8 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		const char *desc = gen_str(conf, "description", "write.confirmation", asks);
 		d->confirm = mem_strdup(policy ? policy : "never");
 		json_t *idem = json_object_get(write, "idempotency");
-		const char *karg = idem ? gen_str(idem, "argument", "write.idempotency", true) : NULL;
+		const char *karg =
+			idem ? gen_str(idem, "argument", "write.idempotency", true) : NULL;
 		if (karg && !json_object_get(json_object_get(input, "properties"), karg))
 			gen_fail("write.idempotency",
 				 "argument \"%s\" is not an argument of the tool's input", karg);
@@ -923,8 +916,8 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 
 static void gen_decl(FILE *c, FILE *h, FILE *sh, FILE *md, const char *path, struct gen_decl *d)
 {
-	static const char *const known[] = {"summary", "roles",   "scope",     "people_only",
-					    "read",    "write",   "tools",     "resources",
+	static const char *const known[] = {"summary",   "roles",   "scope", "people_only",
+					    "read",      "write",   "tools", "resources",
 					    "templates", "prompts", NULL};
 	gen_file = path;
 	const char *base = strrchr(path, '/');
@@ -955,10 +948,10 @@ static void gen_decl(FILE *c, FILE *h, FILE *sh, FILE *md, const char *path, str
 	if (!json_is_array(roles) || json_array_size(roles) == 0)
 		gen_fail("roles", "list the roles that may see and use it, e.g. [\"viewer\", "
 				  "\"customer_care\", \"fleet_operator\"]");
-	json_array_foreach(roles, i, r)
-	{
+	json_array_foreach (roles, i, r) {
 		if (!gen_word(json_string_value(r)))
-			gen_fail("roles", "a role is a lower case word, as in fleet.principals.role");
+			gen_fail("roles",
+				 "a role is a lower case word, as in fleet.principals.role");
 		else
 			snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
 				 i ? "," : "", json_string_value(r));
@@ -966,8 +959,9 @@ static void gen_decl(FILE *c, FILE *h, FILE *sh, FILE *md, const char *path, str
 	d->roles = mem_strdup(list);
 	const char *scope = gen_str(decl, "scope", "top level", true);
 	if (scope && strcmp(scope, "fleet:read") != 0 && strcmp(scope, "fleet:report") != 0)
-		gen_fail("scope", "\"%s\" is not a scope a token carries (fleet:read, fleet:report; "
-				  "server/auth/scopes.c)",
+		gen_fail("scope",
+			 "\"%s\" is not a scope a token carries (fleet:read, fleet:report; "
+			 "server/auth/scopes.c)",
 			 scope);
 	d->scope = mem_strdup(scope ? scope : "fleet:read");
 	d->people_only = gen_bool(decl, "people_only");
@@ -989,9 +983,10 @@ static void gen_decl(FILE *c, FILE *h, FILE *sh, FILE *md, const char *path, str
 		if (!counts[k])
 			continue;
 		fprintf(c, "static const struct %s%s %s_%s[] = {", k == 2 ? "resource_" : "",
-			k == 2 ? "template_desc" : k == 0 ? "tool_desc"
-					  : k == 1 ? "resource_desc"
-						   : "prompt_desc",
+			k == 2   ? "template_desc"
+			: k == 0 ? "tool_desc"
+			: k == 1 ? "resource_desc"
+				 : "prompt_desc",
 			d->name, tables[k]);
 		for (int j = 0; j < counts[k]; j++)
 			fprintf(c, "%s_%s%d, ", d->name, kinds[k], j);
@@ -1057,9 +1052,10 @@ int main(int argc, char **argv)
 		fprintf(c, "\t&capability_%s,\n", decls[i].name);
 	fprintf(c, "};\nconst size_t capabilities_count = %d;\n", n);
 	fclose(gen_examples);
-	fprintf(c, "\nconst struct capability_example capability_examples[] = {\n%s};\n"
-		   "const size_t capability_nexamples = sizeof capability_examples / "
-		   "sizeof capability_examples[0];\n",
+	fprintf(c,
+		"\nconst struct capability_example capability_examples[] = {\n%s};\n"
+		"const size_t capability_nexamples = sizeof capability_examples / "
+		"sizeof capability_examples[0];\n",
 		examples);
 	free(examples);
 	fprintf(c, "\nconst struct migrate_capability migrate_capabilities[] = {\n");

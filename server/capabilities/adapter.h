@@ -1,7 +1,7 @@
-/* What every capability shares: the application settings its handlers read, the views' links, the mapping of domain failures to MCP answers,
- * the audit entry of a call, the bike-id completer, and the hooks the server description gives
- * the protocol core (the caller's effective scopes, the audit row of a tools/call). No
- * capability includes another; they all include this. */
+/* What every capability shares: the application settings its handlers read, the views' links, the
+ * mapping of domain failures to MCP answers, the audit entry of a call, the bike-id completer, and
+ * the hooks the server description gives the protocol core (the caller's effective scopes, the
+ * audit row of a tools/call). No capability includes another; they all include this. */
 #ifndef BIKAROO_ADAPTER_H
 #define BIKAROO_ADAPTER_H
 

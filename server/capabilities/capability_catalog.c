@@ -37,20 +37,17 @@ enum resource_status capability_catalog_read(struct mcp_ctx *ctx, const char *ur
 	const struct mcp_server *s = ctx->server;
 	json_t *list = json_array();
 	for (size_t i = 0; i < s->ntools; i++)
-		if (s->tools[i].governance &&
-		    CATALOG_MAY(ctx, &who, &s->tools[i]))
+		if (s->tools[i].governance && CATALOG_MAY(ctx, &who, &s->tools[i]))
 			json_array_append_new(list, catalog_entry("tool", s->tools[i].name,
 								  s->tools[i].title,
 								  s->tools[i].governance));
 	for (size_t i = 0; i < s->nresources; i++)
-		if (s->resources[i].governance &&
-		    CATALOG_MAY(ctx, &who, &s->resources[i]))
+		if (s->resources[i].governance && CATALOG_MAY(ctx, &who, &s->resources[i]))
 			json_array_append_new(list, catalog_entry("resource", s->resources[i].uri,
 								  s->resources[i].title,
 								  s->resources[i].governance));
 	for (size_t i = 0; i < s->ntemplates; i++)
-		if (s->templates[i].governance &&
-		    CATALOG_MAY(ctx, &who, &s->templates[i]))
+		if (s->templates[i].governance && CATALOG_MAY(ctx, &who, &s->templates[i]))
 			json_array_append_new(list, catalog_entry("resourceTemplate",
 								  s->templates[i].uri_template,
 								  s->templates[i].title,

@@ -84,9 +84,10 @@ static char *declared_words(const struct declared_refusal *refusals, const char 
 		}
 		char name[64];
 		snprintf(name, sizeof name, "%.*s", (int)(end - p - 1), p + 1);
-		const char *v = strcmp(name, "key") == 0   ? key
-				: strcmp(name, "why") == 0 ? why
-							   : json_string_value(json_object_get(args, name));
+		const char *v = strcmp(name, "key") == 0 ? key
+				: strcmp(name, "why") == 0
+					? why
+					: json_string_value(json_object_get(args, name));
 		size_t len = v ? strlen(v) : 0, at = (size_t)(o - out);
 		cap += len;
 		out = mem_realloc(out, cap);
@@ -101,7 +102,8 @@ static char *declared_words(const struct declared_refusal *refusals, const char 
 
 /* A tool error result with the words declared for outcome. */
 static json_t *declared_refusal(const struct declared_refusal *refusals, const char *outcome,
-				json_t *args, const char *key, const char *why, const char *fallback)
+				json_t *args, const char *key, const char *why,
+				const char *fallback)
 {
 	char *text = declared_words(refusals, outcome, args, key, why, fallback);
 	json_t *r = tools_result(text, NULL, true);
@@ -147,7 +149,8 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 		*result = adapter_structured(declared_document(r, rows, n));
 	} else {
 		if (st == FLEET_FORBIDDEN)
-			ctx->outcome = "denied"; /* a refusal, not a failure (access line, metrics) */
+			ctx->outcome =
+				"denied"; /* a refusal, not a failure (access line, metrics) */
 		char fallback[96];
 		snprintf(fallback, sizeof fallback, "The request could not be completed (%s).",
 			 fleet_status_name(st));
@@ -212,7 +215,10 @@ static void declared_roles_words(const char *roles, char *buf, size_t cap)
 	for (const char *p = roles; *p; i++) {
 		size_t len = strcspn(p, ",");
 		snprintf(buf + strlen(buf), cap - strlen(buf), "%s%.*s",
-			 i == 0 ? "" : i + 1 == n ? " or " : ", ", (int)len, p);
+			 i == 0       ? ""
+			 : i + 1 == n ? " or "
+				      : ", ",
+			 (int)len, p);
 		p += len + (p[len] == ',');
 	}
 }
@@ -273,9 +279,9 @@ static json_t *declared_ask(const struct declared_call *c, const char *effect)
 {
 	const struct fleet_actor *actor = c->ctx->req->actor;
 	char digest[65];
-	char *message = mem_printf("Confirm %s: %s. You act as %s through %s.", c->ctx->tool->name,
-				   effect ? effect : c->ctx->tool->title, actor->subject,
-				   actor->client_id);
+	char *message =
+		mem_printf("Confirm %s: %s. You act as %s through %s.", c->ctx->tool->name,
+			   effect ? effect : c->ctx->tool->title, actor->subject, actor->client_id);
 	declared_call_digest(c, digest);
 	json_t *payload = json_pack("{s:s}", "tool", c->ctx->tool->name);
 	char *state = reqstate_seal(actor, "tools/call", digest, payload,
@@ -285,11 +291,11 @@ static json_t *declared_ask(const struct declared_call *c, const char *effect)
 				   "properties", DECLARED_CONFIRM_KEY, "type", "boolean", "title",
 				   c->w->confirm_title, "description", c->w->confirm_description,
 				   "default", 0, "required", DECLARED_CONFIRM_KEY);
-	json_t *result = json_pack("{s:s, s:{s:{s:s, s:{s:s, s:s, s:o}}}, s:s}", "resultType",
-				   "input_required", "inputRequests", DECLARED_CONFIRM_KEY,
-				   "method", "elicitation/create", "params", "mode", "form",
-				   "message", message, "requestedSchema", schema, "requestState",
-				   state);
+	json_t *result =
+		json_pack("{s:s, s:{s:{s:s, s:{s:s, s:s, s:o}}}, s:s}", "resultType",
+			  "input_required", "inputRequests", DECLARED_CONFIRM_KEY, "method",
+			  "elicitation/create", "params", "mode", "form", "message", message,
+			  "requestedSchema", schema, "requestState", state);
 	free(state);
 	free(message);
 	return result;
@@ -367,8 +373,8 @@ static int declared_retry(struct declared_call *c, json_t **result, struct mcp_e
 }
 
 /* The function asked for the user's confirmation: the question, or why it cannot be asked. */
-static int declared_confirm(struct declared_call *c, const struct writes_result *r,
-			    json_t **result, struct mcp_error *err)
+static int declared_confirm(struct declared_call *c, const struct writes_result *r, json_t **result,
+			    struct mcp_error *err)
 {
 	if (!c->ctx->modern) {
 		*result = declared_refusal(
@@ -417,11 +423,11 @@ static int declared_refused(struct declared_call *c, enum fleet_status st,
 			      : st == FLEET_NOT_FOUND ? "not_found"
 			      : st == FLEET_INTERNAL  ? "internal"
 						      : r->outcome;
-	snprintf(fallback, sizeof fallback, "The request could not be completed (%s). Nothing was done.",
-		 outcome);
-	*result = declared_refusal(c->w->refusals, outcome, c->args, NULL,
-				   st == FLEET_FORBIDDEN ? declared_why(c, r, why, sizeof why) : NULL,
-				   fallback);
+	snprintf(fallback, sizeof fallback,
+		 "The request could not be completed (%s). Nothing was done.", outcome);
+	*result = declared_refusal(
+		c->w->refusals, outcome, c->args, NULL,
+		st == FLEET_FORBIDDEN ? declared_why(c, r, why, sizeof why) : NULL, fallback);
 	return 0;
 }
 
@@ -455,8 +461,8 @@ static int declared_write_call(struct mcp_ctx *ctx, const struct declared_write 
 	else if (strcmp(r.outcome, "confirmation_required") == 0)
 		rc = declared_confirm(&c, &r, result, err);
 	else {
-		*result = adapter_structured(
-			declared_object(w->fields, w->query.ncolumns, r.values));
+		*result =
+			adapter_structured(declared_object(w->fields, w->query.ncolumns, r.values));
 		rc = 0;
 	}
 	writes_result_free(&r);

@@ -41,7 +41,7 @@ struct tool_desc {
 	const char *name;
 	const char *title;
 	const char *description;
-	const char *input_schema;  /* JSON text (server/capabilities/schemas/, embedded at build) */
+	const char *input_schema;  /* JSON text (the application's; checked again at load) */
 	const char *output_schema; /* JSON text, or NULL */
 	bool read_only, destructive, idempotent;
 	unsigned scope;         /* enum fleet_scope bit the token must carry (0: none) */

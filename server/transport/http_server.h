@@ -47,9 +47,9 @@ struct http_loop {
 	struct http_req *wait_first, *wait_last;
 	long waiting;
 	long long busy_since;
-	bool accepting;        /* the listening socket is watched */
-	bool resumed;          /* a connection was resumed since the daemon last ran */
-	atomic_bool stop;      /* http_stop: leave once no call is left */
+	bool accepting;   /* the listening socket is watched */
+	bool resumed;     /* a connection was resumed since the daemon last ran */
+	atomic_bool stop; /* http_stop: leave once no call is left */
 };
 
 struct http_server {

@@ -34,7 +34,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		.conninfo = "host=/nonexistent-bikaroo-fuzz dbname=none connect_timeout=1"});
 	if (catalog_describe(&fuzz_server, NULL) != 0)
 		abort();
-	fuzz_server.audit = NULL;         /* no database: no audit rows to write */
+	fuzz_server.audit = NULL;  /* no database: no audit rows to write */
 	fuzz_server.caller = NULL; /* nor rights to read: lists follow the scopes */
 	fuzz_server.changes = NULL;
 	if (reqstate_init("a fuzzing secret that is long enough for hmac") != 0 ||

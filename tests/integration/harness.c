@@ -272,8 +272,7 @@ void it_http(unsigned port, const char *method, const char *path, const char *co
  * _meta, the client capabilities caps (JSON object text; NULL: {}), with `Authorization: Bearer
  * token` unless token is NULL. */
 static void it_mcp_on(CURL *c, unsigned port, const char *token, const char *id, const char *method,
-		      const char *name, const char *params, const char *caps,
-		      struct it_response *r)
+		      const char *name, const char *params, const char *caps, struct it_response *r)
 {
 	char mh[128], nh[512], auth[4096];
 	snprintf(mh, sizeof mh, "Mcp-Method: %s", method);

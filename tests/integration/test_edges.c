@@ -831,7 +831,7 @@ START_TEST(overload_is_answered_503_never_reset)
 	ck_assert_msg(waited >= ED_LOAD - 6, "only %d of %d answered after their second of wait",
 		      waited, ED_LOAD);
 	ck_assert_int_ge(it_metric(&s, "bikaroo_http_calls_shed_total{reason=\"waited\"}"),
-			    ED_LOAD - 6);
+			 ED_LOAD - 6);
 	printf("overload: %d calls on 2 loops of one call each: all answered 503 + Retry-After, "
 	       "%d of them once they waited a second\n",
 	       ED_LOAD, waited);

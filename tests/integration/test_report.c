@@ -1047,12 +1047,13 @@ START_TEST(case_read_follows_perimeter_and_role)
 	/* The read itself, as each caller: olivia (fleet operator of the region) sees the case,
 	 * its report (with its description) and its two events in order; marie (customer care,
 	 * not involved), paul (another region) and an unknown case read alike: nothing. */
-	char *q = mem_printf("SELECT bike_id || ' ' || state || ' ' || opened_by || ' ' || "
-			    "json_array_length(reports) || ' ' || json_array_length(events) || "
-			    "' ' || (reports->0->>'description') || ' ' || (events->0->>'type') || "
-			    "' ' || (events->1->>'type') || ' ' || (events->1->>'reportId') "
-			    "FROM fleet.case_for('olivia', 'ops-assistant', ARRAY['%s'])",
-			    case_id);
+	char *q =
+		mem_printf("SELECT bike_id || ' ' || state || ' ' || opened_by || ' ' || "
+			   "json_array_length(reports) || ' ' || json_array_length(events) || "
+			   "' ' || (reports->0->>'description') || ' ' || (events->0->>'type') || "
+			   "' ' || (events->1->>'type') || ' ' || (events->1->>'reportId') "
+			   "FROM fleet.case_for('olivia', 'ops-assistant', ARRAY['%s'])",
+			   case_id);
 	char *seen = it_sql_as_app(q);
 	free(q);
 	char *want = mem_printf("VL-2144 open olivia 1 2 Crack near the seat post opened "
@@ -1062,8 +1063,8 @@ START_TEST(case_read_follows_perimeter_and_role)
 	free(seen);
 	free(want);
 	static const char *const unseen[][3] = {{"marie", "customer-care-assistant", ""},
-						 {"paul", "customer-care-assistant", ""},
-						 {"olivia", "ops-assistant", "IC-99999999"}};
+						{"paul", "customer-care-assistant", ""},
+						{"olivia", "ops-assistant", "IC-99999999"}};
 	for (size_t i = 0; i < 3; i++) {
 		q = mem_printf("SELECT count(*) FROM fleet.case_for('%s', '%s', ARRAY['%s'])",
 			       unseen[i][0], unseen[i][1], *unseen[i][2] ? unseen[i][2] : case_id);
