@@ -391,34 +391,37 @@ sed -i "s/@NAME@/$name/g; s/@IDENT@/$ident/g; s/@CALLER@/$caller/g; s/@CLIENT@/$
   "tests/integration/test_$name.c"
 rm -f "$t_body"
 if [[ $kind == read ]]; then
-  call="const r = await client.callTool({ name: '${name}', arguments: { bikeId: 'VL-2048' } }, undefined, REQ);
+  call="const r = await client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ);
     assert.equal(r.isError, false);
     assert.equal(r.structuredContent.bikeId, 'VL-2048');"
 else
   call="// Always confirmed on the server's side: a client without elicitation is told what it lacks.
-    await assert.rejects(client.callTool({ name: '${name}', arguments: { bikeId: 'VL-2048', note: 'checked' } }, undefined, REQ),
+    await assert.rejects(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ),
       /elicitation/);"
 fi
 cat >"tests/e2e/$name.test.mjs" <<EOF
 // ${name} through the official v2 client (make new-capability wrote this: add the tool's own
-// cases): listed, and called with its example.
+// cases): listed for its declaration's example caller, and called with its example.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/client';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { declaredExample, slow, startServer } from './serve.mjs';
 
-const T = { timeout: 20000 };
-const REQ = { timeout: 15000 };
+const T = { timeout: slow ? 60000 : 20000 };
+const REQ = { timeout: slow ? 30000 : 15000 };
+const example = declaredExample('${name}');
 
 test('${name}: listed and answered through the official client', T, async () => {
+  const server = await startServer(example.caller.subject, example.caller.client);
   const client = new Client({ name: 'e2e-${name}', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_URL)), REQ);
   try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)), REQ);
     const tools = await client.listTools(undefined, REQ);
     assert.ok(tools.tools.some((t) => t.name === '${name}'));
     ${call}
   } finally {
     await client.close();
+    assert.equal(await server.stop(), 0);
   }
 });
 EOF
