@@ -7,7 +7,7 @@
 
 /* The schema version this binary needs: the number of the highest NNNN_name.sql file it was
  * built with (tests/ops checks it against migrations/). */
-#define MIGRATE_SCHEMA_VERSION 18
+#define MIGRATE_SCHEMA_VERSION 17
 
 /* The files one migrate run applied (both 0 when the schema was up to date). */
 struct migrate_count {
