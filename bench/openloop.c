@@ -32,8 +32,8 @@
 struct ol_conn {
 	int fd;
 	bool busy;
-	bool connecting; /* fresh: waiting for the connection before sending */
-	bool probe;      /* fresh: a GET /healthz */
+	bool connecting;  /* fresh: waiting for the connection before sending */
+	bool probe;       /* fresh: a GET /healthz */
 	long long due_us; /* when its call was due */
 	char in[OL_BUF];
 	size_t n;
@@ -123,7 +123,7 @@ static int ol_response(struct ol_conn *c, bool *close_after)
 		ol_probe_bad += status != 200;
 		ol_probe_lat[ol_nprobe++] = ol_now_us() - c->due_us;
 	} else if (status == 200 && strstr(end, "\"structuredContent\"") &&
-	    !strstr(end, "\"isError\":true")) {
+		   !strstr(end, "\"isError\":true")) {
 		ol_ok++;
 		if (ol_nlat == ol_cap) {
 			ol_cap = ol_cap ? ol_cap * 2 : 65536;
@@ -252,10 +252,11 @@ static int ol_run_fresh(const char *token, double rate, long long secs, int nslo
 				c->connecting = false;
 				struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
 				epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
-				bool sent = c->probe ? send(c->fd,
-							    "GET /healthz HTTP/1.1\r\nHost: "
-							    "127.0.0.1\r\nConnection: close\r\n\r\n",
-							    60, MSG_NOSIGNAL) == 60
+				static const char probe[] =
+					"GET /healthz HTTP/1.1\r\nHost: "
+					"127.0.0.1\r\nConnection: close\r\n\r\n";
+				bool sent = c->probe ? send(c->fd, probe, sizeof probe - 1,
+							    MSG_NOSIGNAL) == sizeof probe - 1
 						     : ol_send(c, token, c->due_us) == 0;
 				if (!sent) {
 					if (c->probe)

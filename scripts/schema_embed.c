@@ -3,7 +3,7 @@
  * field means) into C: OUT_DIR/capabilities.c (every row, its governance, the description of
  * its read or write, its input and output schemas, and the list of all capabilities), its
  * header, gen/capabilities.h, gen/schemas.h (the schemas as strings) and the governance table
- * of docs/capabilities.md (OUT_DIR/capabilities.md, make docs-tables). Each declaration is checked
+ * of docs/capabilities.md (written into OUT_DIR; make docs-tables). Each declaration is checked
  * first: valid JSON (UTF-8, no duplicate keys), only the fields this program knows, names and types
  * it can generate, schemas with only the draft 2020-12 keywords the server's validator implements
  * (server/protocol/schema.c), the example's arguments valid against the input schema. Any problem

@@ -236,7 +236,7 @@ static const char *declared_why(const struct declared_call *c, const struct writ
 			 c->ctx->tool->scope_name);
 		return buf;
 	case WRITES_REFUSAL_MACHINE:
-		snprintf(buf, cap, "a machine client is never allowed %s, only a person is",
+		snprintf(buf, cap, "%s is open to people only, never to a machine client",
 			 c->w->action);
 		return buf;
 	case WRITES_REFUSAL_NOT_KNOWN:
@@ -248,13 +248,13 @@ static const char *declared_why(const struct declared_call *c, const struct writ
 		return buf;
 	case WRITES_REFUSAL_NOT_PERSON:
 		snprintf(buf, cap,
-			 "you are registered as a machine, and only a person acting in person "
-			 "is allowed %s",
+			 "you are registered as a machine, and %s is open to people acting in "
+			 "person only",
 			 c->w->action);
 		return buf;
 	default: break;
 	}
-	snprintf(buf, cap, "this application is not allowed %s", c->w->action);
+	snprintf(buf, cap, "this application is not authorised for %s", c->w->action);
 	return buf;
 }
 
