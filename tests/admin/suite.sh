@@ -116,9 +116,11 @@ out=$("$bin" admin principal camille customer_care DE-BER 'Camille Petit' 2>&1)
 check "admin principal camille customer_care DE-BER: $out" grep -q '^admin: principal camille' <<<"$out"
 out=$("$bin" admin principal nobody viewer XX-NOP 'No One' 2>&1)
 check "a principal in a region that does not exist is refused, naming it ($(cut -c 1-80 <<<"$out"))" grep -q 'no such region: XX-NOP' <<<"$out"
+out=$("$bin" admin principal theo technician DE-BER 'Theo Roux' 2>&1)
+check "admin principal theo technician DE-BER (the workshop's role): $out" grep -q '^admin: principal theo' <<<"$out"
 out=$("$bin" admin principal nobody boss DE-BER 'No One' 2>&1)
-check "a principal with a role that does not exist: the three roles, not a constraint's name ($out)" \
-  test "$out" = 'admin principal: ROLE must be viewer, customer_care or fleet_operator'
+check "a principal with a role that does not exist: the four roles, not a constraint's name ($out)" \
+  test "$out" = 'admin principal: ROLE must be viewer, customer_care, fleet_operator or technician'
 out=$("$bin" admin region de-ber Berlin 2>&1)
 check "a region code the database refuses: what a code is, not a constraint's name ($out)" \
   test "$out" = 'admin region: CODE must be two capital letters, a hyphen, three (FR-PAR)'
