@@ -240,7 +240,7 @@ e2e: test-deps
 
 # A new tool's skeleton (server/README.md "Adding a capability"): NAME=snake_case KIND=read|write.
 new-capability:
-	@scripts/new-capability.sh '$(NAME)' '$(KIND)'
+	@scripts/new-capability.sh '$(NAME)' '$(KIND)' $(ROLES)
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
 # drive the sanitized binary; the batched-reads load makes fewer calls: IT_BATCH_CALLS).

@@ -54,10 +54,10 @@ GRANT SELECT, INSERT ON fleet.idempotent_calls TO fleet_app;
 
 -- The keys of reports filed before this release replay after it: each row of
 -- fleet.idempotency_keys becomes a row here whose result holds the report's output columns as
--- fleet.report_damaged_bike_as names them. fleet.idempotency_keys is kept with its rows but no
--- longer written (fleet_app loses INSERT on it, so that a report of the previous release's text
--- racing this migration fails and is retried, rather than records a key this copy missed); a
--- later release drops it.
+-- fleet.report_damaged_bike_as names them. fleet.idempotency_keys is kept with its rows and no
+-- longer written once migrate has applied this release's function files; a key the previous
+-- text records between this file and them (a rolling upgrade serves reports all along) is read
+-- there by fleet.idempotency_claim. A later release drops the table and that look-up.
 INSERT INTO fleet.idempotent_calls (subject, idem_key, tool, args_digest, client_id, region,
                                     result, recorded_at)
 SELECT k.subject, k.idem_key, k.tool, k.args_digest, k.client_id, k.region,
@@ -68,7 +68,6 @@ SELECT k.subject, k.idem_key, k.tool, k.args_digest, k.client_id, k.region,
        k.recorded_at
   FROM fleet.idempotency_keys k
 ON CONFLICT (subject, idem_key) DO NOTHING;
-REVOKE INSERT ON fleet.idempotency_keys FROM fleet_app;
 
 -- 3. A read neither this release nor the previous one calls (fleet.bike_ids_for replaced it):
 --    removed, with its record, as migrations/README.md "Removing a function" says. The other

@@ -38,6 +38,7 @@ roles_sql=$(printf "'%s', " "${roles[@]}")
 roles_sql=${roles_sql%, }
 title=$(sed -E 's/_/ /g; s/^(.)/\U\1/' <<<"$name")
 ident=$(tr -d '_' <<<"$name" | cut -c1-12)
+t_body=$(mktemp)
 # The example's callers: one the roles allow (marie, customer_care, or olivia, fleet_operator,
 # both in FR-PAR), one they allow who sees other regions (paul, FR-LYO; or none), one they refuse.
 caller=marie outside='"outside": {"subject": "paul", "client": "customer-care-assistant"}, '
@@ -313,31 +314,36 @@ sed -i 's/, "fixture": null}/}/' "server/capabilities/$name.json"
 
 # ---- its own tests -------------------------------------------------------------------------------
 if [[ $kind == read ]]; then
-  body="	/* In the caller's perimeter: its object. */
-	${ident}_call(\"$caller\", \"$client\", \"\\\\\"bikeId\\\\\":\\\\\"VL-2048\\\\\"\", NULL, &r);
-	json_t *res = json_object_get(r.json, \"result\");
-	ck_assert_msg(json_is_false(json_object_get(res, \"isError\")), \"%s\", r.body);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(res, \"structuredContent\"),
-							   \"region\")),
-			 \"FR-PAR\");
+  cat >"$t_body" <<'EOF'
+	/* In the caller's perimeter: its object. */
+	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2048\"", NULL, &r);
+	json_t *res = json_object_get(r.json, "result");
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "structuredContent"),
+							   "region")),
+			 "FR-PAR");
 	it_response_free(&r);
 	/* Another region's bike reads as not found (no existence oracle). */
-	${ident}_call(\"$caller\", \"$client\", \"\\\\\"bikeId\\\\\":\\\\\"VL-2049\\\\\"\", NULL, &r);
-	res = json_object_get(r.json, \"result\");
-	ck_assert_msg(json_is_true(json_object_get(res, \"isError\")), \"%s\", r.body);
-	ck_assert_ptr_null(json_object_get(res, \"structuredContent\"));
-	it_response_free(&r);"
+	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2049\"", NULL, &r);
+	res = json_object_get(r.json, "result");
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_ptr_null(json_object_get(res, "structuredContent"));
+	it_response_free(&r);
+EOF
 else
-  body="	/* Always confirmed: the first call asks, and writes nothing. */
-	long before = it_count(\"SELECT count(*) FROM fleet.${table}\");
-	${ident}_call(\"$caller\", \"$client\", \"\\\\\"bikeId\\\\\":\\\\\"VL-2048\\\\\",\\\\\"note\\\\\":\\\\\"checked\\\\\"\", \"{\\\\\"elicitation\\\\\":{}}\", &r);
-	json_t *res = json_object_get(r.json, \"result\");
-	ck_assert_msg(json_is_string(json_object_get(res, \"requestState\")), \"%s\", r.body);
-	ck_assert_int_eq(it_count(\"SELECT count(*) FROM fleet.${table}\"), before);
-	it_response_free(&r);"
+  cat >"$t_body" <<'EOF'
+	/* Always confirmed: the first call asks the user, and writes nothing. */
+	long before = it_count("SELECT count(*) FROM fleet.@TABLE@");
+	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2048\",\"note\":\"checked\"",
+		     "{\"elicitation\":{}}", &r);
+	json_t *res = json_object_get(r.json, "result");
+	ck_assert_msg(json_is_string(json_object_get(res, "requestState")), "%s", r.body);
+	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.@TABLE@"), before);
+	it_response_free(&r);
+EOF
 fi
-cat >"tests/integration/test_$name.c" <<EOF
-/* ${name} against the real server and PostgreSQL: its own behaviour (make new-capability wrote
+cat >"tests/integration/test_$name.c" <<'EOF'
+/* @NAME@ against the real server and PostgreSQL: its own behaviour (make new-capability wrote
  * this: add the tool's own cases). The suites that walk every declaration check its audit rows,
  * its roles, its contract and its columns against its function. */
 #include <check.h>
@@ -347,9 +353,9 @@ cat >"tests/integration/test_$name.c" <<EOF
 #include "harness.h"
 #include "tests/check_main.h"
 
-/* One tools/call of ${name} as subject through client with args (JSON members) and the client
+/* One tools/call of @NAME@ as subject through client with args (JSON members) and the client
  * capabilities caps (NULL: none). */
-static void ${ident}_call(const char *subject, const char *client, const char *args,
+static void @IDENT@_call(const char *subject, const char *client, const char *args,
 			  const char *caps, struct it_response *r)
 {
 	char se[128], cl[160], params[512];
@@ -358,57 +364,64 @@ static void ${ident}_call(const char *subject, const char *client, const char *a
 	const char *env[] = {se, cl, "BIKAROO_LOCAL_SCOPES=fleet:read fleet:report", NULL};
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, env), 0);
-	snprintf(params, sizeof params, "\\"name\\":\\"${name}\\",\\"arguments\\":{%s}", args);
-	it_mcp_caps(s.port, "tools/call", "${name}", params, caps, r);
+	snprintf(params, sizeof params, "\"name\":\"@NAME@\",\"arguments\":{%s}", args);
+	it_mcp_caps(s.port, "tools/call", "@NAME@", params, caps, r);
 	ck_assert_int_eq(it_server_stop(&s), 0);
 }
 
-START_TEST(${ident}_behaves_as_declared)
+START_TEST(@IDENT@_behaves_as_declared)
 {
 	struct it_response r;
-${body}
+@BODY@
 }
 END_TEST
 
-CHECK_SUITE(${name})
+CHECK_SUITE(@NAME@)
 {
-	Suite *s = suite_create("${name}");
+	Suite *s = suite_create("@NAME@");
 	TCase *tc = tcase_create("behaviour");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, ${ident}_behaves_as_declared);
+	tcase_add_test(tc, @IDENT@_behaves_as_declared);
 	suite_add_tcase(s, tc);
 	return s;
 }
 EOF
+sed -i -e "/@BODY@/{r $t_body" -e 'd}' "tests/integration/test_$name.c"
+sed -i "s/@NAME@/$name/g; s/@IDENT@/$ident/g; s/@CALLER@/$caller/g; s/@CLIENT@/$client/g; s/@TABLE@/${table:-}/g" \
+  "tests/integration/test_$name.c"
+rm -f "$t_body"
 if [[ $kind == read ]]; then
-  call="const r = await client.callTool({ name: '${name}', arguments: { bikeId: 'VL-2048' } }, undefined, REQ);
+  call="const r = await client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ);
     assert.equal(r.isError, false);
     assert.equal(r.structuredContent.bikeId, 'VL-2048');"
 else
   call="// Always confirmed on the server's side: a client without elicitation is told what it lacks.
-    await assert.rejects(client.callTool({ name: '${name}', arguments: { bikeId: 'VL-2048', note: 'checked' } }, undefined, REQ),
+    await assert.rejects(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ),
       /elicitation/);"
 fi
 cat >"tests/e2e/$name.test.mjs" <<EOF
 // ${name} through the official v2 client (make new-capability wrote this: add the tool's own
-// cases): listed, and called with its example.
+// cases): listed for its declaration's example caller, and called with its example.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/client';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { declaredExample, slow, startServer } from './serve.mjs';
 
-const T = { timeout: 20000 };
-const REQ = { timeout: 15000 };
+const T = { timeout: slow ? 60000 : 20000 };
+const REQ = { timeout: slow ? 30000 : 15000 };
+const example = declaredExample('${name}');
 
 test('${name}: listed and answered through the official client', T, async () => {
+  const server = await startServer(example.caller.subject, example.caller.client);
   const client = new Client({ name: 'e2e-${name}', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_URL)), REQ);
   try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)), REQ);
     const tools = await client.listTools(undefined, REQ);
     assert.ok(tools.tools.some((t) => t.name === '${name}'));
     ${call}
   } finally {
     await client.close();
+    assert.equal(await server.stop(), 0);
   }
 });
 EOF

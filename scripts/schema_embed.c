@@ -606,6 +606,9 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		gen_literal(c, target);
 		fputs(", .self = true},\n", c);
 		const char *tasks = gen_str(row, "tasks", at, false);
+		if (!tasks && has_write && !handler &&
+		    json_object_get(json_object_get(decl, "write"), "task"))
+			tasks = "optional"; /* a write with a task may answer one */
 		if (tasks)
 			fprintf(c, "\t.tasks = %s,\n",
 				strcmp(tasks, "required") == 0   ? "MCP_TASKS_REQUIRED"
@@ -796,13 +799,64 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 	}
 }
 
+/* The index of column name in cols, or -1. */
+static int gen_column_index(json_t *cols, const char *name)
+{
+	size_t i;
+	json_t *col;
+	json_array_foreach (cols, i, col) {
+		const char *n = json_string_value(json_object_get(col, "column"));
+		if (n && name && strcmp(n, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* A write's task ({kind, case, when: {column, equals}}): its fields of struct declared_write. */
+static void gen_task(FILE *c, json_t *task, json_t *cols)
+{
+	static const char *const known[] = {"kind", "case", "when", NULL};
+	static const char *const when_keys[] = {"column", "equals", NULL};
+	if (!task) {
+		fputs("\t.task_when = -1,\n", c);
+		return;
+	}
+	gen_keys(task, "write.task", known);
+	const char *kind = gen_str(task, "kind", "write.task", true);
+	if (kind && strcmp(kind, "inspection") != 0 && strcmp(kind, "write_off") != 0)
+		gen_fail("write.task",
+			 "kind \"%s\" is none of fleet.tasks' kinds (inspection, "
+			 "write_off)",
+			 kind);
+	int at = gen_column_index(cols, gen_str(task, "case", "write.task", true));
+	if (at < 0)
+		gen_fail("write.task", "\"case\" must name the column holding the case id");
+	json_t *when = json_object_get(task, "when");
+	int wat = -1;
+	const char *equals = NULL;
+	if (when) {
+		gen_keys(when, "write.task.when", when_keys);
+		wat = gen_column_index(cols, gen_str(when, "column", "write.task.when", true));
+		equals = gen_str(when, "equals", "write.task.when", true);
+		if (wat < 0)
+			gen_fail("write.task.when",
+				 "\"column\" must be one of the write's columns");
+	}
+	fputs("\t.task_kind = ", c);
+	gen_literal(c, kind);
+	fprintf(c, ",\n\t.task_case = %d,\n\t.task_when = %d,\n\t.task_when_value = ", at, wat);
+	gen_literal(c, equals);
+	fputs(",\n", c);
+}
+
 /* The read or write of a declaration. */
 static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *input)
 {
 	static const char *const read_keys[] = {"function", "key",     "region",   "returns",
 						"list",     "columns", "refusals", NULL};
-	static const char *const write_keys[] = {
-		"function", "columns", "action", "confirmation", "idempotency", "refusals", NULL};
+	static const char *const write_keys[] = {"function",     "columns",     "action",
+						 "confirmation", "idempotency", "refusals",
+						 "task",         NULL};
 	json_t *read = json_object_get(decl, "read"), *write = json_object_get(decl, "write");
 	char name[96];
 	if (read) {
@@ -908,8 +962,10 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		gen_literal(c, asks ? desc : NULL);
 		fputs(",\n\t.key_argument = ", c);
 		gen_literal(c, karg);
-		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n};\n", name,
+		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n", name,
 			json_object_size(json_object_get(write, "refusals")));
+		gen_task(c, json_object_get(write, "task"), cols);
+		fputs("};\n", c);
 		d->grant = true;
 	}
 }

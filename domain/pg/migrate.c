@@ -41,6 +41,7 @@ struct migrate_kind {
 	int (*name_ok)(const char *name); /* whether a directory entry is one of these files */
 	const char *record_sql;           /* $1 name, then $2 checksum if record_params is 2 */
 	int record_params;
+	bool together; /* all of a run's files in the caller's one transaction, not one each */
 };
 
 static int migrate_name_cmp(const void *a, const void *b)
@@ -92,6 +93,7 @@ static const struct migrate_kind migrate_numbered = {
 	migrate_name_ok,
 	"INSERT INTO fleet_meta.schema_migrations (name) VALUES ($1)",
 	1,
+	.together = false,
 };
 
 /* Numbered files renamed after databases had recorded them (two files once shared 0003, and two
@@ -113,6 +115,7 @@ static const struct migrate_kind migrate_functions = {
 	"INSERT INTO fleet_meta.schema_functions (name, checksum) VALUES ($1, $2)"
 	" ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()",
 	2,
+	.together = true,
 };
 
 static char *migrate_read_file(const char *path)
@@ -216,7 +219,8 @@ static int migrate_is_due(struct exec_session *pg, const struct migrate_kind *ki
 	return 1;
 }
 
-/* Applies dir/name if due, in one transaction with its record. *done tells whether it ran. */
+/* Applies dir/name if due, with its record: in a transaction of its own, or in the caller's when
+ * kind->together (which the caller rolls back when this fails). *done tells whether it ran. */
 static int migrate_apply(struct exec_session *pg, const struct migrate_kind *kind, const char *dir,
 			 const char *name, bool *done)
 {
@@ -242,20 +246,20 @@ static int migrate_apply(struct exec_session *pg, const struct migrate_kind *kin
 		ok = 1;
 		goto out;
 	}
-	if (!migrate_exec(pg, "BEGIN", "BEGIN"))
+	if (!kind->together && !migrate_exec(pg, "BEGIN", "BEGIN"))
 		goto out;
-	if (!migrate_exec(pg, sql, name)) {
-		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
-		goto out;
-	}
 	const char *p[2] = {name, sha};
-	PGresult *r = migrate_query(pg, kind->record_sql, kind->record_params, p, "its record");
-	int recorded = r != NULL;
+	PGresult *r = NULL;
+	if (migrate_exec(pg, sql, name))
+		r = migrate_query(pg, kind->record_sql, kind->record_params, p, "its record");
+	bool recorded = r != NULL;
 	PQclear(r);
-	if (!recorded || !migrate_exec(pg, "COMMIT", "COMMIT")) {
+	if (!kind->together && !(recorded && migrate_exec(pg, "COMMIT", "COMMIT"))) {
 		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
 		goto out;
 	}
+	if (!recorded)
+		goto out;
 	log_info("migrate: applied %s %s", kind->what, name);
 	*done = true;
 	ok = 1;
@@ -312,9 +316,9 @@ static int migrate_apply_all(struct exec_session *pg, const struct migrate_kind 
 	return ok;
 }
 
-/* fleet.capabilities made the declared rows exactly (migrate.h, step 3), in one transaction: the
- * rows as one JSON array (roles a comma list, split and trimmed in SQL), upserted where they
- * differ, and every other row deleted; its triggers bump the rights epoch for each row changed. */
+/* fleet.capabilities made the declared rows exactly (migrate.h, step 3): the rows as one JSON array
+ * (roles a comma list, split and trimmed in SQL), upserted where they differ, and every other row
+ * deleted; its triggers bump the rights epoch for each row changed. */
 static const char migrate_capabilities_sql[] =
 	"WITH d AS ("
 	" SELECT x.name, ARRAY(SELECT btrim(r.role) FROM unnest(string_to_array(x.roles, ','))"
@@ -364,7 +368,8 @@ out:
 	return text;
 }
 
-/* Step 3 of migrate_run: fleet.capabilities as declared, when the schema has it. */
+/* Step 3 of migrate_run, in the caller's transaction: fleet.capabilities as declared, when the
+ * schema has it. */
 static int migrate_capabilities_sync(struct exec_session *pg, const struct migrate_capability *caps,
 				     size_t n)
 {
@@ -385,15 +390,10 @@ static int migrate_capabilities_sync(struct exec_session *pg, const struct migra
 		ok = 1;
 		goto out;
 	}
-	if (!migrate_exec(pg, "BEGIN", "BEGIN"))
-		goto out;
 	const char *p[1] = {rows};
 	r = migrate_query(pg, migrate_capabilities_sql, 1, p, "recording the capabilities");
-	if (!r || !migrate_exec(pg, "COMMIT", "COMMIT")) {
-		PQclear(r);
-		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
+	if (!r)
 		goto out;
-	}
 	log_info("migrate: capabilities: %zu declared, %s", n,
 		 PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "(no count)");
 	PQclear(r);
@@ -401,6 +401,31 @@ static int migrate_capabilities_sync(struct exec_session *pg, const struct migra
 out:
 	free(rows);
 	return ok;
+}
+
+/* Steps 2 and 3 of migrate_run in one transaction: other sessions see the new text of every
+ * changed function and the declared capabilities together, or none of them. Applied one by one,
+ * a function calling another that is new in the same run (fleet.report_damage_as calls
+ * fleet.report_damaged_bike_as, which sorts after it) would fail in between, and so would
+ * every write and read before the capabilities were recorded, while a previous release keeps
+ * serving during a rolling upgrade. */
+static int migrate_functions_and_capabilities(struct exec_session *pg, const char *fdir,
+					      const struct migrate_capability *caps, size_t ncaps,
+					      int *applied)
+{
+	if (!migrate_exec(pg, "BEGIN", "BEGIN"))
+		return 0;
+	if (migrate_apply_all(pg, &migrate_functions, fdir, applied) &&
+	    migrate_capabilities_sync(pg, caps, ncaps) && migrate_exec(pg, "COMMIT", "COMMIT"))
+		return 1;
+	migrate_exec(pg, "ROLLBACK", "ROLLBACK");
+	if (*applied)
+		log_error(
+			"migrate: the %d function file(s) above were rolled back with the rest of "
+			"this run's: none is applied",
+			*applied);
+	*applied = 0;
+	return 0;
 }
 
 enum fleet_status migrate_run(const char *conninfo, const char *dir,
@@ -432,8 +457,7 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir,
 	    migrate_record_renamed(pg, dir) &&
 	    migrate_apply_all(pg, &migrate_numbered, dir, &applied->numbered) &&
 	    migrate_record_renamed(pg, dir) &&
-	    migrate_apply_all(pg, &migrate_functions, fdir, &applied->functions) &&
-	    migrate_capabilities_sync(pg, caps, ncaps))
+	    migrate_functions_and_capabilities(pg, fdir, caps, ncaps, &applied->functions))
 		st = FLEET_OK;
 	migrate_exec(pg, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
 out:

@@ -38,11 +38,12 @@ extern const size_t migrate_capabilities_count;
  * 1. every NNNN_name.sql file of dir not yet recorded in fleet_meta.schema_migrations, in name
  *    order (a recorded name is never read again; a renamed file's names count as one);
  * 2. every schema.function.sql file of dir/functions whose SHA-256 differs from the one recorded
- *    in fleet_meta.schema_functions (or that has none), in name order.
- * 3. then, in one transaction, fleet.capabilities made caps[0..ncaps) exactly: every row upserted
- *    (changed only when it differs) and the rows of capabilities not among them deleted; a
- *    schema without that table (numbered files before 0018) is left as it is, said in the log.
- * Each file runs in its own transaction with its record. conninfo must name the owner role.
+ *    in fleet_meta.schema_functions (or that has none), in name order;
+ * 3. fleet.capabilities made caps[0..ncaps) exactly: every row upserted (changed only when it
+ *    differs) and the rows of capabilities not among them deleted; a schema without that table
+ *    (numbered files before 0018) is left as it is, said in the log.
+ * Each numbered file runs in its own transaction with its record; the function files and step 3
+ * run in one transaction together (all applied, or none). conninfo must name the owner role.
  * *applied counts the files applied now, of each kind. caps is borrowed. */
 enum fleet_status migrate_run(const char *conninfo, const char *dir,
 			      const struct migrate_capability *caps, size_t ncaps,

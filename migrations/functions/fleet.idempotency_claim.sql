@@ -5,6 +5,10 @@
 -- same lock as the previous release's reports took), so that calls with one key serialize:
 -- take it before any row lock, in every write, and no two calls wait on each other in reverse
 -- order. A NULL key is 'new', without a lock. Keys are the acting subject's only.
+-- A key of a report filed by the previous release's text (fleet.idempotency_keys, copied here by
+-- 0018, but written by that text until migrate applies this release's function files) is read
+-- there too, its result as fleet.report_damaged_bike_as's columns, until a later release drops
+-- that table.
 CREATE OR REPLACE FUNCTION fleet.idempotency_claim(p_subject text, p_key text, p_tool text,
                                                    p_digest text)
 RETURNS TABLE (state text, result jsonb)
@@ -27,6 +31,16 @@ BEGIN
     SELECT ic.tool, ic.args_digest, ic.result INTO k
       FROM idempotent_calls ic
      WHERE ic.subject = p_subject AND ic.idem_key = p_key;
+    IF NOT FOUND THEN
+        SELECT ik.tool, ik.args_digest,
+               jsonb_build_object('bike_id', ik.bike_id, 'status', ik.status,
+                                  'report_id', ik.report_id, 'case_id', ik.case_id,
+                                  'recorded_at', to_char(ik.recorded_at AT TIME ZONE 'UTC',
+                                                         'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                 AS result INTO k
+          FROM idempotency_keys ik
+         WHERE ik.subject = p_subject AND ik.idem_key = p_key;
+    END IF;
     IF FOUND THEN
         IF k.tool = p_tool AND k.args_digest = p_digest THEN
             state := 'replayed';

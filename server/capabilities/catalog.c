@@ -6,6 +6,7 @@
 #include "change_feed.h"
 #include "common/version.h"
 #include "gen/capabilities.h"
+#include "task_provider.h"
 
 static const char catalog_instructions[] =
 	"Bikaroo fleet operations. Use get_bike_status to look up one bike by its id (VL- and 4 to "
@@ -27,6 +28,7 @@ int catalog_describe(struct mcp_server *out, const struct mcp_app *app)
 		.governance_key = CATALOG_GOVERNANCE_KEY,
 		.extensions = "{\"" ADAPTER_UI_EXTENSION "\":{}}",
 		.caller = adapter_caller,
+		.tasks = &task_provider,
 		.audit = adapter_audit,
 		.changes = &change_feed,
 		.app = app,

@@ -9,6 +9,9 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "domain/changes.h"
+#include "adapter.h"
+#include "domain/case_tasks.h"
+#include "server/protocol/tasks.h"
 
 /* Which resource shows which entity: a key prefix (with an id after it) or a whole key. */
 static const struct {
@@ -36,6 +39,27 @@ static bool feed_uri_of(const char *entity, char *buf, size_t cap)
 	return false;
 }
 
+/* A task's step changed: read it (whoever owns it), and its owner's listens that named it hear
+ * of it. */
+static void feed_task(struct mcp_change_sink *sink, const char *id)
+{
+	struct case_task f;
+	enum fleet_status st = case_tasks_notice(id, &f);
+	if (st == FLEET_OK) {
+		struct mcp_task t;
+		adapter_task(&f, &t);
+		json_t *detail = mcp_task_detail(&t);
+		mcp_task_clear(&t);
+		struct mcp_task_change tc = {
+			.id = f.id, .subject = f.subject, .client = f.client, .detail = detail};
+		sink->changed(&(struct mcp_change){.task = &tc}, sink->arg);
+		json_decref(detail);
+	} else if (st != FLEET_NOT_FOUND) {
+		log_warn("change feed: task %.40s not read (%s)", id, fleet_status_name(st));
+	}
+	case_tasks_free(&f);
+}
+
 /* A domain change as the protocol sees it, for one sink: the URI of the resource showing the
  * entity, or whose rights changed; NULL stays a gap. */
 static void feed_tell(const struct change *c, void *arg)
@@ -47,6 +71,10 @@ static void feed_tell(const struct change *c, void *arg)
 	}
 	char uri[512];
 	struct mcp_change mc = {.subject = c->subject, .client = c->client};
+	if (c->entity && strncmp(c->entity, "task:", 5) == 0) {
+		feed_task(sink, c->entity + 5);
+		return;
+	}
 	if (c->entity) {
 		if (!feed_uri_of(c->entity, uri, sizeof uri)) {
 			log_warn("change feed: no resource shows %.64s", c->entity);

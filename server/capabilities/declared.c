@@ -17,6 +17,7 @@
 #include "common/mem.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/resources.h"
+#include "server/protocol/tasks.h"
 #include "server/protocol/tools.h"
 
 /* Most rows one read answers with (a list's; an object's are its first). */
@@ -431,6 +432,28 @@ static int declared_refused(struct declared_call *c, enum fleet_status st,
 	return 0;
 }
 
+/* Whether a write that ended ok answers with a task: its declaration has one, the step it left
+ * waits for someone else, and the request may be answered with a task. */
+static bool declared_tasked(const struct mcp_ctx *ctx, const struct declared_write *w,
+			    const struct writes_result *r)
+{
+	if (!w->task_kind || strcmp(r->outcome, "ok") != 0 || !mcp_task_offered(ctx))
+		return false;
+	const char *when = w->task_when >= 0 ? r->values[w->task_when] : NULL;
+	return w->task_when < 0 || (when && strcmp(when, w->task_when_value) == 0);
+}
+
+/* The task of a write whose step waits: created (durable) for the caller, answered. */
+static int declared_task(struct mcp_ctx *ctx, const struct declared_write *w,
+			 const struct writes_result *r, json_t **result, struct mcp_error *err)
+{
+	json_t *work =
+		json_pack("{s:s, s:s?}", "kind", w->task_kind, "caseId", r->values[w->task_case]);
+	int rc = mcp_task_start(ctx, work, result, err);
+	json_decref(work);
+	return rc;
+}
+
 static int declared_write_call(struct mcp_ctx *ctx, const struct declared_write *w, json_t *args,
 			       json_t **result, struct mcp_error *err)
 {
@@ -460,6 +483,8 @@ static int declared_write_call(struct mcp_ctx *ctx, const struct declared_write 
 		rc = declared_refused(&c, st, &r, result, err);
 	else if (strcmp(r.outcome, "confirmation_required") == 0)
 		rc = declared_confirm(&c, &r, result, err);
+	else if (declared_tasked(ctx, w, &r))
+		rc = declared_task(ctx, w, &r, result, err);
 	else {
 		*result =
 			adapter_structured(declared_object(w->fields, w->query.ncolumns, r.values));

@@ -48,6 +48,13 @@ struct declared_write {
 	const char *key_argument; /* the argument holding the idempotency key, or NULL */
 	const struct declared_refusal *refusals;
 	size_t nrefusals;
+	/* Its task (the Tasks extension): a call that ends ok, with column task_when equal to
+	 * task_when_value when task_when >= 0, leaves its case (column task_case) in a step that
+	 * waits for someone else: to a client that declared the extension it answers a task of
+	 * kind task_kind (NULL: never a task). */
+	const char *task_kind;
+	int task_case, task_when;
+	const char *task_when_value;
 };
 
 /* A row's spec: its read or write, and how a call names the object. */

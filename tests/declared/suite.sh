@@ -81,6 +81,6 @@ refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
   'read.columns[0]: schema:'
-refused "invalid JSON" 'd = None' \
-  'status_codes.json: top level'
+refused "a file that is no JSON object" 'd = None' \
+  "status_codes.json: JSON: line 1, column 4: '[' or '{' expected"
 suite_exit

@@ -27,6 +27,7 @@
 #define WR_BIKE_OPS "VL-4610"
 #define WR_BIKE_ASK "VL-4613"
 #define WR_BIKE_LYO "VL-4603"
+#define WR_BIKE_LEGACY "VL-4616"
 
 static char *wr_vsql(bool app, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static char *wr_vsql(bool app, const char *fmt, va_list ap)
@@ -478,6 +479,47 @@ START_TEST(report_files_extends_replays_and_refuses_a_reused_key)
 }
 END_TEST
 
+/* A key the previous release's report recorded in fleet.idempotency_keys while this release's
+ * migrate ran (after 0018 copied that table, before the new function texts) still replays. */
+START_TEST(report_replays_a_key_the_previous_release_recorded)
+{
+	char key[64], rep[64], cse[64], want[256];
+	snprintf(key, sizeof key, "it-writes-legacy-%d", (int)getpid());
+	char *filed =
+		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_LEGACY, "flat_tire"),
+			  "NULL", '1', "legacy-0", false);
+	wr_field(filed, 6, rep, sizeof rep);
+	wr_field(filed, 7, cse, sizeof cse);
+	ck_assert_msg(strncmp(filed, "ok|", 3) == 0, "%s", filed);
+	free(wr_super("INSERT INTO fleet.idempotency_keys (subject, idem_key, tool, args_digest,"
+		      " client_id, region, bike_id, report_id, case_id, status, recorded_at)"
+		      " SELECT 'marie', '%s', 'report_damaged_bike', repeat('d', 64),"
+		      " 'customer-care-assistant', region, bike_id, report_id, case_id,"
+		      " status_after, recorded_at FROM fleet.damage_reports WHERE report_id = '%s'",
+		      key, rep));
+	char *snap = wr_super(WR_SNAPSHOT);
+	char *sql_key = mem_printf("'%s'", key);
+	char *again =
+		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_LEGACY, "flat_tire"),
+			  sql_key, 'd', "legacy-1", false);
+	snprintf(want, sizeof want,
+		 "replayed|FR-PAR|" WR_BIKE_LEGACY "|unavailable|unavailable||%s|%s|", rep, cse);
+	ck_assert_str_eq(again, want);
+	char *other =
+		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_LEGACY, "flat_tire"),
+			  sql_key, 'e', "legacy-2", false);
+	ck_assert_str_eq(other, "key_conflict|FR-PAR|" WR_BIKE_LEGACY "||unavailable||||");
+	char *snap2 = wr_super(WR_SNAPSHOT);
+	ck_assert_str_eq(snap, snap2);
+	free(snap2);
+	free(other);
+	free(again);
+	free(sql_key);
+	free(snap);
+	free(filed);
+}
+END_TEST
+
 START_TEST(report_refuses_in_the_same_words_and_writes_nothing)
 {
 	char *snap = wr_super(WR_SNAPSHOT);
@@ -741,6 +783,7 @@ CHECK_SUITE(writes)
 	tcase_add_test(tc, idempotency_claim_keep_replay_and_conflict);
 	tcase_add_test(tc, the_key_lock_serializes_two_sessions);
 	tcase_add_test(tc, report_files_extends_replays_and_refuses_a_reused_key);
+	tcase_add_test(tc, report_replays_a_key_the_previous_release_recorded);
 	tcase_add_test(tc, report_refuses_in_the_same_words_and_writes_nothing);
 	tcase_add_test(tc, report_holds_the_case_rules);
 	tcase_add_test(tc, report_asks_first_saying_what_it_would_do);

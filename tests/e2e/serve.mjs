@@ -1,0 +1,58 @@
+// Starts `bikaroo-mcp serve` (BIKAROO_BIN, under BIKAROO_WRAPPER when set) acting as subject
+// through client, on a free port of 127.0.0.1, for the e2e tests that need a caller of their own
+// (a declaration's example caller: server/capabilities/NAME.json). Resolves { url, stop, log }.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const tmp = mkdtempSync(join(tmpdir(), 'bikaroo-e2e-'));
+let seq = 0;
+
+export const slow = Boolean(process.env.BIKAROO_WRAPPER); // valgrind
+
+export async function startServer(subject, client, extraEnv = {}) {
+  const bin = process.env.BIKAROO_BIN;
+  if (!bin) throw new Error('BIKAROO_BIN is not set (the server binary; scripts/test.sh sets it)');
+  const ready = join(tmp, `ready-${++seq}`);
+  const wrapper = (process.env.BIKAROO_WRAPPER ?? '').split(' ').filter(Boolean);
+  const argv = [...wrapper, bin, 'serve'];
+  const child = spawn(argv[0], argv.slice(1), {
+    env: {
+      ...process.env,
+      BIKAROO_PORT: '0',
+      BIKAROO_LISTEN: '127.0.0.1',
+      BIKAROO_READY_FILE: ready,
+      BIKAROO_LOCAL_SUBJECT: subject,
+      BIKAROO_LOCAL_CLIENT: client,
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (d) => { log = (log + d).slice(-4000); });
+  // Polls counted, not clock readings: a paused machine's clock jump must not end the wait.
+  for (let polls = slow ? 2400 : 400; polls > 0; polls--) {
+    if (existsSync(ready)) {
+      const port = readFileSync(ready, 'utf8').trim();
+      if (port) {
+        const stop = () => new Promise((resolve) => {
+          if (child.exitCode !== null) return resolve(child.exitCode);
+          child.once('exit', (code) => resolve(code));
+          child.kill('SIGTERM');
+        });
+        return { url: `http://127.0.0.1:${port}/mcp`, stop, log: () => log };
+      }
+    }
+    if (child.exitCode !== null) throw new Error(`server exited: ${log}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not start: ${log}`);
+}
+
+// The example of a declaration's first tool (server/capabilities/NAME.json): { arguments, caller }.
+export function declaredExample(name) {
+  const path = new URL(`../../server/capabilities/${name}.json`, import.meta.url);
+  return JSON.parse(readFileSync(path, 'utf8')).tools[0].example;
+}
