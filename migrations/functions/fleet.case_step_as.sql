@@ -84,7 +84,7 @@ BEGIN
        OR coalesce(jsonb_typeof(p_args -> 'note'), 'string') <> 'string'
        OR coalesce(char_length(v_note) NOT BETWEEN 1 AND 1000, false)
        OR (p_tool = 'record_inspection'
-           AND v_find IS DISTINCT FROM ALL (ARRAY['repairable', 'no_fault', 'beyond_repair']))
+           AND NOT coalesce(v_find = ANY (ARRAY['repairable', 'no_fault', 'beyond_repair']), false))
     THEN
         outcome := 'invalid_arguments';
         PERFORM audit_record(p_tool, v_case, p_digest, 'invalid',

@@ -44,8 +44,8 @@ BEGIN
                                  'may no longer withdraw the ' || t.kind || ' request',
                                  NULL, NULL);
         ELSIF s.status = 'working'
-              AND c.state = CASE t.kind WHEN 'inspection' THEN 'inspection_requested'
-                                        ELSE 'awaiting_approval' END THEN
+              AND c.state = (CASE t.kind WHEN 'inspection' THEN 'inspection_requested'
+                                         ELSE 'awaiting_approval' END) THEN
             v_now := clock_timestamp();
             UPDATE cases cs
                SET state = v_back, updated_at = v_now,

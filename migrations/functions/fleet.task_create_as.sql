@@ -29,7 +29,7 @@ DECLARE
     v_ttl   bigint := least(greatest(coalesce(p_ttl_ms, 604800000), 1000), 2592000000);
 BEGIN
     a := fleet.act_as(p_subject, p_client);
-    IF p_kind IS DISTINCT FROM ALL (ARRAY['inspection', 'write_off'])
+    IF NOT coalesce(p_kind = ANY (ARRAY['inspection', 'write_off']), false)
        OR p_task_id IS NULL OR length(p_task_id) NOT BETWEEN 22 AND 128
        OR p_task_id !~ '^[A-Za-z0-9_-]+$' OR coalesce(length(p_tool), 0) NOT BETWEEN 1 AND 128 THEN
         outcome := 'invalid';
