@@ -7,13 +7,13 @@
 -- p_tool: the tool that asked (what tasks/get's result is the answer of); p_ttl_ms: its
 -- lifetime from now, NULL for the default (7 days), held between 1 s and 30 days. If the step
 -- already ended (a technician was quicker), the task is created finished, as it ended.
--- Returns one row: outcome ok (then the task as fleet.task_for shows it), invalid (an argument
--- is not one of the above), not_found (no case the caller may see) or no_step (the caller did
--- not ask for such a step on this case); nothing else is written then.
+-- Returns the task as fleet.task_for shows it. Raises (SQLSTATE 22023, nothing written) when an
+-- argument is not one of the above, the case is not one the caller may see, or the caller did
+-- not ask for such a step on it: the server calls it only right after that step.
 CREATE OR REPLACE FUNCTION fleet.task_create_as(p_subject text, p_client text, p_task_id text,
                                                 p_case_id text, p_kind text, p_tool text,
                                                 p_ttl_ms bigint)
-RETURNS TABLE (outcome text, task_id text, status text, message text, created_at_ms bigint,
+RETURNS TABLE (task_id text, status text, message text, created_at_ms bigint,
                updated_at_ms bigint, ttl_ms bigint, poll_ms integer, is_error boolean,
                result json)
 LANGUAGE plpgsql VOLATILE
@@ -32,15 +32,13 @@ BEGIN
     IF NOT coalesce(p_kind = ANY (ARRAY['inspection', 'write_off']), false)
        OR p_task_id IS NULL OR length(p_task_id) NOT BETWEEN 22 AND 128
        OR p_task_id !~ '^[A-Za-z0-9_-]+$' OR coalesce(length(p_tool), 0) NOT BETWEEN 1 AND 128 THEN
-        outcome := 'invalid';
-        RETURN NEXT;
-        RETURN;
+        RAISE EXCEPTION 'task_create_as: invalid task id, kind or tool'
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT cs.case_id, cs.region, cs.opened_by INTO c FROM cases cs WHERE cs.case_id = p_case_id;
     IF NOT FOUND OR NOT fleet.case_visible(a.role, p_subject, c.case_id, c.opened_by) THEN
-        outcome := 'not_found';
-        RETURN NEXT;
-        RETURN;
+        RAISE EXCEPTION 'task_create_as: no case % for this caller', p_case_id
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT e.event_id INTO v_since FROM case_events e
      WHERE e.case_id = p_case_id AND e.actor_subject = p_subject AND e.actor_client = p_client
@@ -49,9 +47,8 @@ BEGIN
      ORDER BY e.event_id DESC
      LIMIT 1;
     IF v_since IS NULL THEN
-        outcome := 'no_step';
-        RETURN NEXT;
-        RETURN;
+        RAISE EXCEPTION 'task_create_as: % asked for no % on case %', p_subject, p_kind,
+                        p_case_id USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT * INTO s FROM fleet.task_state(p_kind, p_case_id, v_since);
     INSERT INTO tasks (task_id, subject, client_id, case_id, region, kind, tool, since_event,
@@ -61,7 +58,7 @@ BEGIN
             s.status, s.message, s.is_error, s.result, v_now, v_now, v_ttl,
             v_now + v_ttl * interval '1 millisecond', 30000,
             CASE WHEN s.status = 'cancelled' THEN v_now END);
-    RETURN QUERY SELECT 'ok', f.* FROM fleet.task_for(p_subject, p_client, ARRAY[p_task_id]) f;
+    RETURN QUERY SELECT f.* FROM fleet.task_for(p_subject, p_client, ARRAY[p_task_id]) f;
 END
 $$;
 

@@ -23,16 +23,9 @@ BEGIN
         PERFORM fleet.act_as(p_subject, p_client);
     END IF;
     RETURN QUERY
-    SELECT t.task_id, coalesce(s.status, t.status), coalesce(s.message, t.message),
-           (extract(epoch FROM t.created_at) * 1000)::bigint,
-           (extract(epoch FROM greatest(t.updated_at, s.changed_at)) * 1000)::bigint,
-           t.ttl_ms, t.poll_ms, coalesce(s.is_error, t.is_error),
-           coalesce(s.result, t.result)::json
-      FROM fleet.tasks t
-      LEFT JOIN LATERAL (SELECT * FROM fleet.task_state(t.kind, t.case_id, t.since_event)
-                          WHERE t.status = 'working') s ON true
-     WHERE t.task_id = ANY (p_task_ids) AND t.expires_at > clock_timestamp()
-     ORDER BY t.task_id;
+    SELECT r.task_id, r.status, r.message, r.created_at_ms, r.updated_at_ms, r.ttl_ms,
+           r.poll_ms, r.is_error, r.result
+      FROM fleet.task_rows(p_task_ids) r;
 END
 $$;
 
