@@ -281,13 +281,20 @@ START_TEST(report_inspect_close_puts_the_bike_back_in_service)
 }
 END_TEST
 
-START_TEST(a_write_off_needs_another_operator)
+/* A fresh case of bike, inspection asked by olivia, found beyond repair by tom: its id (new). */
+static char *wf_beyond_repair(const char *bike)
 {
 	wf_fresh();
-	char *c = wf_report("VL-990202");
+	char *c = wf_report(bike);
 	wf_step(WF_OLIVIA, "request_inspection", wf_args(c, ""), "inspection_requested");
 	wf_step(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"beyond_repair\""),
 		"inspected");
+	return c;
+}
+
+START_TEST(a_write_off_needs_another_operator)
+{
+	char *c = wf_beyond_repair("VL-990202");
 	/* written_off needs its note, and the user's confirmation. */
 	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"written_off\""), c,
 		   "note");
@@ -509,11 +516,7 @@ END_TEST
 /* A refused write-off completes the task of the operator who asked, as a tool error. */
 START_TEST(a_refused_write_off_completes_its_task_as_an_error)
 {
-	wf_fresh();
-	char *c = wf_report("VL-990205");
-	wf_step(WF_OLIVIA, "request_inspection", wf_args(c, ""), "inspection_requested");
-	wf_step(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"beyond_repair\""),
-		"inspected");
+	char *c = wf_beyond_repair("VL-990205");
 	/* SQL level, as the login role: olivia's write-off and her task, then nadia refuses. */
 	char *sql = mem_printf(
 		"SELECT outcome FROM fleet.case_step_as('olivia', 'ops-assistant', "
