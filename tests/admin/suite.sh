@@ -163,9 +163,9 @@ wait "$pid"
 pid=
 
 # --- the audit, and the roles that may not.
-check "every change is in fleet.admin_log, made by fleet_owner (3 loads, 1 principal, 1 client, 3 deactivations)" \
+check "every change is in fleet.admin_log, made by fleet_owner (3 loads, 2 principals, 1 client, 3 deactivations)" \
   test "$(q "$owner" -c "SELECT string_agg(action || ':' || target, ' ' ORDER BY admin_id) FROM fleet.admin_log WHERE actor = 'fleet_owner'")" \
-  = 'load:regions load:stations load:bikes principal:subject:camille client:client:care-app deactivate:subject:camille deactivate:client:care-app deactivate:client:no-such-app'
+  = 'load:regions load:stations load:bikes principal:subject:camille principal:subject:theo client:client:care-app deactivate:subject:camille deactivate:client:care-app deactivate:client:no-such-app'
 before=$(q "$owner" -c 'SELECT count(*) FROM fleet.admin_log')
 out=$(BIKAROO_MIGRATE_URL="$app" "$bin" admin principal mallory fleet_operator DE-BER Mallory 2>&1)
 check "the server's login role (fleet_app) is refused admin principal: permission denied for the function, with the hint ($(cut -c 1-70 <<<"$out"))" \
