@@ -334,7 +334,8 @@ else
   TOKEN=\$(scripts/dev-token.sh marie customer-care-assistant 'fleet:read fleet:report')
   $call -H "Authorization: Bearer \$TOKEN" -d '$body'
 
-  Other users: paul (FR-LYO), olivia (operator, FR-PAR and FR-LYO), dev (viewer, developer-ide);
+  Other users: paul (FR-LYO), olivia and nadia (operators, FR-PAR and FR-LYO), tom (technician,
+  FR-PAR and FR-LYO), dev (viewer, developer-ide);
   a machine token: scripts/dev-token.sh fleet-sync fleet-sync fleet:read
 
   $watch

@@ -34,12 +34,18 @@ INSERT INTO fleet.principals (subject, display_name, role, is_human) VALUES
   ('marie',  'Marie Dupont',  'customer_care',  true),
   ('paul',   'Paul Martin',   'customer_care',  true),
   ('olivia', 'Olivia Leroy',  'fleet_operator', true),
+  ('nadia',  'Nadia Benali',  'fleet_operator', true),
+  ('tom',    'Tom Garnier',   'technician',     true),
+  ('bram',   'Bram Peeters',  'fleet_operator', true),
+  ('lena',   'Lena Claes',    'technician',     true),
   ('dev',    'Dev Sandbox',   'viewer',         true),
   ('fleet-sync', 'Fleet sync job (machine)', 'customer_care', false)
 ON CONFLICT (subject) DO NOTHING;
 
 INSERT INTO fleet.principal_regions (subject, region) VALUES
   ('marie', 'FR-PAR'), ('paul', 'FR-LYO'), ('olivia', 'FR-PAR'), ('olivia', 'FR-LYO'),
+  ('nadia', 'FR-PAR'), ('nadia', 'FR-LYO'), ('tom', 'FR-PAR'), ('tom', 'FR-LYO'),
+  ('bram', 'BE-BRU'), ('lena', 'BE-BRU'),
   ('dev', 'FR-PAR'), ('fleet-sync', 'FR-PAR')
 ON CONFLICT DO NOTHING;
 

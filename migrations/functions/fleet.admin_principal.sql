@@ -1,5 +1,5 @@
 -- Adds a principal (subject = the tokens' sub) or changes it: display name, role (viewer,
--- customer_care, fleet_operator), human or machine, and exactly these regions (which must
+-- customer_care, fleet_operator, technician), human or machine, and exactly these regions (which must
 -- exist); active again if it was not. Audited in fleet.admin_log; owner only. The triggers of
 -- 0007 end the principal's subscriptions when its rights change.
 CREATE OR REPLACE FUNCTION fleet.admin_principal(p_subject text, p_display_name text,

@@ -22,7 +22,7 @@ BEGIN
       LEFT JOIN fleet.bikes b ON b.bike_id = p_bike
       LEFT JOIN fleet.status_codes s ON s.code = b.status
       LEFT JOIN fleet.stations st ON st.station_id = b.station_id
-      LEFT JOIN fleet.cases c ON c.bike_id = b.bike_id AND c.state = 'open';
+      LEFT JOIN fleet.cases c ON c.bike_id = b.bike_id AND c.state <> 'closed';
 END
 $$;
 

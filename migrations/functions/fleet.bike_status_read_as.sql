@@ -34,7 +34,7 @@ BEGIN
       FROM (SELECT 1) AS one
       LEFT JOIN fleet.bikes b ON b.bike_id = p_bike
       LEFT JOIN fleet.status_codes s ON s.code = b.status
-      LEFT JOIN fleet.cases c ON c.bike_id = b.bike_id AND c.state = 'open';
+      LEFT JOIN fleet.cases c ON c.bike_id = b.bike_id AND c.state <> 'closed';
 END
 $$;
 

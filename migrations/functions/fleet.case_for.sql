@@ -1,14 +1,20 @@
 -- bikaroo://cases/{caseId} for one caller and any number of cases: one row per case the caller
--- may see, with its damage reports and events in time order as JSON arrays (json, not jsonb:
--- their keys keep the order written here). Visible = in the perimeter (row-level security)
--- and, except for fleet_operator (who sees any case of their regions), opened by or reported
--- into by the caller. Beside the codes and ids, their names: the region's, and those of the
--- subjects and client applications (fleet.case_names; NULL for one no longer registered), at
--- most 63 characters each.
+-- may see, with its step (state), the finding and resolution once there are some, who asked for
+-- a write-off and who closed the case (for a write-off: who approved it), and its damage reports
+-- and events in time order as JSON arrays (json, not jsonb: their keys keep the order written
+-- here), each event with its note. Visible = in the perimeter (row-level security) and by
+-- fleet.case_visible (fleet operators and technicians any case of their regions, others the
+-- cases they opened or reported into). Beside the codes and ids, their names: the region's, and
+-- those of the subjects and client applications (fleet.case_names; NULL for one no longer
+-- registered), at most 63 characters each.
 CREATE OR REPLACE FUNCTION fleet.case_for(p_subject text, p_client text, p_case_ids text[])
 RETURNS TABLE (case_id text, bike_id text, region text, region_name text, state text,
-               opened_at text, opened_by text, opened_by_name text, opened_via text,
-               opened_via_name text, closed_at text, reports json, events json)
+               resolution text, finding text, opened_at text, opened_by text,
+               opened_by_name text, opened_via text, opened_via_name text,
+               write_off_requested_by text, write_off_requested_by_name text,
+               write_off_requested_via text, write_off_requested_at text, closed_at text,
+               closed_by text, closed_by_name text, closed_via text, closed_via_name text,
+               reports json, events json)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
 SET plan_cache_mode = force_generic_plan
@@ -25,22 +31,23 @@ BEGIN
     WITH c AS (
         SELECT cs.* FROM fleet.cases cs
          WHERE cs.case_id = ANY (p_case_ids)
-           AND (a.role = 'fleet_operator' OR cs.opened_by = p_subject
-                OR EXISTS (SELECT 1 FROM fleet.damage_reports r
-                            WHERE r.case_id = cs.case_id AND r.reported_by = p_subject))
+           AND fleet.case_visible(a.role, p_subject, cs.case_id, cs.opened_by)
     ), names AS (
-        SELECT c.case_id, n.kind, n.id, left(n.name, 63) AS name
+        -- Per case, 'subject:<id>' and 'client:<id>' -> the name.
+        SELECT c.case_id, json_object_agg(n.kind || ':' || n.id, left(n.name, 63)) AS m
           FROM c CROSS JOIN LATERAL fleet.case_names(c.case_id) n
+         GROUP BY c.case_id
     )
-    SELECT c.case_id, c.bike_id, c.region, left(rg.name, 63), c.state,
+    SELECT c.case_id, c.bike_id, c.region, left(rg.name, 63), c.state, c.resolution, c.finding,
            to_char(c.opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-           c.opened_by,
-           (SELECT n.name FROM names n
-             WHERE n.case_id = c.case_id AND n.kind = 'subject' AND n.id = c.opened_by),
-           c.opened_via,
-           (SELECT n.name FROM names n
-             WHERE n.case_id = c.case_id AND n.kind = 'client' AND n.id = c.opened_via),
+           c.opened_by, nm.m ->> ('subject:' || c.opened_by),
+           c.opened_via, nm.m ->> ('client:' || c.opened_via),
+           c.write_off_requested_by, nm.m ->> ('subject:' || c.write_off_requested_by),
+           c.write_off_requested_via,
+           to_char(c.write_off_requested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
            to_char(c.closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+           c.closed_by, nm.m ->> ('subject:' || c.closed_by),
+           c.closed_via, nm.m ->> ('client:' || c.closed_via),
            coalesce((SELECT json_agg(json_build_object(
                         'reportId', r.report_id, 'issue', r.issue,
                         'description', r.description, 'statusBefore', r.status_before,
@@ -48,29 +55,23 @@ BEGIN
                         'recordedAt', to_char(r.recorded_at AT TIME ZONE 'UTC',
                                               'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                         'reportedBy', r.reported_by,
-                        'reportedByName', (SELECT n.name FROM names n
-                                            WHERE n.case_id = c.case_id AND n.kind = 'subject'
-                                              AND n.id = r.reported_by),
+                        'reportedByName', nm.m ->> ('subject:' || r.reported_by),
                         'clientId', r.reported_via,
-                        'clientName', (SELECT n.name FROM names n
-                                        WHERE n.case_id = c.case_id AND n.kind = 'client'
-                                          AND n.id = r.reported_via))
+                        'clientName', nm.m ->> ('client:' || r.reported_via))
                         ORDER BY r.recorded_at, r.report_id)
                        FROM fleet.damage_reports r WHERE r.case_id = c.case_id), '[]'::json),
            coalesce((SELECT json_agg(json_build_object(
                         'type', e.kind,
                         'at', to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                         'reportId', e.report_id, 'subject', e.actor_subject,
-                        'subjectName', (SELECT n.name FROM names n
-                                         WHERE n.case_id = c.case_id AND n.kind = 'subject'
-                                           AND n.id = e.actor_subject),
+                        'subjectName', nm.m ->> ('subject:' || e.actor_subject),
                         'clientId', e.actor_client,
-                        'clientName', (SELECT n.name FROM names n
-                                        WHERE n.case_id = c.case_id AND n.kind = 'client'
-                                          AND n.id = e.actor_client))
+                        'clientName', nm.m ->> ('client:' || e.actor_client),
+                        'note', e.note)
                         ORDER BY e.at, e.event_id)
                        FROM fleet.case_events e WHERE e.case_id = c.case_id), '[]'::json)
       FROM c
+      LEFT JOIN names nm ON nm.case_id = c.case_id
       LEFT JOIN fleet.regions rg ON rg.code = c.region
      ORDER BY c.case_id;
 END

@@ -111,21 +111,21 @@ BEGIN
         RETURN;
     END IF;
 
-    -- The bike's open case; stable while we hold the bike's row lock.
-    SELECT c.case_id INTO open_c FROM cases c WHERE c.bike_id = v_bike AND c.state = 'open';
+    -- The bike's active case (at any step before closed: a report joins it); stable while we
+    -- hold the bike's row lock, which every step of the workflow takes first too.
+    SELECT c.case_id, c.state INTO open_c FROM cases c
+     WHERE c.bike_id = v_bike AND c.state <> 'closed';
     open_case_id := open_c.case_id;
 
     IF v_given IS NOT NULL THEN
-        -- Visible: in the perimeter (RLS), and for roles other than fleet_operator, a case
-        -- the caller opened or reported into. Invisible reads exactly like nonexistent.
+        -- Visible: in the perimeter (RLS) and by fleet.case_visible. Invisible reads exactly
+        -- like nonexistent.
         SELECT c.case_id, c.state, c.bike_id INTO given FROM cases c
          WHERE c.case_id = v_given
-           AND (a.role = 'fleet_operator' OR c.opened_by = p_subject
-                OR EXISTS (SELECT 1 FROM damage_reports r
-                            WHERE r.case_id = c.case_id AND r.reported_by = p_subject));
+           AND fleet.case_visible(a.role, p_subject, c.case_id, c.opened_by);
         IF NOT FOUND THEN
             outcome := 'case_not_found';
-        ELSIF given.state <> 'open' THEN
+        ELSIF given.state = 'closed' THEN
             outcome := 'case_closed';
         ELSIF given.bike_id <> v_bike THEN
             outcome := 'case_other_bike';
@@ -146,8 +146,9 @@ BEGIN
                          bk.status, CASE WHEN v_status = bk.status THEN 'stays' ELSE 'becomes' END,
                          v_status,
                          CASE WHEN open_c.case_id IS NULL THEN 'a new investigation case is opened'
-                              ELSE 'the report is added to open investigation case '
-                                   || open_c.case_id END);
+                              ELSE 'the report is added to investigation case '
+                                   || open_c.case_id || ' (at step ' || open_c.state || ')'
+                         END);
         PERFORM audit_record(p_tool, v_bike, p_digest, 'confirmation_required', NULL,
                              p_request_id, NULL);
         RETURN NEXT;

@@ -27,7 +27,9 @@ static const struct cli_admin_cmd {
 	 2, 2},
 	{"region", "CODE NAME", "CODE like FR-PAR", 2, 2},
 	{"principal", "SUBJECT ROLE REGION[,REGION...] DISPLAY-NAME [human|machine]",
-	 "ROLE: viewer, customer_care or fleet_operator; a human (the default) or a machine", 4, 5},
+	 "ROLE: viewer, customer_care, fleet_operator or technician; a human (the default) or a "
+	 "machine",
+	 4, 5},
 	{"client", "CLIENT-ID NAME RIGHTS", "RIGHTS: read, read,report or read,report,confirm", 3,
 	 3},
 	{"deactivate-principal", "SUBJECT", NULL, 1, 1},
@@ -43,7 +45,7 @@ static const struct {
 } cli_admin_args[] = {
 	{"regions", "code", "CODE", "two capital letters, a hyphen, three (FR-PAR)"},
 	{"principals", "subject", "SUBJECT", "1 to 255 characters"},
-	{"principals", "role", "ROLE", "viewer, customer_care or fleet_operator"},
+	{"principals", "role", "ROLE", "viewer, customer_care, fleet_operator or technician"},
 	{"client_apps", "client_id", "CLIENT-ID", "1 to 255 characters"},
 };
 

@@ -116,9 +116,11 @@ out=$("$bin" admin principal camille customer_care DE-BER 'Camille Petit' 2>&1)
 check "admin principal camille customer_care DE-BER: $out" grep -q '^admin: principal camille' <<<"$out"
 out=$("$bin" admin principal nobody viewer XX-NOP 'No One' 2>&1)
 check "a principal in a region that does not exist is refused, naming it ($(cut -c 1-80 <<<"$out"))" grep -q 'no such region: XX-NOP' <<<"$out"
+out=$("$bin" admin principal theo technician DE-BER 'Theo Roux' 2>&1)
+check "admin principal theo technician DE-BER (the workshop's role): $out" grep -q '^admin: principal theo' <<<"$out"
 out=$("$bin" admin principal nobody boss DE-BER 'No One' 2>&1)
-check "a principal with a role that does not exist: the three roles, not a constraint's name ($out)" \
-  test "$out" = 'admin principal: ROLE must be viewer, customer_care or fleet_operator'
+check "a principal with a role that does not exist: the four roles, not a constraint's name ($out)" \
+  test "$out" = 'admin principal: ROLE must be viewer, customer_care, fleet_operator or technician'
 out=$("$bin" admin region de-ber Berlin 2>&1)
 check "a region code the database refuses: what a code is, not a constraint's name ($out)" \
   test "$out" = 'admin region: CODE must be two capital letters, a hyphen, three (FR-PAR)'
@@ -161,9 +163,9 @@ wait "$pid"
 pid=
 
 # --- the audit, and the roles that may not.
-check "every change is in fleet.admin_log, made by fleet_owner (3 loads, 1 principal, 1 client, 3 deactivations)" \
+check "every change is in fleet.admin_log, made by fleet_owner (3 loads, 2 principals, 1 client, 3 deactivations)" \
   test "$(q "$owner" -c "SELECT string_agg(action || ':' || target, ' ' ORDER BY admin_id) FROM fleet.admin_log WHERE actor = 'fleet_owner'")" \
-  = 'load:regions load:stations load:bikes principal:subject:camille client:client:care-app deactivate:subject:camille deactivate:client:care-app deactivate:client:no-such-app'
+  = 'load:regions load:stations load:bikes principal:subject:camille principal:subject:theo client:client:care-app deactivate:subject:camille deactivate:client:care-app deactivate:client:no-such-app'
 before=$(q "$owner" -c 'SELECT count(*) FROM fleet.admin_log')
 out=$(BIKAROO_MIGRATE_URL="$app" "$bin" admin principal mallory fleet_operator DE-BER Mallory 2>&1)
 check "the server's login role (fleet_app) is refused admin principal: permission denied for the function, with the hint ($(cut -c 1-70 <<<"$out"))" \

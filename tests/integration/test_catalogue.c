@@ -203,6 +203,19 @@ static json_t *cat_entry(json_t *catalog, const char *kind, const char *name)
 	return NULL;
 }
 
+/* The role of the local identity (marie) these tests run as. */
+#define CAT_ROLE "customer_care"
+
+/* Whether roles (a row's comma list; NULL: any role) include role. */
+static bool cat_role_may(const char *roles, const char *role)
+{
+	size_t n = strlen(role);
+	for (const char *p = roles; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+		if (strncmp(p, role, n) == 0 && (p[n] == ',' || p[n] == 0))
+			return true;
+	return !roles;
+}
+
 /* bikaroo://catalog: every capability the caller may use, each with its governance; the same
  * governance in the list results' _meta; nothing the caller may not use. */
 START_TEST(the_catalog_lists_what_the_caller_may_use)
@@ -211,15 +224,24 @@ START_TEST(the_catalog_lists_what_the_caller_may_use)
 	json_t *doc = cat_read(cat_srv.port, "bikaroo://catalog", &r);
 	ck_assert_msg(doc != NULL, "%s", r.body);
 	it_response_free(&r);
-	/* Every row of the catalogue that this caller (the local identity: every right) is
-	 * offered: all but the rows of an extension it did not declare. */
+	/* Every row of the catalogue that this caller (the local identity, marie: every scope,
+	 * role customer_care) is offered: all but the rows of an extension it did not declare
+	 * and those whose roles leave customer_care out (they are checked absent below). */
 	struct mcp_server product;
 	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
 	const char *all[64][2];
 	size_t n = 0;
+	size_t nhidden = 0;
+	const char *hidden[64];
 	for (size_t i = 0; i < product.ntools && n < 64; i++)
-		if (!product.tools[i].ext || !product.tools[i].ext->exclusive)
+		if (!cat_role_may(product.tools[i].roles, CAT_ROLE))
+			hidden[nhidden++] = product.tools[i].name;
+		else if (!product.tools[i].ext || !product.tools[i].ext->exclusive)
 			all[n][0] = "tool", all[n++][1] = product.tools[i].name;
+	for (size_t i = 0; i < nhidden; i++)
+		ck_assert_msg(cat_entry(doc, "tool", hidden[i]) == NULL,
+			      "tool %s, whose roles leave out " CAT_ROLE ", is in its catalogue",
+			      hidden[i]);
 	for (size_t i = 0; i < product.nresources && n < 64; i++)
 		if (!product.resources[i].ext || !product.resources[i].ext->exclusive)
 			all[n][0] = "resource", all[n++][1] = product.resources[i].uri;

@@ -1,0 +1,578 @@
+/* Integration tests of the investigation case as a workflow, through the real server against the
+ * real PostgreSQL, one server per person (as on several instances): report -> request_inspection
+ * -> record_inspection -> close_case with the bike back in service; a write-off asked by one
+ * fleet operator, refused to her, approved by another, the bike retired; each step from a wrong
+ * state refused in its own words; the tools each role lists; one audit row per call; and the
+ * Tasks extension over the workflow: a task bound to its subject and client application,
+ * completed by a technician's step, cancelled by its requester, expired and purged. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/mem.h"
+#include "harness.h"
+#include "tests/check_main.h"
+
+/* Bikes of these tests' own (FR-PAR), made available again before each test. */
+#define WF_BIKES "'VL-990201', 'VL-990202', 'VL-990203', 'VL-990204', 'VL-990205'"
+#define WF_CAPS_NONE "{}"
+#define WF_CAPS_ELICIT "{\"elicitation\":{\"form\":{}}}"
+#define WF_CAPS_TASKS "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
+
+/* One server per caller: marie (customer care) through two client applications, olivia and
+ * nadia (fleet operators), tom (technician), dev (viewer). */
+enum { WF_MARIE, WF_MARIE_OPS, WF_OLIVIA, WF_NADIA, WF_TOM, WF_DEV, WF_NSRV };
+static const char *const wf_who[WF_NSRV][2] = {
+	[WF_MARIE] = {"marie", "customer-care-assistant"},
+	[WF_MARIE_OPS] = {"marie", "ops-assistant"},
+	[WF_OLIVIA] = {"olivia", "ops-assistant"},
+	[WF_NADIA] = {"nadia", "ops-assistant"},
+	[WF_TOM] = {"tom", "ops-assistant"},
+	[WF_DEV] = {"dev", "developer-ide"},
+};
+static struct it_server wf_srv[WF_NSRV];
+static int wf_seq; /* the calls' JSON-RPC ids */
+
+static void wf_setup(void)
+{
+	for (int i = 0; i < WF_NSRV; i++) {
+		char se[128], ce[128];
+		snprintf(se, sizeof se, "BIKAROO_LOCAL_SUBJECT=%s", wf_who[i][0]);
+		snprintf(ce, sizeof ce, "BIKAROO_LOCAL_CLIENT=%s", wf_who[i][1]);
+		const char *env[] = {se, ce, NULL};
+		ck_assert_int_eq(it_server_start(&wf_srv[i], env), 0);
+	}
+}
+
+static void wf_teardown(void)
+{
+	for (int i = 0; i < WF_NSRV; i++)
+		ck_assert_int_eq(it_server_stop(&wf_srv[i]), 0);
+}
+
+/* The superuser's first value of the query (new string); fails the test when refused. */
+static char *wf_sql(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *wf_sql(const char *fmt, ...)
+{
+	char sql[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof sql, fmt, ap);
+	va_end(ap);
+	char *v = it_sql(sql);
+	ck_assert_msg(v != NULL, "SQL failed: %s", sql);
+	return v;
+}
+
+/* Asserts the query's first value. */
+static void wf_expect(const char *want, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wf_expect(const char *want, const char *fmt, ...)
+{
+	char sql[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof sql, fmt, ap);
+	va_end(ap);
+	char *v = it_sql(sql);
+	ck_assert_msg(v && strcmp(v, want) == 0, "%s: got %s, want %s", sql, v ? v : "(refused)",
+		      want);
+	free(v);
+}
+
+/* The tests' bikes available, without cases, reports or tasks. */
+static void wf_fresh(void)
+{
+	free(wf_sql(
+		"DELETE FROM fleet.tasks WHERE case_id IN (SELECT case_id FROM fleet.cases WHERE "
+		"bike_id IN (" WF_BIKES "));"
+		"DELETE FROM fleet.idempotency_keys WHERE report_id IN (SELECT report_id FROM "
+		"fleet.damage_reports WHERE bike_id IN (" WF_BIKES "));"
+		"DELETE FROM fleet.case_events WHERE case_id IN (SELECT case_id FROM fleet.cases "
+		"WHERE bike_id IN (" WF_BIKES "));"
+		"DELETE FROM fleet.bike_status_history WHERE bike_id IN (" WF_BIKES ");"
+		"DELETE FROM fleet.damage_reports WHERE bike_id IN (" WF_BIKES ");"
+		"DELETE FROM fleet.cases WHERE bike_id IN (" WF_BIKES ");"
+		"INSERT INTO fleet.bikes (bike_id, region, status, battery_pct, last_seen_at) "
+		"SELECT b, 'FR-PAR', 'available', 90, now() FROM unnest(ARRAY[" WF_BIKES "]) b "
+		"ON CONFLICT (bike_id) DO UPDATE SET status = 'available'"));
+}
+
+/* A 2026-07-28 request on srv's server: its JSON-RPC id is "wf-<pid>-<n>", written to id. */
+static void wf_rpc(int srv, const char *method, const char *name, const char *params,
+		   const char *caps, char id[64], struct it_response *r)
+{
+	snprintf(id, 64, "wf-%d-%d", (int)getpid(), ++wf_seq);
+	char mh[64], nh[256];
+	snprintf(mh, sizeof mh, "Mcp-Method: %s", method);
+	snprintf(nh, sizeof nh, "Mcp-Name: %s", name);
+	const char *headers[] = {"Content-Type: application/json",
+				 "Accept: application/json, text/event-stream",
+				 "MCP-Protocol-Version: 2026-07-28",
+				 mh,
+				 nh,
+				 NULL};
+	char *body = mem_printf(
+		"{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"%s\",\"params\":{%s%s\"_meta\":{"
+		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		"\"io.modelcontextprotocol/clientCapabilities\":%s}}}",
+		id, method, params, *params ? "," : "", caps);
+	it_http(wf_srv[srv].port, "POST", "/mcp", headers, body, strlen(body), r);
+	free(body);
+	ck_assert_msg(r->json != NULL, "%s: HTTP %ld %s", method, r->status, r->body);
+}
+
+/* tools/call of tool with args (JSON object text) and extra params members ("" or
+ * "\"requestState\":...,"); its result (borrowed from r), after checking that the call left
+ * exactly one audit row. */
+static json_t *wf_tool_ex(int srv, const char *tool, const char *args, const char *caps,
+			  const char *extra, struct it_response *r)
+{
+	char *params = mem_printf("\"name\":\"%s\",%s\"arguments\":%s", tool, extra, args);
+	char id[64];
+	wf_rpc(srv, "tools/call", tool, params, caps, id, r);
+	free(params);
+	json_t *res = json_object_get(r->json, "result");
+	ck_assert_msg(res != NULL, "%s %s: %s", tool, args, r->body);
+	wf_expect("1", "SELECT count(*) FROM fleet.audit_log WHERE request_id = '\"%s\"'", id);
+	return res;
+}
+
+static json_t *wf_tool(int srv, const char *tool, const char *args, struct it_response *r)
+{
+	return wf_tool_ex(srv, tool, args, WF_CAPS_NONE, "", r);
+}
+
+static const char *wf_sc(json_t *result, const char *field)
+{
+	return json_string_value(
+		json_object_get(json_object_get(result, "structuredContent"), field));
+}
+
+static const char *wf_text(json_t *result)
+{
+	return json_string_value(
+		json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+}
+
+/* A successful call: asserts it is no error and that the case is now at step state. */
+static void wf_step(int srv, const char *tool, const char *args, const char *state)
+{
+	struct it_response r;
+	json_t *res = wf_tool(srv, tool, args, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s %s: %s", tool, args,
+		      r.body);
+	ck_assert_str_eq(wf_sc(res, "state"), state);
+	it_response_free(&r);
+}
+
+/* A refused call: isError, its text containing want, nothing changed on the case. */
+static void wf_refused(int srv, const char *tool, const char *args, const char *case_id,
+		       const char *want)
+{
+	char *before =
+		wf_sql("SELECT state || '/' || (SELECT count(*) FROM fleet.case_events e "
+		       "WHERE e.case_id = c.case_id) FROM fleet.cases c WHERE case_id = '%s'",
+		       case_id);
+	struct it_response r;
+	json_t *res = wf_tool(srv, tool, args, &r);
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s %s: %s", tool, args,
+		      r.body);
+	ck_assert_msg(wf_text(res) && strstr(wf_text(res), want), "%s: want \"%s\" in %s", tool,
+		      want, r.body);
+	it_response_free(&r);
+	wf_expect(before,
+		  "SELECT state || '/' || (SELECT count(*) FROM fleet.case_events e "
+		  "WHERE e.case_id = c.case_id) FROM fleet.cases c WHERE case_id = '%s'",
+		  case_id);
+	free(before);
+}
+
+/* A call the user confirms on the server's side (elicitation): the question, then accepted;
+ * asserts the case is now at step state. */
+static void wf_confirmed(int srv, const char *tool, const char *args, const char *state)
+{
+	struct it_response r;
+	json_t *res = wf_tool_ex(srv, tool, args, WF_CAPS_ELICIT, "", &r);
+	ck_assert_msg(json_is_string(json_object_get(res, "requestState")), "%s: %s", tool, r.body);
+	char *extra = mem_printf("\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":{"
+				 "\"action\":\"accept\",\"content\":{\"confirm\":true}}},",
+				 json_string_value(json_object_get(res, "requestState")));
+	it_response_free(&r);
+	res = wf_tool_ex(srv, tool, args, WF_CAPS_ELICIT, extra, &r);
+	free(extra);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s: %s", tool, r.body);
+	ck_assert_str_eq(wf_sc(res, "state"), state);
+	it_response_free(&r);
+}
+
+/* marie reports bike damaged: its case id (new). */
+static char *wf_report(const char *bike)
+{
+	char args[128];
+	snprintf(args, sizeof args, "{\"bikeId\":\"%s\",\"issue\":\"brake_failure\"}", bike);
+	struct it_response r;
+	json_t *res = wf_tool(WF_MARIE, "report_damaged_bike", args, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	char *c = mem_strdup(wf_sc(res, "caseId"));
+	it_response_free(&r);
+	return c;
+}
+
+/* {"caseId": c, <more>} as JSON text (static buffer: one at a time). */
+static const char *wf_args(const char *c, const char *more)
+{
+	static char buf[512];
+	snprintf(buf, sizeof buf, "{\"caseId\":\"%s\"%s%s}", c, *more ? "," : "", more);
+	return buf;
+}
+
+START_TEST(report_inspect_close_puts_the_bike_back_in_service)
+{
+	wf_fresh();
+	char *c = wf_report("VL-990201");
+	wf_expect("unavailable", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990201'");
+	/* Steps that are not next are refused in words naming the case's step. */
+	wf_refused(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"repairable\""), c,
+		   "is open");
+	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
+		   "is open");
+	wf_refused(WF_OLIVIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""), c,
+		   "is open");
+	wf_step(WF_MARIE, "request_inspection", wf_args(c, "\"note\":\"brakes squeal\""),
+		"inspection_requested");
+	wf_refused(WF_MARIE, "request_inspection", wf_args(c, ""), c, "step inspection_requested");
+	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
+		   "step inspection_requested");
+	/* A report joins the case at any step before closed. */
+	free(wf_report("VL-990201"));
+	wf_expect("2", "SELECT report_count FROM fleet.cases WHERE case_id = '%s'", c);
+	wf_step(WF_TOM, "record_inspection",
+		wf_args(c, "\"finding\":\"repairable\",\"note\":\"pads worn\""), "inspected");
+	wf_refused(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"no_fault\""), c,
+		   "step inspected");
+	wf_step(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), "closed");
+	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
+		   "step closed");
+	wf_expect("available", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990201'");
+	wf_expect("closed|repaired|repairable|olivia|ops-assistant",
+		  "SELECT concat_ws('|', state, resolution, finding, closed_by, closed_via) "
+		  "FROM fleet.cases WHERE case_id = '%s'",
+		  c);
+	wf_expect("unavailable>available|olivia",
+		  "SELECT status_from || '>' || status_to || '|' || changed_by FROM "
+		  "fleet.bike_status_history WHERE case_id = '%s'",
+		  c);
+	/* Who did each step, through which application and why. */
+	wf_expect("opened:marie,report_added:marie,inspection_requested:marie:brakes squeal,"
+		  "report_added:marie,inspected:tom:pads worn,closed:olivia",
+		  "SELECT string_agg(concat_ws(':', kind, actor_subject, note), ',' ORDER BY "
+		  "event_id) FROM fleet.case_events WHERE case_id = '%s'",
+		  c);
+	/* The bike's status shows no active case any more. */
+	struct it_response r;
+	json_t *res = wf_tool(WF_MARIE, "get_bike_status", "{\"bikeId\":\"VL-990201\"}", &r);
+	ck_assert(json_is_null(
+		json_object_get(json_object_get(res, "structuredContent"), "openCaseId")));
+	it_response_free(&r);
+	free(c);
+}
+END_TEST
+
+/* A fresh case of bike, inspection asked by olivia, found beyond repair by tom: its id (new). */
+static char *wf_beyond_repair(const char *bike)
+{
+	wf_fresh();
+	char *c = wf_report(bike);
+	wf_step(WF_OLIVIA, "request_inspection", wf_args(c, ""), "inspection_requested");
+	wf_step(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"beyond_repair\""),
+		"inspected");
+	return c;
+}
+
+START_TEST(a_write_off_needs_another_operator)
+{
+	char *c = wf_beyond_repair("VL-990202");
+	/* written_off needs its note, and the user's confirmation. */
+	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"written_off\""), c,
+		   "note");
+	wf_confirmed(WF_OLIVIA, "close_case",
+		     wf_args(c, "\"resolution\":\"written_off\",\"note\":\"frame cracked\""),
+		     "awaiting_approval");
+	wf_expect("unavailable", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990202'");
+	struct it_response r;
+	json_t *res = wf_tool(WF_MARIE, "get_bike_status", "{\"bikeId\":\"VL-990202\"}", &r);
+	ck_assert_str_eq(wf_sc(res, "openCaseId"), c); /* still its active case */
+	it_response_free(&r);
+	/* Not by the one who asked; refused by another, asked again, approved by another. */
+	wf_refused(WF_OLIVIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""), c, "");
+	wf_expect("1",
+		  "SELECT count(*) FROM fleet.audit_log WHERE tool = 'decide_write_off' AND "
+		  "target = '%s' AND subject = 'olivia' AND outcome = 'denied'",
+		  c);
+	wf_confirmed(WF_NADIA, "decide_write_off",
+		     wf_args(c, "\"decision\":\"refuse\",\"note\":\"repair it\""), "inspected");
+	wf_confirmed(WF_OLIVIA, "close_case",
+		     wf_args(c, "\"resolution\":\"written_off\",\"note\":\"too costly\""),
+		     "awaiting_approval");
+	wf_confirmed(WF_NADIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""),
+		     "closed");
+	wf_expect("retired", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990202'");
+	wf_expect("closed|written_off|olivia|nadia",
+		  "SELECT concat_ws('|', state, resolution, write_off_requested_by, closed_by) "
+		  "FROM fleet.cases WHERE case_id = '%s'",
+		  c);
+	wf_refused(WF_NADIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""), c,
+		   "step closed");
+	free(c);
+}
+END_TEST
+
+/* The names of the tools srv's caller lists, comma-separated, among the workflow's. */
+static char *wf_listed(int srv)
+{
+	struct it_response r;
+	char id[64];
+	wf_rpc(srv, "tools/list", "", "", WF_CAPS_NONE, id, &r);
+	json_t *tools = json_object_get(json_object_get(r.json, "result"), "tools");
+	char buf[256] = "";
+	static const char *const ours[] = {"request_inspection", "record_inspection", "close_case",
+					   "decide_write_off"};
+	for (size_t k = 0; k < 4; k++) {
+		size_t i;
+		json_t *t;
+		json_array_foreach (tools, i, t)
+			if (strcmp(json_string_value(json_object_get(t, "name")), ours[k]) == 0)
+				snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s",
+					 *buf ? "," : "", ours[k]);
+	}
+	it_response_free(&r);
+	return mem_strdup(buf);
+}
+
+START_TEST(each_role_lists_its_steps)
+{
+	static const struct {
+		int srv;
+		const char *want;
+	} cases[] = {
+		{WF_MARIE, "request_inspection"},
+		{WF_OLIVIA, "request_inspection,close_case,decide_write_off"},
+		{WF_TOM, "record_inspection"},
+		{WF_DEV, ""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = wf_listed(cases[i].srv);
+		ck_assert_msg(strcmp(got, cases[i].want) == 0, "%s lists %s, want %s",
+			      wf_who[cases[i].srv][0], got, cases[i].want);
+		free(got);
+	}
+	/* A role the tool does not list is refused, audited, nothing changed. */
+	wf_fresh();
+	char *c = wf_report("VL-990205");
+	wf_refused(WF_MARIE, "record_inspection", wf_args(c, "\"finding\":\"repairable\""), c, "");
+	wf_refused(WF_TOM, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c, "");
+	free(c);
+}
+END_TEST
+
+/* A task method of srv's caller on task id: its result (new reference), or NULL with *code the
+ * JSON-RPC error's code. */
+static json_t *wf_task_call(int srv, const char *method, const char *task, long *code)
+{
+	char params[256];
+	snprintf(params, sizeof params, "\"taskId\":\"%s\"", task);
+	struct it_response r;
+	char id[64];
+	wf_rpc(srv, method, task, params, WF_CAPS_TASKS, id, &r);
+	json_t *res = json_incref(json_object_get(r.json, "result"));
+	*code = json_integer_value(json_object_get(json_object_get(r.json, "error"), "code"));
+	it_response_free(&r);
+	return res;
+}
+
+/* marie asks for an inspection of c as a task: its id (new). */
+static char *wf_task_start(const char *c)
+{
+	struct it_response r;
+	json_t *res =
+		wf_tool_ex(WF_MARIE, "request_inspection", wf_args(c, ""), WF_CAPS_TASKS, "", &r);
+	ck_assert_msg(
+		json_is_string(json_object_get(res, "resultType")) &&
+			strcmp(json_string_value(json_object_get(res, "resultType")), "task") == 0,
+		"%s", r.body);
+	ck_assert_str_eq(json_string_value(json_object_get(res, "status")), "working");
+	char *id = mem_strdup(json_string_value(json_object_get(res, "taskId")));
+	ck_assert_uint_ge(strlen(id), 32);
+	it_response_free(&r);
+	return id;
+}
+
+START_TEST(a_task_follows_the_inspection_for_its_creator_only)
+{
+	wf_fresh();
+	char *c = wf_report("VL-990203");
+	/* Without the extension declared: the ordinary result, never a task. */
+	free(wf_report("VL-990204"));
+	char *c2 = wf_sql("SELECT case_id FROM fleet.cases WHERE bike_id = 'VL-990204'");
+	struct it_response r;
+	json_t *res = wf_tool(WF_MARIE, "request_inspection", wf_args(c2, ""), &r);
+	ck_assert_str_eq(json_string_value(json_object_get(res, "resultType")), "complete");
+	ck_assert_str_eq(wf_sc(res, "state"), "inspection_requested");
+	it_response_free(&r);
+	wf_expect("0", "SELECT count(*) FROM fleet.tasks WHERE case_id = '%s'", c2);
+
+	char *task = wf_task_start(c);
+	long code;
+	json_t *got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
+	ck_assert_msg(got != NULL, "tasks/get: error %ld", code);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "working");
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(got, "statusMessage")),
+				     "waiting for a technician"));
+	json_decref(got);
+	/* Another subject, or the same one through another application: as unknown. */
+	static const int thieves[] = {WF_OLIVIA, WF_MARIE_OPS, WF_TOM};
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_ptr_null(wf_task_call(thieves[i], "tasks/get", task, &code));
+		ck_assert_int_eq(code, -32602);
+		ck_assert_ptr_null(wf_task_call(thieves[i], "tasks/cancel", task, &code));
+		ck_assert_int_eq(code, -32602);
+	}
+	ck_assert_ptr_null(
+		wf_task_call(WF_MARIE, "tasks/get", "00000000-0000-4000-8000-000000000000", &code));
+	ck_assert_int_eq(code, -32602);
+	wf_expect("inspection_requested", "SELECT state FROM fleet.cases WHERE case_id = '%s'", c);
+	/* The technician's step (another instance) completes it with the case's finding. */
+	wf_step(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"no_fault\""), "inspected");
+	got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
+	ck_assert_msg(got != NULL, "tasks/get: error %ld", code);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "completed");
+	json_t *result = json_object_get(got, "result");
+	ck_assert(json_is_false(json_object_get(result, "isError")));
+	ck_assert_str_eq(wf_sc(result, "finding"), "no_fault");
+	ck_assert_str_eq(wf_sc(result, "state"), "inspected");
+	ck_assert_str_eq(wf_sc(result, "caseId"), c);
+	json_decref(got);
+	/* A finished task stays completed when cancelled. */
+	got = wf_task_call(WF_MARIE, "tasks/cancel", task, &code);
+	ck_assert_msg(got != NULL, "tasks/cancel: error %ld", code);
+	json_decref(got);
+	got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "completed");
+	json_decref(got);
+	wf_expect("inspected", "SELECT state FROM fleet.cases WHERE case_id = '%s'", c);
+	/* Expired: gone for its owner too, and purged. */
+	free(wf_sql("UPDATE fleet.tasks SET created_at = now() - interval '2 days', updated_at = "
+		    "now() - interval '2 days', expires_at = now() - interval '1 second' WHERE "
+		    "task_id = '%s'",
+		    task));
+	ck_assert_ptr_null(wf_task_call(WF_MARIE, "tasks/get", task, &code));
+	ck_assert_int_eq(code, -32602);
+	wf_expect("t", "SELECT fleet.task_purge() >= 1");
+	wf_expect("0", "SELECT count(*) FROM fleet.tasks WHERE task_id = '%s'", task);
+	free(task);
+	free(c2);
+	free(c);
+}
+END_TEST
+
+START_TEST(cancelling_a_waiting_inspection_reopens_the_case)
+{
+	wf_fresh();
+	char *c = wf_report("VL-990204");
+	char *task = wf_task_start(c);
+	long code;
+	json_t *got = wf_task_call(WF_MARIE, "tasks/cancel", task, &code);
+	ck_assert_msg(got != NULL, "tasks/cancel: error %ld", code);
+	json_decref(got);
+	got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
+	ck_assert_msg(got != NULL, "tasks/get: error %ld", code);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "cancelled");
+	json_decref(got);
+	wf_expect("open", "SELECT state FROM fleet.cases WHERE case_id = '%s'", c);
+	wf_expect("inspection_cancelled:marie",
+		  "SELECT kind || ':' || actor_subject FROM fleet.case_events WHERE case_id = "
+		  "'%s' ORDER BY event_id DESC LIMIT 1",
+		  c);
+	wf_expect("1",
+		  "SELECT count(*) FROM fleet.audit_log WHERE tool = 'tasks/cancel' AND target = "
+		  "'%s' AND outcome = 'ok'",
+		  c);
+	/* The technician now finds nothing to inspect; a new request starts again. */
+	wf_refused(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"repairable\""), c,
+		   "is open");
+	free(task);
+	task = wf_task_start(c);
+	got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "working");
+	json_decref(got);
+	free(task);
+	free(c);
+}
+END_TEST
+
+/* A refused write-off completes the task of the operator who asked, as a tool error. */
+START_TEST(a_refused_write_off_completes_its_task_as_an_error)
+{
+	char *c = wf_beyond_repair("VL-990205");
+	/* SQL level, as the login role: olivia's write-off and her task, then nadia refuses. */
+	char *sql = mem_printf(
+		"SELECT outcome FROM fleet.case_step_as('olivia', 'ops-assistant', "
+		"'{\"caseId\":\"%s\",\"resolution\":\"written_off\",\"note\":\"bent\"}', "
+		"'close_case', NULL, encode(sha256('wf'), 'hex'), 'wf-sql-1', true)",
+		c);
+	char *v = it_sql_as_app(sql);
+	free(sql);
+	ck_assert_str_eq(v ? v : "(refused)", "ok");
+	free(v);
+	sql = mem_printf("SELECT status FROM fleet.task_create_as('olivia', 'ops-assistant', "
+			 "'wf-task-write-off-0000000000000001', '%s', 'write_off', 'close_case', "
+			 "60000)",
+			 c);
+	v = it_sql_as_app(sql);
+	free(sql);
+	ck_assert_str_eq(v ? v : "(refused)", "working");
+	free(v);
+	/* Nobody else reads it, nor olivia through another application. */
+	v = it_sql_as_app("SELECT count(*) FROM fleet.task_for('nadia', 'ops-assistant', "
+			  "ARRAY['wf-task-write-off-0000000000000001'])");
+	ck_assert_str_eq(v, "0");
+	free(v);
+	v = it_sql_as_app(
+		"SELECT count(*) FROM fleet.task_for('olivia', "
+		"'customer-care-assistant', ARRAY['wf-task-write-off-0000000000000001'])");
+	ck_assert_str_eq(v, "0");
+	free(v);
+	wf_confirmed(WF_NADIA, "decide_write_off",
+		     wf_args(c, "\"decision\":\"refuse\",\"note\":\"repair it\""), "inspected");
+	v = it_sql_as_app("SELECT status || '|' || is_error || '|' || (result->>'state') || '|' "
+			  "|| (message LIKE '%refused by Nadia%repair it%') FROM "
+			  "fleet.task_for('olivia', 'ops-assistant', "
+			  "ARRAY['wf-task-write-off-0000000000000001'])");
+	ck_assert_str_eq(v ? v : "(refused)", "completed|true|inspected|true");
+	free(v);
+	/* The change feed's read, whoever owns it, names the owner. */
+	wf_expect("olivia|ops-assistant|completed",
+		  "SELECT subject || '|' || client_id || '|' || status FROM "
+		  "fleet.task_notice('wf-task-write-off-0000000000000001')");
+	free(c);
+}
+END_TEST
+
+CHECK_SUITE(workflow)
+{
+	Suite *s = suite_create("workflow");
+	TCase *tc = tcase_create("workflow");
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, wf_setup, wf_teardown);
+	tcase_add_test(tc, report_inspect_close_puts_the_bike_back_in_service);
+	tcase_add_test(tc, a_write_off_needs_another_operator);
+	tcase_add_test(tc, each_role_lists_its_steps);
+	tcase_add_test(tc, a_task_follows_the_inspection_for_its_creator_only);
+	tcase_add_test(tc, cancelling_a_waiting_inspection_reopens_the_case);
+	tcase_add_test(tc, a_refused_write_off_completes_its_task_as_an_error);
+	suite_add_tcase(s, tc);
+	return s;
+}
