@@ -11,8 +11,10 @@
 
 -- 1. The steps. A case is active until closed: one active case per bike (it was one open case),
 --    so a report joins the bike's case at any step before closed.
-ALTER TABLE fleet.cases DROP CONSTRAINT cases_state_check;
+--    (Each CHECK below is replaced under its name in one statement and admits all the old one
+--    did: the previous release keeps writing on this schema during a rolling upgrade.)
 ALTER TABLE fleet.cases
+    DROP CONSTRAINT cases_state_check,
     ADD CONSTRAINT cases_state_check
         CHECK (state IN ('open', 'inspection_requested', 'inspected', 'awaiting_approval',
                          'closed')),
@@ -39,12 +41,13 @@ ALTER TABLE fleet.cases
         CHECK (resolution IS DISTINCT FROM 'written_off'
                OR (write_off_requested_by IS NOT NULL AND closed_by IS NOT NULL
                    AND closed_by <> write_off_requested_by));
-DROP INDEX fleet.cases_one_open_per_bike;
+-- It implies the one open case per bike of 0001 (cases_one_open_per_bike), which stays until a
+-- later release contracts the schema: dropping it now would be a contract step during the roll.
 CREATE UNIQUE INDEX cases_one_active_per_bike ON fleet.cases (bike_id) WHERE state <> 'closed';
 
 -- 2. Each step is an event, with the note that says why (free text, at most 1,000 characters).
-ALTER TABLE fleet.case_events DROP CONSTRAINT case_events_kind_check;
 ALTER TABLE fleet.case_events
+    DROP CONSTRAINT case_events_kind_check,
     ADD CONSTRAINT case_events_kind_check
         CHECK (kind IN ('opened', 'report_added', 'inspection_requested', 'inspection_cancelled',
                         'inspected', 'write_off_requested', 'write_off_approved',
@@ -55,8 +58,8 @@ ALTER TABLE fleet.case_events
 ALTER TABLE fleet.bike_status_history ADD COLUMN case_id text REFERENCES fleet.cases(case_id);
 
 -- 4. The workshop: technicians record what an inspection found.
-ALTER TABLE fleet.principals DROP CONSTRAINT principals_role_check;
 ALTER TABLE fleet.principals
+    DROP CONSTRAINT principals_role_check,
     ADD CONSTRAINT principals_role_check
         CHECK (role IN ('viewer', 'customer_care', 'fleet_operator', 'technician'));
 

@@ -51,6 +51,9 @@ BEGIN
                         p_case_id USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT * INTO s FROM fleet.task_state(p_kind, p_case_id, v_since);
+    -- Each task created takes up to 100 expired ones away: the table stays bounded by what is
+    -- created within a lifetime, with no job of its own.
+    PERFORM fleet.task_purge(100);
     INSERT INTO tasks (task_id, subject, client_id, case_id, region, kind, tool, since_event,
                        status, message, is_error, result, created_at, updated_at, ttl_ms,
                        expires_at, poll_ms, cancelled_at)

@@ -137,7 +137,13 @@ void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const ch
 		   const char *detail)
 {
 	struct adapter_call c;
-	adapter_call_entry(ctx, args, &c);
+	const char *uri = ctx->method && strcmp(ctx->method, "resources/read") == 0
+				  ? json_string_value(json_object_get(args, "uri"))
+				  : NULL;
+	if (uri) /* a template's read, refused before it ran (server.h) */
+		adapter_read_entry(ctx, uri, json_string_value(json_object_get(args, "value")), &c);
+	else
+		adapter_call_entry(ctx, args, &c);
 	c.entry.tool = tool; /* the name asked for, when no row matched it */
 	c.entry.outcome = outcome;
 	c.entry.detail = detail;

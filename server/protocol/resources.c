@@ -281,8 +281,18 @@ int resources_read(struct mcp_ctx *ctx, json_t *params, json_t **result, struct 
 		const struct resource_template_desc *t = &s->templates[i];
 		if (mcp_ext_offered(ctx, t->ext) && resources_match(t, uri, value, sizeof value)) {
 			ctx->label = t->uri_template; /* never the URI: it names an object */
-			if (mcp_require_scope(ctx, t->scope, t->scope_name, err) != 0 ||
-			    mcp_budget_take(ctx, false, "resources/read", err) != 0)
+			if (mcp_require_scope(ctx, t->scope, t->scope_name, err) != 0) {
+				/* Refused before its read: the read's audit row all the same. */
+				ctx->outcome = "denied";
+				if (s->audit) {
+					json_t *a =
+						json_pack("{s:s, s:s}", "uri", uri, "value", value);
+					s->audit(ctx, t->uri_template, a, "denied", t->scope_name);
+					json_decref(a);
+				}
+				return -1;
+			}
+			if (mcp_budget_take(ctx, false, "resources/read", err) != 0)
 				return -1;
 			ctx->spec = t->spec;
 			st = t->read(ctx, uri, value, result, err);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "gen/capabilities.h"
 #include "server/capabilities/catalog.h"
 #include "server/capabilities/adapter.h"
 #include "server/protocol/dispatch.h"
@@ -24,8 +25,62 @@
 	"\"io.modelcontextprotocol/clientCapabilities\":{\"extensions\":{\"" ADAPTER_UI_EXTENSION    \
 	"\":{\"mimeTypes\":[\"" ADAPTER_UI_MIME_TYPE "\"]}}}}"
 
-static const struct fleet_actor dump_actor = {"contracts", "contracts-dump",
-					      FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0, ""};
+/* No one in particular: the caller hook is unset (no database), so roles are not judged; the
+ * request carries every scope a row needs (dump_scopes) and is a person's, so that no scope and
+ * no people_only row hides a row. */
+static struct fleet_actor dump_actor;
+
+/* Every scope bit a row of s needs. */
+static unsigned dump_scopes(const struct mcp_server *s)
+{
+	unsigned all = 0;
+	for (size_t i = 0; i < s->ntools; i++)
+		all |= s->tools[i].scope;
+	for (size_t i = 0; i < s->nresources; i++)
+		all |= s->resources[i].scope;
+	for (size_t i = 0; i < s->ntemplates; i++)
+		all |= s->templates[i].scope;
+	for (size_t i = 0; i < s->nprompts; i++)
+		all |= s->prompts[i].scope;
+	return all;
+}
+
+/* Whether the dump's capabilities hold row key of kind (declared in table of
+ * server/capabilities/NAME.json); a missing row is said on stderr with its declaration. */
+static bool dump_has(json_t *caps, const char *kind, const char *name, const char *table,
+		     const char *key)
+{
+	if (json_object_get(json_object_get(caps, kind), key))
+		return true;
+	fprintf(stderr,
+		"contracts-dump: server/capabilities/%s.json: %s %s is not in the lists the dump "
+		"asks for (every scope, roles not judged, every extension of the catalogue): list "
+		"it to such a client, or the contracts check would read it as removed\n",
+		name, table, key);
+	return false;
+}
+
+/* Whether every row declared is in the dump: a row the lists hid from the dump would read as
+ * removed to `make contracts`. */
+static bool dump_complete(json_t *caps)
+{
+	bool complete = true;
+	for (size_t c = 0; c < capabilities_count; c++) {
+		const struct mcp_capability *k = capabilities_all[c];
+		for (size_t i = 0; i < k->ntools; i++)
+			complete &= dump_has(caps, "tool", k->name, "tools", k->tools[i].name);
+		for (size_t i = 0; i < k->nresources; i++)
+			complete &= dump_has(caps, "resource", k->name, "resources",
+					     k->resources[i].uri);
+		for (size_t i = 0; i < k->ntemplates; i++)
+			complete &= dump_has(caps, "resourceTemplate", k->name, "templates",
+					     k->templates[i].uri_template);
+		for (size_t i = 0; i < k->nprompts; i++)
+			complete &= dump_has(caps, "prompt", k->name, "prompts",
+					     k->prompts[i].name);
+	}
+	return complete;
+}
 
 /* One list request (cursor NULL for the first page); the result object (new), or NULL. */
 static json_t *dump_list(const struct mcp_service *s, const char *method, const char *cursor)
@@ -111,6 +166,7 @@ int main(void)
 	if (catalog_describe(&s, NULL) != 0)
 		return 1;
 	s.caller = NULL; /* no database: lists show every capability, as contracts do */
+	dump_actor.scopes = dump_scopes(&s);
 	struct mcp_service_config cfg = {.resources_dir = "resources", .prompts_dir = "prompts"};
 	struct mcp_service *svc = mcp_service_new(&s, &cfg);
 	if (!svc) {
@@ -125,6 +181,8 @@ int main(void)
 	rc |= dump_kind(svc, caps, "resources/templates/list", "resourceTemplates",
 			"resourceTemplate", "uriTemplate");
 	rc |= dump_kind(svc, caps, "prompts/list", "prompts", "prompt", "name");
+	if (rc == 0 && !dump_complete(caps))
+		rc = 1;
 	if (rc == 0) {
 		json_t *doc = json_pack("{s:s, s:s, s:o}", "server", s.name, "protocolVersion",
 					MCP_VERSION_MODERN, "capabilities", caps);

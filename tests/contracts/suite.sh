@@ -25,6 +25,27 @@ fi
 if "$B/contracts-dump" >"$t/current.json" 2>"$t/dump.err"; then ok "contracts-dump lists the catalogue"
 else cat "$t/dump.err"; nok "contracts-dump lists the catalogue"; suite_exit; fi
 
+# Every declared row is in the dump, whatever roles its declaration names: the dump takes no
+# caller, so a row hidden from one role never reads as removed.
+missing=$(python3 - "$t/current.json" server/capabilities/*.json <<'PY'
+import json, sys
+caps = json.load(open(sys.argv[1]))["capabilities"]
+kinds = {"tools": ("tool", "name"), "resources": ("resource", "uri"),
+         "templates": ("resourceTemplate", "uri_template"), "prompts": ("prompt", "name")}
+for path in sys.argv[2:]:
+    d = json.load(open(path))
+    for table, (kind, key) in kinds.items():
+        for i, row in enumerate(d.get(table, [])):
+            if row[key] not in caps.get(kind, {}):
+                print(f"{path}: {table}[{i}] {row[key]} (roles {d.get('roles')})")
+PY
+)
+if [[ -z $missing ]]; then ok "contracts-dump lists every declared row, whatever its roles"
+else
+  # shellcheck disable=SC2001
+  sed 's/^/#   /' <<<"$missing"; nok "contracts-dump lists every declared row, whatever its roles"
+fi
+
 # expect NAME PATTERN|"" RC SNAPSHOT CURRENT [check|readme DOC]: runs the checker (with the
 # previous release's snapshot REL when set); passes when its exit status is RC (0 or non-zero
 # "1") and its output matches PATTERN (grep -E).

@@ -1,10 +1,13 @@
-/* Every tools/call leaves exactly one audit row, whatever tool and whatever outcome: this suite
- * walks the catalogue (catalog_describe: every tool row, its scope and its audit policy) and calls
- * each tool over HTTP as the real server serves it, once per outcome, then counts the rows the
- * call left (by its JSON-RPC id) and checks their tool (the row's name: the catalogue, the
- * domain and the SQL function must agree) and target (the argument the row's audit policy
- * names). Arguments, callers and fixture rows come from the row's example (its declaration's
- * "example"). A new tool is covered by being in the catalogue. */
+/* Every tools/call and every resources/read of a template leaves exactly one audit row, whatever
+ * the outcome: this suite walks the declarations (server/capabilities/NAME.json: each tool and
+ * template row, its scope and its audit policy) and calls each row over HTTP as the real server
+ * serves it, as the callers its example names (capability_examples[]): its caller (ok), its
+ * outside caller (not_found), a token without the row's scope, an unknown subject and its
+ * refused caller (denied), invalid arguments (invalid). Each call's rows are counted by its
+ * JSON-RPC id, with their tool (the row's name: the declaration, the domain and the SQL function
+ * must agree) and target (the argument the row's audit policy names). The example's fixture
+ * creates its rows first. A new row is covered by being declared; a failure names the
+ * declaration and what to change there. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,179 +15,147 @@
 #include <unistd.h>
 
 #include "common/mem.h"
+#include "examples.h"
 #include "harness.h"
-#include "gen/capabilities.h"
-#include "server/capabilities/catalog.h"
 #include "tests/check_main.h"
 
-/* The outcomes every tool is called for, and who calls. */
-enum audit_case { AC_OK, AC_NOT_FOUND, AC_DENIED_TOKEN, AC_DENIED_DB, AC_INVALID, AC_N };
-static const char *const audit_outcome[AC_N] = {"ok", "not_found", "denied", "denied", "invalid"};
+/* The outcomes every row is called for. */
+enum audit_case { AC_OK, AC_OUTSIDE, AC_NO_SCOPE, AC_UNKNOWN, AC_REFUSED, AC_INVALID, AC_N };
+static const char *const audit_outcome[AC_N] = {"ok",     "not_found", "denied",
+						"denied", "denied",    "invalid"};
 /* A list shows another caller nothing of the example's objects: its call ends ok (empty). */
 #define AUDIT_LIST_OUTCOME "ok"
-static const char *const audit_case_name[AC_N] = {
-	"ok", "not found (outside the perimeter)", "denied by the token's scopes",
-	"denied by the database (unknown subject)", "invalid arguments"};
+static const char *const audit_case_name[AC_N] = {"its caller",
+						  "its outside caller",
+						  "a token without the row's scope",
+						  "an unknown subject",
+						  "its refused caller (its roles)",
+						  "invalid arguments"};
+/* What to change in the declaration when a case goes wrong. */
+static const char *const audit_fix[AC_N] = {
+	"give the example arguments that succeed for its caller, or a fixture that creates its "
+	"rows",
+	"name as \"outside\" a caller the roles allow whose perimeter holds none of the "
+	"example's objects, or leave \"outside\" out",
+	"check the row's \"scope\": a token without it must be refused and audited",
+	"the example's caller's client must be registered: an unknown subject is refused "
+	"through it",
+	"name as \"refused\" a caller whose role the declaration's \"roles\" leave out, or "
+	"leave \"refused\" out",
+	"the row's input schema must refuse an argument it does not declare "
+	"(additionalProperties false)"};
 
-/* The example's caller (e.g. marie, FR-PAR) owns its objects; its outside caller (paul, FR-LYO,
- * unless the example names another) sees none of them; nobody is no principal at all. */
-#define AUDIT_CLIENT "customer-care-assistant"
-#define AUDIT_OUTSIDE "paul"
-/* Every call declares form elicitation: a tool whose user always confirms on the server's side
- * answers with its question (audited confirmation_required) instead of -32021. */
-#define AUDIT_CAPS "{\"elicitation\":{\"form\":{}}}"
-
-/* The example of tool name (capability_examples). */
-static const struct capability_example *audit_example_of(const char *name)
+/* The caller of case c for example e: subject, client and scopes; false when e names none. */
+static bool audit_caller(const struct capability_example *e, enum audit_case c, const char *scope,
+			 const char **subject, const char **client, char *scopes, size_t cap)
 {
-	for (size_t i = 0; i < capability_nexamples; i++)
-		if (strcmp(capability_examples[i].kind, "tool") == 0 &&
-		    strcmp(capability_examples[i].name, name) == 0)
-			return &capability_examples[i];
-	return NULL;
-}
-
-/* The example arguments of a tool (new), from its row; NULL, with why, when it has none. */
-static json_t *audit_example_args(const struct tool_desc *t, char *why, size_t cap)
-{
-	json_t *args = t->example ? json_loads(t->example, 0, NULL) : NULL;
-	if (!json_is_object(args)) {
-		snprintf(
-			why, cap,
-			"tool %s: its row has no .example (a JSON object of arguments that succeed "
-			"on the demo data): give it one in its capability file",
-			t->name);
-		json_decref(args);
-		return NULL;
+	*subject = e->subject;
+	*client = e->client;
+	ex_scopes(c == AC_NO_SCOPE ? scope : NULL, scopes, cap);
+	if (c == AC_OUTSIDE) {
+		*subject = e->outside_subject;
+		*client = e->outside_client;
+	} else if (c == AC_UNKNOWN) {
+		*subject = "audit-nobody";
+	} else if (c == AC_REFUSED) {
+		*subject = e->refused_subject;
+		*client = e->refused_client;
 	}
-	return args;
+	return *subject != NULL;
 }
 
-/* The scopes a token has when it lacks exactly the tool's. */
-static const char *audit_scopes_without(const struct tool_desc *t)
+/* Calls row kind/name (its scope, its audit target argument) once per case, as the callers of
+ * its example, and checks each call's audit rows. Returns the number of calls checked. */
+static int audit_row(struct ex_servers *servers, const char *kind, const char *name,
+		     const char *scope, const char *target_arg, int row)
 {
-	if (t->scope == FLEET_SCOPE_READ)
-		return "fleet:report";
-	if (t->scope == FLEET_SCOPE_REPORT)
-		return "fleet:read";
-	return "";
-}
-
-static void audit_start(struct it_server *s, const char *subject, const char *client,
-			const char *scopes)
-{
-	char se[128], sc[128], ce[128];
-	snprintf(se, sizeof se, "BIKAROO_LOCAL_SUBJECT=%s", subject);
-	snprintf(sc, sizeof sc, "BIKAROO_LOCAL_SCOPES=%s", scopes);
-	snprintf(ce, sizeof ce, "BIKAROO_LOCAL_CLIENT=%s", client);
-	const char *env[] = {se, sc, ce, NULL};
-	ck_assert_int_eq(it_server_start(s, env), 0);
-}
-
-/* One tools/call of t with args on port, JSON-RPC id `id`. */
-static void audit_call(unsigned port, const struct tool_desc *t, json_t *args, const char *id,
-		       struct it_response *r)
-{
-	char *a = json_dumps(args, JSON_COMPACT);
-	char *body = mem_printf(
-		"{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":"
-		"\"%s\",\"arguments\":%s,\"_meta\":{"
-		"\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
-		"\"io.modelcontextprotocol/clientCapabilities\":" AUDIT_CAPS "}}}",
-		id, t->name, a);
-	char name[160];
-	snprintf(name, sizeof name, "Mcp-Name: %s", t->name);
-	const char *headers[] = {"Content-Type: application/json",
-				 "Accept: application/json, text/event-stream",
-				 "MCP-Protocol-Version: 2026-07-28",
-				 "Mcp-Method: tools/call",
-				 name,
-				 NULL};
-	it_http(port, "POST", "/mcp", headers, body, strlen(body), r);
-	free(body);
-	free(a);
-}
-
-START_TEST(every_tool_and_outcome_leaves_exactly_one_audit_row)
-{
-	struct mcp_server product;
-	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
-	ck_assert_uint_gt(product.ntools, 0);
-	struct it_server nobody;
-	audit_start(&nobody, "audit-nobody", AUDIT_CLIENT, "fleet:read fleet:report");
+	char where[256], why[512];
+	ex_where(kind, name, where, sizeof where);
+	const struct capability_example *e = ex_find(kind, name);
+	ck_assert_msg(e != NULL,
+		      "%s: no \"example\": give the row {\"arguments\": {...}, \"caller\": "
+		      "{\"subject\": ..., \"client\": ...}} of a call that succeeds",
+		      where);
+	ex_fixture(e);
+	json_t *example = json_loads(e->arguments, 0, NULL);
 	int checked = 0;
-	for (size_t i = 0; i < product.ntools; i++) {
-		const struct tool_desc *t = &product.tools[i];
-		char why[512] = "";
-		json_t *example = audit_example_args(t, why, sizeof why);
-		ck_assert_msg(example != NULL, "%s", why);
-		const struct capability_example *ex = audit_example_of(t->name);
-		ck_assert_msg(ex != NULL, "tool %s: no example among the declarations'", t->name);
-		struct it_server full, other, limited;
-		audit_start(&full, ex->subject, ex->client, "fleet:read fleet:report");
-		audit_start(&other, ex->outside_subject ? ex->outside_subject : AUDIT_OUTSIDE,
-			    ex->outside_client ? ex->outside_client : AUDIT_CLIENT,
-			    "fleet:read fleet:report");
-		audit_start(&limited, ex->subject, ex->client, audit_scopes_without(t));
-		for (int c = 0; c < AC_N; c++) {
-			json_t *args = c == AC_INVALID ? json_pack("{s:i}", "notAnArgument", 1)
-						       : json_incref(example);
-			unsigned port = c == AC_NOT_FOUND      ? other.port
-					: c == AC_DENIED_TOKEN ? limited.port
-					: c == AC_DENIED_DB    ? nobody.port
-							       : full.port;
-			char id[96];
-			snprintf(id, sizeof id, "audit-%d-%zu-%d", (int)getpid(), i, c);
-			if (ex->fixture) /* the example's objects in the step it succeeds from */
-				free(it_sql(ex->fixture));
-			struct it_response r;
-			audit_call(port, t, args, id, &r);
-			ck_assert_msg(r.status == 200 || r.status == 403, "%s %s: HTTP %ld %s",
-				      t->name, audit_case_name[c], r.status, r.body);
-			const char *rt = json_string_value(
-				json_object_get(json_object_get(r.json, "result"), "resultType"));
-			const char *outcome = c == AC_OK && rt && strcmp(rt, "input_required") == 0
-						      ? "confirmation_required"
-						      : audit_outcome[c];
-			it_response_free(&r);
-			const char *target =
-				t->audit.target
-					? json_string_value(json_object_get(args, t->audit.target))
-					: NULL;
-			char *sql = mem_printf(
-				"SELECT count(*) || '|' || coalesce(min(tool), '') || '|' || "
-				"coalesce(min(target), '') || '|' || coalesce(min(outcome), '') || "
-				"'|' "
-				"|| count(DISTINCT tool) FROM fleet.audit_log WHERE request_id = "
-				"'\"%s\"'",
-				id);
-			char *row = it_sql(sql);
-			char *want =
-				mem_printf("1|%s|%s|%s|1", t->name, target ? target : "", outcome);
-			char *list = mem_printf("1|%s|%s|%s|1", t->name, target ? target : "",
-						AUDIT_LIST_OUTCOME);
-			bool matches = row && (strcmp(row, want) == 0 ||
-					       (c == AC_NOT_FOUND && strcmp(row, list) == 0));
-			free(list);
-			ck_assert_msg(matches,
-				      "%s, %s: audit rows (count|tool|target|outcome|tools) %s, "
-				      "expected %s",
-				      t->name, audit_case_name[c], row ? row : "(query failed)",
-				      want);
-			free(want);
-			free(row);
-			free(sql);
-			json_decref(args);
-			checked++;
-		}
-		ck_assert_int_eq(it_server_stop(&limited), 0);
-		ck_assert_int_eq(it_server_stop(&other), 0);
-		ck_assert_int_eq(it_server_stop(&full), 0);
-		json_decref(example);
+	for (int c = 0; c < AC_N; c++) {
+		const char *subject, *client;
+		char scopes[256];
+		if (!audit_caller(e, c, scope, &subject, &client, scopes, sizeof scopes))
+			continue;
+		/* A template's invalid argument is a URI no read serves: nothing to audit. */
+		if (c == AC_INVALID && strcmp(kind, "tool") != 0)
+			continue;
+		unsigned port = ex_port(servers, subject, client, scopes);
+		const char *target =
+			c != AC_INVALID && target_arg
+				? json_string_value(json_object_get(example, target_arg))
+				: NULL;
+		char id[96];
+		snprintf(id, sizeof id, "audit-%d-%d-%d", (int)getpid(), row, c);
+		struct it_response r;
+		ex_call(port, e, c == AC_INVALID ? "{\"notAnArgument\":1}" : NULL, id, &r);
+		ex_failure(&r, why, sizeof why);
+		/* A write its user confirms on the server's side asks first (the calls declare
+		 * form elicitation): that first call's row is confirmation_required. */
+		const char *rt = json_string_value(
+			json_object_get(json_object_get(r.json, "result"), "resultType"));
+		const char *outcome = c == AC_OK && rt && strcmp(rt, "input_required") == 0
+					      ? "confirmation_required"
+					      : audit_outcome[c];
+		ck_assert_msg(c != AC_OK || !*why,
+			      "%s.example: the call as %s via %s answered %s: %s", where, subject,
+			      client, why, audit_fix[c]);
+		ck_assert_msg(c == AC_OK || c == AC_OUTSIDE || *why,
+			      "%s.example: the call (%s: %s via %s) succeeded: %s", where,
+			      audit_case_name[c], subject, client, audit_fix[c]);
+		it_response_free(&r);
+		char *sql = mem_printf(
+			"SELECT count(*) || '|' || coalesce(min(tool), '') || '|' || "
+			"coalesce(min(target), '') || '|' || coalesce(min(outcome), '') || '|' "
+			"|| count(DISTINCT tool) FROM fleet.audit_log WHERE request_id = '\"%s\"'",
+			id);
+		char *got = it_sql(sql);
+		char *want = mem_printf("1|%s|%s|%s|1", name, target ? target : "", outcome);
+		char *list =
+			mem_printf("1|%s|%s|%s|1", name, target ? target : "", AUDIT_LIST_OUTCOME);
+		bool matches = got && (strcmp(got, want) == 0 ||
+				       (c == AC_OUTSIDE && strcmp(got, list) == 0));
+		ck_assert_msg(matches,
+			      "%s: the call (%s: %s via %s) left the audit rows "
+			      "(count|tool|target|outcome|tools) %s, expected %s: %s",
+			      where, audit_case_name[c], subject, client,
+			      got ? got : "(query failed)", want, audit_fix[c]);
+		free(list);
+		free(want);
+		free(got);
+		free(sql);
+		checked++;
 	}
-	ck_assert_int_eq(checked, (int)product.ntools * AC_N);
-	ck_assert_int_eq(it_server_stop(&nobody), 0);
-	mcp_server_release(&product);
+	json_decref(example);
+	return checked;
+}
+
+START_TEST(every_row_and_outcome_leaves_exactly_one_audit_row)
+{
+	static struct ex_servers servers;
+	int rows = 0, checked = 0;
+	for (size_t c = 0; c < capabilities_count; c++) {
+		const struct mcp_capability *cap = capabilities_all[c];
+		for (size_t i = 0; i < cap->ntools; i++, rows++)
+			checked += audit_row(&servers, "tool", cap->tools[i].name,
+					     cap->tools[i].scope_name, cap->tools[i].audit.target,
+					     rows);
+		for (size_t i = 0; i < cap->ntemplates; i++, rows++)
+			checked += audit_row(&servers, "template", cap->templates[i].uri_template,
+					     cap->templates[i].scope_name, cap->templates[i].var,
+					     rows);
+	}
+	ck_assert_int_gt(rows, 0);
+	/* Every row: its caller, a token without its scope, an unknown subject. */
+	ck_assert_int_ge(checked, rows * 3);
+	ex_servers_stop(&servers);
 }
 END_TEST
 
@@ -193,7 +164,7 @@ CHECK_SUITE(audit)
 	Suite *s = suite_create("audit");
 	TCase *tc = tcase_create("one-row-per-call");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, every_tool_and_outcome_leaves_exactly_one_audit_row);
+	tcase_add_test(tc, every_row_and_outcome_leaves_exactly_one_audit_row);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/b64.h"
+#include "common/csv.h"
 #include "common/mem.h"
 #include "domain/pg/db.h"
 #include "server/auth/auth.h"
@@ -388,15 +389,26 @@ static void auth_check(const char *name, json_t *expect, struct it_response *r)
 	json_t *derived = NULL;
 	const char *scope = json_string_value(json_object_get(expect, "tools_with_scope"));
 	if (scope) {
-		/* Exactly the catalogue's tools that need this scope, in its order. */
+		/* Exactly the catalogue's tools that need this scope and that the roles of the
+		 * token's subject (tools_for_subject) may use, in its order. */
+		const char *subject =
+			json_string_value(json_object_get(expect, "tools_for_subject"));
+		ck_assert_msg(subject, "%s: tools_with_scope without tools_for_subject", name);
+		char *sql = mem_printf("SELECT role FROM fleet.principals WHERE subject = '%s'",
+				       subject);
+		char *role = it_sql(sql);
+		free(sql);
+		ck_assert_msg(role && *role, "%s: %s has no role", name, subject);
 		struct mcp_server product;
 		ck_assert_int_eq(catalog_describe(&product, NULL), 0);
 		want_tools = derived = json_array();
 		for (i = 0; i < product.ntools; i++)
 			if (product.tools[i].scope_name &&
-			    strcmp(product.tools[i].scope_name, scope) == 0)
+			    strcmp(product.tools[i].scope_name, scope) == 0 &&
+			    (!product.tools[i].roles || csv_list_has(product.tools[i].roles, role)))
 				json_array_append_new(derived, json_string(product.tools[i].name));
 		mcp_server_release(&product);
+		free(role);
 		ck_assert_msg(json_array_size(derived) > 0, "%s: no tool needs %s", name, scope);
 	}
 	if (want_tools) {

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/csv.h"
 #include "common/mem.h"
+#include "examples.h"
 #include "harness.h"
 #include "server/capabilities/catalog.h"
 #include "tests/check_main.h"
@@ -203,17 +205,13 @@ static json_t *cat_entry(json_t *catalog, const char *kind, const char *name)
 	return NULL;
 }
 
-/* The role of the local identity (marie) these tests run as. */
-#define CAT_ROLE "customer_care"
-
-/* Whether roles (a row's comma list; NULL: any role) include role. */
-static bool cat_role_may(const char *roles, const char *role)
+/* Whether a row of roles (comma-separated, NULL: any) and scope (NULL: none) is for a caller of
+ * role whose token has every scope a row needs. */
+static bool cat_may(const char *roles, const char *scope, const char *role)
 {
-	size_t n = strlen(role);
-	for (const char *p = roles; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
-		if (strncmp(p, role, n) == 0 && (p[n] == ',' || p[n] == 0))
-			return true;
-	return !roles;
+	char scopes[256];
+	return (!roles || csv_list_has(roles, role)) &&
+	       (!scope || strstr(ex_scopes(NULL, scopes, sizeof scopes), scope));
 }
 
 /* bikaroo://catalog: every capability the caller may use, each with its governance; the same
@@ -224,33 +222,32 @@ START_TEST(the_catalog_lists_what_the_caller_may_use)
 	json_t *doc = cat_read(cat_srv.port, "bikaroo://catalog", &r);
 	ck_assert_msg(doc != NULL, "%s", r.body);
 	it_response_free(&r);
-	/* Every row of the catalogue that this caller (the local identity, marie: every scope,
-	 * role customer_care) is offered: all but the rows of an extension it did not declare
-	 * and those whose roles leave customer_care out (they are checked absent below). */
+	/* Every row of the catalogue that this caller (the local identity: marie with every
+	 * scope) may use: its roles hold hers and the token has its scope; all but the rows of an
+	 * extension it did not declare. */
 	struct mcp_server product;
 	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
+	char *role = it_sql("SELECT role FROM fleet.principals WHERE subject = 'marie'");
+	ck_assert_msg(role && *role, "marie has no role in the demo data");
 	const char *all[64][2];
 	size_t n = 0;
-	size_t nhidden = 0;
-	const char *hidden[64];
 	for (size_t i = 0; i < product.ntools && n < 64; i++)
-		if (!cat_role_may(product.tools[i].roles, CAT_ROLE))
-			hidden[nhidden++] = product.tools[i].name;
-		else if (!product.tools[i].ext || !product.tools[i].ext->exclusive)
+		if ((!product.tools[i].ext || !product.tools[i].ext->exclusive) &&
+		    cat_may(product.tools[i].roles, product.tools[i].scope_name, role))
 			all[n][0] = "tool", all[n++][1] = product.tools[i].name;
-	for (size_t i = 0; i < nhidden; i++)
-		ck_assert_msg(cat_entry(doc, "tool", hidden[i]) == NULL,
-			      "tool %s, whose roles leave out " CAT_ROLE ", is in its catalogue",
-			      hidden[i]);
 	for (size_t i = 0; i < product.nresources && n < 64; i++)
-		if (!product.resources[i].ext || !product.resources[i].ext->exclusive)
+		if ((!product.resources[i].ext || !product.resources[i].ext->exclusive) &&
+		    cat_may(product.resources[i].roles, product.resources[i].scope_name, role))
 			all[n][0] = "resource", all[n++][1] = product.resources[i].uri;
 	for (size_t i = 0; i < product.ntemplates && n < 64; i++)
-		if (!product.templates[i].ext || !product.templates[i].ext->exclusive)
+		if ((!product.templates[i].ext || !product.templates[i].ext->exclusive) &&
+		    cat_may(product.templates[i].roles, product.templates[i].scope_name, role))
 			all[n][0] = "resourceTemplate",
 			all[n++][1] = product.templates[i].uri_template;
 	for (size_t i = 0; i < product.nprompts && n < 64; i++)
-		all[n][0] = "prompt", all[n++][1] = product.prompts[i].name;
+		if (cat_may(product.prompts[i].roles, product.prompts[i].scope_name, role))
+			all[n][0] = "prompt", all[n++][1] = product.prompts[i].name;
+	free(role);
 	ck_assert_uint_ge(n, 8);
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = cat_entry(doc, all[i][0], all[i][1]);
@@ -280,17 +277,104 @@ START_TEST(the_catalog_lists_what_the_caller_may_use)
 	it_response_free(&r);
 	json_decref(doc);
 
-	/* A caller who may only read does not see the report tool in it. */
+	/* A caller whose token may only read sees a tool that reads and none that needs
+	 * another scope. */
 	struct it_server s;
 	const char *env[] = {"BIKAROO_LOCAL_SCOPES=fleet:read", NULL};
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	doc = cat_read(s.port, "bikaroo://catalog", &r);
 	ck_assert_msg(doc != NULL, "%s", r.body);
-	ck_assert_ptr_nonnull(cat_entry(doc, "tool", "get_bike_status"));
-	ck_assert_ptr_null(cat_entry(doc, "tool", "report_damaged_bike"));
+	ck_assert_int_eq(catalog_describe(&product, NULL), 0);
+	size_t reading = 0;
+	for (size_t i = 0; i < product.ntools; i++) {
+		const struct tool_desc *t = &product.tools[i];
+		bool listed = cat_entry(doc, "tool", t->name) != NULL;
+		bool reads = t->scope_name && strcmp(t->scope_name, "fleet:read") == 0;
+		ck_assert_msg(reads || !listed, "%s (scope %s) listed to a token of fleet:read",
+			      t->name, t->scope_name);
+		reading += listed;
+	}
+	ck_assert_uint_gt(reading, 0);
+	mcp_server_release(&product);
 	json_decref(doc);
 	it_response_free(&r);
 	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* Whether row kind/name (as in capability_examples[]) is in its list for the caller on port,
+ * every page of it. */
+static bool cat_listed(unsigned port, const char *kind, const char *name)
+{
+	static const char *const lists[][4] = {
+		{"tool", "tools/list", "tools", "name"},
+		{"resource", "resources/list", "resources", "uri"},
+		{"template", "resources/templates/list", "resourceTemplates", "uriTemplate"},
+		{"prompt", "prompts/list", "prompts", "name"},
+	};
+	size_t k = 0;
+	while (k < 3 && strcmp(lists[k][0], kind) != 0)
+		k++;
+	bool found = false;
+	char *cursor = NULL;
+	for (int pages = 0; pages < 100 && !found; pages++) {
+		char *params = cursor ? mem_printf("\"cursor\":\"%s\"", cursor) : mem_strdup("");
+		struct it_response r;
+		it_mcp(port, lists[k][1], NULL, params, &r);
+		free(params);
+		free(cursor);
+		cursor = NULL;
+		json_t *result = json_object_get(r.json, "result");
+		ck_assert_msg(result != NULL, "%s: %s", lists[k][1], r.body);
+		size_t i;
+		json_t *item;
+		json_array_foreach (json_object_get(result, lists[k][2]), i, item)
+			found = found ||
+				strcmp(json_string_value(json_object_get(item, lists[k][3])),
+				       name) == 0;
+		const char *next = json_string_value(json_object_get(result, "nextCursor"));
+		cursor = next ? mem_strdup(next) : NULL;
+		it_response_free(&r);
+		if (!cursor)
+			break;
+	}
+	free(cursor);
+	return found;
+}
+
+/* Each row with an example is in its list (tools/list, resources/list, the templates, prompts)
+ * for the example's caller and its outside caller, and not for its refused caller. */
+START_TEST(each_row_is_listed_for_the_roles_its_declaration_names)
+{
+	static struct ex_servers servers;
+	char scopes[256], where[256];
+	ex_scopes(NULL, scopes, sizeof scopes);
+	ck_assert_uint_gt(capability_nexamples, 0);
+	for (size_t i = 0; i < capability_nexamples; i++) {
+		const struct capability_example *e = &capability_examples[i];
+		ex_where(e->kind, e->name, where, sizeof where);
+		const char *who[3][2] = {{e->subject, e->client},
+					 {e->outside_subject, e->outside_client},
+					 {e->refused_subject, e->refused_client}};
+		for (int w = 0; w < 3; w++) {
+			if (!who[w][0])
+				continue;
+			unsigned port = ex_port(&servers, who[w][0], who[w][1], scopes);
+			bool listed = cat_listed(port, e->kind, e->name);
+			ck_assert_msg(
+				listed == (w < 2), "%s.example.%s: %s via %s %s it in its list: %s",
+				where,
+				w == 0   ? "caller"
+				: w == 1 ? "outside"
+					 : "refused",
+				who[w][0], who[w][1], listed ? "finds" : "does not find",
+				w < 2 ? "name a caller whose role the declaration's \"roles\" "
+					"hold"
+				      : "name a caller whose role the declaration's \"roles\" "
+					"leave out");
+		}
+	}
+	ex_servers_stop(&servers);
 }
 END_TEST
 
@@ -366,6 +450,7 @@ CHECK_SUITE(catalogue)
 	tcase_add_test(tc, rls_alone_hides_other_regions_from_completion);
 	tcase_add_test(tc, callers_without_rights_read_nothing);
 	tcase_add_test(tc, the_catalog_lists_what_the_caller_may_use);
+	tcase_add_test(tc, each_row_is_listed_for_the_roles_its_declaration_names);
 	tcase_add_test(tc, prompt_arguments_stay_literal);
 	tcase_add_test(tc, documents_are_required_at_start);
 	suite_add_tcase(s, tc);

@@ -110,6 +110,16 @@ static long rp_count(const char *fmt, ...)
 	return n;
 }
 
+/* The database's clock now (new text): rows a test writes after it are the test's own, whatever
+ * the demo data or other suites left on the same bike (reports, cases closed or open, audit
+ * rows). */
+static char *rp_now(void)
+{
+	char *t = it_sql("SELECT clock_timestamp()::text");
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
 /* A digest of every business table (not the audit log): equal before and after = nothing
  * was written. */
 static char *rp_snapshot(void)
@@ -177,6 +187,7 @@ START_TEST(report_writes_everything_in_one_transaction)
 {
 	struct it_server s;
 	rp_start(&s, "olivia", "ops-assistant", NULL);
+	char *since = rp_now();
 	json_t *args = json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2102", "issue", "flat_tire",
 				 "description", "Rear tyre flat at the station.");
 	struct it_response r;
@@ -235,9 +246,11 @@ START_TEST(report_writes_everything_in_one_transaction)
 	json_t *res2 = rp_call(s.port, args, &r2);
 	ck_assert_str_ne(rp_sc(res2, "reportId"), report);
 	ck_assert_str_eq(rp_sc(res2, "caseId"), cse);
-	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'",
-				  "VL-2102"),
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'"
+				  " AND recorded_at >= '%s'",
+				  "VL-2102", since),
 			 2);
+	free(since);
 	ck_assert_int_eq(
 		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
 			 "VL-2102"),
@@ -277,6 +290,7 @@ START_TEST(idempotency_key_replays_and_refuses_other_arguments)
 	struct it_server s, m;
 	rp_start(&s, "olivia", "ops-assistant", NULL);
 	rp_start(&m, "marie", "customer-care-assistant", NULL);
+	char *since = rp_now();
 	json_t *args = json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2111", "issue", "brake_failure",
 				 "idempotencyKey", "ticket-4711");
 	struct it_response r1, r2, r3, r4;
@@ -306,9 +320,10 @@ START_TEST(idempotency_key_replays_and_refuses_other_arguments)
 	ck_assert_str_eq(rp_sc(d, "caseId"), rp_sc(a, "caseId"));
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
 				  " AND tool = 'report_damaged_bike'"
-				  " AND outcome IN ('replayed', 'conflict')",
-				  "VL-2111"),
+				  " AND outcome IN ('replayed', 'conflict') AND at >= '%s'",
+				  "VL-2111", since),
 			 2);
+	free(since);
 	free(snap);
 	it_response_free(&r1);
 	it_response_free(&r2);
@@ -431,6 +446,7 @@ START_TEST(rls_refuses_writes_outside_the_function)
 	/* Even with the right set, a row stamped with another subject is refused. */
 	char *case_id = it_sql("SELECT case_id FROM fleet.cases WHERE region = 'FR-PAR' LIMIT 1");
 	ck_assert_str_ne(case_id, "");
+	char *since = rp_now();
 	char *sql = mem_printf(
 		"SELECT fleet.act_as('marie','customer-care-assistant');"
 		"SELECT set_config('app.may_report', 'on', true);"
@@ -440,10 +456,13 @@ START_TEST(rls_refuses_writes_outside_the_function)
 		case_id);
 	ck_assert_ptr_null(it_sql_as_app(sql));
 	free(sql);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.case_events WHERE case_id = '%s'"
+				  " AND kind = 'closed' AND actor_subject = 'olivia'"
+				  " AND at >= '%s'",
+				  case_id, since),
+			 0);
+	free(since);
 	free(case_id);
-	char *n = it_sql("SELECT count(*) FROM fleet.case_events WHERE kind = 'closed'");
-	ck_assert_str_eq(n, "0");
-	free(n);
 	/* The audit writer needs an identity. */
 	ck_assert_ptr_null(it_sql_as_app(
 		"SELECT fleet.audit_record('t', NULL, repeat('a', 64), 'ok', NULL, NULL, NULL)"));
@@ -539,6 +558,7 @@ static void rp_limit_in_characters(const char *bike, const char *field, size_t l
 {
 	struct it_server s;
 	rp_start(&s, "marie", "customer-care-assistant", NULL);
+	char *since = rp_now();
 	static const char *const units[] = {"a", "\xc3\xa9", "\xf0\x9f\x9a\xb2"}; /* a, é, bike */
 	char want[24];
 	snprintf(want, sizeof want, "%zu", limit);
@@ -572,9 +592,10 @@ static void rp_limit_in_characters(const char *bike, const char *field, size_t l
 	}
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
 				  " AND tool = 'report_damaged_bike'"
-				  " AND outcome = 'invalid'",
-				  bike),
+				  " AND outcome = 'invalid' AND at >= '%s'",
+				  bike, since),
 			 3);
+	free(since);
 	ck_assert_int_eq(it_server_stop(&s), 0);
 }
 
@@ -669,6 +690,13 @@ START_TEST(twenty_concurrent_reports_on_one_bike)
 	struct rp_racer r[N];
 	pthread_barrier_t go;
 	pthread_barrier_init(&go, NULL, N);
+	const char *bike = "VL-2132";
+	/* The counts below are of this test's rows (since), whatever the bike's earlier reports
+	 * and cases; the bike must be in service for its status to move. */
+	char *since = rp_now();
+	char *before = rp_sql("SELECT status FROM fleet.bikes WHERE bike_id = '%s'", bike);
+	ck_assert_msg(strcmp(before, "available") == 0 || strcmp(before, "unavailable") == 0,
+		      "%s is %s: the test needs a bike in service", bike, before);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < N; i++) {
@@ -687,36 +715,55 @@ START_TEST(twenty_concurrent_reports_on_one_bike)
 		for (int j = 0; j < i; j++)
 			ck_assert_str_ne(r[i].report, r[j].report);
 	}
-	const char *bike = "VL-2132";
 	ck_assert_int_eq(
 		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
 			 bike),
 		1);
-	ck_assert_int_eq(
-		rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike),
-		N);
-	ck_assert_int_eq(rp_count("SELECT report_count FROM fleet.cases WHERE bike_id = '%s'"
-				  " AND state = 'open'",
-				  bike),
+	char *open_case = rp_sql("SELECT case_id FROM fleet.cases WHERE bike_id = '%s'"
+				 " AND state = 'open'",
+				 bike);
+	ck_assert_str_eq(open_case, r[0].case_id);
+	free(open_case);
+	/* Its report_count counts every report it holds. */
+	ck_assert_int_eq(rp_count("SELECT report_count - (SELECT count(*) FROM fleet.damage_reports"
+				  " d WHERE d.case_id = c.case_id) FROM fleet.cases c"
+				  " WHERE case_id = '%s'",
+				  r[0].case_id),
+			 0);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'"
+				  " AND recorded_at >= '%s'",
+				  bike, since),
 			 N);
-	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.case_events e JOIN fleet.cases c"
-				  " USING (case_id) WHERE c.bike_id = '%s'",
-				  bike),
-			 N + 1);
-	ck_assert_int_eq(
-		rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'",
-			 bike),
-		N);
-	/* Exactly one history row moved the bike; every later one saw it unavailable. */
+	/* The open case holds the N reports (and those it held before, if it was open). */
+	long opened = rp_count("SELECT count(*) FROM fleet.cases WHERE case_id = '%s'"
+			       " AND opened_at >= '%s'",
+			       r[0].case_id, since);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE case_id = '%s'"
+				  " AND recorded_at >= '%s'",
+				  r[0].case_id, since),
+			 N);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.case_events WHERE case_id = '%s'"
+				  " AND at >= '%s'",
+				  r[0].case_id, since),
+			 N + opened);
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.bike_status_history"
-				  " WHERE bike_id = '%s' AND status_from <> status_to",
-				  bike),
-			 1);
+				  " WHERE bike_id = '%s' AND changed_at >= '%s'",
+				  bike, since),
+			 N);
+	/* At most one history row moved the bike (one if it was available); every later one saw
+	 * it unavailable. */
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.bike_status_history"
+				  " WHERE bike_id = '%s' AND status_from <> status_to"
+				  " AND changed_at >= '%s'",
+				  bike, since),
+			 strcmp(before, "available") == 0);
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
 				  " AND tool = 'report_damaged_bike'"
-				  " AND outcome = 'ok'",
-				  bike),
+				  " AND outcome = 'ok' AND at >= '%s'",
+				  bike, since),
 			 N);
+	free(before);
+	free(since);
 	char *st = rp_sql("SELECT status FROM fleet.bikes WHERE bike_id = '%s'", bike);
 	ck_assert_str_eq(st, "unavailable");
 	free(st);
@@ -756,6 +803,8 @@ START_TEST(killed_server_leaves_no_partial_report)
 {
 	struct it_server s;
 	rp_start(&s, "olivia", "ops-assistant", NULL);
+	/* The counts below are of this test's rows, whatever the bike's earlier ones. */
+	char *since = rp_now();
 	enum { LOOPS = 4 };
 	struct rp_loop l[LOOPS];
 	pthread_t t[LOOPS];
@@ -791,13 +840,15 @@ START_TEST(killed_server_leaves_no_partial_report)
 	 * rolls back as a whole; one may still be unread in the socket while its backend shows
 	 * idle) and exit when they find the client gone: wait until none is left. */
 	for (int waited = 0; waited < 1000; waited++) {
-		if (rp_count("SELECT count(*) FROM pg_stat_activity WHERE usename = 'fleet_app'") == 0)
+		if (rp_count("SELECT count(*) FROM pg_stat_activity WHERE usename = 'fleet_app'") ==
+		    0)
 			break;
 		nanosleep(&tick, NULL);
 	}
 	const char *bike = "VL-2135";
-	long reports =
-		rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'", bike);
+	long reports = rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = '%s'"
+				" AND recorded_at >= '%s'",
+				bike, since);
 	ck_assert_int_ge(reports, ok);
 	ck_assert_int_le(reports, sent);
 	/* Every committed report has all of its rows; no row exists without its report. */
@@ -807,28 +858,33 @@ START_TEST(killed_server_leaves_no_partial_report)
 				  " OR NOT EXISTS (SELECT 1 FROM fleet.bike_status_history h"
 				  "   WHERE h.report_id = r.report_id)"
 				  " OR NOT EXISTS (SELECT 1 FROM fleet.audit_log a"
-				  "   WHERE a.report_id = r.report_id AND a.outcome = 'ok'))",
-				  bike),
+				  "   WHERE a.report_id = r.report_id AND a.outcome = 'ok'))"
+				  " AND recorded_at >= '%s'",
+				  bike, since),
 			 0);
-	ck_assert_int_eq(
-		rp_count("SELECT count(*) FROM fleet.bike_status_history WHERE bike_id = '%s'",
-			 bike),
-		reports);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.bike_status_history"
+				  " WHERE bike_id = '%s' AND changed_at >= '%s'",
+				  bike, since),
+			 reports);
 	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE target = '%s'"
 				  " AND tool = 'report_damaged_bike'"
-				  " AND outcome = 'ok'",
-				  bike),
+				  " AND outcome = 'ok' AND at >= '%s'",
+				  bike, since),
 			 reports);
 	ck_assert_int_eq(
 		rp_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '%s' AND state = 'open'",
 			 bike),
 		1);
-	ck_assert_int_eq(
-		rp_count("SELECT sum(report_count) FROM fleet.cases WHERE bike_id = '%s'", bike),
-		reports);
+	/* Each of the bike's cases counts every report it holds. */
+	ck_assert_int_eq(rp_count("SELECT sum(report_count) - (SELECT count(*) FROM"
+				  " fleet.damage_reports WHERE bike_id = '%s') FROM fleet.cases"
+				  " WHERE bike_id = '%s'",
+				  bike, bike),
+			 0);
 	char *st = rp_sql("SELECT status FROM fleet.bikes WHERE bike_id = '%s'", bike);
 	ck_assert_str_eq(st, "unavailable");
 	free(st);
+	free(since);
 	/* A new server carries on from the durable state. */
 	rp_start(&s, "olivia", "ops-assistant", NULL);
 	json_t *args = rp_args(bike, "battery_fault");

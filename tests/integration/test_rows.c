@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/mem.h"
+#include "examples.h"
 #include "harness.h"
 #include "server/capabilities/catalog.h"
 #include "tests/check_main.h"
@@ -88,9 +89,10 @@ static void rows_check_all(unsigned port, const struct mcp_server *p, bool forbi
 		free(uri);
 	}
 	for (size_t i = 0; i < p->nprompts; i++) {
-		snprintf(params, sizeof params,
-			 "\"name\":\"%s\",\"arguments\":{\"bikeId\":\"VL-2048\"}",
-			 p->prompts[i].name);
+		/* Its example's arguments: refused for who they are, not for what they ask. */
+		const struct capability_example *ex = ex_find("prompt", p->prompts[i].name);
+		snprintf(params, sizeof params, "\"name\":\"%s\",\"arguments\":%s",
+			 p->prompts[i].name, ex ? ex->arguments : "{}");
 		rows_call(port, "prompts/get", p->prompts[i].name, params, &r);
 		json_t *e = json_object_get(r.json, "error");
 		if (forbidden)
