@@ -40,7 +40,7 @@ unused_before() { # unused_before STATEMENT: a DROP FUNCTION of a function $comm
 replaced_check() { # replaced_check STATEMENT
   local name
   name=$(sed -nE 's/^DROP CONSTRAINT (IF EXISTS )?([a-z0-9_]+)\b.*/\2/ip' <<<"$1")
-  [[ -n $name ]] && grep -qiE "\bADD CONSTRAINT $name CHECK\b" <<<"$1"
+  [[ -n $name ]] && grep -qiE "\bADD +CONSTRAINT +$name +CHECK\b" <<<"$1"
 }
 # A trigger's TRUNCATE event (AFTER TRUNCATE, ... OR TRUNCATE ON) truncates nothing.
 bad=$(for f in $added; do
