@@ -17,7 +17,7 @@
 #include "tests/check_main.h"
 
 /* Bikes of these tests' own (FR-PAR), made available again before each test. */
-#define WF_BIKES "'VL-990201', 'VL-990202', 'VL-990203', 'VL-990204', 'VL-990205'"
+#define WF_BIKES "'VL-990201', 'VL-990202', 'VL-990203', 'VL-990204', 'VL-990205', 'VL-990206'"
 #define WF_CAPS_NONE "{}"
 #define WF_CAPS_ELICIT "{\"elicitation\":{\"form\":{}}}"
 #define WF_CAPS_TASKS "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
@@ -472,7 +472,7 @@ START_TEST(a_task_follows_the_inspection_for_its_creator_only)
 	ck_assert_int_eq(code, -32602);
 	wf_expect("1", "SELECT count(*) FROM fleet.tasks WHERE task_id = '%s'", task);
 	/* The next task created, anyone's, takes the expired one away. */
-	char *c3 = wf_report("VL-990205");
+	char *c3 = wf_report("VL-990206");
 	char *next = wf_task_start(c3);
 	wf_expect("0", "SELECT count(*) FROM fleet.tasks WHERE task_id = '%s'", task);
 	wf_expect("1", "SELECT count(*) FROM fleet.tasks WHERE task_id = '%s'", next);

@@ -426,6 +426,30 @@ await check("the timeline says a status change in the statuses' labels, in Engli
 });
 await page?.close();
 
+await check("the timeline shows each step of the workflow: its note, who took it, and the finding", async () => {
+  // The case of the report above, taken two steps further by the write functions the tools call,
+  // as the people who take them: marie asks for an inspection, tom records what he found.
+  const step = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as(${quote(who)}, ${quote(who === "tom" ? "ops-assistant" : "customer-care-assistant")},
+    ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(tool)}::bytea), 'hex'), ${quote("ui-" + tool)}, true)`);
+  assert(step("marie", "request_inspection", { caseId, note: "the brakes squeal downhill" }) === "ok", "inspection requested");
+  assert(step("tom", "record_inspection", { caseId, finding: "repairable", note: "brake pads worn out" }) === "ok", "inspection recorded");
+  const tom = psql("SELECT display_name FROM fleet.principals WHERE subject = 'tom'");
+  const p = await openHost("marie");
+  try {
+    await p.evaluate((u) => window.bikarooHost.openResource(u), `bikaroo://cases/${caseId}`);
+    const v = await viewFrame(p, "investigation-case");
+    await waitText(v, "#f-finding", /^Repairable$/);
+    const items = await v.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent));
+    assert(items.some((t) => t.includes("Inspection requested") && t.includes("the brakes squeal downhill") && t.includes(MARIE)), `timeline: ${items}`);
+    assert(items.some((t) => t.includes("Inspection recorded") && t.includes("brake pads worn out") && t.includes(tom)), `timeline: ${items}`);
+    await waitText(v, "#next", /^Inspected: a fleet operator now closes the case as repaired, no fault found, or written off\.$/);
+    await shot(p, "case-timeline-inspected");
+    await assertPlain(v, "the timeline of an inspected case");
+  } finally {
+    await p.close();
+  }
+});
+
 // The card (with its review before sending) and the timeline in both languages, both themes, at
 // 320 and 800 px: plain words, ids whole on one line, nothing wider than the frame, and at 800 px
 // the width used (what you can do beside the facts). A screenshot of each: views-LANG-THEME-WIDTH.
@@ -514,7 +538,8 @@ await check("in French and the dark theme at 320 px the card reads in French and
     assert((await text(f, "#open-report")) === "Signaler un dommage", "French button");
     assert((await text(f, "#f-status")) === "Indisponible", `French status: ${await text(f, "#f-status")}`);
     assert(/^(il y a |dans |hier|demain|maintenant|aujourd)/.test(await text(f, "#f-seen")), `French freshness: ${await text(f, "#f-seen")}`);
-    await waitText(f, "#f-case-state", new RegExp(`^\\(ouvert, \\d+ signalements?, ouvert .* par ${MARIE}\\)$`));
+    // The case's step in French: the workflow check above left it inspected.
+    await waitText(f, "#f-case-state", new RegExp(`^\\(inspecté, \\d+ signalements?, ouvert .* par ${MARIE}\\)$`));
     assert((await f.$eval("dt", (e) => e.textContent)) === "État", "French label");
     assert((await f.evaluate(() => document.documentElement.dataset.theme)) === "dark", "dark theme");
     const bg = await f.evaluate(() => getComputedStyle(document.body).backgroundColor);
@@ -533,7 +558,8 @@ await check("in French and the dark theme at 320 px the card reads in French and
     await keys(p, "Enter");
     const tl = await viewFrame(p, "investigation-case");
     await waitText(tl, "#title", /^Dossier IC-/);
-    await waitText(tl, "#next", /^Ce dossier est ouvert\./);
+    await waitText(tl, "#next", /^Inspecté : un gestionnaire de flotte clôt maintenant le dossier/);
+    assert((await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent))).some((x) => x.includes("Inspection enregistrée")), "French step");
     assert((await tl.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent))).some((x) => x.includes("État Disponible → Indisponible")), "French status change");
     const tlOver = await tl.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
     assert(tlOver, "the timeline overflows at 320 px");
