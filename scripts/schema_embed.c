@@ -934,6 +934,7 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		bool asks = policy && strcmp(policy, "never") != 0;
 		const char *title = gen_str(conf, "title", "write.confirmation", asks);
 		const char *desc = gen_str(conf, "description", "write.confirmation", asks);
+		free(d->confirm);
 		d->confirm = mem_strdup(policy ? policy : "never");
 		json_t *idem = json_object_get(write, "idempotency");
 		const char *karg =
