@@ -200,7 +200,7 @@ struct burst {
 	struct ratelimit *rl;
 	pthread_barrier_t *go;
 	const char *client;
-	char subject[16];
+	char subject[24]; /* "user-" and any int */
 	int calls, answered;
 };
 
