@@ -147,7 +147,13 @@ BEGIN
                          v_status,
                          CASE WHEN open_c.case_id IS NULL THEN 'a new investigation case is opened'
                               ELSE 'the report is added to investigation case '
-                                   || open_c.case_id || ' (at step ' || open_c.state || ')'
+                                   || open_c.case_id || ' ('
+                                   || CASE open_c.state
+                                          WHEN 'inspection_requested'
+                                              THEN 'waiting for an inspection'
+                                          WHEN 'awaiting_approval'
+                                              THEN 'its write-off awaiting approval'
+                                          ELSE open_c.state END || ')'
                          END);
         PERFORM audit_record(p_tool, v_bike, p_digest, 'confirmation_required', NULL,
                              p_request_id, NULL);

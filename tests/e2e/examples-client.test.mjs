@@ -58,10 +58,17 @@ async function clientOf({ subject, client }) {
   const key = `${subject}|${client}`;
   if (!callers.has(key)) {
     const server = await startServer(subject, client);
+    // The user confirms what a write asks them to (a write whose declaration confirms on the
+    // server's side asks first); the client hands the answer back by itself.
     const c = new Client(
       { name: 'bikaroo-e2e-examples', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' }, probe: { timeoutMs: 10_000 } } },
+      {
+        versionNegotiation: { mode: { pin: '2026-07-28' }, probe: { timeoutMs: 10_000 } },
+        capabilities: { elicitation: { form: {} } },
+        inputRequired: { autoFulfill: true },
+      },
     );
+    c.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { confirm: true } }));
     await c.connect(new StreamableHTTPClientTransport(new URL(server.url)), REQ);
     callers.set(key, { server, client: c });
   }

@@ -667,7 +667,7 @@ START_TEST(report_asks_first_saying_what_it_would_do)
 		 "confirmation_required|FR-PAR|" WR_BIKE_ASK "|unavailable|unavailable|%s|||report"
 		 " \"frame_damage\" on bike " WR_BIKE_ASK " (region FR-PAR, currently unavailable):"
 		 " a damage report is filed, the bike stays unavailable, and the report is added to"
-		 " open investigation case %s",
+		 " investigation case %s (open)",
 		 cse, cse);
 	ck_assert_str_eq(again, want);
 	char *audit = wr_super("SELECT string_agg(outcome, ' ' ORDER BY audit_id) FROM"
