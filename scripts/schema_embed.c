@@ -530,6 +530,13 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 	char at[160], gov[200], spec[200];
 	size_t i;
 	json_t *row;
+	/* Each table's rows are written into its array (below, after what they point to): an
+	 * array's elements must be constant expressions, which a named const object is not. */
+	FILE *body = c, *rows[4];
+	char *rbuf[4] = {NULL};
+	size_t rlen[4] = {0};
+	for (int k = 0; k < 4; k++)
+		rows[k] = open_memstream(&rbuf[k], &rlen[k]);
 	json_t *tools = json_object_get(decl, "tools");
 	json_array_foreach (tools, i, row) {
 		snprintf(at, sizeof at, "tools[%zu]", i);
@@ -582,7 +589,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 			gen_literal(c, key);
 			fputs(",\n};\n", c);
 		}
-		fprintf(c, "static const struct tool_desc %s_tool%zu = {\n\t.name = ", d->name, i);
+		c = rows[0];
+		fputs("\t{\n\t.name = ", c);
 		gen_literal(c, name);
 		static const char *const texts[] = {"title", "description"};
 		for (size_t t = 0; t < 2; t++) {
@@ -617,7 +625,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		gen_example(c, row, at, input, "tool", name);
 		fprintf(c, "\t.governance = &%s,\n", gov);
 		gen_ext(c, h, row, at);
-		fputs("};\n", c);
+		fputs("\t},\n", c);
+		c = body;
 		d->ntools++;
 	}
 	json_t *resources = json_object_get(decl, "resources");
@@ -648,9 +657,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 				(long long)json_integer_value(ttl),
 				gen_bool(row, "per_user") ? "true" : "false");
 		}
-		fprintf(c,
-			"static const struct resource_desc %s_resource%zu = {\n\t.uri = ", d->name,
-			i);
+		c = rows[1];
+		fputs("\t{\n\t.uri = ", c);
 		gen_literal(c, uri);
 		static const char *const texts[] = {"name", "title", "description", "mime_type"};
 		for (size_t t = 0; t < 4; t++) {
@@ -673,7 +681,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		gen_access(c, d);
 		fprintf(c, "\t.governance = &%s,\n", gov);
 		gen_ext(c, h, row, at);
-		fputs("};\n", c);
+		fputs("\t},\n", c);
+		c = body;
 		d->nresources++;
 	}
 	json_t *templates = json_object_get(decl, "templates");
@@ -712,8 +721,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 				(long long)json_integer_value(ttl),
 				gen_bool(row, "per_user") ? "true" : "false");
 		}
-		fprintf(c, "static const struct resource_template_desc %s_template%zu = {\n",
-			d->name, i);
+		c = rows[2];
+		fputs("\t{\n", c);
 		fputs("\t.uri_template = ", c);
 		gen_literal(c, tpl);
 		static const char *const texts[] = {"name", "title", "description", "mime_type"};
@@ -734,7 +743,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		gen_access(c, d);
 		fprintf(c, "\t.governance = &%s,\n", gov);
 		gen_ext(c, h, row, at);
-		fputs("};\n", c);
+		fputs("\t},\n", c);
+		c = body;
 		d->ntemplates++;
 	}
 	json_t *prompts = json_object_get(decl, "prompts");
@@ -748,8 +758,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "prompt", name,
 			       d->roles);
 		gen_example(NULL, row, at, NULL, "prompt", name);
-		fprintf(c, "static const struct prompt_desc %s_prompt%zu = {\n\t.name = ", d->name,
-			i);
+		c = rows[3];
+		fputs("\t{\n\t.name = ", c);
 		gen_literal(c, name);
 		static const char *const texts[] = {"title", "description", "file"};
 		for (size_t t = 0; t < 3; t++) {
@@ -794,8 +804,19 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		}
 		fputs("\t},\n", c);
 		gen_access(c, d);
-		fprintf(c, "\t.governance = &%s,\n};\n", gov);
+		fprintf(c, "\t.governance = &%s,\n\t},\n", gov);
+		c = body;
 		d->nprompts++;
+	}
+	static const char *const types[] = {"tool_desc", "resource_desc", "resource_template_desc",
+					    "prompt_desc"};
+	static const char *const tables[] = {"tools", "resources", "templates", "prompts"};
+	for (int k = 0; k < 4; k++) {
+		fclose(rows[k]);
+		if (rlen[k])
+			fprintf(c, "static const struct %s %s_%s[] = {\n%s};\n", types[k], d->name,
+				tables[k], rbuf[k]);
+		free(rbuf[k]);
 	}
 }
 
@@ -1033,22 +1054,8 @@ static void gen_decl(FILE *c, FILE *h, FILE *sh, FILE *md, const char *path, str
 	if (!gen_bad)
 		gen_rows(c, h, sh, md, d, decl, json_object_get(decl, "read") != NULL,
 			 json_object_get(decl, "write") != NULL);
-	static const char *const kinds[] = {"tool", "resource", "template", "prompt"};
 	static const char *const tables[] = {"tools", "resources", "templates", "prompts"};
 	int counts[] = {d->ntools, d->nresources, d->ntemplates, d->nprompts};
-	for (int k = 0; k < 4; k++) {
-		if (!counts[k])
-			continue;
-		fprintf(c, "static const struct %s%s %s_%s[] = {", k == 2 ? "resource_" : "",
-			k == 2   ? "template_desc"
-			: k == 0 ? "tool_desc"
-			: k == 1 ? "resource_desc"
-				 : "prompt_desc",
-			d->name, tables[k]);
-		for (int j = 0; j < counts[k]; j++)
-			fprintf(c, "%s_%s%d, ", d->name, kinds[k], j);
-		fputs("};\n", c);
-	}
 	fprintf(c, "const struct mcp_capability capability_%s = {\n\t.name = \"%s\",\n", d->name,
 		d->name);
 	for (int k = 0; k < 4; k++)
