@@ -649,7 +649,7 @@ START_TEST(polling_a_task_spends_the_callers_reads)
 	}
 	ck_assert_int_eq(wf_budget_get("tasks/get", task, params, &ra, &code), 429);
 	ck_assert_int_eq(code, -32029);
-	ck_assert_msg(ra && atol(ra) >= 1, "Retry-After: %s", ra ? ra : "(none)");
+	ck_assert_msg(ra && strtol(ra, NULL, 10) >= 1, "Retry-After: %s", ra ? ra : "(none)");
 	free(ra);
 	/* The same budget as the caller's other reads: a read-only tool is refused as well. */
 	ck_assert_int_eq(wf_budget_get("tools/call", "get_bike_status",
