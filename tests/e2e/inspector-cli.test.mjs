@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import {
   BIKE_TEMPLATE, CATALOG_URI, OTHER_REGION, PROCEDURE_URI, PROMPT, STATUS_CODES, STATUS_URI, VISIBLE, stdioServerParams,
 } from './fleet-scenario.mjs';
+import { startServer } from './serve.mjs';
 
 const MCP_URL = process.env.MCP_URL;
 if (!MCP_URL) throw new Error('MCP_URL is not set (e.g. http://127.0.0.1:PORT/mcp)');
@@ -21,18 +22,18 @@ const home = fs.mkdtempSync(path.join(os.tmpdir(), 'bikaroo-inspector-'));
 after(() => fs.rmSync(home, { recursive: true, force: true }));
 
 // Target arguments: the URL, or `-e K=V ... -- command args` for stdio.
-function target(transport) {
-  if (transport === 'http') return [MCP_URL];
+function target(transport, url = MCP_URL) {
+  if (transport === 'http') return [url];
   const p = stdioServerParams();
   const env = Object.entries(p.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
   return [...env, '--cwd', p.cwd, '--', p.command, ...p.args];
 }
 
-// Runs one inspector command; resolves {code, json, stderr}.
-function inspect(transport, era, args) {
+// Runs one inspector command (over HTTP to url when given); resolves {code, json, stderr}.
+function inspect(transport, era, args, url = MCP_URL) {
   const argv = [LAUNCHER, '--cli', '--protocol-era', era, '--format', 'json', '-q', '--stored-auth-only', ...args];
   // The target goes last: for stdio everything after `--` is the server's command line.
-  argv.splice(2, 0, ...(transport === 'http' ? target(transport) : []));
+  argv.splice(2, 0, ...(transport === 'http' ? target(transport, url) : []));
   if (transport === 'stdio') argv.push(...target(transport));
   return new Promise((resolve) => {
     execFile(process.execPath, argv, { env: { ...process.env, HOME: home }, timeout: 30_000, maxBuffer: 4 << 20 },
@@ -48,8 +49,8 @@ function inspect(transport, era, args) {
   });
 }
 
-async function ok(transport, era, args) {
-  const r = await inspect(transport, era, args);
+async function ok(transport, era, args, url = MCP_URL) {
+  const r = await inspect(transport, era, args, url);
   assert.equal(r.code, 0, `inspector ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout.slice(0, 1000)}\nstderr: ${r.stderr.slice(0, 2000)}`);
   assert.ok(r.json?.result, `no result in ${r.stdout.slice(0, 500)}`);
   return r.json.result;
@@ -95,4 +96,33 @@ describe('inspector --cli', { timeout: 5 * 60_000 }, () => {
       });
     }
   }
+});
+
+// The case workflow through the inspector. Its CLI declares the Tasks extension on every request of
+// the modern era (its settings cannot turn it off), and no extension on the legacy era: there,
+// asking for an inspection answers the ordinary result naming the case and its step, never a task.
+describe('inspector --cli, case workflow', { timeout: 5 * 60_000 }, () => {
+  let marie;
+  after(async () => {
+    const code = await marie?.stop();
+    assert.equal(code, 0, `server exit code ${code}: ${marie?.log()}`);
+  });
+  const call = (era, url, name, args) => ok('http', era, ['--method', 'tools/call', '--tool-name', name,
+    '--tool-args-json', JSON.stringify(args)], url);
+
+  // An FR-PAR bike available in the demo data, used by no other e2e test.
+  test('http, legacy era (no Tasks extension): request_inspection answers the case and its step', { timeout: 90_000 }, async () => {
+    marie ??= await startServer('marie', 'customer-care-assistant');
+    const reported = await call('legacy', marie.url, 'report_damaged_bike', { bikeId: 'VL-3125', issue: 'brake_failure' });
+    assert.notEqual(reported.isError, true, JSON.stringify(reported));
+    const { caseId } = reported.structuredContent;
+    assert.match(caseId, /^IC-\d+$/);
+    const asked = await call('legacy', marie.url, 'request_inspection', { caseId, note: 'brakes squeal' });
+    assert.notEqual(asked.isError, true, JSON.stringify(asked));
+    assert.equal(asked.taskId, undefined, JSON.stringify(asked));
+    assert.equal(asked.structuredContent.caseId, caseId);
+    assert.equal(asked.structuredContent.state, 'inspection_requested');
+    const text = asked.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+    assert.ok(text.includes(caseId) && /inspection/.test(text), text);
+  });
 });

@@ -6,6 +6,8 @@
  * Tasks extension over the workflow: a task bound to its subject and client application,
  * completed by a technician's step, cancelled by its requester, expired and purged. */
 #include <check.h>
+#include <curl/curl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +25,9 @@
 #define WF_CAPS_TASKS "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
 
 /* One server per caller: marie (customer care) through two client applications, olivia and
- * nadia (fleet operators), tom (technician), dev (viewer). */
-enum { WF_MARIE, WF_MARIE_OPS, WF_OLIVIA, WF_NADIA, WF_TOM, WF_DEV, WF_NSRV };
+ * nadia (fleet operators), tom (technician), dev (viewer); and marie again on a server whose
+ * read budget is small (3 at once, then 1 a minute), with its metrics. */
+enum { WF_MARIE, WF_MARIE_OPS, WF_OLIVIA, WF_NADIA, WF_TOM, WF_DEV, WF_MARIE_BUDGET, WF_NSRV };
 static const char *const wf_who[WF_NSRV][2] = {
 	[WF_MARIE] = {"marie", "customer-care-assistant"},
 	[WF_MARIE_OPS] = {"marie", "ops-assistant"},
@@ -32,6 +35,11 @@ static const char *const wf_who[WF_NSRV][2] = {
 	[WF_NADIA] = {"nadia", "ops-assistant"},
 	[WF_TOM] = {"tom", "ops-assistant"},
 	[WF_DEV] = {"dev", "developer-ide"},
+	[WF_MARIE_BUDGET] = {"marie", "customer-care-assistant"},
+};
+static const char *const wf_extra[WF_NSRV][4] = {
+	[WF_MARIE_BUDGET] = {"BIKAROO_RATE_READS=1", "BIKAROO_RATE_READ_BURST=3",
+			     "BIKAROO_METRICS_LISTEN=127.0.0.1:0", NULL},
 };
 static struct it_server wf_srv[WF_NSRV];
 static int wf_seq; /* the calls' JSON-RPC ids */
@@ -42,7 +50,9 @@ static void wf_setup(void)
 		char se[128], ce[128];
 		snprintf(se, sizeof se, "BIKAROO_LOCAL_SUBJECT=%s", wf_who[i][0]);
 		snprintf(ce, sizeof ce, "BIKAROO_LOCAL_CLIENT=%s", wf_who[i][1]);
-		const char *env[] = {se, ce, NULL};
+		const char *env[6] = {se, ce, NULL};
+		for (int k = 0; wf_extra[i][k]; k++)
+			env[2 + k] = wf_extra[i][k];
 		ck_assert_int_eq(it_server_start(&wf_srv[i], env), 0);
 	}
 }
@@ -567,6 +577,240 @@ START_TEST(a_refused_write_off_completes_its_task_as_an_error)
 }
 END_TEST
 
+/* marie's task of c (working), followed across a restart of every server: the new servers
+ * answer the same task to its owner only, and complete it when tom records. Its own servers
+ * (a test case without the shared ones): started, stopped, started again. */
+START_TEST(a_task_outlives_a_restart_of_every_instance)
+{
+	wf_setup();
+	wf_fresh();
+	char *c = wf_report("VL-990201");
+	char *task = wf_task_start(c);
+	wf_teardown();
+	wf_setup();
+	long code;
+	json_t *got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
+	ck_assert_msg(got != NULL, "tasks/get after the restart: error %ld", code);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "taskId")), task);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "working");
+	json_decref(got);
+	ck_assert_ptr_null(wf_task_call(WF_OLIVIA, "tasks/get", task, &code));
+	ck_assert_int_eq(code, -32602);
+	wf_step(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"repairable\""), "inspected");
+	got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
+	ck_assert_msg(got != NULL, "tasks/get: error %ld", code);
+	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "completed");
+	ck_assert_str_eq(wf_sc(json_object_get(got, "result"), "finding"), "repairable");
+	json_decref(got);
+	free(task);
+	free(c);
+	wf_teardown();
+}
+END_TEST
+
+/* A tasks/get on the budget server: its HTTP status, with its Retry-After header (if any, the
+ * header line's value, new) and the JSON-RPC error's code. */
+static long wf_budget_get(const char *method, const char *name, const char *params,
+			  char **retry_after, long *code)
+{
+	struct it_response r;
+	char id[64];
+	wf_rpc(WF_MARIE_BUDGET, method, name, params, WF_CAPS_TASKS, id, &r);
+	*code = json_integer_value(json_object_get(json_object_get(r.json, "error"), "code"));
+	const char *ra = r.headers ? strstr(r.headers, "Retry-After: ") : NULL;
+	*retry_after = ra ? mem_strndup(ra + 13, strcspn(ra + 13, "\r\n")) : NULL;
+	long status = r.status;
+	it_response_free(&r);
+	return status;
+}
+
+START_TEST(polling_a_task_spends_the_callers_reads)
+{
+	wf_fresh();
+	char *c = wf_report("VL-990202");
+	struct it_response r;
+	json_t *res = wf_tool_ex(WF_MARIE_BUDGET, "request_inspection", wf_args(c, ""),
+				 WF_CAPS_TASKS, "", &r);
+	ck_assert_msg(json_object_get(res, "taskId") != NULL, "%s", r.body);
+	char params[128];
+	snprintf(params, sizeof params, "\"taskId\":\"%s\"",
+		 json_string_value(json_object_get(res, "taskId")));
+	char *task = mem_strdup(json_string_value(json_object_get(res, "taskId")));
+	it_response_free(&r);
+	long before = it_metric(&wf_srv[WF_MARIE_BUDGET],
+				"bikaroo_rate_limit_rejections_total{reason=\"read\"}");
+	char *ra;
+	long code;
+	/* The burst: three polls answered; the fourth refused with when to come back. */
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(wf_budget_get("tasks/get", task, params, &ra, &code), 200);
+		ck_assert_int_eq(code, 0);
+		free(ra);
+	}
+	ck_assert_int_eq(wf_budget_get("tasks/get", task, params, &ra, &code), 429);
+	ck_assert_int_eq(code, -32029);
+	ck_assert_msg(ra && strtol(ra, NULL, 10) >= 1, "Retry-After: %s", ra ? ra : "(none)");
+	free(ra);
+	/* The same budget as the caller's other reads: a read-only tool is refused as well. */
+	ck_assert_int_eq(wf_budget_get("tools/call", "get_bike_status",
+				       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":"
+				       "\"VL-990202\"}",
+				       &ra, &code),
+			 429);
+	ck_assert_int_eq(code, -32029);
+	free(ra);
+	ck_assert_int_eq(it_metric(&wf_srv[WF_MARIE_BUDGET],
+				   "bikaroo_rate_limit_rejections_total{reason=\"read\"}"),
+			 (before < 0 ? 0 : before) + 2);
+	/* Another caller's polls are not marie's: olivia's tasks/get is answered (not found). */
+	ck_assert_ptr_null(wf_task_call(WF_OLIVIA, "tasks/get", task, &code));
+	ck_assert_int_eq(code, -32602);
+	free(task);
+	free(c);
+}
+END_TEST
+
+/* A client holding a subscriptions/listen stream on its own thread. */
+struct wf_listen {
+	unsigned port;
+	char body[512];
+	const char *stop_at;  /* the client leaves once the stream holds it */
+	volatile bool quit;   /* or when told to */
+	pthread_mutex_t lock; /* over got and done */
+	char *got;
+	size_t len;
+	bool done;
+	pthread_t thread;
+};
+
+static size_t wf_listen_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct wf_listen *l = arg;
+	pthread_mutex_lock(&l->lock);
+	l->got = mem_realloc(l->got, l->len + size * n + 1);
+	memcpy(l->got + l->len, p, size * n);
+	l->len += size * n;
+	l->got[l->len] = '\0';
+	bool stop = l->stop_at && strstr(l->got, l->stop_at);
+	pthread_mutex_unlock(&l->lock);
+	return stop ? 0 : size * n;
+}
+
+static int wf_listen_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)a, (void)b, (void)c, (void)d;
+	return ((struct wf_listen *)arg)->quit ? 1 : 0;
+}
+
+static void *wf_listen_run(void *arg)
+{
+	struct wf_listen *l = arg;
+	char url[64];
+	snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", l->port);
+	struct curl_slist *h = NULL;
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Accept: application/json, text/event-stream");
+	h = curl_slist_append(h, "MCP-Protocol-Version: 2026-07-28");
+	h = curl_slist_append(h, "Mcp-Method: subscriptions/listen");
+	CURL *c = curl_easy_init();
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, l->body);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, wf_listen_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, l);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, wf_listen_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, l);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl_easy_perform(c);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(h);
+	pthread_mutex_lock(&l->lock);
+	l->done = true;
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+/* srv's caller listens to task (declaring the extension) until the stream holds stop_at. */
+static void wf_listen_start(struct wf_listen *l, int srv, const char *task, const char *stop_at)
+{
+	*l = (struct wf_listen){.port = wf_srv[srv].port, .stop_at = stop_at};
+	snprintf(l->body, sizeof l->body,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"wf-listen-%d\",\"method\":\"subscriptions/listen\","
+		 "\"params\":{\"notifications\":{\"taskIds\":[\"%s\"]},\"_meta\":{"
+		 "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+		 "\"io.modelcontextprotocol/clientCapabilities\":" WF_CAPS_TASKS "}}}",
+		 srv, task);
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_create(&l->thread, NULL, wf_listen_run, l);
+}
+
+/* Waits (bounded) until l's stream holds text; whether it does. */
+static bool wf_listen_wait(struct wf_listen *l, const char *text)
+{
+	for (int i = 0; i < 3000; i++) {
+		pthread_mutex_lock(&l->lock);
+		bool found = l->got && strstr(l->got, text);
+		bool done = l->done;
+		pthread_mutex_unlock(&l->lock);
+		if (found || done)
+			return found;
+		it_sleep_ms(10);
+	}
+	return false;
+}
+
+/* Ends l's stream; what it received (new). */
+static char *wf_listen_end(struct wf_listen *l)
+{
+	l->quit = true;
+	pthread_join(l->thread, NULL);
+	pthread_mutex_destroy(&l->lock);
+	return l->got ? l->got : mem_strdup("");
+}
+
+#define WF_ACK "notifications/subscriptions/acknowledged"
+
+START_TEST(a_task_notifies_its_owners_listen_only)
+{
+	wf_fresh();
+	char *c = wf_report("VL-990203");
+	char *task = wf_task_start(c);
+	struct wf_listen own, others[2];
+	static const int thieves[] = {WF_OLIVIA, WF_MARIE_OPS};
+	wf_listen_start(&own, WF_MARIE, task, "\"status\":\"completed\"");
+	for (int i = 0; i < 2; i++)
+		wf_listen_start(&others[i], thieves[i], task, NULL);
+	ck_assert_msg(wf_listen_wait(&own, WF_ACK), "no acknowledgement: %s", own.got);
+	ck_assert_msg(wf_listen_wait(&own, task), "the task is not acknowledged: %s", own.got);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(wf_listen_wait(&others[i], WF_ACK), "no acknowledgement: %s",
+			      others[i].got);
+	/* tom's step on another instance reaches marie's stream through the change feed. */
+	wf_step(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"no_fault\""), "inspected");
+	ck_assert_msg(wf_listen_wait(&own, "\"status\":\"completed\""), "no notification: %s",
+		      own.got);
+	char *got = wf_listen_end(&own);
+	const char *n = strstr(got, "\"method\":\"notifications/tasks\"");
+	ck_assert_msg(n != NULL, "%s", got);
+	ck_assert_msg(strstr(n, task) && strstr(n, "\"finding\":\"no_fault\"") &&
+			      strstr(n, "io.modelcontextprotocol/subscriptionId"),
+		      "%s", n);
+	free(got);
+	/* The others heard nothing of it, not even that it exists. */
+	it_sleep_ms(500);
+	for (int i = 0; i < 2; i++) {
+		got = wf_listen_end(&others[i]);
+		ck_assert_msg(strstr(got, WF_ACK) && !strstr(got, task) &&
+				      !strstr(got, "notifications/tasks"),
+			      "%s heard: %s", wf_who[thieves[i]][0], got);
+		free(got);
+	}
+	free(task);
+	free(c);
+}
+END_TEST
+
 CHECK_SUITE(workflow)
 {
 	Suite *s = suite_create("workflow");
@@ -579,6 +823,12 @@ CHECK_SUITE(workflow)
 	tcase_add_test(tc, a_task_follows_the_inspection_for_its_creator_only);
 	tcase_add_test(tc, cancelling_a_waiting_inspection_reopens_the_case);
 	tcase_add_test(tc, a_refused_write_off_completes_its_task_as_an_error);
+	tcase_add_test(tc, polling_a_task_spends_the_callers_reads);
+	tcase_add_test(tc, a_task_notifies_its_owners_listen_only);
 	suite_add_tcase(s, tc);
+	TCase *restart = tcase_create("restart");
+	tcase_set_timeout(restart, 120);
+	tcase_add_test(restart, a_task_outlives_a_restart_of_every_instance);
+	suite_add_tcase(s, restart);
 	return s;
 }
