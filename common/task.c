@@ -106,6 +106,16 @@ bool task_deadline_passed(void)
 
 /* ---- switches ----------------------------------------------------------------------------- */
 
+/* Frees task t and its stack. */
+static void task_drop(struct task *t)
+{
+#ifdef TASK_VALGRIND
+	VALGRIND_STACK_DEREGISTER(t->vg_id);
+#endif
+	munmap(t->map, t->map_size);
+	free(t);
+}
+
 /* Runs t on its thread until it returns or parks; at the loop's top level. */
 static void task_enter(struct task *t)
 {
@@ -124,11 +134,7 @@ static void task_enter(struct task *t)
 		return; /* parked: its wake-up queues t->resume */
 	h->live--;
 	if (h->nidle >= TASK_IDLE_MAX) {
-#ifdef TASK_VALGRIND
-		VALGRIND_STACK_DEREGISTER(t->vg_id);
-#endif
-		munmap(t->map, t->map_size);
-		free(t);
+		task_drop(t);
 		return;
 	}
 	uint64_t *canary = (uint64_t *)(t->stack + TASK_STACK - TASK_SHALLOW);
@@ -253,6 +259,17 @@ struct loop *task_loop(void)
 long task_live(void)
 {
 	return task_home_.live;
+}
+
+void task_idle_free(void)
+{
+	struct task_home *h = &task_home_;
+	while (h->idle) {
+		struct task *t = h->idle;
+		h->idle = t->next;
+		task_drop(t);
+	}
+	h->nidle = 0;
 }
 
 /* ---- waits -------------------------------------------------------------------------------- */

@@ -55,6 +55,9 @@ bool task_in(void);
 struct loop *task_loop(void);
 /* Tasks of the calling thread's loop started and not returned (parked ones included). */
 long task_live(void);
+/* Frees the stacks this thread keeps for its next tasks: when its loop has ended (the idle list
+ * is the thread's own, and would outlive it otherwise). */
+void task_idle_free(void);
 
 /* The running call's deadline (CLOCK_MONOTONIC ms; 0: none): its task's, or the thread's outside
  * a task. */

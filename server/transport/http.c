@@ -357,6 +357,7 @@ static void *http_loop_run(void *arg)
 	hl->daemon = NULL;
 	loop_free(hl->loop);
 	hl->loop = NULL;
+	task_idle_free();
 	return NULL;
 }
 

@@ -471,6 +471,7 @@ int stdio_serve(const struct mcp_service *server, const struct fleet_actor *acto
 	listen_hub_end_all(c.hub, true);
 	listen_hub_free(c.hub); /* nothing more is told after this */
 	loop_free(c.loop);
+	task_idle_free();
 	if (c.sig.fd >= 0)
 		close(c.sig.fd);
 	if (fl >= 0)

@@ -57,7 +57,9 @@ static void fz_open(const char *state)
 static void fz_seal_body(const uint8_t *body, size_t n)
 {
 	char *b = b64_encode(body, n, true);
-	const struct keyring_key *k = keyring_current();
+	struct keyring ring;
+	keyring_get(&ring);
+	const struct keyring_key *k = &ring.keys[0];
 	static const char domain[] = "mcp-requestState-v1.";
 	size_t bl = strlen(b);
 	unsigned char *msg = mem_alloc(sizeof domain - 1 + bl), mac[32];
