@@ -138,8 +138,9 @@ fi
 # --- make reset-demo from a root shell whose PATH lacks the sbin folders (su without -): it finds
 # runuser where it is (or names what is missing), and resets.
 if [[ $(id -u) == 0 ]]; then
+  # -o: the binary under test as it is (a sanitizer build's flags are not make's defaults).
   out=$(env -u DATABASE_URL PATH=/usr/local/bin:/usr/bin:/bin RUN_PG_DIR="$t/nosbin/pg" timeout 300 \
-    make --no-print-directory B="$B" reset-demo 2>&1)
+    make --no-print-directory -o "$B/bikaroo-mcp" B="$B" reset-demo 2>&1)
   rc=$?
   check "make reset-demo as root with PATH=/usr/local/bin:/usr/bin:/bin resets the demo data (exit $rc)" \
     test "$rc" = 0 -a -n "$(grep 'the demo data is as new' <<<"$out")" -a -z "$(grep 'command not found' <<<"$out")"
