@@ -223,6 +223,11 @@ def main(tmp):
         # SIGTERM: STOPPING=1, then exit 0.
         t_term = time.monotonic()
         rc = cl.stop('server', signal.SIGTERM)
+        # The listener reads its socket on a thread of its own: the datagram sent just before the
+        # exit may still be on its way to it (bounded wait).
+        until = time.monotonic() + 2
+        while not lst.times('STOPPING=1', since=t_term) and time.monotonic() < until:
+            time.sleep(0.05)
         ok(lst.times('STOPPING=1', since=t_term) and rc == 0, f'SIGTERM: STOPPING=1, then exit {rc}')
     except Exception as e:
         ok(False, f'notify harness: {e!r}')
