@@ -301,20 +301,35 @@ static int ol_run_fresh(const char *token, double rate, long long secs, int nslo
 	return 0;
 }
 
+/* The whole of text as a number in [lo, hi], or -1. */
+static long ol_number(const char *text, long lo, long hi)
+{
+	char *end = NULL;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	return errno || end == text || *end || v < lo || v > hi ? -1 : v;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 6 && !(argc == 7 && strcmp(argv[6], "fresh") == 0)) {
 		fprintf(stderr, "usage: openloop PORT TOKEN RATE SECONDS CONNECTIONS [fresh]\n");
 		return 2;
 	}
-	ol_port = (unsigned short)atoi(argv[1]);
+	long port = ol_number(argv[1], 1, 65535), secs = ol_number(argv[4], 1, 3600),
+	     nconn = ol_number(argv[5], 1, 100000);
+	char *rest = NULL;
+	double rate = strtod(argv[3], &rest);
+	if (port < 0 || secs < 0 || nconn < 0 || !rest || *rest || !(rate > 0 && rate < 1e7)) {
+		fprintf(stderr, "openloop: PORT 1-65535, RATE > 0, SECONDS 1-3600, CONNECTIONS "
+				"1-100000\n");
+		return 2;
+	}
+	ol_port = (unsigned short)port;
 	const char *token = argv[2];
-	double rate = atof(argv[3]);
-	long long secs = atoll(argv[4]);
-	int nconn = atoi(argv[5]);
 	srand(42);
 	if (argc == 7)
-		return ol_run_fresh(token, rate, secs, nconn);
+		return ol_run_fresh(token, rate, secs, (int)nconn);
 	int ep = epoll_create1(0);
 	struct ol_conn *conns = calloc((size_t)nconn, sizeof *conns);
 	for (int i = 0; i < nconn; i++)

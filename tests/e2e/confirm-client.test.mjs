@@ -1,61 +1,16 @@
 // E2E: server-side confirmation of report_damaged_bike for a client application registered with requires_confirmation (careful-assistant), driven by the official v2 client (@modelcontextprotocol/client) at 2026-07-28: accept, decline, missing capability, forged, other-subject and expired requestState.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-
-const BIN = process.env.BIKAROO_BIN;
-if (!BIN) throw new Error('BIKAROO_BIN is not set (the server binary; scripts/test.sh sets it)');
+import { slow, startServer as startAs } from './serve.mjs';
 
 const TEST_TIMEOUT_MS = 20_000;
-const slow = Boolean(process.env.BIKAROO_WRAPPER); // valgrind
 const REQ = { timeout: slow ? 30_000 : 10_000 };
 const SECRET = 'e2e-confirmation-secret-0123456789abcdef';
-const tmp = mkdtempSync(join(tmpdir(), 'bikaroo-confirm-'));
-let seq = 0;
 
-// Starts `bikaroo-mcp serve` acting as subject via careful-assistant; resolves { url, stop }.
-async function startServer(subject, extraEnv = {}) {
-  const ready = join(tmp, `ready-${++seq}`);
-  const wrapper = (process.env.BIKAROO_WRAPPER ?? '').split(' ').filter(Boolean);
-  const argv = [...wrapper, BIN, 'serve'];
-  const child = spawn(argv[0], argv.slice(1), {
-    env: {
-      ...process.env,
-      BIKAROO_PORT: '0',
-      BIKAROO_LISTEN: '127.0.0.1',
-      BIKAROO_READY_FILE: ready,
-      BIKAROO_LOCAL_SUBJECT: subject,
-      BIKAROO_LOCAL_CLIENT: 'careful-assistant',
-      BIKAROO_STATE_SECRET: SECRET,
-      ...extraEnv,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  child.stderr.on('data', (d) => { log = (log + d).slice(-4000); });
-  // Polls counted, not clock readings: a paused machine's clock jump must not end the wait.
-  for (let polls = slow ? 2400 : 400; polls > 0; polls--) {
-    if (existsSync(ready)) {
-      const port = readFileSync(ready, 'utf8').trim();
-      if (port) {
-        const stop = () => new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve(child.exitCode);
-          child.once('exit', (code) => resolve(code));
-          child.kill('SIGTERM');
-        });
-        return { url: `http://127.0.0.1:${port}/mcp`, stop, log: () => log };
-      }
-    }
-    if (child.exitCode !== null) throw new Error(`server exited: ${log}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server did not start: ${log}`);
-}
+// `bikaroo-mcp serve` acting as subject via careful-assistant (serve.mjs); resolves { url, stop }.
+const startServer = (subject, extraEnv = {}) =>
+  startAs(subject, 'careful-assistant', { BIKAROO_STATE_SECRET: SECRET, ...extraEnv });
 
 // A v2 client pinned to 2026-07-28. answer: the elicitation result to give (null = no elicitation
 // capability at all); manual: hand input_required back instead of fulfilling it.
@@ -112,7 +67,6 @@ describe('server-side confirmation (careful-assistant), v2 client at 2026-07-28'
       const code = await s?.stop();
       assert.equal(code, 0, `server exit code ${code}: ${s?.log()}`);
     }
-    rmSync(tmp, { recursive: true, force: true });
   }, { timeout: TEST_TIMEOUT_MS });
 
   test('accept: the form shows tool, bike, effect and identity; then the report is filed', { timeout: TEST_TIMEOUT_MS }, async () => {

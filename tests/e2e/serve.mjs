@@ -2,11 +2,12 @@
 // through client, on a free port of 127.0.0.1, for the e2e tests that need a caller of their own
 // (a declaration's example caller: server/capabilities/NAME.json). Resolves { url, stop, log }.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const tmp = mkdtempSync(join(tmpdir(), 'bikaroo-e2e-'));
+process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 let seq = 0;
 
 export const slow = Boolean(process.env.BIKAROO_WRAPPER); // valgrind
