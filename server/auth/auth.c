@@ -77,6 +77,7 @@ static struct {
 	long intro_down_until; /* introspection failed: answer 503 at once until then */
 	struct auth_flight *flights;
 	int nflights;
+	long flights_full_said; /* when the cap of introspections was last logged */
 	/* Outside the lock: read on every request. */
 	atomic_ulong keys_gen;  /* gen of auth.keys (0: none yet) */
 	struct tokcache *cache; /* validated tokens (JWT) or introspection answers */
@@ -651,10 +652,14 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 		return st;
 	}
 	if (auth.nflights >= AUTH_INTROSPECTIONS_MAX) {
+		long now = auth_now();
+		bool say = now != auth.flights_full_said; /* once a second at most */
+		auth.flights_full_said = now;
 		pthread_mutex_unlock(&auth.lock);
-		log_warn("%d token introspections under way: a token never seen is refused (503) "
-			 "until one ends",
-			 AUTH_INTROSPECTIONS_MAX);
+		if (say)
+			log_warn("%d token introspections under way: a token never seen is refused "
+				 "(503) until one ends",
+				 AUTH_INTROSPECTIONS_MAX);
 		return AUTH_UNAVAILABLE;
 	}
 	f = mem_calloc(1, sizeof *f);

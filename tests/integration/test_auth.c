@@ -1355,7 +1355,7 @@ static long slow_call(unsigned port, const char *token, long *ms)
 	if (status == 200 &&
 	    !json_is_false(json_object_get(json_object_get(r.json, "result"), "isError")))
 		status = -2; /* answered, but not served */
-	if (status != 200)
+	if (status != 200 && status != 401 && status != 503)
 		fprintf(stderr, "slow_call: %ld %s\n", r.status, r.body);
 	it_response_free(&r);
 	return status;
@@ -1562,6 +1562,40 @@ START_TEST(one_token_one_introspection)
 }
 END_TEST
 
+/* A flood of tokens the server has never seen (made up: the issuer answers "not active" after
+ * 3 s) makes at most 64 introspections at once; the calls past that are refused at once with
+ * 503 + Retry-After, never accepted, and the rest are refused as the issuer says. */
+START_TEST(a_flood_of_unknown_tokens_is_capped)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_TIMEOUT_MS=15000", NULL};
+	slow_world_start(&w, "opaque", extra);
+	as_do(&w.as, "/slow?path=/token/introspection&ms=3000");
+	long asked = as_stat(&w.as, "introspections");
+	enum { N = 80 };
+	struct slow_caller *c = mem_calloc(N, sizeof *c);
+	char *tokens[N];
+	for (int i = 0; i < N; i++) {
+		tokens[i] = mem_printf("made-up-token-%d-%ld", i, (long)getpid());
+		slow_caller_start(&c[i], w.s.port, tokens[i]);
+	}
+	int refused = 0, busy = 0;
+	for (int i = 0; i < N; i++) {
+		pthread_join(c[i].thread, NULL);
+		refused += c[i].status == 401;
+		busy += c[i].status == 503;
+		ck_assert_msg(c[i].status == 401 || c[i].status == 503, "call %d: %ld", i,
+			      c[i].status);
+		free(tokens[i]);
+	}
+	long made = as_stat(&w.as, "introspections") - asked;
+	ck_assert_msg(made <= 64, "%ld introspections for %d calls at once", made, N);
+	ck_assert_msg(busy >= N - 64 && refused >= 1, "401: %d, 503: %d", refused, busy);
+	free(c);
+	slow_world_stop(&w);
+}
+END_TEST
+
 /* An issuer slower than BIKAROO_AUTH_TIMEOUT_MS: the call that needs it gets 503 + Retry-After
  * when the timeout (a timer of the loop) fires, never a token accepted, never a hang. */
 START_TEST(issuer_past_the_timeout_is_503)
@@ -1705,6 +1739,7 @@ CHECK_SUITE(auth)
 	tcase_add_test(tw, tokens_of_a_new_key_wait_for_one_key_fetch);
 	tcase_add_test(tw, one_token_one_introspection);
 	tcase_add_test(tw, issuer_past_the_timeout_is_503);
+	tcase_add_test(tw, a_flood_of_unknown_tokens_is_capped);
 	suite_add_tcase(s, tw);
 	return s;
 }
