@@ -1,6 +1,6 @@
 /* Bounded outbound HTTP with libcurl's multi interface, driven by the calling code's loop (see
  * fetch.h for the policy): libcurl's sockets in the loop's epoll set, its timer in a hook of the
- * loop, the caller's task parked until its transfer is done (libcurl's docs/internals/MULTI-EV.md
+ * loop, the caller's task parked until its transfer is done (libcurl's internals document MULTI-EV
  * and curl_multi_socket_action(3) describe this use). */
 #include "fetch.h"
 
