@@ -73,6 +73,8 @@ static struct {
 	bool discovered; /* the issuer's metadata was read: the two URIs below are set for good */
 	char *jwks_uri, *introspection_uri;
 	long last_attempt; /* of a key-set fetch */
+	bool keys_failed;  /* the last key-set fetch failed: a key it would name is not known absent
+			    */
 	struct auth_keys *keys;
 	long intro_down_until; /* introspection failed: answer 503 at once until then */
 	struct auth_flight *flights;
@@ -211,6 +213,7 @@ void auth_cleanup(void)
 	}
 	auth.discovered = false;
 	auth.last_attempt = auth.intro_down_until = 0;
+	auth.keys_failed = false;
 	auth.mode = AUTH_MODE_LOCAL;
 	curl_global_cleanup();
 }
@@ -458,6 +461,7 @@ static enum auth_status auth_keys_get(bool refresh, bool wait, struct auth_keys 
 			auth.keys = k;
 			atomic_store(&auth.keys_gen, k->gen);
 		}
+		auth.keys_failed = ks == NULL;
 		auth_once_end(&auth.keys_once);
 	}
 	if (auth.keys) {
@@ -502,7 +506,16 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, bool wa
 					why);
 		}
 		auth_keys_release(fresh);
-		if (st == AUTH_PENDING) {
+		pthread_mutex_lock(&auth.lock);
+		bool failed = auth.keys_failed;
+		pthread_mutex_unlock(&auth.lock);
+		if (st == AUTH_OK && js == JWT_UNKNOWN_KEY && failed) {
+			/* The issuer's current key set could not be had: whether it holds the key
+			 * is not known, so the token is neither refused nor accepted (503). */
+			*why = "the authorization server is unavailable";
+			st = AUTH_UNAVAILABLE;
+		}
+		if (st != AUTH_OK) {
 			auth_keys_release(k);
 			return st;
 		}

@@ -1522,6 +1522,26 @@ START_TEST(slow_key_rotation_holds_no_loop)
 }
 END_TEST
 
+/* The issuer publishes a new key, and its key set then answers past BIKAROO_AUTH_TIMEOUT_MS: a
+ * token of the new key cannot be judged, so it gets 503 + Retry-After (retry later), neither 401
+ * (the key may well be the issuer's) nor acceptance; tokens of the known keys are served. */
+START_TEST(a_new_key_whose_key_set_cannot_be_had_is_503)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_REFRESH_SECONDS=1", "BIKAROO_AUTH_TIMEOUT_MS=500",
+			       NULL};
+	slow_world_start(&w, "jwt", extra);
+	(void)slow_rotate(&w, 3000);
+	char *rotated = slow_token(&w);
+	long ms;
+	for (int i = 0; i < 2; i++) /* the fetch that times out, then inside its cool-down */
+		ck_assert_int_eq(slow_call(w.s.port, rotated, &ms), 503);
+	ck_assert_int_eq(slow_call(w.s.port, w.victim, &ms), 200);
+	slow_world_stop(&w);
+	free(rotated);
+}
+END_TEST
+
 /* Several calls at once on the server's loops (2), each with a token of its own signed by the
  * new key: all wait for the one download of the new key set, none gets 401. */
 START_TEST(tokens_of_a_new_key_wait_for_one_key_fetch)
@@ -1736,6 +1756,7 @@ CHECK_SUITE(auth)
 	tcase_set_timeout(tw, 180);
 	tcase_add_test(tw, slow_introspection_holds_no_loop);
 	tcase_add_test(tw, slow_key_rotation_holds_no_loop);
+	tcase_add_test(tw, a_new_key_whose_key_set_cannot_be_had_is_503);
 	tcase_add_test(tw, tokens_of_a_new_key_wait_for_one_key_fetch);
 	tcase_add_test(tw, one_token_one_introspection);
 	tcase_add_test(tw, issuer_past_the_timeout_is_503);
