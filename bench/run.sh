@@ -677,10 +677,11 @@ fi
 # (get_bike_status open-loop, $stall_rate/s, each call on a new connection, so that it lands on
 # any of the server's loops as another caller's would) and a GET /healthz on a new connection
 # every 100 ms (bench/openloop.c fresh), and while slow the calls of 40 tokens the server has not
-# seen, each on a new connection, spread over the window. Introspection: the issuer answers
-# after 800 ms. Key rotation: the issuer publishes a new key, its key set answers after 2 s, the
-# 40 tokens are signed by the new key (BIKAROO_AUTH_REFRESH_SECONDS=1, so that the set the server
-# loaded at its start may be fetched again).
+# seen, each on a new connection, spread over the window (bench/stall.py, one process: a process
+# per call would load the machine the victim shares). Introspection: the issuer answers after
+# 800 ms. Key rotation: the issuer publishes a new key, its key set answers after 2 s, the 40
+# tokens are signed by the new key (BIKAROO_AUTH_REFRESH_SECONDS=1, so that the set the server
+# loaded at its start may be fetched again). The server's CPU over each window is logged.
 stall_secs=${BENCH_STALL_SECONDS:-4}
 stall_rate=${BENCH_STALL_RATE:-100}
 stall_call() { # TOKEN: a get_bike_status of marie's on the stall server; prints the HTTP status
@@ -703,26 +704,16 @@ stall_serve() { # NAME ENV...: a server of the bench's settings and ENV; sets st
   [[ $(stall_call "$stall_victim") == 200 ]] || { log "bench: the $1 server refused the victim's token"; exit 1; }
   "$tmp/openloop" "$stall_port" "$stall_victim" "$stall_rate" 1 64 fresh >/dev/null
 }
-stall_send() { # TOKENS_FILE: each token's call, spread over the window; statuses in $tmp/stall.codes
-  local t gap senders=()
-  gap=$(awk -v s="$stall_secs" -v n="$(wc -l <"$1")" 'BEGIN { printf "%.3f", n ? s / n : s }')
-  while read -r t; do
-    stall_call "$t" >>"$tmp/stall.codes" &
-    senders+=($!)
-    sleep "$gap"
-  done <"$1"
-  ((${#senders[@]} == 0)) || wait "${senders[@]}"
-}
 stall_measure() { # LINE TOKENS_FILE: a line of $tmp/stall (the server of stall_serve)
-  local v out
-  : >"$tmp/stall.codes"
+  local v out sent c0
+  c0=$(cpu_ticks "$stall_pid")
   "$tmp/openloop" "$stall_port" "$stall_victim" "$stall_rate" "$stall_secs" 64 fresh >"$tmp/stall.victim" &
   v=$!
-  stall_send "$2"
+  sent=$(python3 bench/stall.py "$stall_port" "$stall_secs" "$2")
   wait "$v" || true
   out=$(cat "$tmp/stall.victim")
-  log "  $1: $out; the new tokens' statuses: $(sort "$tmp/stall.codes" | uniq -c | tr -s ' \n' ' ')"
-  echo "$1 $(field "$out" sent) $(field "$out" ok) $(field "$out" p99) $(field "$out" probes) $(field "$out" probe_bad) $(field "$out" probe_p99) $(wc -l <"$tmp/stall.codes") $(grep -c '^200$' "$tmp/stall.codes") $(grep -c '^401$' "$tmp/stall.codes") $(grep -c '^503$' "$tmp/stall.codes")" >>"$tmp/stall"
+  log "  $1: $out; $sent; server CPU $((($(cpu_ticks "$stall_pid") - c0) * 1000 / hz)) ms"
+  echo "$1 $(field "$out" sent) $(field "$out" ok) $(field "$out" p99) $(field "$out" probes) $(field "$out" probe_bad) $(field "$out" probe_p99) $(field "$sent" sent) $(field "$sent" ok) $(field "$sent" refused) $(field "$sent" unavailable)" >>"$tmp/stall"
 }
 stall_stop() { kill -TERM "$stall_pid" 2>/dev/null; wait "$stall_pid" || true; }
 if [[ -z ${BENCH_ONLY:-} || stall =~ $BENCH_ONLY ]]; then
