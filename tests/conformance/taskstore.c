@@ -260,6 +260,7 @@ static enum mcp_task_rc store_create(const struct mcp_task_provider *p,
 	} else {
 		struct taskstore_task *x = mem_calloc(1, sizeof *x);
 		mcp_task_id_new(x->t.id);
+		snprintf(x->t.tool, sizeof x->t.tool, "%s", tool);
 		snprintf(x->subject, sizeof x->subject, "%s", who->subject);
 		snprintf(x->client, sizeof x->client, "%s", who->client_id);
 		x->work = json_deep_copy(work);
