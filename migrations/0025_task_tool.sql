@@ -13,3 +13,6 @@ DELETE FROM fleet_meta.schema_functions
  WHERE name IN ('fleet.task_create_as.sql', 'fleet.task_cancel_as.sql', 'fleet.task_notice.sql',
                 'fleet.task_for.sql', 'fleet.task_rows.sql');
 
+-- A task suggests a poll every 5 s (fleet.task_create_as says why); the tasks made before with
+-- 30 s, still waiting for a person, suggest it from now on too.
+UPDATE fleet.tasks SET poll_ms = 5000 WHERE poll_ms = 30000;

@@ -364,6 +364,27 @@ START_TEST(the_2025_task_methods_are_gone)
 	ck_assert_int_eq(code_of(r), -32601);
 	json_decref(r);
 	mcp_response_free(&out);
+	/* Over HTTP too, in-band with 200 as for any method a 2025-era request does not have
+	 * (docs/using.md: a 404 there would read as a session gone). */
+	const char *const methods[] = {"tasks/get", "tasks/cancel"};
+	for (size_t i = 0; i < 2; i++) {
+		char *b = mem_printf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"%s\",\"params\":{"
+				     "\"taskId\":\"t-done\"}}",
+				     methods[i]);
+		struct mcp_request h = {.transport = MCP_TRANSPORT_HTTP,
+					.body = b,
+					.body_len = strlen(b),
+					.h_protocol_version = "2025-11-25",
+					.actor = &marie,
+					.reqid = "tasks"};
+		mcp_handle(svc, &h, &out);
+		r = json_loads(out.body, 0, NULL);
+		ck_assert_int_eq(out.http_status, 200);
+		ck_assert_int_eq(code_of(r), -32601);
+		json_decref(r);
+		mcp_response_free(&out);
+		free(b);
+	}
 }
 END_TEST
 

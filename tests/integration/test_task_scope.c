@@ -213,13 +213,14 @@ START_TEST(a_task_needs_the_scope_of_the_tool_that_made_it)
 		 "'inspection_cancelled'",
 		 c);
 	ts_expect("0", sql);
-	/* The full token reads it and withdraws it. */
+	/* The full token reads it (a poll every 5 s suggested) and withdraws it. */
 	long st;
 	char id[64];
 	json_t *got = ts_task_call(TS_FULL, "tasks/get", task, &st, id);
 	json_t *r = json_object_get(got, "result");
 	ck_assert_msg(r != NULL, "HTTP %ld", st);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "status")), "working");
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "pollIntervalMs")), 5000);
 	json_decref(got);
 	got = ts_task_call(TS_FULL, "tasks/cancel", task, &st, id);
 	ck_assert_ptr_nonnull(json_object_get(got, "result"));
