@@ -63,8 +63,12 @@ or that reaches this server's URL over Streamable HTTP
 .RB ( vscode-http ", " cursor-http );
 with \-\-link, the host's install link instead (VS Code, Cursor).
 .TP
-.B help
-prints the subcommands and the configuration table.
+.BI "help " \fR[\fPCOMMAND\fR]\fP
+prints the subcommands and the configuration table, or one command's usage (also
+.IB COMMAND " \-\-help"
+or
+.BR "admin help " [\fICOMMAND\fP]);
+exit status 0.
 .TP
 .B \-\-version
 prints the version and the source revision.
