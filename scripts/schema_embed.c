@@ -224,8 +224,10 @@ static bool gen_has_column(json_t *cols, const char *column)
 }
 
 /* The output schema a tool lists: the shown columns, each required (null allowed where the
- * column may be null), the object left open (docs/capabilities.md). New reference. */
-static json_t *gen_output_schema(json_t *cols)
+ * column may be null), the object left open (docs/capabilities.md); a list's rows are such
+ * objects under its key (list), with the cursor of the next page when it comes in pages. New
+ * reference. */
+static json_t *gen_output_schema(json_t *cols, const char *list, bool paged)
 {
 	json_t *props = json_object(), *required = json_array();
 	size_t i;
@@ -245,8 +247,18 @@ static json_t *gen_output_schema(json_t *cols)
 		json_object_set_new(props, jname, s);
 		json_array_append_new(required, json_string(jname));
 	}
-	return json_pack("{s:s, s:o, s:o}", "type", "object", "properties", props, "required",
-			 required);
+	json_t *row = json_pack("{s:s, s:o, s:o}", "type", "object", "properties", props,
+				"required", required);
+	if (!list)
+		return row;
+	json_t *out = json_pack("{s:s, s:{s:{s:s, s:o}}, s:[s]}", "type", "object", "properties",
+				list, "type", "array", "items", row, "required", list);
+	if (paged)
+		json_object_set_new(json_object_get(out, "properties"), "nextCursor",
+				    json_pack("{s:s, s:s}", "type", "string", "description",
+					      "There are more: pass it as cursor, with the same "
+					      "arguments, for the next page."));
+	return out;
 }
 
 /* ---- refusals ----------------------------------------------------------------------------- */
@@ -556,10 +568,17 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 			gen_fail(at,
 				 "a tool serves a \"read\" or a \"write\" of its declaration, or "
 				 "names its C \"handler\"");
-		if (has_read && !handler && json_object_get(json_object_get(decl, "read"), "key") &&
+		json_t *read = json_object_get(decl, "read");
+		bool paged = json_object_get(read, "page") != NULL;
+		if (has_read && !handler && !paged && json_object_get(read, "key") &&
 		    (!key || !json_object_get(json_object_get(input, "properties"), key)))
 			gen_fail(at, "\"key\" must name the input argument that holds the read's "
 				     "key");
+		if (paged &&
+		    (key || !json_object_get(json_object_get(input, "properties"), "cursor")))
+			gen_fail(at,
+				 "a tool over a read in pages has no \"key\" (its arguments are "
+				 "its query) and takes the argument \"cursor\"");
 		char cname[160];
 		snprintf(cname, sizeof cname, "schema_%s_input", name);
 		for (char *p = cname; *p; p++)
@@ -570,7 +589,9 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 					       "columns");
 		bool output = (has_read || has_write) && !handler;
 		if (output) {
-			json_t *out = gen_output_schema(cols);
+			json_t *out = gen_output_schema(
+				cols, has_read ? gen_str(read, "list", "read", false) : NULL,
+				paged);
 			snprintf(cname, sizeof cname, "schema_%s_output", name);
 			for (char *p = cname; *p; p++)
 				if (*p == '-' || *p == '.')
@@ -702,6 +723,9 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		if (!handler && !has_read)
 			gen_fail(at, "a template serves the declaration's \"read\" (with a key) or "
 				     "names its C \"handler\"");
+		if (json_object_get(json_object_get(decl, "read"), "page"))
+			gen_fail(at,
+				 "a read in pages is served by tools: a template has no cursor");
 		char prefix[256], var[64];
 		snprintf(prefix, sizeof prefix, "%.*s", (int)(open - tpl), tpl);
 		snprintf(var, sizeof var, "%.*s", (int)(close - open - 1), open + 1);
@@ -873,8 +897,8 @@ static void gen_task(FILE *c, json_t *task, json_t *cols)
 /* The read or write of a declaration. */
 static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *input)
 {
-	static const char *const read_keys[] = {"function", "key",     "region",   "returns",
-						"list",     "columns", "refusals", NULL};
+	static const char *const read_keys[] = {"function", "key",      "region", "returns", "list",
+						"columns",  "refusals", "page",   NULL};
 	static const char *const write_keys[] = {"function",     "columns",     "action",
 						 "confirmation", "idempotency", "refusals",
 						 "task",         NULL};
@@ -901,6 +925,22 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		if (returns && !list && strcmp(returns, "one") != 0)
 			gen_fail("read", "returns is \"one\" (an object) or \"list\" (rows)");
 		const char *wrap = gen_str(read, "list", "read", list);
+		json_t *page = json_object_get(read, "page");
+		json_int_t page_size = 0;
+		int after = -1;
+		if (page) {
+			static const char *const page_keys[] = {"size", "after", NULL};
+			gen_keys(page, "read.page", page_keys);
+			page_size = json_integer_value(json_object_get(page, "size"));
+			after = gen_column_index(cols, gen_str(page, "after", "read.page", true));
+			if (!list || !key || page_size < 1 || page_size > 100 || after < 0)
+				gen_fail(
+					"read.page",
+					"a list (returns \"list\", with its key) comes in pages of "
+					"\"size\" rows (1 to 100), \"after\" naming the column of "
+					"each "
+					"row's place in the list");
+		}
 		gen_refusals(c, name, json_object_get(read, "refusals"), "read", input);
 		fprintf(c, "static const struct declared_read %s = {\n\t.query = {\n", name);
 		fputs("\t\t.function = ", c);
@@ -918,8 +958,10 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 			list ? "true" : "false");
 		fprintf(c, "\t.fields = %s_fields,\n\t.list = ", name);
 		gen_literal(c, wrap);
-		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n};\n", name,
+		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n", name,
 			json_object_size(json_object_get(read, "refusals")));
+		fprintf(c, "\t.page_size = %lld,\n\t.page_after = %d,\n};\n", (long long)page_size,
+			after);
 		d->grant = true;
 	}
 	if (write) {

@@ -66,7 +66,7 @@ PY
 }
 mkdir -p "$t/gen"
 refused "an unknown field" 'd["read"]["colums"] = []' \
-  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals)'
+  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals, page)'
 refused "a type the server does not read" 'd["read"]["columns"][0]["type"] = "varchar"' \
   'read.columns[0]: type "varchar" is not one the server reads (text, smallint, integer, bigint, boolean, json, jsonb): cast it in the function, e.g. to text'
 refused "a shown type that is not the column's" 'd["read"]["columns"][3]["schema"]["type"] = "string"' \
@@ -81,6 +81,8 @@ refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
   'read.columns[0]: schema:'
+refused "a list in pages without a key (its query)" 'd["read"]["page"] = {"size": 20, "after": "code"}' \
+  'read.page: a list (returns "list", with its key) comes in pages of "size" rows (1 to 100), "after" naming the column of each row'"'"'s place in the list'
 refused "a file that is no JSON object" 'd = None' \
   "status_codes.json: JSON: line 1, column 4: '[' or '{' expected"
 suite_exit
