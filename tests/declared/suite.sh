@@ -16,8 +16,15 @@ sed 's/^#/# /' "$t/real.out" | grep -v '^ok - \|^not ok - ' >&2
 grep -E '^(ok|not ok) - ' "$t/real.out"
 failures=$((failures + $(grep -c '^not ok - ' "$t/real.out")))
 
-check "docs/capabilities.md's capability table is the one the declarations make (make docs-tables)" \
+check "docs/capabilities.md's governance table is the one the declarations make (make docs-tables)" \
   python3 scripts/doctable.py check "$B/gen/capabilities.md" docs/capabilities.md
+check "README.md's and docs/capabilities.md's \"What it serves\" tables are the ones the declarations make (make docs-tables)" \
+  python3 scripts/doctable.py check "$B/gen/serves.md" README.md docs/capabilities.md
+# A table that lost a row, or that a doc no longer holds, is named.
+sed '/`decide_write_off`/d' README.md >"$t/README.md"
+python3 scripts/doctable.py check "$B/gen/serves.md" "$t/README.md" >"$t/table.out" 2>&1
+check "a \"What it serves\" table without one of the tools is refused, saying to run make docs-tables" \
+  grep -q 'README.md: its table `| kind | name | what for | scope | roles |` is not the one the declarations make .*: run `make docs-tables`' "$t/table.out"
 
 # 2. A declaration that no longer matches its function is named, with the fix.
 mkdir -p "$t/decl"
