@@ -133,7 +133,7 @@ BEGIN
         outcome := 'case_' || c.state;
     ELSIF tr.branch = 'written_off' AND nullif(btrim(v_note), '') IS NULL THEN
         outcome := 'note_required';
-    ELSIF p_tool = 'decide_write_off' AND c.write_off_requested_by = p_subject THEN
+    ELSIF NOT fleet.case_step_allowed(p_tool, p_subject, c.write_off_requested_by) THEN
         outcome := 'same_person';
     END IF;
     IF outcome IS NOT NULL THEN
