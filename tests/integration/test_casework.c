@@ -2,7 +2,8 @@
  * real server against the real PostgreSQL, one server per person: bikaroo://cases/{caseId}
  * says what comes next and whether the caller may take it (nextSteps, youMayAct), names the
  * application through which a write-off was asked, and gives each step the bike's status change
- * it made (back in service, retired). */
+ * it made (back in service, retired); and the questions a user confirms on the server's side name
+ * the bike, the case, its region and what follows, never a tool, a client id or an identity. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,26 @@ static char *cw_step(int srv, const char *tool, const char *args, const char *fi
 		json_object_get(json_object_get(res, "structuredContent"), field)));
 	it_response_free(&r);
 	return v;
+}
+
+/* The question srv's caller is asked before tool with args (new), and the title of the box
+ * they tick (into title); nothing is done. */
+static char *cw_question(int srv, const char *tool, const char *args, char *title, size_t cap)
+{
+	struct it_response r;
+	json_t *res = cw_call(srv, tool, args, CW_CAPS_ELICIT, "", &r);
+	json_t *params = json_object_get(
+		json_object_get(json_object_get(res, "inputRequests"), "confirm"), "params");
+	ck_assert_msg(json_is_string(json_object_get(params, "message")), "%s: %s", tool, r.body);
+	snprintf(title, cap, "%s",
+		 json_string_value(json_object_get(
+			 json_object_get(json_object_get(json_object_get(params, "requestedSchema"),
+							 "properties"),
+					 "confirm"),
+			 "title")));
+	char *q = mem_strdup(json_string_value(json_object_get(params, "message")));
+	it_response_free(&r);
+	return q;
 }
 
 /* The case as srv's caller reads it (new; fails when it cannot be read). */
@@ -265,6 +286,84 @@ START_TEST(the_case_names_everyone_and_shows_the_bike_back_in_service_or_retired
 }
 END_TEST
 
+/* Asserts that question q speaks the user's words: it holds each of words (NULL-terminated),
+ * and no tool, identity, client id, code or "act as". */
+static void cw_plain(const char *q, const char *const *words)
+{
+	static const char *const never[] = {"request_inspection",
+					    "record_inspection",
+					    "close_case",
+					    "decide_write_off",
+					    "report_damaged_bike",
+					    "olivia",
+					    "marie",
+					    "nadia",
+					    "ops-assistant",
+					    "careful-assistant",
+					    "FR-PAR",
+					    "act as",
+					    "_",
+					    "Confirm ",
+					    NULL};
+	for (int i = 0; never[i]; i++)
+		ck_assert_msg(!strstr(q, never[i]), "the question says \"%s\": %s", never[i], q);
+	for (int i = 0; words[i]; i++)
+		ck_assert_msg(strstr(q, words[i]) != NULL, "the question does not say \"%s\": %s",
+			      words[i], q);
+}
+
+START_TEST(questions_name_the_bike_the_case_the_step_and_what_follows)
+{
+	cw_fresh();
+	char title[256];
+	char *q = cw_question(CW_MARIE_CAREFUL, "report_damaged_bike",
+			      "{\"bikeId\":\"VL-990301\",\"issue\":\"brake_failure\"}", title,
+			      sizeof title);
+	cw_plain(q, (const char *const[]){"VL-990301", "(Paris)", "brake failure",
+					  "becomes unavailable", "new investigation case", NULL});
+	free(q);
+	char *c = cw_report("VL-990301");
+	q = cw_question(CW_MARIE_CAREFUL, "request_inspection", cw_args(c, ""), title,
+			sizeof title);
+	cw_plain(q, (const char *const[]){"inspect bike VL-990301", c, "Paris",
+					  "waits for a technician", NULL});
+	free(q);
+	free(cw_step(CW_MARIE, "request_inspection", cw_args(c, ""), "state"));
+	free(cw_step(CW_TOM, "record_inspection", cw_args(c, "\"finding\":\"repairable\""),
+		     "state"));
+	q = cw_question(CW_OLIVIA_CAREFUL, "close_case", cw_args(c, "\"resolution\":\"repaired\""),
+			title, sizeof title);
+	cw_plain(q, (const char *const[]){"Close case", c, "VL-990301", "Paris", "as repaired",
+					  "back in service", NULL});
+	free(q);
+	/* A write-off is asked, not done: the question and its box say it waits for a second
+	 * operator. */
+	q = cw_question(CW_OLIVIA, "close_case",
+			cw_args(c, "\"resolution\":\"written_off\",\"note\":\"frame cracked\""),
+			title, sizeof title);
+	cw_plain(q, (const char *const[]){"written off", c, "VL-990301", "Paris",
+					  "second fleet operator", "stays unavailable", NULL});
+	ck_assert_msg(!strstr(title, "Close"), "the box says \"%s\"", title);
+	free(q);
+	free(cw_step(CW_OLIVIA, "close_case",
+		     cw_args(c, "\"resolution\":\"written_off\",\"note\":\"frame cracked\""),
+		     "state"));
+	char *olivia = it_sql("SELECT display_name FROM fleet.principals WHERE subject = 'olivia'");
+	q = cw_question(CW_NADIA, "decide_write_off", cw_args(c, "\"decision\":\"approve\""), title,
+			sizeof title);
+	cw_plain(q, (const char *const[]){"Approve the write-off", c, "VL-990301", "Paris", olivia,
+					  "retired for good", NULL});
+	free(q);
+	q = cw_question(CW_NADIA, "decide_write_off", cw_args(c, "\"decision\":\"refuse\""), title,
+			sizeof title);
+	cw_plain(q, (const char *const[]){"Refuse the write-off", c, "VL-990301", olivia,
+					  "back to inspected", NULL});
+	free(q);
+	free(olivia);
+	free(c);
+}
+END_TEST
+
 CHECK_SUITE(casework)
 {
 	Suite *s = suite_create("casework");
@@ -273,6 +372,7 @@ CHECK_SUITE(casework)
 	tcase_add_unchecked_fixture(tc, cw_setup, cw_teardown);
 	tcase_add_test(tc, each_caller_is_told_what_comes_next_and_whether_they_may_take_it);
 	tcase_add_test(tc, the_case_names_everyone_and_shows_the_bike_back_in_service_or_retired);
+	tcase_add_test(tc, questions_name_the_bike_the_case_the_step_and_what_follows);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -731,7 +731,10 @@ await check("a host that asks its user and is told yes: the report is filed once
     await keys(p, "Tab", "Enter", "Tab", "Enter");
     await waitText(f, "#message", /^Report DR-\d+ filed/);
     const asked = (await p.evaluate(() => window.hostLog)).filter((e) => e.event === "elicitation");
-    assert(asked.length === 1 && asked[0].detail.includes(BIKE) && asked[0].detail.includes("careful-assistant"), JSON.stringify(asked));
+    // The host showed the server's question, in the user's words: the bike and its region by
+    // name, never the application's id or the tool.
+    assert(asked.length === 1 && asked[0].detail.includes(BIKE) && asked[0].detail.includes("(Paris)")
+      && !/careful-assistant|report_damaged_bike|act as/.test(asked[0].detail), JSON.stringify(asked));
     const rows = psql(`SELECT reported_via FROM fleet.damage_reports WHERE description = ${quote(said)}`).split("\n");
     assert(rows.length === 1 && rows[0] === "careful-assistant", `reports: ${rows}`);
   } finally {
