@@ -322,15 +322,14 @@ static void declared_call_digest(const struct declared_call *c, char out[65])
 	json_decref(call);
 }
 
-/* input_required with one form elicitation showing the tool, the effect the database stated
- * and the identity, and a requestState sealed for exactly this caller and call. */
-static json_t *declared_ask(const struct declared_call *c, const char *effect)
+/* input_required with one form elicitation asking the question the database wrote (the step,
+ * its objects by name and what follows, in the user's words), under the declaration's title and
+ * description, and a requestState sealed for exactly this caller and call. */
+static json_t *declared_ask(const struct declared_call *c, const char *question)
 {
 	const struct fleet_actor *actor = c->ctx->req->actor;
 	char digest[65];
-	char *message =
-		mem_printf("Confirm %s: %s. You act as %s through %s.", c->ctx->tool->name,
-			   effect ? effect : c->ctx->tool->title, actor->subject, actor->client_id);
+	const char *message = question ? question : c->ctx->tool->title;
 	declared_call_digest(c, digest);
 	json_t *payload = json_pack("{s:s}", "tool", c->ctx->tool->name);
 	char *state = reqstate_seal(actor, "tools/call", digest, payload,
@@ -346,7 +345,6 @@ static json_t *declared_ask(const struct declared_call *c, const char *effect)
 			  "elicitation/create", "params", "mode", "form", "message", message,
 			  "requestedSchema", schema, "requestState", state);
 	free(state);
-	free(message);
 	return result;
 }
 
