@@ -96,12 +96,15 @@ $(B)/gen/capabilities.c: $(B)/schema-embed $(DECLS)
 	@mkdir -p $(dir $@)
 	$(SAY) GEN '$@ ($(words $(DECLS)) declarations)'
 	$(Q)$(B)/schema-embed $(B)/gen $(DECLS)
-$(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md: $(B)/gen/capabilities.c
+$(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md $(B)/gen/serves.md: \
+  $(B)/gen/capabilities.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
 
-# The governance table of docs/capabilities.md, written from the declarations.
-docs-tables: $(B)/gen/capabilities.md
+# The tables written from the declarations: the governance table of docs/capabilities.md, and
+# the "What it serves" table of README.md and docs/capabilities.md.
+docs-tables: $(B)/gen/capabilities.md $(B)/gen/serves.md
 	python3 scripts/doctable.py write $(B)/gen/capabilities.md docs/capabilities.md
+	python3 scripts/doctable.py write $(B)/gen/serves.md README.md docs/capabilities.md
 
 # The schema version the binary needs (domain/pg/migrate.h) is the number of the highest numbered
 # file of MIGRATIONS, read on every build and written only when it changed (then migrate.o alone

@@ -87,11 +87,16 @@ json_t *mcp_task_detail(const struct mcp_task *t)
 				    t->input_requests ? json_deep_copy(t->input_requests)
 						      : json_object());
 		break;
-	case MCP_TASK_COMPLETED:
-		json_object_set_new(o, "result",
-				    t->result ? json_deep_copy(t->result)
-					      : json_pack("{s:[], s:b}", "content", "isError", 0));
+	case MCP_TASK_COMPLETED: {
+		/* The call's result as a 2026-07-28 client takes it from tools/call: a complete
+		 * CallToolResult, which carries its resultType (the dispatcher adds it to direct
+		 * answers; a task's result never passes through it). */
+		json_t *r = t->result ? json_deep_copy(t->result)
+				      : json_pack("{s:[], s:b}", "content", "isError", 0);
+		json_object_set_new(r, "resultType", json_string("complete"));
+		json_object_set_new(o, "result", r);
 		break;
+	}
 	case MCP_TASK_FAILED:
 		json_object_set_new(o, "error",
 				    t->error ? json_deep_copy(t->error)

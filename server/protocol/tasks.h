@@ -114,8 +114,9 @@ int mcp_tasks_missing(struct mcp_error *err);
 
 /* ---- for providers ------------------------------------------------------------------------ */
 
-/* The DetailedTask of t (new): the Task fields, and inputRequests, result or error as its status
- * has them; what tasks/get answers (without resultType) and notifications/tasks carry. */
+/* The DetailedTask of t (new): the Task fields, and inputRequests, result (a complete
+ * CallToolResult: resultType "complete" added) or error as its status has them; what tasks/get
+ * answers (without its own resultType) and notifications/tasks carry. */
 json_t *mcp_task_detail(const struct mcp_task *t);
 /* A new unguessable task id (a random UUID, 122 bits of entropy) into out. */
 void mcp_task_id_new(char out[MCP_TASK_ID_MAX + 1]);
