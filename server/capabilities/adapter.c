@@ -191,6 +191,7 @@ void adapter_task(const struct case_task *f, struct mcp_task *t)
 			       .ttl_ms = f->ttl_ms,
 			       .poll_ms = f->poll_ms};
 	snprintf(t->id, sizeof t->id, "%s", f->id);
+	snprintf(t->tool, sizeof t->tool, "%s", f->tool);
 	snprintf(t->message, sizeof t->message, "%s", f->message);
 	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
 		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED
