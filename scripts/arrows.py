@@ -93,9 +93,14 @@ RESTRICTED = [  # (word, the only files where code may use it, why)
      "the request lines its thread read, libmicrohttpd refusing one within that thread's run)"),
     ("pthread_cond_wait", (),
      "a call waits with task_wait or task_cond_wait, which park its task and leave its loop free"),
-    ("pthread_cond_timedwait", ("common/service.c", "server/auth/auth.c"),
-     "the watchdog's thread, and the bounded wait for an issuer's first key set, are the only "
-     "waits that hold a thread"),
+    ("pthread_cond_timedwait", ("common/service.c",),
+     "the watchdog's thread is the only wait that holds a thread"),
+    ("curl_easy_perform", (),
+     "an outbound fetch runs in the loop's libcurl multi handle (server/auth/fetch.c): its "
+     "sockets in the loop's epoll set, the caller's task parked"),
+    ("curl_multi_perform", (), "libcurl is driven by the loop's events (curl_multi_socket_action)"),
+    ("curl_multi_wait", (), "a wait in libcurl holds the loop: the loop's epoll set waits"),
+    ("curl_multi_poll", (), "a wait in libcurl holds the loop: the loop's epoll set waits"),
 ]
 PROTOCOL = "server/protocol/"
 TYPES_HEADER = "domain/types.h"

@@ -254,8 +254,16 @@ static enum MHD_Result http_check_headers(struct http_server *s, struct MHD_Conn
 {
 	enum MHD_Result ret = MHD_YES;
 	st->refused = true;
-	if (s->tokens && !http_authenticate(s, c, st, &st->actor, &ret))
-		return ret;
+	switch (s->tokens ? http_authenticate(s, c, st, &ret) : HTTP_AUTH_OK) {
+	case HTTP_AUTH_OK: break;
+	case HTTP_AUTH_REFUSED: return ret;
+	case HTTP_AUTH_WAITS:
+		/* Suspended for the issuer: the wait is the server's, not the client's (no body
+		 * deadline meanwhile); these checks go on once it resumes (http_route). */
+		guard_body_done(st->hl->guard, http_guard_conn(c));
+		st->refused = false;
+		return MHD_YES;
+	}
 	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || !http_media_is(ct, "application/json"))
 		return http_refuse(s, c, 415, MCP_INVALID_REQUEST,
@@ -383,6 +391,13 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 		if (st->refused)
 			return ret;
 		return MHD_YES;
+	}
+	if (st->auth_suspended) {
+		/* Resumed once the token was judged (http_auth.c): libmicrohttpd asks again before
+		 * the body, where a refusal may be queued; the body's deadline starts now. */
+		st->auth_suspended = false;
+		guard_headers_done(st->hl->guard, http_guard_conn(c));
+		return http_check_headers(s, c, st);
 	}
 	if (!*upload_size)
 		guard_body_done(st->hl->guard, http_guard_conn(c));

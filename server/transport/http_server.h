@@ -17,6 +17,7 @@
 #include "domain/types.h"
 #include "guard.h"
 #include "listen.h"
+#include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
 
 #include "common/loop.h"
@@ -109,6 +110,14 @@ struct http_req {
 	char subject[FLEET_ID_MAX], client[FLEET_ID_MAX];
 	char trace[33];
 	struct fleet_actor actor; /* the bearer token's principal, checked on the headers */
+	/* A token whose check needs the issuer: checked by a task of the loop while the connection
+	 * waits, suspended, before its body is read (http_auth.c). */
+	const char *token; /* the bearer token (libmicrohttpd's, in the request's headers) */
+	size_t token_len;
+	bool auth_suspended; /* the connection waits for the check */
+	bool auth_decided;   /* the task's verdict is in auth_st and auth_why */
+	enum auth_status auth_st;
+	const char *auth_why; /* static */
 	/* A call: run as a task of its loop (common/task.h). */
 	struct http_loop *hl;
 	struct http_server *srv;
