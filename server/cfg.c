@@ -488,80 +488,13 @@ void cfg_log(const struct cfg *c)
 	}
 }
 
-/* Writes s for roff: a leading dot or quote escaped, backslashes and hyphens as roff wants. */
-static void cfg_roff(const char *s)
+bool cfg_row_at(size_t i, struct cfg_row *out)
 {
-	if (*s == '.' || *s == '\'')
-		fputs("\\&", stdout);
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\e", stdout);
-		else if (*s == '-')
-			fputs("\\-", stdout);
-		else
-			putchar(*s);
-	}
-}
-
-/* Writes s for a Markdown table cell: pipes escaped. */
-static void cfg_markdown(const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			fputs("\\|", stdout);
-		else
-			putchar(*s);
-	}
-}
-
-enum cfg_status cfg_print_table(const char *format)
-{
-	if (strcmp(format, "text") != 0 && strcmp(format, "man") != 0 &&
-	    strcmp(format, "markdown") != 0) {
-		fprintf(stderr, "configuration: --format must be text, man or markdown\n");
-		return CFG_INVALID;
-	}
-	if (strcmp(format, "text") == 0)
-		printf("%-24s %-26s %-26s %s\n", "variable", "flag", "default", "meaning");
-	else if (strcmp(format, "markdown") == 0)
-		printf("| variable | flag | default | meaning |\n|---|---|---|---|\n");
-	for (size_t i = 0; i < CFG_NKEYS; i++) {
-		const struct cfg_key *k = &cfg_keys[i];
-		const char *def = *k->def ? k->def : "(empty)";
-		char marks[32];
-		snprintf(marks, sizeof marks, "%s%s", k->secret ? " [secret]" : "",
-			 k->reload ? " [reloadable]" : "");
-		const char *secret = marks;
-		if (strcmp(format, "man") == 0) {
-			/* A .TP paragraph per setting, for the ENVIRONMENT section of a man page.
-			 */
-			printf(".TP\n.B ");
-			cfg_roff(k->env);
-			printf("\n(flag \\fB\\-\\-");
-			cfg_roff(k->flag);
-			printf("=\\fP; default \\fI");
-			cfg_roff(def);
-			printf("\\fP)\n");
-			cfg_roff(k->help);
-			cfg_roff(secret);
-			printf("\n");
-		} else if (strcmp(format, "markdown") == 0) {
-			printf("| `%s` | `--%s=` | `%s` | ", k->env, k->flag, def);
-			cfg_markdown(k->help);
-			printf("%s |\n", secret);
-		} else {
-			char flag[64];
-			snprintf(flag, sizeof flag, "--%s=", k->flag);
-			printf("%-24s %-26s %-26s %s%s\n", k->env, flag, def, k->help, secret);
-		}
-	}
-	return CFG_OK;
-}
-
-void cfg_print_help(void)
-{
-	if (cfg_print_table("text") != CFG_OK)
-		abort(); /* "text" is always a format */
+	if (i >= CFG_NKEYS)
+		return false;
+	const struct cfg_key *k = &cfg_keys[i];
+	*out = (struct cfg_row){k->env, k->flag, k->def, k->help, k->secret, k->reload};
+	return true;
 }
 
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)

@@ -4,6 +4,7 @@
 #define BIKAROO_CFG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Rows of the configuration table at most (cfg.c checks it at build time). */
 #define CFG_MAX_KEYS 96
@@ -96,11 +97,13 @@ struct ratelimit_settings cfg_ratelimit_settings(const struct cfg *c);
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv) __attribute__((warn_unused_result));
 /* Logs every key at debug level, secrets masked. */
 void cfg_log(const struct cfg *c);
-/* Prints the configuration table (for --help and docs/configuration.md). */
-void cfg_print_help(void);
-/* Prints the configuration table as text, man (roff .TP paragraphs for a man page's
- * ENVIRONMENT section) or markdown (a table); CFG_INVALID for another format. */
-enum cfg_status cfg_print_table(const char *format) __attribute__((warn_unused_result));
+/* One row of the configuration table, as config-help prints it (server/cli/cli.c). */
+struct cfg_row {
+	const char *env, *flag, *def, *help;
+	bool secret, reload;
+};
+/* The i-th row into *out; false past the last. */
+bool cfg_row_at(size_t i, struct cfg_row *out);
 void cfg_free(struct cfg *c);
 /* Calls each(env, reloadable, ctx) for every setting whose value differs between a and b
  * (env: its variable's name; reloadable: marked [reloadable], applied again on SIGHUP). */

@@ -15,6 +15,79 @@
 #include "domain/rights.h"
 #include "server/cfg.h"
 
+/* Writes s for roff: a leading dot or quote escaped, backslashes and hyphens as roff wants. */
+static void cli_roff(const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", stdout);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", stdout);
+		else if (*s == '-')
+			fputs("\\-", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+/* Writes s for a Markdown table cell: pipes escaped. */
+static void cli_markdown(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+/* Prints the configuration table (cfg.c) as text, man (roff .TP paragraphs for a man page's
+ * ENVIRONMENT section) or markdown (a table, docs/configuration.md): 0, or 2 for another
+ * format. */
+static int cli_print_table(const char *format)
+{
+	if (strcmp(format, "text") != 0 && strcmp(format, "man") != 0 &&
+	    strcmp(format, "markdown") != 0) {
+		fprintf(stderr, "configuration: --format must be text, man or markdown\n");
+		return 2;
+	}
+	if (strcmp(format, "text") == 0)
+		printf("%-24s %-26s %-26s %s\n", "variable", "flag", "default", "meaning");
+	else if (strcmp(format, "markdown") == 0)
+		printf("| variable | flag | default | meaning |\n|---|---|---|---|\n");
+	struct cfg_row row, *k = &row;
+	for (size_t i = 0; cfg_row_at(i, &row); i++) {
+		const char *def = *k->def ? k->def : "(empty)";
+		char marks[32];
+		snprintf(marks, sizeof marks, "%s%s", k->secret ? " [secret]" : "",
+			 k->reload ? " [reloadable]" : "");
+		const char *secret = marks;
+		if (strcmp(format, "man") == 0) {
+			/* A .TP paragraph per setting, for the ENVIRONMENT section of a man page.
+			 */
+			printf(".TP\n.B ");
+			cli_roff(k->env);
+			printf("\n(flag \\fB\\-\\-");
+			cli_roff(k->flag);
+			printf("=\\fP; default \\fI");
+			cli_roff(def);
+			printf("\\fP)\n");
+			cli_roff(k->help);
+			cli_roff(secret);
+			printf("\n");
+		} else if (strcmp(format, "markdown") == 0) {
+			printf("| `%s` | `--%s=` | `%s` | ", k->env, k->flag, def);
+			cli_markdown(k->help);
+			printf("%s |\n", secret);
+		} else {
+			char flag[64];
+			snprintf(flag, sizeof flag, "--%s=", k->flag);
+			printf("%-24s %-26s %-26s %s%s\n", k->env, flag, def, k->help, secret);
+		}
+	}
+	return 0;
+}
+
 int cli_usage(void)
 {
 	printf("usage: bikaroo-mcp "
@@ -40,8 +113,7 @@ int cli_usage(void)
 	       "               its install link (VS Code, Cursor)\n"
 	       "  --version    print the version and source revision\n\n"
 	       "Configuration (environment variable or flag):\n");
-	cfg_print_help();
-	return 0;
+	return cli_print_table("text");
 }
 
 int cli_config_help(int argc, char **argv)
@@ -57,7 +129,7 @@ int cli_config_help(int argc, char **argv)
 			return 2;
 		}
 	}
-	return cfg_print_table(format) == CFG_OK ? 0 : 2;
+	return cli_print_table(format);
 }
 
 int cli_check_dir(const char *setting, const char *dir)
