@@ -72,6 +72,16 @@ struct cfg {
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */
 	long rate_client_factor;            /* BIKAROO_RATE_CLIENT_FACTOR */
 	char *rate_store;                   /* BIKAROO_RATE_STORE: database or local */
+	/* Traces (common/trace.h): OpenTelemetry's variables, and what may go into spans. */
+	char *otel_disabled, *otel_service_name, *otel_resource, *otel_exporter;
+	char *otel_sampler, *otel_sampler_arg;
+	char *otel_endpoint, *otel_traces_endpoint, *otel_headers, *otel_traces_headers;
+	long otel_timeout, otel_traces_timeout;
+	char *otel_protocol, *otel_traces_protocol, *otel_compression, *otel_traces_compression;
+	char *otel_ca, *otel_traces_ca, *otel_client_cert, *otel_traces_client_cert;
+	char *otel_client_key, *otel_traces_client_key;
+	long otel_bsp_delay, otel_bsp_timeout, otel_bsp_queue, otel_bsp_batch;
+	long trace_personal; /* BIKAROO_TRACE_PERSONAL_DATA */
 	/* systemd (common/service.h). */
 	char *notify_socket; /* NOTIFY_SOCKET: "" when not run by systemd as Type=notify */
 	long watchdog_usec;  /* WATCHDOG_USEC: 0 without WatchdogSec= */

@@ -29,6 +29,11 @@ int cli_db_configure(const struct cfg *cfg) __attribute__((warn_unused_result));
 /* Where a local or stdio identity comes from (identity.h), from cfg (strings borrowed). */
 struct identity_env cli_identity_env(const struct cfg *cfg);
 
+/* Starts traces (common/trace.h) with the OTEL_* settings of cfg: export when an endpoint is
+ * set and OTEL_SDK_DISABLED is not true. 0, or -1 (logged, naming the setting) when they
+ * cannot work. */
+int cli_trace_start(const struct cfg *cfg) __attribute__((warn_unused_result));
+
 /* Whether the libpq conninfo url carries a password (postgresql://user:SECRET@... or
  * password=SECRET, keyword or query form). */
 bool cli_has_password(const char *url);
