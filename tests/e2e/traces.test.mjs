@@ -307,6 +307,22 @@ describe('traces over OTLP/HTTP, decoded with the official protocol definitions'
     assert.equal((await waitFor('the fallback span', () => serverSpans(fallback.trace)[0])).parentSpanId, fallback.span);
   });
 
+  test('resources/read: a document\'s URI is its mcp.resource.uri, an object\'s URI (it names a bike) is not in the span', T, async () => {
+    const token = await mint('marie', 'customer-care-assistant');
+    const doc = callerSpan();
+    let r = await rpc(token, 'resources/read', { uri: 'bikaroo://fleet/status-codes', _meta: { traceparent: doc.traceparent } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const docSpan = await waitFor('the document read\'s span', () => serverSpans(doc.trace, 'resources/read')[0]);
+    assert.equal(docSpan.attrs['mcp.resource.uri'], 'bikaroo://fleet/status-codes');
+    const bike = callerSpan();
+    r = await rpc(token, 'resources/read', { uri: `bikaroo://fleet/bikes/${BIKE_READ}`, _meta: { traceparent: bike.traceparent } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const bikeSpan = await waitFor('the object read\'s span', () => serverSpans(bike.trace, 'resources/read')[0]);
+    assert.equal(bikeSpan.attrs['mcp.resource.uri'], undefined);
+    assert.equal(bikeSpan.attrs['bikaroo.target'], 'bikaroo://fleet/bikes/{bikeId}', 'the template, which names no bike');
+    assert.ok(!everyValue(inTrace(bike.trace)).includes(BIKE_READ), everyValue(inTrace(bike.trace)));
+  });
+
   test('reads of several callers batched into one unit: one span, linked from each call\'s span', T, async () => {
     const callers = ['marie', 'olivia', 'nadia'];
     const tokens = await Promise.all(callers.map((c) => mint(c, 'ops-assistant')));
