@@ -90,30 +90,50 @@ void dbtrace_summary(const char *sql, char *out, size_t cap)
 	snprintf(out, cap, "%s%s", op, targets);
 }
 
-/* The unit's summary into out[256]: its statement's, "BATCH " and theirs when they all say the
- * same, else "BATCH". */
-static void dbtrace_unit_summary(const char *const *sql, size_t n, char out[256])
+/* Statement i's summary into out (128 bytes): memo's when its name was seen, else made (and
+ * kept in memo while it has room). */
+static void dbtrace_one(const char *sql, const char *name, struct dbtrace_memo *memo, char out[128])
 {
-	char first[240], one[240];
-	dbtrace_summary(n ? sql[0] : "", first, sizeof first);
+	for (size_t i = 0; name && i < memo->n; i++)
+		if (memo->name[i] == name) {
+			memcpy(out, memo->summary[i], 128);
+			return;
+		}
+	dbtrace_summary(sql, out, 128);
+	if (name && memo->n < DBTRACE_MEMO) {
+		memo->name[memo->n] = name;
+		memcpy(memo->summary[memo->n++], out, 128);
+	}
+}
+
+/* The unit's summary into out[136]: its statement's, "BATCH " and theirs when they all say the
+ * same, else "BATCH". */
+static void dbtrace_unit_summary(const char *const *sql, const char *const *name, size_t n,
+				 struct dbtrace_memo *memo, char out[136])
+{
+	char first[128], one[128];
+	dbtrace_one(n ? sql[0] : "", n ? name[0] : NULL, memo, first);
 	for (size_t i = 1; i < n; i++) {
-		dbtrace_summary(sql[i], one, sizeof one);
+		if (sql[i] == sql[0])
+			continue; /* the same read's statement: the same summary */
+		dbtrace_one(sql[i], name[i], memo, one);
 		if (strcmp(one, first) != 0) {
-			snprintf(out, 256, "BATCH");
+			snprintf(out, 136, "BATCH");
 			return;
 		}
 	}
-	snprintf(out, 256, "%s%s", n > 1 ? "BATCH " : "", first);
+	snprintf(out, 136, "%s%s", n > 1 ? "BATCH " : "", first);
 }
 
-struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *const *sql, size_t n,
-				 size_t calls, PGconn *pg)
+struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *const *sql,
+				 const char *const *name, size_t n, size_t calls, PGconn *pg,
+				 struct dbtrace_memo *memo)
 {
 	struct trace_span *s = trace_child(parent, "postgresql", TRACE_CLIENT, 0);
 	if (!s)
 		return NULL;
-	char summary[256];
-	dbtrace_unit_summary(sql, n, summary);
+	char summary[136];
+	dbtrace_unit_summary(sql, name, n, memo, summary);
 	trace_rename(s, summary, NULL);
 	trace_str(s, "db.system.name", "postgresql");
 	trace_str(s, "db.query.summary", summary);
@@ -133,7 +153,7 @@ struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *co
 	for (size_t i = 0; i < n; i++) {
 		bool seen = false;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(sql[j], sql[i]) == 0;
+			seen = sql[j] == sql[i] || strcmp(sql[j], sql[i]) == 0;
 		if (seen)
 			continue;
 		int w = snprintf(text + len, sizeof text - len, "%s%s", len ? "; " : "", sql[i]);

@@ -13,10 +13,21 @@
 
 #include "common/span.h"
 
-/* A unit of the statements sql[0..n) (their texts, borrowed) is sent on pg for calls calls (0:
- * its submitter alone): its span, a child of parent, or NULL (parent NULL: not recorded). */
-struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *const *sql, size_t n,
-				 size_t calls, PGconn *pg);
+/* The summaries of the named statements a pool sent, each made once: a prepared statement's
+ * name stands for one text. The pool's (exec.c), touched on its loop's thread only. */
+#define DBTRACE_MEMO 32
+struct dbtrace_memo {
+	const char *name[DBTRACE_MEMO]; /* static strings */
+	char summary[DBTRACE_MEMO][128];
+	size_t n;
+};
+
+/* A unit of the statements sql[0..n) (their texts, borrowed; name[i]: the prepared statement's
+ * name, a static string, or NULL) is sent on pg for calls calls (0: its submitter alone): its
+ * span, a child of parent, or NULL (parent NULL: not recorded). */
+struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *const *sql,
+				 const char *const *name, size_t n, size_t calls, PGconn *pg,
+				 struct dbtrace_memo *memo);
 /* It ended: failed (nothing committed, or not known), bad (the result that says why, NULL:
  * none), timed_out. s ends; its context into *ctx (for the calls' links). */
 void dbtrace_end(struct trace_span *s, bool failed, const PGresult *bad, bool timed_out,

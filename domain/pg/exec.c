@@ -61,6 +61,7 @@ struct exec_pool {
 	char why[256]; /* the last connection attempt's failure, on one line */
 	long nconns;
 	struct exec_conn conns[EXEC_MAX_CONNS];
+	struct dbtrace_memo memo; /* its units' summaries (dbtrace.h) */
 };
 
 static const char exec_key[] = "exec"; /* the loop slot of its default pool */
@@ -171,11 +172,14 @@ static bool exec_send(struct exec_conn *c, struct exec_unit *u)
 	u->rolled_back = false;
 	metrics_add(&metrics_db_busy, NULL, 1);
 	if (u->trace_parent && u != &c->setup) {
-		const char *sql[EXEC_TRACE_STMTS];
+		const char *sql[EXEC_TRACE_STMTS], *name[EXEC_TRACE_STMTS];
 		size_t n = u->n < EXEC_TRACE_STMTS ? u->n : EXEC_TRACE_STMTS;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			sql[i] = u->stmts[i].sql;
-		u->span = dbtrace_begin(u->trace_parent, sql, n, u->trace_calls, c->pg);
+			name[i] = u->stmts[i].name;
+		}
+		u->span = dbtrace_begin(u->trace_parent, sql, name, n, u->trace_calls, c->pg,
+					&p->memo);
 	}
 	bool ok = true, named = !p->simple && !conn_pooled() && u != &c->setup;
 	for (size_t i = 0; ok && i < u->n; i++) {
