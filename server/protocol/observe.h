@@ -1,4 +1,4 @@
-/* OpenTelemetry's conventions for one MCP message (semantic-conventions-genai, gen-ai/mcp.md),
+/* OpenTelemetry's conventions for one MCP message (semantic-conventions-genai, its MCP page),
  * for dispatch.c: the message's server span, named "{mcp.method.name} {target}" (the tool or
  * prompt), parented on its params._meta traceparent (and tracestate), else on the transport's
  * context, which becomes a link when both are there; its attributes once answered; the names
