@@ -184,7 +184,7 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 	};
 	mcp_handle(c->server, &req, resp);
 	acc.trace = resp->trace_id;
-	acc.method = resp->method;
+	acc.method = resp->method ? resp->method : resp->op.method; /* a notification: its name */
 	acc.name = resp->name;
 	acc.outcome = resp->outcome;
 	acc.op = resp->op;
