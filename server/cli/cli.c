@@ -43,10 +43,7 @@ static void cli_markdown(const char *s)
 	}
 }
 
-/* Prints the configuration table (cfg.c) as text, man (roff .TP paragraphs for a man page's
- * ENVIRONMENT section) or markdown (a table, docs/configuration.md): 0, or 2 for another
- * format. */
-static int cli_print_table(const char *format)
+int cli_print_table(const char *format)
 {
 	if (strcmp(format, "text") != 0 && strcmp(format, "man") != 0 &&
 	    strcmp(format, "markdown") != 0) {
@@ -88,34 +85,6 @@ static int cli_print_table(const char *format)
 		}
 	}
 	return 0;
-}
-
-int cli_usage(void)
-{
-	printf("usage: bikaroo-mcp "
-	       "serve|stdio|migrate|admin|config-help|host-config|help|--version "
-	       "[--flag=value "
-	       "...]"
-	       "\n\n"
-	       "  serve        serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
-	       "               (GET /healthz, /readyz; GET /metrics on BIKAROO_METRICS_LISTEN;\n"
-	       "               SIGHUP reloads the settings marked [reloadable] below)\n"
-	       "  stdio        serve MCP over stdin/stdout (for IDEs that launch the server)\n"
-	       "  migrate      apply the SQL migrations (as the owner role)\n"
-	       "  config-help  print the configuration table: --format=text|man|markdown\n"
-	       "  admin COMMAND ...\n"
-	       "               an operator's changes: the database roles, regions, stations and\n"
-	       "               bikes from CSV, principals, client applications (bikaroo-mcp admin\n"
-	       "               lists them)\n"
-	       "  host-config HOST [--link]\n"
-	       "               print the configuration file of an MCP host (vscode, vscode-http,\n"
-	       "               cursor, cursor-http, claude-desktop) that launches this binary "
-	       "with\n"
-	       "               this DATABASE_URL and identity, or reaches this server; --link:\n"
-	       "               its install link (VS Code, Cursor)\n"
-	       "  --version    print the version and source revision\n\n"
-	       "Configuration (environment variable or flag):\n");
-	return cli_print_table("text");
 }
 
 int cli_config_help(int argc, char **argv)
