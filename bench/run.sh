@@ -113,16 +113,31 @@ server_env=(BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER="$issuer" BIKAROO_RESOURCE_URI=
 # BENCH_SERVER_ENV="NAME=VALUE ...": more server settings, for an experiment.
 read -ra extra_env <<<"${BENCH_SERVER_ENV:-}"
 server_env+=("${extra_env[@]}")
-ready=$tmp/port
-env "${server_env[@]}" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/server.log" &
-server_pid=$!
-pids+=("$server_pid")
-for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
-[[ -s $ready ]] || { log "bench: the server did not start:"; cat "$tmp/server.log" >&2; exit 1; }
-port=$(cat "$ready")
-url="http://127.0.0.1:$port"
 # The servers a load may be sent to, by name: their PID (for their CPU) and URL.
-declare -A srv_pid=([direct]=$server_pid) srv_url=([direct]=$url)
+declare -A srv_pid srv_url
+# serve_as NAME [NAME=VALUE...]: a server with server_env and these settings, as srv_pid[NAME]
+# and srv_url[NAME]; 1 (its log said) when it does not start.
+serve_as() {
+  local name=$1 ready=$tmp/$1.port
+  shift
+  env "${server_env[@]}" "$@" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/$name.log" &
+  pids+=($!)
+  srv_pid[$name]=$!
+  for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
+  [[ -s $ready ]] || { log "bench: the $name server did not start:"; cat "$tmp/$name.log" >&2; return 1; }
+  srv_url[$name]="http://127.0.0.1:$(cat "$ready")"
+}
+serve_as direct || exit 1
+server_pid=${srv_pid[direct]} url=${srv_url[direct]} port=${srv_url[direct]##*:}
+# The same server exporting its spans (OTLP/HTTP) to a collector that keeps nothing
+# (bench/otlp-sink.py): every call sampled, and one trace in ten (docs/operating.md "Traces").
+python3 bench/otlp-sink.py "$tmp/sink.port" 2>"$tmp/sink.log" &
+pids+=($!)
+for _ in $(seq 1 50); do [[ -s $tmp/sink.port ]] && break; sleep 0.1; done
+sink="http://127.0.0.1:$(cat "$tmp/sink.port")"
+serve_as traced OTEL_EXPORTER_OTLP_ENDPOINT="$sink" OTEL_TRACES_SAMPLER=always_on || exit 1
+serve_as traced10 OTEL_EXPORTER_OTLP_ENDPOINT="$sink" OTEL_TRACES_SAMPLER=traceidratio \
+  OTEL_TRACES_SAMPLER_ARG=0.1 || exit 1
 
 # --- pgbench scripts: a random FR-PAR bike (n % 3 == 2) each time.
 pick='\set n 3 * random(33334, 65332) + 2'
@@ -252,17 +267,11 @@ INI
   pids+=($!)
   pooled_db="postgresql://fleet_app@127.0.0.1:$bport/bikaroo?hostaddr=&sslmode=disable&gssencmode=disable&options=&passfile=&connect_timeout=10&target_session_attrs=any&client_encoding=UTF8"
   for _ in $(seq 1 50); do psql -X -q "$pooled_db" -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
-  env "${server_env[@]}" BIKAROO_DB_POOLER=transaction DATABASE_URL="$pooled_db" \
-    BIKAROO_LISTEN_DATABASE_URL="$DATABASE_URL" BIKAROO_PORT=0 BIKAROO_READY_FILE="$tmp/pport" \
-    "$B/bikaroo-mcp" serve 2>"$tmp/pooled.log" &
-  pooled_pid=$!
-  pids+=("$pooled_pid")
-  for _ in $(seq 1 100); do [[ -s $tmp/pport ]] && break; sleep 0.1; done
-  if [[ -s $tmp/pport ]]; then
-    pooled_url="http://127.0.0.1:$(cat "$tmp/pport")"
-    srv_pid[pooled]=$pooled_pid srv_url[pooled]=$pooled_url
+  if serve_as pooled BIKAROO_DB_POOLER=transaction DATABASE_URL="$pooled_db" \
+    BIKAROO_LISTEN_DATABASE_URL="$DATABASE_URL"; then
+    pooled_pid=${srv_pid[pooled]}
   else
-    log "bench: the pooled server did not start (no pooled line)"; pooled_pid=; fi
+    log "bench: the pooled server did not start (no pooled line)"; fi
 fi
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -341,13 +350,31 @@ measure() {
   shift 2
   [[ -z ${BENCH_ONLY:-} || $name =~ $BENCH_ONLY ]] || return 0
   for r in $(seq 1 "$rounds"); do "$@"; done >"$tmp/rounds"
-  local med
-  med=$(awk '{print $1, NR}' "$tmp/rounds" | sort -n | awk '{a[NR]=$2} END {print a[int((NR + 1) / 2)]}')
-  local line
-  line=$(sed -n "${med}p" "$tmp/rounds")
-  grep -q INVALID "$tmp/rounds" && line="${line% *} INVALID"
-  echo "$name $conns $line" >>"$results"
-  log "  $name @$conns: $line (rounds: $(awk '{printf "%s ", $1}' "$tmp/rounds"))"
+  median_of "$name" "$conns" "$tmp/rounds"
+}
+
+# median_of NAME CONNS FILE: the median round (by rate) of FILE's rounds into $results
+median_of() {
+  local med line
+  med=$(awk '{print $1, NR}' "$3" | sort -n | awk '{a[NR]=$2} END {print a[int((NR + 1) / 2)]}')
+  line=$(sed -n "${med}p" "$3")
+  grep -q INVALID "$3" && line="${line% *} INVALID"
+  echo "$1 $2 $line" >>"$results"
+  log "  $1 @$2: $line (rounds: $(awk '{printf "%s ", $1}' "$3"))"
+}
+
+# measure_turns CONNS LUA SERVER:NAME...: one round of each server in turn, BENCH_ROUNDS times,
+# so that a machine getting busier or quieter meanwhile moves them all alike; each NAME's
+# median round into $results (BENCH_ONLY matched against the first NAME).
+measure_turns() {
+  local conns=$1 lua=$2 r s
+  shift 2
+  [[ -z ${BENCH_ONLY:-} || ${1#*:} =~ $BENCH_ONLY ]] || return 0
+  for s in "$@"; do : >"$tmp/turn-${s#*:}"; done
+  for r in $(seq 1 "$rounds"); do
+    for s in "$@"; do one_wrk "${s%%:*}" "$lua" /mcp "$conns" >>"$tmp/turn-${s#*:}"; done
+  done
+  for s in "$@"; do median_of "${s#*:}" "$conns" "$tmp/turn-${s#*:}"; done
 }
 
 # --- many connections: get_bike_status on $many kept-alive connections at once (wrk), every
@@ -640,6 +667,10 @@ for c in $conns_list; do
   measure "pg_batched_read" "$c" one_pg "$DATABASE_URL" "$tmp/batched.sql" "$((dbconns * threads))" "$n" 1 "${vars[@]}"
   echo "batch_shape $c $n $((dbconns * threads)) 0 0 0 ok" >>"$results"
   [[ -n $pooled_pid ]] && measure "http_get_bike_status_pooled" "$c" one_wrk pooled "$tmp/bike.lua" /mcp "$c"
+  # What traces cost: the same calls to this server untraced, to one exporting every call's
+  # spans and to one exporting one trace in ten (to bench/otlp-sink.py), in turns.
+  measure_turns "$c" "$tmp/bike.lua" direct:http_get_bike_status_untraced \
+    traced:http_get_bike_status_traced traced10:http_get_bike_status_traced10
   measure "http_report_damaged_bike" "$c" one_wrk direct "$tmp/report.lua" /mcp "$c"
   measure "stdio_tools_list" "$c" one_stdio list "$c"
   measure "stdio_get_bike_status" "$c" one_stdio bike "$c"
@@ -800,6 +831,11 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     echo "| tools/list HTTP / server/discover, $c conns | $(ratio "$(get http_tools_list "$c" 3)" "$(get http_server_discover "$c" 3)") | >= 0.70 at 32 |"
     echo "| server/discover HTTP / ceiling, $c conns | $(ratio "$(get http_server_discover "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
     [[ -n $pooled_pid ]] && echo "| get_bike_status through PgBouncer (transaction mode) / direct, $c conns | $(ratio "$(get http_get_bike_status_pooled "$c" 3)" "$(get http_get_bike_status "$c" 3)") | |"
+    for t in traced:"every call sampled":0.90 traced10:"one trace in ten":0.97; do
+      IFS=: read -r line what target <<<"$t"
+      echo "| get_bike_status traced, $what / untraced (in turns), $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 3)" "$(get http_get_bike_status_untraced "$c" 3)") | >= $target |"
+      echo "| get_bike_status server CPU per call, traced ($what) / untraced, $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 6)" "$(get http_get_bike_status_untraced "$c" 6)") | |"
+    done
     echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
     echo "| get_bike_status calls per batch (audit rows per transaction), $c conns | $(get audit_rows_per_batch "$c" 3) | |"
     echo "| get_bike_status database CPU per call, HTTP / batched SQL, $c conns | $(ratio "$(get http_get_bike_status "$c" 7)" "$(get pg_batched_read "$c" 7)") | |"

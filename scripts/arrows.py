@@ -63,7 +63,7 @@ CAPS_CATALOG = "server/capabilities/catalog.c"  # the one file that sees every c
 SYSTEM = {  # <header or prefix/> -> (label, layers or paths (fnmatch patterns) that may include it)
     "libpq-fe.h": ("libpq", {"pg", "domain", "types"}),
     "microhttpd.h": ("libmicrohttpd", {"server/transport/http*"}),  # the HTTP adapter's files
-    "curl/": ("libcurl", {"auth", "server/main.c"}),
+    "curl/": ("libcurl", {"auth", "server/main.c", "common/otlp.c"}),  # otlp.c: the span exporter
 }
 GENERATED = {  # include name -> layers that may include it (the build writes it: B/gen/...)
     "gen/schemas.h": {"capabilities"},  # the tools' JSON Schemas (scripts/schema_embed.c)
@@ -86,7 +86,7 @@ FORBIDDEN_WORDS = [  # (path prefix, word, why)
     ("server/", "schema_listed_only", "test fixtures only: product schemas are checked"),
 ]
 RESTRICTED = [  # (word, the only files where code may use it, why)
-    ("_Thread_local", ("common/loop.c", "common/task.c", "common/log.c",
+    ("_Thread_local", ("common/loop.c", "common/task.c", "common/trace.c",
                        "server/transport/http_frame.c"),
      "what belongs to a call lives in its task (task_deadline_in, struct db_error), not in its "
      "thread, which runs other calls between two of its waits (http_frame.c's is a daemon's: "

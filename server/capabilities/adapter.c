@@ -88,7 +88,7 @@ void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
 {
 	char id[96];
 	mcp_request_id(ctx, id, sizeof id);
-	const char *trace = ctx->req->trace_id;
+	const char *trace = ctx->trace_id;
 	const char *token = ctx->req->actor->token_ref;
 	bool t = trace && strlen(trace) == 32;
 	snprintf(buf, cap, "%s%s%s%s%s", t ? trace : "", t ? " " : "", token, *token ? " " : "",

@@ -2,9 +2,11 @@
 #include "help.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/cfg.h"
+#include "server/cli/cli.h"
 #include "server/cli/admin.h"
 #include "server/cli/host_config.h"
 
@@ -60,7 +62,8 @@ static void cli_paragraph(const struct cli_command *c)
 static void cli_settings(void)
 {
 	printf("\nConfiguration (environment variable or flag):\n");
-	cfg_print_help();
+	if (cli_print_table("text") != 0)
+		abort(); /* "text" is always a format */
 }
 
 int cli_usage(void)
