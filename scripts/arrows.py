@@ -95,9 +95,10 @@ RESTRICTED = [  # (word, the only files where code may use it, why)
      "a call waits with task_wait or task_cond_wait, which park its task and leave its loop free"),
     ("pthread_cond_timedwait", ("common/service.c",),
      "the watchdog's thread is the only wait that holds a thread"),
-    ("curl_easy_perform", (),
+    ("curl_easy_perform", ("common/otlp.c",),
      "an outbound fetch runs in the loop's libcurl multi handle (server/auth/fetch.c): its "
-     "sockets in the loop's epoll set, the caller's task parked"),
+     "sockets in the loop's epoll set, the caller's task parked (the span exporter posts from "
+     "a thread of its own, which serves no call)"),
     ("curl_multi_perform", (), "libcurl is driven by the loop's events (curl_multi_socket_action)"),
     ("curl_multi_wait", (), "a wait in libcurl holds the loop: the loop's epoll set waits"),
     ("curl_multi_poll", (), "a wait in libcurl holds the loop: the loop's epoll set waits"),
