@@ -85,7 +85,12 @@ long long task_deadline(void)
 
 void task_deadline_in(long ms)
 {
-	*task_deadline_of_running() = ms > 0 ? loop_now_ms() + ms : 0;
+	task_deadline_at(ms > 0 ? loop_now_ms() + ms : 0);
+}
+
+void task_deadline_at(long long at_ms)
+{
+	*task_deadline_of_running() = at_ms;
 }
 
 long task_deadline_left(long cap)

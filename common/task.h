@@ -68,6 +68,8 @@ void task_idle_free(void);
 long long task_deadline(void);
 /* Sets it: the call must end within ms milliseconds from now (ms <= 0: no deadline). */
 void task_deadline_in(long ms);
+/* Sets it to at (CLOCK_MONOTONIC ms; 0: none), e.g. back to what task_deadline() said. */
+void task_deadline_at(long long at_ms);
 /* Milliseconds left (0 once it passed), or cap when that is sooner or there is none. */
 long task_deadline_left(long cap);
 bool task_deadline_passed(void);

@@ -1,6 +1,7 @@
 /* What every connection shares (conn.h). */
 #include "conn.h"
 
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,21 @@ void conn_ready(PGconn *pg)
 	PQsetnonblocking(pg, 1);
 }
 
+bool conn_idle_alive(PGconn *pg)
+{
+	/* The server's last words (a FATAL error) and the end of the stream may need two reads. */
+	for (int k = 0; k < 3; k++) {
+		struct pollfd p = {.fd = PQsocket(pg), .events = POLLIN};
+		if (poll(&p, 1, 0) <= 0)
+			return true;
+		if (!PQconsumeInput(pg) || PQstatus(pg) != CONNECTION_OK)
+			return false;
+		for (PGnotify *n; (n = PQnotifies(pg)) != NULL;)
+			PQfreemem(n);
+	}
+	return true;
+}
+
 void conn_close(PGconn *pg)
 {
 	if (!pg)
@@ -147,9 +163,17 @@ enum fleet_status conn_status(const PGresult *res, PGconn *pg)
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (state && strncmp(state, "08", 2) == 0)
 		return FLEET_UNAVAILABLE; /* connection exception */
-	if (state && (strcmp(state, "57P01") == 0 || strcmp(state, "57P03") == 0))
-		return FLEET_UNAVAILABLE; /* admin shutdown, cannot connect now */
+	/* Operator intervention (a statement timeout or cancel, an administrator's shutdown, a
+	 * server that cannot take connections now) and a lock timeout: not now, rolled back. */
+	if (state && (strncmp(state, "57", 2) == 0 || strcmp(state, "55P03") == 0))
+		return FLEET_UNAVAILABLE;
 	return FLEET_INTERNAL;
+}
+
+bool conn_cancelled(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	return state && (strcmp(state, "57014") == 0 || strcmp(state, "55P03") == 0);
 }
 
 void conn_count_error(const char *kind)
