@@ -594,6 +594,77 @@ if [[ $mode == shapes ]]; then
   exit
 fi
 
+# --- bench/run.sh BUILD waits: the shapes of the bound on a call's wait for a slot, measured
+# against both overload lines and the many-connections line in one run (bench/README.md,
+# decision 7): one server per shape (BIKAROO_WAIT_SHAPE=fixed|codel|hold|length), the capacity
+# measured once (get_bike_status at 32 connections, wrk), rounds alternating the shapes.
+if [[ $mode == waits ]]; then
+  cc -O2 -o "$tmp/openloop" bench/openloop.c
+  field() { sed -nE "s/.* $2=([0-9]+).*/\1/p" <<<"$1"; }
+  for shape in fixed codel hold length; do
+    env "${server_env[@]}" BIKAROO_WAIT_SHAPE=$shape BIKAROO_PORT=0 BIKAROO_READY_FILE="$tmp/$shape.port" \
+      "$B/bikaroo-mcp" serve 2>"$tmp/$shape.log" &
+    srv_pid[$shape]=$!
+    pids+=($!)
+    for _ in $(seq 1 100); do [[ -s $tmp/$shape.port ]] && break; sleep 0.1; done
+    [[ -s $tmp/$shape.port ]] || { log "bench: the $shape server did not start"; cat "$tmp/$shape.log" >&2; exit 1; }
+    srv_url[$shape]="http://127.0.0.1:$(cat "$tmp/$shape.port")"
+  done
+  measure "http_get_bike_status" 32 one_wrk fixed "$tmp/bike.lua" /mcp 32
+  cap=$(awk '$1 == "http_get_bike_status" {print $3}' "$results")
+  osecs=$((secs < 5 ? 5 : secs))
+  log "== waits: capacity $cap/s; $rounds rounds of each shape: quarter and twice the capacity open-loop, kept alive (192) and fresh ($fresh), then $many connections closed-loop"
+  for r in $(seq 1 "$rounds"); do
+    for shape in fixed codel hold length; do
+      port=${srv_url[$shape]##*:}
+      psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.audit_log" >/dev/null
+      kq=$("$tmp/openloop" "$port" "$token" $((cap / 4)) "$osecs" 192)
+      kh=$("$tmp/openloop" "$port" "$token" $((cap * 2)) "$osecs" 192)
+      fq=$("$tmp/openloop" "$port" "$token" $((cap / 4)) "$osecs" "$fresh" fresh)
+      fh=$("$tmp/openloop" "$port" "$token" $((cap * 2)) "$osecs" "$fresh" fresh)
+      : >"$tmp/many"
+      m=$(one_many "$shape")
+      read -r _ msh mgood _ merr <"$tmp/many"
+      for line in kept:"$kq|$kh" fresh:"$fq|$fh"; do
+        kind=${line%%:*} q=${line#*:}; h=${q#*|}; q=${q%%|*}
+        ok=$(field "$h" ok) shed=$(field "$h" shed) lim=$(field "$h" limited) rs=$(field "$h" resets)
+        ot=$(field "$h" other) un=$(field "$h" unanswered)
+        echo "$shape $kind $r $(ratio "$((ok / osecs))" "$cap") $(awk -v a=$((shed + lim)) -v n=$((shed + lim + rs + ot + un)) 'BEGIN { printf "%.1f", n ? 100 * a / n : 100 }') $(field "$h" p99) $(field "$q" p99) $(ratio "$(field "$h" p99)" "$(field "$q" p99)") $rs $un $(field "$h" probe_p99) $(field "$h" probe_bad)" >>"$tmp/waits"
+      done
+      echo "$shape many $r $(ratio "${m%% *}" "$cap") $(awk -v s="$msh" -v g="$mgood" 'BEGIN { printf "%.1f", (s + g) ? 100 * s / (s + g) : 0 }') 0 0 0 $merr 0 0 0" >>"$tmp/waits"
+      log "  $shape round $r: kept $kh | fresh $fh | many: $m shed $msh errors $merr"
+    done
+  done
+  commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  {
+    echo
+    echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit: the bound on a call's wait for a slot"
+    echo
+    echo "Command: \`bench/run.sh $B waits\` (BENCH_SECONDS=$secs BENCH_ROUNDS=$rounds BENCH_THREADS=$threads BENCH_DB_CONNECTIONS=$dbconns); $(nproc) cores shared with other work on the machine. Capacity: get_bike_status at 32 connections, $cap/s. Open loop at twice it for ${osecs}s (a quarter of it for the p99 it is compared with), on 192 kept-alive connections and on a new connection per call ($fresh in flight, a GET /healthz on a new connection every 100 ms); then $many kept-alive connections closed-loop (wrk). Median of $rounds rounds; rounds alternate the shapes."
+    echo
+    echo "| shape | line | goodput / capacity | refusals explicit (%) | admitted p99 ms at 2x | p99 ms at 1/4 | ratio | resets | unanswered | /healthz p99 ms (bad) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    for shape in fixed codel hold length; do
+      for kind in kept fresh many; do
+        awk -v s="$shape" -v k="$kind" '$1 == s && $2 == k' "$tmp/waits" | sort -k4 -n |
+          awk '{a[NR]=$0} END {print a[int((NR + 1) / 2)]}' |
+          while read -r _ _ _ gp ex ph pq rt rs un pp pb; do
+            if [[ $kind == many ]]; then
+              printf '| %s | %s | %s | (503 share of answers %s%%) | | | | %s | | |\n' "$shape" "$kind" "$gp" "$ex" "$rs"
+            else
+              printf '| %s | %s | %s | %s | %.1f | %.1f | %s | %s | %s | %s |\n' "$shape" "$kind" "$gp" "$ex" \
+                "$(awk -v v="$ph" 'BEGIN{print v/1000}')" "$(awk -v v="$pq" 'BEGIN{print v/1000}')" "$rt" "$rs" "$un" \
+                "$([[ $kind == fresh ]] && awk -v v="$pp" -v b="$pb" 'BEGIN{printf "%.0f (%d)", v/1000, b}')"
+            fi
+          done
+      done
+    done
+  } >"$tmp/waits.md"
+  cat "$tmp/waits.md"
+  [[ -n ${BENCH_ONLY:-} ]] || results_append "$tmp/waits.md"
+  exit
+fi
+
 log "== bench: $rounds rounds of ${secs}s, connections: $conns_list, $threads server workers"
 audit0=$(psql -X -At "$super" -c "SELECT coalesce(max(audit_id), 0) FROM fleet.audit_log")
 for c in $conns_list; do

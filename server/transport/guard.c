@@ -33,6 +33,8 @@ struct guard_conn {
 	bool cut;                  /* shut down already */
 	void (*hangup)(void *arg); /* GUARD_WATCH: told once when the peer closes */
 	void *arg;
+	long long retry_ms; /* guard_retry_after: the loop's, not under the lock */
+	bool served;        /* a request of its was answered (guard_fresh) */
 };
 
 struct guard_queue {
@@ -206,6 +208,8 @@ bool guard_room(struct guard *g, long long now)
 	if (!room) {
 		struct guard_conn *victim = guard_oldest_slow(g, now);
 		if (victim) {
+			if (g->set.cut_for_room)
+				g->set.cut_for_room(victim->fd);
 			guard_cut(g, victim, &g->counts.evicted, "pending_cap");
 			room = true;
 		}
@@ -245,7 +249,14 @@ void guard_body_done(struct guard *g, struct guard_conn *c)
 
 void guard_request_done(struct guard *g, struct guard_conn *c)
 {
+	if (c)
+		c->served = true;
 	guard_set(g, c, GUARD_IDLE);
+}
+
+bool guard_fresh(const struct guard_conn *c)
+{
+	return c && !c->served;
 }
 
 void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg), void *arg)
@@ -270,6 +281,17 @@ void guard_unwatch(struct guard *g, void *arg)
 			break;
 		}
 	pthread_mutex_unlock(&g->lock);
+}
+
+void guard_retry_after(struct guard_conn *c, long long until_ms)
+{
+	if (c)
+		c->retry_ms = until_ms;
+}
+
+long long guard_retry_due(const struct guard_conn *c)
+{
+	return c ? c->retry_ms : 0;
 }
 
 void guard_closed(struct guard *g, struct guard_conn *c)

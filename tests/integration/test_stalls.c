@@ -1,19 +1,29 @@
-/* Integration tests of what must never stall a loop. Writes stuck behind a row lock, on a server
- * of one loop with 2 database connections: another transaction holds a bike's row while reports
- * on it come, and other callers read other bikes meanwhile. The reads go on being answered at
- * their pace (a write waiting for a connection holds none of them up), each stuck report ends
- * within its call's deadline with 503 + Retry-After (the server's statement_timeout ends it
- * first: its transaction rolls back and its connection stays), each attempt leaves its audit
- * row (written in a transaction of its own, the write's being rolled back), and nothing of the
- * reports is written. */
+/* Integration tests of what must never stall a loop.
+ * - Writes stuck behind a row lock, on a server of one loop with 2 database connections: another
+ *   transaction holds a bike's row while reports on it come, and other callers read other bikes
+ *   meanwhile. The reads go on being answered at their pace (a write waiting for a connection
+ *   holds none of them up), each stuck report ends within its call's deadline with 503 +
+ *   Retry-After (the server's statement_timeout ends it first: its transaction rolls back and
+ *   its connection stays), each attempt leaves its audit row (written in a transaction of its
+ *   own, the write's being rolled back), and nothing of the reports is written.
+ * - Overload from fresh connections: every call on a new connection of its own, at a bounded
+ *   rate, to a server whose call slots are all held (reports waiting on a locked row) and whose
+ *   connections and connections per address are capped. Every connection gets an answer, 503
+ *   or 429 with Retry-After, none is reset or left unanswered; /healthz on a new connection is
+ *   answered 200 meanwhile; once the slots are free the same server serves the next call. Raw
+ *   sockets, so that a reset or a connection left in the kernel's backlog is seen as such. */
 #define _GNU_SOURCE /* strcasestr */
 #include <check.h>
+#include <errno.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "common/mem.h"
 #include "harness.h"
@@ -24,6 +34,12 @@
 #define ST_TIMEOUT_MS 3000 /* BIKAROO_CALL_TIMEOUT_MS */
 #define ST_READERS 4       /* callers reading other bikes */
 #define ST_READS_MAX 20000
+/* The settings both tests share: one loop, marie through the customer-care assistant, no volume
+ * limits (the load is one subject's). */
+#define ST_ONE_LOOP                                                                                \
+	"BIKAROO_THREADS=1", "BIKAROO_LOCAL_SUBJECT=marie",                                        \
+		"BIKAROO_LOCAL_CLIENT=customer-care-assistant", "BIKAROO_RATE_READS=0",            \
+		"BIKAROO_RATE_WRITES=0"
 
 /* The readers' latencies (microseconds) and answers that were not a result. */
 struct st_reads {
@@ -154,14 +170,7 @@ START_TEST(a_write_stuck_behind_a_row_lock_never_starves_the_reads_of_its_loop)
 	long cases0 = st_count("SELECT count(*) FROM fleet.cases WHERE bike_id = '" ST_BIKE "'");
 	char timeout[64];
 	snprintf(timeout, sizeof timeout, "BIKAROO_CALL_TIMEOUT_MS=%d", ST_TIMEOUT_MS);
-	const char *env[] = {"BIKAROO_THREADS=1",
-			     "BIKAROO_DB_CONNECTIONS=2",
-			     timeout,
-			     "BIKAROO_LOCAL_SUBJECT=marie",
-			     "BIKAROO_LOCAL_CLIENT=customer-care-assistant",
-			     "BIKAROO_RATE_READS=0",
-			     "BIKAROO_RATE_WRITES=0",
-			     NULL};
+	const char *env[] = {ST_ONE_LOOP, "BIKAROO_DB_CONNECTIONS=2", timeout, NULL};
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	static struct st_reads reads = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -243,12 +252,248 @@ START_TEST(a_write_stuck_behind_a_row_lock_never_starves_the_reads_of_its_loop)
 }
 END_TEST
 
+/* ---- overload from fresh connections ------------------------------------------------------ */
+
+#define OV_BIKE "VL-990032"
+#define OV_CONNS 240 /* fresh connections, one call each (every 40th a GET /healthz) */
+#define OV_PROBE_EVERY 40
+#define OV_IDLE 62        /* kept-alive connections idle, with the 2 slots' all 64 of the loop */
+#define OV_EVERY_MS 5     /* one opened every 5 ms: 200 a second */
+#define OV_LIMIT_MS 15000 /* what the test waits for the last answer */
+#define OV_HEALTHZ "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+/* One fresh connection and what came back on it. */
+struct ov_conn {
+	int fd;
+	bool probe; /* it asks GET /healthz */
+	bool keep;  /* left open once answered */
+	bool sent, done;
+	long long t0_us;
+	char in[2048];
+	size_t n;
+	int status;
+	bool retry_after;
+	const char *end; /* NULL: answered whole; else how it ended without an answer */
+};
+
+/* Whether c->in holds a whole answer (head and Content-Length body); sets status and
+ * retry_after. */
+static bool ov_whole(struct ov_conn *c)
+{
+	c->in[c->n] = '\0';
+	char *head_end = strstr(c->in, "\r\n\r\n");
+	if (!head_end)
+		return false;
+	sscanf(c->in, "HTTP/1.1 %d", &c->status);
+	*head_end = '\0';
+	const char *cl = strcasestr(c->in, "\r\nContent-Length: ");
+	c->retry_after = strcasestr(c->in, "\r\nRetry-After: ") != NULL;
+	*head_end = '\r';
+	size_t body = cl ? strtoul(cl + 18, NULL, 10) : 0;
+	return c->n >= (size_t)(head_end + 4 - c->in) + body;
+}
+
+/* Reads what came on c: done once whole, or ended (reset, closed) without an answer. */
+static void ov_read(struct ov_conn *c)
+{
+	ssize_t got = recv(c->fd, c->in + c->n, sizeof c->in - 1 - c->n, 0);
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (got > 0) {
+		c->n += (size_t)got;
+		if (!ov_whole(c) && c->n < sizeof c->in - 1)
+			return;
+	} else {
+		c->end = got == 0 ? "closed before an answer" : "reset";
+	}
+	if (!c->end && !ov_whole(c))
+		c->end = "an answer too long";
+	c->done = true;
+	if (!c->keep || c->end)
+		close(c->fd);
+}
+
+static const char *ov_request(void)
+{
+	static char req[1024];
+	static const char body[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":\"ov\",\"method\":\"tools/call\",\"params\":{\"name\":"
+		"\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"},\"_meta\":{\"io."
+		"modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/"
+		"clientCapabilities\":{}}}}";
+	snprintf(req, sizeof req,
+		 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+		 "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: "
+		 "2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: get_bike_status\r\n"
+		 "Content-Length: %zu\r\n\r\n%s",
+		 sizeof body - 1, body);
+	return req;
+}
+
+/* Opens n connections, one every OV_EVERY_MS, each sending req (every probe_every-th, if any,
+ * OV_HEALTHZ) as soon as it is connected, and reads their answers until each has one or ended,
+ * or OV_LIMIT_MS passed; from: their address (NULL: any); keep: those answered stay open. */
+static void ov_run(unsigned port, const char *from, struct ov_conn *c, int n, const char *req,
+		   int probe_every, bool keep)
+{
+	struct pollfd *pf = calloc((size_t)n, sizeof *pf);
+	int *of = calloc((size_t)n, sizeof *of);
+	long long t0 = it_now_us();
+	int opened = 0;
+	for (;;) {
+		long long now = it_now_us();
+		while (opened < n && now - t0 >= (long long)opened * OV_EVERY_MS * 1000) {
+			c[opened] = (struct ov_conn){
+				.fd = it_tcp_connect(port, from),
+				.probe = probe_every && opened % probe_every == probe_every - 1,
+				.keep = keep,
+				.t0_us = now};
+			if (c[opened].fd < 0) {
+				c[opened].done = true;
+				c[opened].end = "refused at connect";
+			}
+			opened++;
+		}
+		int k = 0;
+		for (int i = 0; i < opened; i++)
+			if (!c[i].done) {
+				pf[k] = (struct pollfd){.fd = c[i].fd,
+							.events = c[i].sent ? POLLIN : POLLOUT};
+				of[k++] = i;
+			}
+		if (!k && opened == n)
+			break;
+		if (now - t0 > (long long)OV_LIMIT_MS * 1000) {
+			for (int i = 0; i < k; i++) {
+				c[of[i]].done = true;
+				c[of[i]].end = "no answer in time";
+				close(c[of[i]].fd);
+			}
+			break;
+		}
+		if (poll(pf, (nfds_t)k, OV_EVERY_MS) <= 0)
+			continue;
+		for (int j = 0; j < k; j++) {
+			struct ov_conn *x = &c[of[j]];
+			if (!pf[j].revents)
+				continue;
+			if (!x->sent) {
+				int err = 0;
+				socklen_t len = sizeof err;
+				getsockopt(x->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+				const char *ask = x->probe ? OV_HEALTHZ : req;
+				size_t rl = strlen(ask);
+				if (err || send(x->fd, ask, rl, MSG_NOSIGNAL) != (ssize_t)rl) {
+					x->done = true;
+					x->end = err ? "refused at connect" : "reset";
+					close(x->fd);
+				}
+				x->sent = true;
+				continue;
+			}
+			ov_read(x);
+		}
+	}
+	free(of);
+	free(pf);
+}
+
+/* A report on the locked bike, holding a call slot until its deadline. */
+static void *ov_hold(void *arg)
+{
+	unsigned port = *(unsigned *)arg;
+	struct it_conn c;
+	it_conn_open(&c, port);
+	struct it_response r;
+	it_conn_tool(&c, NULL, "ov-hold", "report_damaged_bike",
+		     "{\"bikeId\":\"" OV_BIKE "\",\"issue\":\"flat_tire\"}", &r);
+	it_response_free(&r);
+	it_conn_close(&c);
+	return NULL;
+}
+
+/* Every fresh connection of c (n) answered: a call 503 or 429 with Retry-After, a GET /healthz
+ * 200, none reset or unanswered; how many calls were answered 503. */
+static int ov_check(const struct ov_conn *c, int n, const char *phase)
+{
+	int n503 = 0;
+	for (int i = 0; i < n; i++) {
+		bool ok = c[i].probe
+				  ? c[i].status == 200
+				  : (c[i].status == 503 || c[i].status == 429) && c[i].retry_after;
+		ck_assert_msg(!c[i].end && ok,
+			      "%s: fresh connection %d of %d (%s): %s%s (status %d%s): %.200s",
+			      phase, i, n, c[i].probe ? "GET /healthz" : "a call",
+			      c[i].end ? "ended: " : "answered", c[i].end ? c[i].end : "",
+			      c[i].status, c[i].retry_after ? ", Retry-After" : "", c[i].in);
+		n503 += !c[i].probe && c[i].status == 503;
+	}
+	return n503;
+}
+
+/* The loop's two call slots held (reports on a locked row). Fresh connections at 200 a second,
+ * every 40th a GET /healthz: first they meet a full wait (each call refused on its headers, or
+ * once it waited its bound), then, with OV_IDLE kept-alive connections from another address
+ * idle beside them, a loop holding its share of connections (answered at its door). An address
+ * past its share is answered 429 at the door too: test_abuse.c
+ * connections_per_address_are_limited. */
+START_TEST(overload_from_fresh_connections_is_answered_never_reset)
+{
+	const char *env[] = {ST_ONE_LOOP, "BIKAROO_CALLS_MAX=2", "BIKAROO_MAX_CONNECTIONS=64",
+			     "BIKAROO_CALL_TIMEOUT_MS=8000", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	PGconn *holder = st_hold_row(OV_BIKE);
+	pthread_t hold[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&hold[i], NULL, ov_hold, &s.port);
+	it_sleep_ms(300); /* both slots held */
+
+	static struct ov_conn wait_full[OV_CONNS / 2], loop_full[OV_CONNS / 2];
+	ov_run(s.port, NULL, wait_full, OV_CONNS / 2, ov_request(), OV_PROBE_EVERY, false);
+	int a = ov_check(wait_full, OV_CONNS / 2, "a full wait");
+	long queue = it_metric(&s, "bikaroo_http_calls_shed_total{reason=\"queue\"}");
+	long waited = it_metric(&s, "bikaroo_http_calls_shed_total{reason=\"waited\"}");
+	ck_assert_msg(queue > 0, "none refused on its headers (%ld after waiting)", waited);
+
+	static struct ov_conn idle[OV_IDLE];
+	ov_run(s.port, "127.0.0.2", idle, OV_IDLE, OV_HEALTHZ, 0, true);
+	for (int i = 0; i < OV_IDLE; i++)
+		ck_assert_msg(!idle[i].end && idle[i].status == 200, "idle connection %d: %s %d", i,
+			      idle[i].end ? idle[i].end : "", idle[i].status);
+	ov_run(s.port, NULL, loop_full, OV_CONNS / 2, ov_request(), OV_PROBE_EVERY, false);
+	int b = ov_check(loop_full, OV_CONNS / 2, "a full loop");
+	long full = it_metric(&s, "bikaroo_http_calls_shed_total{reason=\"full\"}");
+	ck_assert_msg(full >= b, "%ld of %d calls answered at the door", full, b);
+	printf("overload from fresh connections: %d calls meeting a full wait answered 503 (%ld on "
+	       "their headers, %ld once they waited), %d meeting a loop full of connections "
+	       "answered 503 at its door, all with Retry-After, none reset; GET /healthz on new "
+	       "connections answered 200 meanwhile\n",
+	       a, queue, waited, b);
+	fflush(stdout);
+	for (int i = 0; i < OV_IDLE; i++)
+		close(idle[i].fd);
+
+	st_let_go(holder);
+	for (int i = 0; i < 2; i++)
+		pthread_join(hold[i], NULL);
+	struct it_response r;
+	it_mcp(s.port, "tools/call", "get_bike_status",
+	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"}", &r);
+	ck_assert_msg(r.status == 200 && json_object_get(r.json, "result"), "after: %ld %s",
+		      r.status, r.body);
+	it_response_free(&r);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 CHECK_SUITE(stalls)
 {
 	Suite *su = suite_create("stalls");
 	TCase *tc = tcase_create("loop");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_write_stuck_behind_a_row_lock_never_starves_the_reads_of_its_loop);
+	tcase_add_test(tc, overload_from_fresh_connections_is_answered_never_reset);
 	suite_add_tcase(su, tc);
 	return su;
 }
