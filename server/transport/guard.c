@@ -33,8 +33,7 @@ struct guard_conn {
 	bool cut;                  /* shut down already */
 	void (*hangup)(void *arg); /* GUARD_WATCH: told once when the peer closes */
 	void *arg;
-	long long retry_ms; /* guard_retry_after: the loop's, not under the lock */
-	bool served;        /* a request of its was answered (guard_fresh) */
+	bool served; /* a request of its was answered (guard_fresh) */
 };
 
 struct guard_queue {
@@ -281,17 +280,6 @@ void guard_unwatch(struct guard *g, void *arg)
 			break;
 		}
 	pthread_mutex_unlock(&g->lock);
-}
-
-void guard_retry_after(struct guard_conn *c, long long until_ms)
-{
-	if (c)
-		c->retry_ms = until_ms;
-}
-
-long long guard_retry_due(const struct guard_conn *c)
-{
-	return c ? c->retry_ms : 0;
 }
 
 void guard_closed(struct guard *g, struct guard_conn *c)

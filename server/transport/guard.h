@@ -63,11 +63,6 @@ void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg
 void guard_unwatch(struct guard *g, void *arg);
 /* Whether c has had no request answered yet (a fresh connection; NULL: not fresh). */
 bool guard_fresh(const struct guard_conn *c);
-/* A call on c was refused and its client told to retry at until_ms (CLOCK_MONOTONIC ms). On the
- * connection's loop's thread only, as is guard_retry_due: when c's client was told it may call
- * again (0: never refused). */
-void guard_retry_after(struct guard_conn *c, long long until_ms);
-long long guard_retry_due(const struct guard_conn *c);
 /* The connection is gone (before its descriptor is closed); c is freed. */
 void guard_closed(struct guard *g, struct guard_conn *c);
 /* Closes every connection waiting for headers (fresh or kept alive): nothing was begun on them.

@@ -412,12 +412,6 @@ static int http_loop_open(struct http_server *s, long i, const struct http_setti
 		*port = http_bound_port(fd); /* the others share the port the first was given */
 	hl->conns_max = max_conn / s->nloops > 0 ? max_conn / s->nloops : 1;
 	hl->calls_max = set->calls_max / s->nloops > 0 ? set->calls_max / s->nloops : 1;
-	/* Under measurement (bench/README.md, decision 7): the wait's bound shape. */
-	const char *shape = getenv("BIKAROO_WAIT_SHAPE");
-	hl->shape = shape && strcmp(shape, "codel") == 0    ? HTTP_SHAPE_CODEL
-		    : shape && strcmp(shape, "length") == 0 ? HTTP_SHAPE_LENGTH
-		    : shape && strcmp(shape, "hold") == 0   ? HTTP_SHAPE_HOLD
-							    : HTTP_SHAPE_FIXED;
 	/* Connections without a complete request have not shown a token: a share of the total,
 	 * never all of it, so that they cannot keep valid callers out. */
 	long max_pending = set->max_pending;

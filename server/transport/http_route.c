@@ -157,7 +157,9 @@ static enum MHD_Result http_run_task(struct MHD_Connection *c, struct http_req *
  * whose clients are still there and the oldest wait out (the adaptive LIFO of B. Maurer, "Fail
  * at Scale", ACM Queue 13(8), 2015). A call that waited HTTP_WAIT_MAX_MS is answered 503 +
  * Retry-After, nothing done: many clients at once are served at the loop's pace, an excess of
- * calls is refused in words, and no request read is ever reset. */
+ * calls is refused in words, and no request read is ever reset. The bound's other shapes
+ * measured against it (shrinking once the wait has stood, as CoDel's; by the wait's length):
+ * bench/README.md, decision 3. */
 #define HTTP_NEWEST_AFTER_MS 100
 #define HTTP_WAIT_MAX_MS 1000
 
@@ -171,10 +173,10 @@ static void http_wait_unlink(struct http_loop *hl, struct http_req *st)
 
 #define HTTP_SHED_TEXT "Service Unavailable: too many calls under way; retry (nothing was done)"
 
-/* A call answered 503 without being run (why: the metric's reason): a waiting one resumes. Its
- * connection is told to retry after a second. */
+/* A waiting call answered 503 without being run (why: the metric's reason). */
 static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const char *why)
 {
+	http_wait_unlink(hl, st);
 	const char *reason[] = {why};
 	metrics_add(&metrics_http_shed, reason, 1);
 	st->outcome = "shed";
@@ -184,41 +186,15 @@ static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const ch
 		.retry_after = 1,
 	};
 	st->answered = true;
-	guard_retry_after(http_guard_conn(st->conn), loop_now_ms() + 1000);
-	if (!st->suspended)
-		return;
-	http_wait_unlink(hl, st);
 	MHD_resume_connection(st->conn);
 	hl->resumed = true;
-}
-
-/* The wait's bound shapes under measurement (bench/README.md, decision 7): the longest st may
- * wait for a slot now. fixed: HTTP_WAIT_MAX_MS; codel: HTTP_CODEL_INTERVAL_MS, or
- * HTTP_CODEL_TARGET_MS once the wait has stood that long non-empty (K. Nichols and V. Jacobson,
- * "Controlling Queue Delay", ACM Queue 10(5), 2012, as "Fail at Scale" applies it to a server's
- * queue); length: HTTP_WAIT_MAX_MS, but a call that finds a round of slots (calls_max) waiting
- * already is refused at once; hold: codel, but a call on a connection refused less than its
- * Retry-After ago waits up to HTTP_WAIT_MAX_MS. */
-#define HTTP_CODEL_INTERVAL_MS 100
-#define HTTP_CODEL_TARGET_MS 10
-static long long http_wait_bound(const struct http_loop *hl, const struct http_req *st,
-				 long long now)
-{
-	if (hl->shape == HTTP_SHAPE_FIXED || hl->shape == HTTP_SHAPE_LENGTH ||
-	    (hl->shape == HTTP_SHAPE_HOLD && st->retrying))
-		return HTTP_WAIT_MAX_MS;
-	return now - hl->busy_since >= HTTP_CODEL_INTERVAL_MS ? HTTP_CODEL_TARGET_MS
-							      : HTTP_CODEL_INTERVAL_MS;
 }
 
 long long http_admit(struct http_loop *hl, long long now)
 {
 	bool stop = atomic_load(&hl->stop);
-	for (struct http_req *st = hl->wait_first, *next; st; st = next) {
-		next = st->wait_next;
-		if (stop || now - st->wait_t0 >= http_wait_bound(hl, st, now))
-			http_wait_refuse(hl, st, stop ? "stopping" : "waited");
-	}
+	while (hl->wait_first && (stop || now - hl->wait_first->wait_t0 >= HTTP_WAIT_MAX_MS))
+		http_wait_refuse(hl, hl->wait_first, stop ? "stopping" : "waited");
 	while (hl->wait_first && hl->calls < hl->calls_max) {
 		bool newest = now - hl->busy_since >= HTTP_NEWEST_AFTER_MS;
 		struct http_req *st = newest ? hl->wait_last : hl->wait_first;
@@ -230,14 +206,7 @@ long long http_admit(struct http_loop *hl, long long now)
 		hl->busy_since = 0;
 		return LLONG_MAX;
 	}
-	long long due = LLONG_MAX;
-	for (const struct http_req *st = hl->wait_first; st; st = st->wait_next)
-		if (st->wait_t0 + http_wait_bound(hl, st, now) < due)
-			due = st->wait_t0 + http_wait_bound(hl, st, now);
-	if (now - hl->busy_since < HTTP_CODEL_INTERVAL_MS &&
-	    hl->busy_since + HTTP_CODEL_INTERVAL_MS < due)
-		due = hl->busy_since + HTTP_CODEL_INTERVAL_MS; /* the wait stands from then on */
-	return due;
+	return hl->wait_first->wait_t0 + HTTP_WAIT_MAX_MS;
 }
 
 /* Runs a call read whole as a task of its loop, or has it wait for a slot (above). */
@@ -257,15 +226,9 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 	if (mcp_method_local(s->mcp, st->h_method) && http_call_answer(st, true))
 		return http_send_out(s, c, st);
 	struct http_loop *hl = st->hl;
-	if (hl->shape == HTTP_SHAPE_LENGTH && hl->waiting >= hl->calls_max) {
-		http_wait_refuse(hl, st, "waited");
-		st->queued = true;
-		return http_send_out(s, c, st);
-	}
 	if (hl->calls >= hl->calls_max || hl->wait_first) {
 		st->queued = st->suspended = true;
 		st->wait_t0 = loop_now_ms();
-		st->retrying = guard_retry_due(http_guard_conn(c)) > st->wait_t0;
 		if (!hl->wait_first)
 			hl->busy_since = st->wait_t0;
 		st->wait_prev = hl->wait_last;

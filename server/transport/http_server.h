@@ -49,12 +49,6 @@ struct http_loop {
 	struct http_req *wait_first, *wait_last;
 	long waiting;
 	long long busy_since;
-	enum {
-		HTTP_SHAPE_FIXED,
-		HTTP_SHAPE_CODEL,
-		HTTP_SHAPE_LENGTH,
-		HTTP_SHAPE_HOLD
-	} shape;          /* under measurement */
 	bool accepting;   /* the listening socket is watched */
 	bool resumed;     /* a connection was resumed since the daemon last ran */
 	atomic_bool stop; /* http_stop: leave once no call is left */
@@ -129,7 +123,6 @@ struct http_req {
 	struct http_out out;
 	struct http_req *wait_prev, *wait_next; /* in its loop's wait (suspended) */
 	long long wait_t0;                      /* when it began to wait */
-	bool retrying; /* its connection's last call was refused less than its Retry-After ago */
 };
 
 /* The loop's hook: calls that waited too long answered 503, then as many waiting calls started

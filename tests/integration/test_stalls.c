@@ -7,11 +7,11 @@
  *   its connection stays), each attempt leaves its audit row (written in a transaction of its
  *   own, the write's being rolled back), and nothing of the reports is written.
  * - Overload from fresh connections: every call on a new connection of its own, at a bounded
- *   rate, to a server whose call slots are all held (reports waiting on a locked row) and whose
- *   connections and connections per address are capped. Every connection gets an answer, 503
- *   or 429 with Retry-After, none is reset or left unanswered; /healthz on a new connection is
- *   answered 200 meanwhile; once the slots are free the same server serves the next call. Raw
- *   sockets, so that a reset or a connection left in the kernel's backlog is seen as such. */
+ *   rate, to a server whose call slots are all held (reports waiting on a locked row), then
+ *   whose connections are all taken too. Every call gets an answer, 503 with Retry-After, none
+ *   is reset or left unanswered; GET /healthz on a new connection is answered 200 meanwhile;
+ *   once the slots are free the same server serves the next call. Raw sockets, so that a reset
+ *   or a connection left in the kernel's backlog is seen as such. */
 #define _GNU_SOURCE /* strcasestr */
 #include <check.h>
 #include <errno.h>
