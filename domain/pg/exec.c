@@ -136,6 +136,14 @@ static bool exec_is_prepared(const struct exec_conn *c, const char *name)
 	return false;
 }
 
+/* name's Parse failed on c: the next unit of that name prepares it again. */
+static void exec_forget(struct exec_conn *c, const char *name)
+{
+	for (int i = 0; i < c->nprepared; i++)
+		if (strcmp(c->prepared[i], name) == 0)
+			c->prepared[i] = c->prepared[--c->nprepared];
+}
+
 /* Whether u is a write the server ends at its deadline (on a pipeline, not a simple session). */
 static bool exec_bound(const struct exec_conn *c, const struct exec_unit *u)
 {
@@ -253,12 +261,14 @@ static bool exec_result(struct exec_conn *c, PGresult *r)
 		return true;
 	}
 	if (u->lead) { /* the write's statement_timeout: its Parse, its result */
-		if (!r)
+		if (!r) {
 			u->lead--;
-		else if (PQresultStatus(r) == PGRES_FATAL_ERROR && !u->error)
+		} else if (PQresultStatus(r) == PGRES_FATAL_ERROR && !u->error) {
+			exec_forget(c, EXEC_BOUND_NAME); /* it may not be prepared */
 			u->error = r; /* then every statement of the unit is aborted */
-		else
+		} else {
 			PQclear(r);
+		}
 		return true;
 	}
 	if (!u->sync) {
@@ -273,10 +283,7 @@ static bool exec_result(struct exec_conn *c, PGresult *r)
 		if (parse && rs == PGRES_COMMAND_OK) {
 			PQclear(r);
 		} else if (parse) {
-			/* Not prepared after all: the next unit of that name prepares again. */
-			for (int i = 0; i < c->nprepared; i++)
-				if (strcmp(c->prepared[i], s->name) == 0)
-					c->prepared[i] = c->prepared[--c->nprepared];
+			exec_forget(c, s->name);
 			if (rs != PGRES_PIPELINE_ABORTED)
 				log_error("prepare %s failed: %s", s->name,
 					  PQresultErrorMessage(r));

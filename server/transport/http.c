@@ -494,8 +494,11 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->loops = mem_calloc((size_t)s->nloops, sizeof *s->loops);
 	for (long i = 0; i < s->nloops; i++)
 		s->loops[i].listen.fd = -1;
+	/* The doors' connections come on top of the loops' own. */
 	long doors = HTTP_DOOR_MAX * s->nloops;
 	long max_conn = http_fd_budget(set->max_connections + doors) - doors;
+	if (max_conn < s->nloops)
+		max_conn = s->nloops;
 	long port = set->port;
 	for (long i = 0; i < s->nloops; i++)
 		if (http_loop_open(s, i, set, &sa, salen, &port, max_conn) != 0) {

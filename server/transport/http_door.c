@@ -36,6 +36,15 @@ struct door_conn {
 	struct door_conn *prev, *next;
 };
 
+/* The refusal of each why: its status line and its metric's reason. */
+static const struct door_refusal {
+	unsigned status;
+	const char *reason, *metric;
+} door_refusals[] = {
+	[HTTP_DOOR_FULL] = {503, "Service Unavailable", "full"},
+	[HTTP_DOOR_PER_ADDRESS] = {429, "Too Many Requests", "per_address"},
+};
+
 struct http_door {
 	struct loop *loop;
 	long n, max;
@@ -114,21 +123,17 @@ static void door_answer(struct http_door *d, struct door_conn *c, long long now)
 {
 	bool head_only;
 	bool probe = door_probe(c, &head_only);
+	const struct door_refusal *r = &door_refusals[c->why];
 	bool sent = probe ? http_answer_on_socket(c->fd.fd, 200, "OK", "",
 						  head_only ? "" : "{\"status\":\"alive\"}")
-		    : c->why == HTTP_DOOR_PER_ADDRESS
-			    ? http_answer_on_socket(c->fd.fd, 429, "Too Many Requests",
-						    "Retry-After: 1\r\n", d->refusal[c->why])
-			    : http_answer_on_socket(c->fd.fd, 503, "Service Unavailable",
-						    "Retry-After: 1\r\n", d->refusal[c->why]);
+			  : http_answer_on_socket(c->fd.fd, r->status, r->reason,
+						  "Retry-After: 1\r\n", d->refusal[c->why]);
 	if (!sent) {
 		door_close(d, c);
 		return;
 	}
-	if (!probe) {
-		const char *reason[] = {c->why == HTTP_DOOR_PER_ADDRESS ? "per_address" : "full"};
-		metrics_add(&metrics_http_shed, reason, 1);
-	}
+	if (!probe)
+		metrics_add(&metrics_http_shed, &r->metric, 1);
 	shutdown(c->fd.fd, SHUT_WR);
 	c->answered = true;
 	door_unlink(d, c);
