@@ -228,10 +228,10 @@ static void reads_group_add(struct reads_group *x, const struct reads_call *c)
 		return;
 	struct audit_ref_part trace, token, id;
 	audit_ref_parts(a->request_id, &trace, &token, &id);
-	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%}", "tool", a->tool,
+	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%, s:b}", "tool", a->tool,
 			      "target", a->target, "key", c->key, "digest", a->args_digest, "id",
 			      id.p ? id.p : "", id.len, "trace", trace.p ? trace.p : "", trace.len,
-			      "token", token.p ? token.p : "", token.len);
+			      "token", token.p ? token.p : "", token.len, "list", c->q->list);
 	/* An absent part is NULL in the row, as fleet.audit_ref stores it. */
 	if (!a->request_id)
 		json_object_set_new(e, "id", json_null());

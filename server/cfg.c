@@ -120,8 +120,8 @@ static const struct cfg_key cfg_keys[] = {
 	       "ADDRESS:PORT of GET /metrics (Prometheus text format; [::1]:9464 for IPv6; empty: "
 	       "no metrics listener)"),
 	CFG_SR("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
-	       "at least 32 characters shared by all instances: protects requestState "
-	       "(empty: a random key, valid on this process only)"),
+	       "at least 32 characters shared by all instances: protects requestState and list "
+	       "cursors (empty: a random key, valid on this process only)"),
 	CFG_SR("state-secret-previous", "BIKAROO_STATE_SECRET_PREVIOUS", state_secret_previous, "",
 	       true,
 	       "secrets also accepted for requestState, one per line (at most 4): the previous one "

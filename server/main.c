@@ -23,6 +23,7 @@
 #include "server/capabilities/catalog.h"
 #include "server/cfg.h"
 #include "server/cli/admin.h"
+#include "server/cli/help.h"
 #include "server/cli/cli.h"
 #include "server/cli/host_config.h"
 #include "server/cli/serve.h"
@@ -257,9 +258,9 @@ close:
 int main(int argc, char **argv)
 {
 	mem_install_jansson();
-	const char *cmd = argc > 1 ? argv[1] : "help";
-	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
-		return cli_usage();
+	if (cli_asks_help(argc, argv))
+		return cli_help(argc, argv);
+	const char *cmd = argv[1];
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("bikaroo-mcp %s (revision %s)\n", BIKAROO_VERSION, BIKAROO_REVISION);
 		return 0;

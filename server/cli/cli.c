@@ -15,35 +15,6 @@
 #include "domain/rights.h"
 #include "server/cfg.h"
 
-int cli_usage(void)
-{
-	printf("usage: bikaroo-mcp "
-	       "serve|stdio|migrate|admin|config-help|host-config|help|--version "
-	       "[--flag=value "
-	       "...]"
-	       "\n\n"
-	       "  serve        serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
-	       "               (GET /healthz, /readyz; GET /metrics on BIKAROO_METRICS_LISTEN;\n"
-	       "               SIGHUP reloads the settings marked [reloadable] below)\n"
-	       "  stdio        serve MCP over stdin/stdout (for IDEs that launch the server)\n"
-	       "  migrate      apply the SQL migrations (as the owner role)\n"
-	       "  config-help  print the configuration table: --format=text|man|markdown\n"
-	       "  admin COMMAND ...\n"
-	       "               an operator's changes: the database roles, regions, stations and\n"
-	       "               bikes from CSV, principals, client applications (bikaroo-mcp admin\n"
-	       "               lists them)\n"
-	       "  host-config HOST [--link]\n"
-	       "               print the configuration file of an MCP host (vscode, vscode-http,\n"
-	       "               cursor, cursor-http, claude-desktop) that launches this binary "
-	       "with\n"
-	       "               this DATABASE_URL and identity, or reaches this server; --link:\n"
-	       "               its install link (VS Code, Cursor)\n"
-	       "  --version    print the version and source revision\n\n"
-	       "Configuration (environment variable or flag):\n");
-	cfg_print_help();
-	return 0;
-}
-
 int cli_config_help(int argc, char **argv)
 {
 	const char *format = "text";

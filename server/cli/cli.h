@@ -1,5 +1,6 @@
-/* What the subcommands of bikaroo-mcp share (server/main.c dispatches them): the usage text,
- * config-help, and the checks of settings that every command reading them makes the same way. */
+/* What the subcommands of bikaroo-mcp share (server/main.c dispatches them): config-help, and
+ * the checks of settings that every command reading them makes the same way (the usage text:
+ * help.h). */
 #ifndef BIKAROO_CLI_H
 #define BIKAROO_CLI_H
 
@@ -10,8 +11,6 @@
 
 struct cfg;
 
-/* bikaroo-mcp help: the subcommands, then the configuration table (stdout); 0. */
-int cli_usage(void);
 /* bikaroo-mcp config-help [--format=text|man|markdown]: 0, or 2 (said on stderr). */
 int cli_config_help(int argc, char **argv);
 

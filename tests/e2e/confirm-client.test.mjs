@@ -69,7 +69,7 @@ describe('server-side confirmation (careful-assistant), v2 client at 2026-07-28'
     }
   }, { timeout: TEST_TIMEOUT_MS });
 
-  test('accept: the form shows tool, bike, effect and identity; then the report is filed', { timeout: TEST_TIMEOUT_MS }, async () => {
+  test('accept: the form asks in the user\'s words (the bike, its region, the effect); then the report is filed', { timeout: TEST_TIMEOUT_MS }, async () => {
     const seen = [];
     const client = await connect(marie.url, { answer: { action: 'accept', content: { confirm: true } }, seen });
     try {
@@ -77,8 +77,11 @@ describe('server-side confirmation (careful-assistant), v2 client at 2026-07-28'
       assert.notEqual(result.isError, true, textOf(result));
       assert.equal(seen.length, 1, 'exactly one confirmation asked');
       assert.equal(seen[0].mode ?? 'form', 'form');
-      for (const part of ['report_damaged_bike', 'VL-2147', 'unavailable', 'marie', 'careful-assistant']) {
+      for (const part of ['VL-2147', 'Paris', 'unavailable']) {
         assert.ok(seen[0].message.includes(part), `the message shows ${part}: ${seen[0].message}`);
+      }
+      for (const word of ['report_damaged_bike', 'marie', 'careful-assistant', 'FR-PAR', 'act as']) {
+        assert.ok(!seen[0].message.includes(word), `the message says ${word}: ${seen[0].message}`);
       }
       assert.equal(seen[0].requestedSchema.properties.confirm.type, 'boolean');
       const sc = result.structuredContent;

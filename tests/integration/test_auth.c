@@ -1150,6 +1150,13 @@ static const struct rls_read rls_reads[] = {
 	 "fleet.bikes", "\"VL-2047\""},
 	{"the case resource", "resources/read", "bikaroo://cases/IC-99990047",
 	 "\"uri\":\"bikaroo://cases/IC-99990047\"", "fleet.cases", "FR-LYO"},
+	{"the work queues", "tools/call", "list_cases",
+	 "\"name\":\"list_cases\",\"arguments\":{\"bikeId\":\"VL-2047\",\"includeClosed\":true}",
+	 "fleet.cases", "IC-99990047"},
+	{"case id completion", "completion/complete", NULL,
+	 "\"ref\":{\"type\":\"ref/resource\",\"uri\":\"bikaroo://cases/{caseId}\"},"
+	 "\"argument\":{\"name\":\"caseId\",\"value\":\"IC-9999004\"}",
+	 "fleet.cases", "\"IC-99990047\""},
 };
 
 /* Whether read r, asked on port, shows the object. */
