@@ -94,15 +94,20 @@ const struct metrics_family metrics_rate_fallback = {
 	{0}};
 const struct metrics_family metrics_connections_cut = {
 	"bikaroo_http_connections_closed_total",
-	"Connections the slow-client guard closed: past a deadline, or the oldest of too many "
-	"without headers",
+	"Connections closed without a request served: past a deadline, the oldest of too many "
+	"without headers (told 503 + Retry-After first), or from an address past its share while "
+	"the loop's door was full (door_full)",
 	METRICS_COUNTER,
 	1,
 	{"reason"}};
 const struct metrics_family metrics_http_shed = {
 	"bikaroo_http_calls_shed_total",
-	"HTTP calls answered 503 + Retry-After without being run: they waited 1 s for one of the "
-	"BIKAROO_CALLS_MAX slots of their loop (reason waited), or the server stopped (stopping)",
+	"HTTP calls answered 503 or 429 + Retry-After without being run: they waited past the "
+	"bound for one of the BIKAROO_CALLS_MAX slots of their loop (waited), came on a new "
+	"connection while their loop's wait was a round of slots long (queue), the server stopped "
+	"(stopping), or their new connection was answered at the loop's door: 503 while the loop "
+	"held its share of connections (full), 429 from an address past "
+	"BIKAROO_MAX_CONNECTIONS_PER_IP (per_address)",
 	METRICS_COUNTER,
 	1,
 	{"reason"}};

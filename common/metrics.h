@@ -49,8 +49,10 @@ extern const struct metrics_family metrics_rate_store_calls;    /* [result]: ok 
 extern const struct metrics_family metrics_rate_fallback;       /* gauge: 1 while the budget store
 								  fails and budgets are local */
 extern const struct metrics_family metrics_connections_cut;     /* [reason]: header_deadline,
-								    body_deadline or pending_cap */
-extern const struct metrics_family metrics_http_shed;           /* [reason]: waited, stopping */
+								    body_deadline, pending_cap or
+								    door_full */
+extern const struct metrics_family metrics_http_shed;           /* [reason]: waited, stopping, full,
+								   per_address */
 extern const struct metrics_family metrics_build_info;          /* gauge [version revision] */
 extern const struct metrics_family metrics_ready;         /* gauge [check]: database, issuer_keys */
 extern const struct metrics_family metrics_audit_batches; /* [result]: ok, failed or split */

@@ -163,13 +163,15 @@ static const struct cfg_key cfg_keys[] = {
 	      "a request's body must be complete this long after its headers"),
 	CFG_L("max-pending-headers", "BIKAROO_MAX_PENDING_HEADERS", max_pending, "256", 0, 100000,
 	      "connections still sending their headers at most (no token checked yet); past it the "
-	      "oldest is closed (0, or not below BIKAROO_MAX_CONNECTIONS: a quarter of it)"),
+	      "oldest is told 503 + Retry-After and closed (0, or not below "
+	      "BIKAROO_MAX_CONNECTIONS: a quarter of it)"),
 	CFG_L("max-connections", "BIKAROO_MAX_CONNECTIONS", max_connections, "1024", 16, 100000,
-	      "HTTP connections at once (the descriptor limit is raised to fit)"),
+	      "HTTP connections at once (the descriptor limit is raised to fit); past its share "
+	      "an event loop answers a new connection 503 + Retry-After on its request line"),
 	CFG_L("max-connections-per-ip", "BIKAROO_MAX_CONNECTIONS_PER_IP", max_per_ip, "512", 0,
 	      100000,
-	      "HTTP connections from one address at once (0: no limit; behind a proxy "
-	      "every connection comes from the proxy)"),
+	      "HTTP connections from one address at once, past it 429 + Retry-After (0: no limit; "
+	      "behind a proxy every connection comes from the proxy)"),
 	CFG_L("listen-per-subject", "BIKAROO_LISTEN_PER_SUBJECT", listen_per_subject, "32", 0, 256,
 	      "subscriptions/listen streams one subject may hold of the server's 256 (HTTP; past "
 	      "it 429, a full server 503; 0: no share)"),
@@ -181,12 +183,14 @@ static const struct cfg_key cfg_keys[] = {
 	      "doubles from 250 ms up to it); meanwhile what needs it gets 503"),
 	CFG_L("call-timeout-ms", "BIKAROO_CALL_TIMEOUT_MS", call_timeout_ms, "5000", 100, 600000,
 	      "a call's deadline: no database statement is waited for past it (the server aborts "
-	      "it too: statement_timeout), and the call is answered 503 + Retry-After"),
+	      "it too: statement_timeout; a write's a reserve before, for its audit row), and the "
+	      "call is answered 503 + Retry-After"),
 	CFG_L("calls-max", "BIKAROO_CALLS_MAX", calls_max, "64", 1, 100000,
 	      "HTTP calls under way at once, shared equally among the event loops (a call "
 	      "waiting for the database holds no thread); past its loop's share a call waits "
 	      "for a slot (first come, first served; newest first once the wait has stood for "
-	      "100 ms) and is answered 503 + Retry-After (nothing done) once it has waited 1 s. "
+	      "100 ms) and is answered 503 + Retry-After (nothing done) once it has waited 1 s; "
+	      "while a share already waits, a new connection's call is refused on its headers. "
 	      "It bounds an admitted call's wait at the database under overload"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "reads of the business per minute and subject: read-only tools/call, resources/read "

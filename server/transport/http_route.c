@@ -24,45 +24,13 @@
 #include "http_reply.h"
 #include "http_server.h"
 #include "http_stream.h"
+#include "http_trace.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
 #include "sse.h"
 
 /* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
 #define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
-
-/* A part of st's span that came before its message was read: a child from ns[0] to ns[1]. */
-static void http_trace_part(struct http_req *st, const char *name, const long long ns[2])
-{
-	if (!ns[1])
-		return;
-	struct trace_span *s = trace_child(st->span, name, TRACE_INTERNAL, ns[0]);
-	trace_end(s, ns[1]);
-}
-
-/* What the transport adds to its message's span: HTTP, the client's address (personal data),
- * and the parts before the message was read: the token's check, the wait for a call slot. */
-static void http_trace_parts(struct http_req *st)
-{
-	if (!st->span)
-		return;
-	trace_str(st->span, "network.protocol.name", "http");
-	trace_str(st->span, "network.protocol.version", st->proto);
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	char host[64], port[8];
-	if (trace_personal_data() && ci && ci->client_addr &&
-	    getnameinfo(ci->client_addr,
-			ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-							       : sizeof(struct sockaddr_in),
-			host, sizeof host, port, sizeof port,
-			NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
-		trace_str(st->span, "client.address", host);
-		trace_int(st->span, "client.port", strtol(port, NULL, 10));
-	}
-	http_trace_part(st, "authorize", st->auth_ns);
-	http_trace_part(st, "call slot", st->wait_ns);
-}
 
 /* The protocol core answers st's call into st->out, within the call's deadline. local_only:
  * outside a task, where nothing may wait; false (nothing done) when the call's method is not
@@ -203,7 +171,9 @@ static enum MHD_Result http_run_task(struct MHD_Connection *c, struct http_req *
  * whose clients are still there and the oldest wait out (the adaptive LIFO of B. Maurer, "Fail
  * at Scale", ACM Queue 13(8), 2015). A call that waited HTTP_WAIT_MAX_MS is answered 503 +
  * Retry-After, nothing done: many clients at once are served at the loop's pace, an excess of
- * calls is refused in words, and no request read is ever reset. */
+ * calls is refused in words, and no request read is ever reset. The bound's other shapes
+ * measured against it (shrinking once the wait has stood, as CoDel's; by the wait's length):
+ * bench/README.md, decision 3. */
 #define HTTP_NEWEST_AFTER_MS 100
 #define HTTP_WAIT_MAX_MS 1000
 
@@ -215,6 +185,8 @@ static void http_wait_unlink(struct http_loop *hl, struct http_req *st)
 	hl->waiting--;
 }
 
+#define HTTP_SHED_TEXT "Service Unavailable: too many calls under way; retry (nothing was done)"
+
 /* A waiting call answered 503 without being run (why: the metric's reason). */
 static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const char *why)
 {
@@ -224,9 +196,7 @@ static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const ch
 	st->outcome = "shed";
 	st->out = (struct http_out){
 		.status = 503,
-		.body = http_error_body(MCP_RATE_LIMITED,
-					"Service Unavailable: too many calls under way; retry "
-					"(nothing was done)"),
+		.body = http_error_body(MCP_RATE_LIMITED, HTTP_SHED_TEXT),
 		.retry_after = 1,
 	};
 	st->answered = true;
@@ -429,6 +399,20 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 			return http_refuse(s, c, 405, MCP_INVALID_REQUEST,
 					   "Method Not Allowed: this endpoint accepts POST only",
 					   "POST");
+		}
+		/* While the loop's calls wait a round of slots long, a call on a new connection
+		 * would wait out its bound too: it is refused on its headers, its token and body
+		 * never read (libmicrohttpd then closes the connection). Methods that need no slot
+		 * (server/discover), like probes, are answered as ever. */
+		struct http_loop *hl = st->hl;
+		if (hl->waiting >= hl->calls_max && guard_fresh(http_guard_conn(c)) &&
+		    !mcp_method_local(s->mcp, http_header(c, "Mcp-Method"))) {
+			const char *reason[] = {"queue"};
+			metrics_add(&metrics_http_shed, reason, 1);
+			st->refused = true;
+			st->outcome = "shed";
+			return http_refuse_with(s, c, 503, MCP_RATE_LIMITED, HTTP_SHED_TEXT,
+						MHD_HTTP_HEADER_RETRY_AFTER, "1");
 		}
 		/* 3: the declared size, before reading anything. */
 		const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);

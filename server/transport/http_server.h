@@ -27,6 +27,7 @@ struct MHD_Connection;
 struct MHD_Daemon;
 struct http_stream;
 struct http_server;
+struct http_door;
 
 /* One event loop of the transport, on a thread of its own: its listening socket (each loop has
  * one on the shared port, SO_REUSEPORT), the connections it accepted, its libmicrohttpd daemon
@@ -38,12 +39,13 @@ struct http_loop {
 	struct loop *loop;
 	pthread_t thread;
 	struct MHD_Daemon *daemon;
-	struct loop_fd listen; /* its own listening socket */
-	struct loop_fd mhd;    /* the daemon's epoll set */
-	struct loop_hook hook; /* accepts, the daemon's timeouts and resumed connections, guard */
-	struct guard *guard;   /* header and body deadlines, the pending-headers cap */
-	long conns, conns_max; /* connections open, and at most */
-	long calls, calls_max; /* calls under way (tasks), and at most: past it they wait */
+	struct loop_fd listen;  /* its own listening socket */
+	struct loop_fd mhd;     /* the daemon's epoll set */
+	struct loop_hook hook;  /* accepts, the daemon's timeouts and resumed connections, guard */
+	struct guard *guard;    /* header and body deadlines, the pending-headers cap */
+	struct http_door *door; /* new connections it does not take, answered (http_door.h) */
+	long conns, conns_max;  /* connections open, and at most */
+	long calls, calls_max;  /* calls under way (tasks), and at most: past it they wait */
 	/* Calls read whole that wait for one of calls_max (http_admit), oldest first, and since
 	 * when the wait has not been empty. */
 	struct http_req *wait_first, *wait_last;
