@@ -4,11 +4,11 @@
 -- and events in time order as JSON arrays (json, not jsonb: their keys keep the order written
 -- here), each event with its note and the change of the bike's status it made (statusBefore,
 -- statusAfter: the report's, or the step's, as the bike back in service or retired; NULL when
--- it made none), what comes next (next_steps: the tools that take the case from its step; none
--- once closed) and whether the caller may take it (you_may_act), both as fleet.case_next
--- answers them for the work queues too (role, client application, people-only rule, and the
--- operator who asked for a write-off does not decide it; the token's scopes are the server's
--- to judge). Visible = in the perimeter (row-level security) and by
+-- it made none), what comes next (next_steps: the tools of fleet.case_steps that take the case
+-- from its step; none once closed) and whether the caller may take it (you_may_act:
+-- fleet.may_take_step, the rule the work queues apply too: role, client application,
+-- people-only rule, and the operator who asked for a write-off does not decide it; the token's
+-- scopes are the server's to judge). Visible = in the perimeter (row-level security) and by
 -- fleet.case_visible (fleet operators and technicians any case of their regions, others the
 -- cases they opened or reported into). Beside the codes and ids, their names: the region's, and
 -- those of the subjects and client applications (fleet.case_names; NULL for one no longer
@@ -55,9 +55,10 @@ BEGIN
            to_char(c.closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
            c.closed_by, nm.m ->> ('subject:' || c.closed_by),
            c.closed_via, nm.m ->> ('client:' || c.closed_via),
-           to_json(nx.tools),
-           CASE WHEN c.write_off_requested_by = p_subject THEN nx.may_act_own
-                ELSE nx.may_act END,
+           coalesce((SELECT json_agg(DISTINCT st.tool) FROM fleet.case_steps() st
+                      WHERE st.step_from = c.state), '[]'::json),
+           (SELECT m.may FROM fleet.may_take_step(c.state, p_subject,
+                                                  c.write_off_requested_by) m),
            coalesce((SELECT json_agg(json_build_object(
                         'reportId', r.report_id, 'issue', r.issue,
                         'description', r.description, 'statusBefore', r.status_before,
@@ -92,7 +93,6 @@ BEGIN
                             ORDER BY hs.change_id LIMIT 1) h ON true
                       WHERE e.case_id = c.case_id), '[]'::json)
       FROM c
-      JOIN fleet.case_next() nx ON nx.state = c.state
       LEFT JOIN names nm ON nm.case_id = c.case_id
       LEFT JOIN fleet.regions rg ON rg.code = c.region
      ORDER BY c.case_id;
