@@ -6,20 +6,33 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/loop.h"
 #include "common/mem.h"
+#include "common/task.h"
 #include "domain/pg/db.h"
+
+/* A write must answer a fifth of what is left of its call before the call's deadline (at most
+ * this): the rest is for the audit row of an attempt that ran out of time, written in a
+ * transaction of its own, since the server rolled back the write's with everything it wrote. */
+#define WRITES_RESERVE_MAX_MS 500
 
 /* The function's fixed columns after the rights. */
 enum { WRITES_OUTCOME, WRITES_REGION, WRITES_EFFECT, WRITES_NFIXED };
 static const char *const writes_fixed[WRITES_NFIXED] = {"outcome", "region", "effect"};
 
 /* Runs the statement, once more on a deadlock or serialization failure (the functions' lock
- * order avoids both; this is the safety net), a unique violation read as a conflict. */
+ * order avoids both; this is the safety net), a unique violation read as a conflict; by the
+ * call's deadline less the audit row's reserve. */
 static PGresult *writes_exec(const struct writes_query *q, const char *const *params,
 			     enum fleet_status *st, struct writes_result *out)
 {
 	char *sql =
 		mem_printf("SELECT * FROM %s($1, $2, $3::jsonb, $4, $5, $6, $7, $8)", q->function);
+	long long deadline = task_deadline(), left = deadline - loop_now_ms();
+	if (deadline && left > 0)
+		task_deadline_at(deadline - (left / 5 < WRITES_RESERVE_MAX_MS
+						     ? left / 5
+						     : WRITES_RESERVE_MAX_MS));
 	PGresult *res = NULL;
 	for (int attempt = 0; !res; attempt++) {
 		struct db_error err;
@@ -35,6 +48,7 @@ static PGresult *writes_exec(const struct writes_query *q, const char *const *pa
 			break;
 		}
 	}
+	task_deadline_at(deadline);
 	free(sql);
 	return res;
 }

@@ -93,7 +93,7 @@ void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
 {
 	char id[96];
 	mcp_request_id(ctx, id, sizeof id);
-	const char *trace = ctx->req->trace_id;
+	const char *trace = ctx->trace_id;
 	const char *token = ctx->req->actor->token_ref;
 	bool t = trace && strlen(trace) == 32;
 	snprintf(buf, cap, "%s%s%s%s%s", t ? trace : "", t ? " " : "", token, *token ? " " : "",
@@ -196,6 +196,7 @@ void adapter_task(const struct case_task *f, struct mcp_task *t)
 			       .ttl_ms = f->ttl_ms,
 			       .poll_ms = f->poll_ms};
 	snprintf(t->id, sizeof t->id, "%s", f->id);
+	snprintf(t->tool, sizeof t->tool, "%s", f->tool);
 	snprintf(t->message, sizeof t->message, "%s", f->message);
 	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
 		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { slow, startServer as startAs } from './serve.mjs';
+import { rejection, slow, startServer as startAs } from './serve.mjs';
 
 const TEST_TIMEOUT_MS = 20_000;
 const REQ = { timeout: slow ? 30_000 : 10_000 };
@@ -41,17 +41,6 @@ const report = (client, bikeId, extra = {}, opts = {}) =>
   client.callTool({ name: 'report_damaged_bike', arguments: { bikeId, issue: 'flat_tire' }, ...extra }, { ...REQ, ...opts });
 const status = async (client, bikeId) =>
   (await client.callTool({ name: 'get_bike_status', arguments: { bikeId } }, REQ)).structuredContent;
-
-// The error a call rejects with (fails when it resolves).
-async function rejection(promise) {
-  try {
-    const value = await promise;
-    assert.fail(`expected an error, got ${JSON.stringify(value)}`);
-  } catch (err) {
-    if (err?.code === 'ERR_ASSERTION') throw err;
-    return err;
-  }
-}
 
 describe('server-side confirmation (careful-assistant), v2 client at 2026-07-28', { timeout: 4 * 60_000 }, () => {
   let marie, olivia, shortLived;
