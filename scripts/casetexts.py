@@ -14,7 +14,11 @@ the case events).
   of the workflow, or a word of the MCP specification; a bikaroo:// URI is a declared resource or
   template;
 - every text names each tool that takes a step of the workflow (fleet.case_steps), the report
-  that opens a case, and the bike's status;
+  that opens a case, the bike's status and the work queues (list_cases);
+- every text shows the queue each person works from, as the arguments list_cases's description
+  gives them (a technician's {"waitingForMe": true}, ...; a value that names a bike or a region
+  may be any, a prompt's {{placeholder}} too), and every list_cases argument set a text shows is
+  one the tool's input schema takes;
 - a steps table (its header starts `| step of the case |`) has one row per step of the case, in
   the workflow's order, and in each: the tool that takes the case from that step
   (fleet.case_steps; `nothing` once closed), the values its required arguments choose among (all
@@ -41,6 +45,12 @@ STATES = ["open", "inspection_requested", "inspected", "awaiting_approval", "clo
 NAME = re.compile(r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]*)+)\b")
 URI = re.compile(r"bikaroo://[A-Za-z0-9_./{}-]*[A-Za-z0-9_/{}-]")
 TICKED = re.compile(r"`([^`]+)`")
+QUEUE_TOOL = "list_cases"
+# A JSON object written inline ({"waitingForMe": true}); a prompt's placeholder ({{bikeId}}), and
+# how it stands inside such an object while it is read.
+INLINE = re.compile(r'\{"[^{}]*\}')
+PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+FILLED = re.compile(r"<<\w+>>")
 
 
 def psql(url, sql):
@@ -65,6 +75,7 @@ def strings(node):
 def product(url):
     decls = {p: json.load(open(p)) for p in sorted(glob.glob("server/capabilities/*.json"))}
     known, uris, tools = set(), set(), {}
+    queues = None
     for d in decls.values():
         for s in strings(d):
             known.update(re.findall(r"[A-Za-z][A-Za-z0-9_]*", s))
@@ -79,6 +90,9 @@ def product(url):
                        for v in props.get(k, {}).get("enum", [])}
             tools[t["name"]] = {"roles": set(d["roles"]), "scope": d["scope"], "input": props,
                                 "choices": choices}
+            if t["name"] == QUEUE_TOOL:
+                # The queues people work from, as the tool's description shows them.
+                queues = [json.loads(m) for m in INLINE.findall(t["description"])]
     known.update(c for (c,) in psql(url, "SELECT code FROM fleet.status_codes"))
     for (check,) in psql(url, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE "
                               "conrelid = 'fleet.case_events'::regclass AND contype = 'c'"):
@@ -87,7 +101,56 @@ def product(url):
                       "FROM fleet.case_steps()")
     for tool, branch, a, b, event in steps:
         known.update([tool, a, b, event] + ([branch] if branch else []))
+    if not queues:
+        sys.exit("casetexts.py: %s's description shows no queue ({\"waitingForMe\": true}, ...)"
+                 % QUEUE_TOOL)
+    tools[QUEUE_TOOL]["queues"] = queues
     return known | PROTOCOL, uris, tools, steps
+
+
+def argument_problem(props, key, value):
+    """Why the tool's input schema refuses value for key (None when it takes it)."""
+    schema = props.get(key)
+    if schema is None:
+        return "%s has no argument %s" % (QUEUE_TOOL, key)
+    if isinstance(value, str) and FILLED.fullmatch(value):
+        return None  # the prompt's argument, checked when the prompt is asked
+    want = {"boolean": bool, "string": str}.get(schema.get("type"))
+    if want and not isinstance(value, want):
+        return "%s must be a %s" % (key, schema["type"])
+    if "enum" in schema and value not in schema["enum"]:
+        return "%s is one of %s" % (key, ", ".join(schema["enum"]))
+    if "pattern" in schema and not re.search(schema["pattern"], value):
+        return "%s must match %s" % (key, schema["pattern"])
+    return None
+
+
+def check_queues(text, tools):
+    """The problems of the list_cases argument sets text shows, and the queues it leaves out."""
+    props = tools[QUEUE_TOOL]["input"]
+    # The arguments no other tool takes: an object naming one is meant for list_cases.
+    own = set(props) - {k for name, t in tools.items() if name != QUEUE_TOOL for k in t["input"]}
+    bad, shown = [], []
+    for m in INLINE.finditer(PLACEHOLDER.sub(r"<<\1>>", text)):
+        try:
+            args = json.loads(m.group(0))
+        except ValueError:
+            continue
+        if not args or not (set(args) <= set(props) or set(args) & own):
+            continue
+        why = [w for k, v in args.items() for w in [argument_problem(props, k, v)] if w]
+        if why:
+            bad.append("shows %s, which %s refuses: %s" % (m.group(0), QUEUE_TOOL, "; ".join(why)))
+        shown.append(args)
+
+    def same(queue, args):
+        # A value naming a bike or a region (a pattern) may be any: it is an example.
+        return set(queue) == set(args) and all(
+            "pattern" in props[k] or queue[k] == args[k] for k in queue)
+    for q in tools[QUEUE_TOOL]["queues"]:
+        if not any(same(q, a) for a in shown):
+            bad.append("does not show the queue %s (%s)" % (json.dumps(q), QUEUE_TOOL))
+    return bad
 
 
 def cells(line):
@@ -154,10 +217,11 @@ def check_file(path, known, uris, tools, steps):
                    % w)
     for u in sorted(set(URI.findall(text)) - uris):
         bad.append("names %s, which is no declared resource or template" % u)
-    need = sorted({s[0] for s in steps} | {"report_damaged_bike", "get_bike_status"})
+    need = sorted({s[0] for s in steps} | {"report_damaged_bike", "get_bike_status", QUEUE_TOOL})
     for t in need:
         if not re.search(r"\b%s\b" % t, text):
             bad.append("does not name %s" % t)
+    bad += check_queues(text, tools)
     if base != PROMPT:
         table = check_table(text.split("\n"), tools, steps)
         bad += ["has no steps table (| step of the case | ...)"] if table is None else table

@@ -5,10 +5,10 @@
 -- here), each event with its note and the change of the bike's status it made (statusBefore,
 -- statusAfter: the report's, or the step's, as the bike back in service or retired; NULL when
 -- it made none), what comes next (next_steps: the tools of fleet.case_steps that take the case
--- from its step; none once closed) and whether the caller may take it (you_may_act: one of those
--- tools is among the capabilities fleet.act_as found the caller may use, by role, client
--- application and people-only rule, and fleet.case_step_allowed does not bar them, as the
--- operator who asked for a write-off; the token's scopes are the server's to judge). Visible = in the perimeter (row-level security) and by
+-- from its step; none once closed) and whether the caller may take it (you_may_act:
+-- fleet.may_take_step, the rule the work queues apply too: role, client application,
+-- people-only rule, and the operator who asked for a write-off does not decide it; the token's
+-- scopes are the server's to judge). Visible = in the perimeter (row-level security) and by
 -- fleet.case_visible (fleet operators and technicians any case of their regions, others the
 -- cases they opened or reported into). Beside the codes and ids, their names: the region's, and
 -- those of the subjects and client applications (fleet.case_names; NULL for one no longer
@@ -57,9 +57,8 @@ BEGIN
            c.closed_via, nm.m ->> ('client:' || c.closed_via),
            coalesce((SELECT json_agg(DISTINCT st.tool) FROM fleet.case_steps() st
                       WHERE st.step_from = c.state), '[]'::json),
-           EXISTS (SELECT FROM fleet.case_steps() st
-                    WHERE st.step_from = c.state AND fleet.may_read(st.tool)
-                      AND fleet.case_step_allowed(st.tool, p_subject, c.write_off_requested_by)),
+           (SELECT m.may FROM fleet.may_take_step(c.state, p_subject,
+                                                  c.write_off_requested_by) m),
            coalesce((SELECT json_agg(json_build_object(
                         'reportId', r.report_id, 'issue', r.issue,
                         'description', r.description, 'statusBefore', r.status_before,

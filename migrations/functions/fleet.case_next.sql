@@ -1,14 +1,14 @@
 -- What a case waits for at each step, for the caller of the transaction (fleet.act_as), for the
 -- work queues (fleet.list_cases_for): per step (state), the tools that take its next step
 -- (fleet.case_steps), the roles that may take it (their rows of fleet.capabilities, from the
--- declarations) and those roles in words, and whether the caller may take it: one of those
--- tools is among the capabilities act_as found the caller may use (its role, a person where the
--- tool is for people only, its client application's right). may_act is for a case whose
--- pending request is someone else's (or none); may_act_own for one whose pending request the
--- caller made: a write-off is decided by someone else than the person who asked for it
--- (fleet.case_step_as refuses the asker with same_person). A closed case waits for nothing: no
--- tools, no roles, nobody may act. (plpgsql: a SQL function's body is checked when it is
--- created, before fleet.case_steps exists on a fresh database.)
+-- declarations) and those roles in words, and whether the caller may take it
+-- (fleet.may_take_step, the rule the case read applies too): may_act for a case whose pending
+-- request is someone else's (or none), may_act_own for one whose pending request the caller
+-- made (the operator who asked for a write-off does not decide it). The queues
+-- (fleet.list_cases_for) pick may_act_own where cases.write_off_requested_by is the caller,
+-- may_act elsewhere. A closed case waits for nothing: no tools, no roles, nobody may act.
+-- (plpgsql: a SQL function's body is checked when it is created, before fleet.case_steps
+-- exists on a fresh database.)
 CREATE OR REPLACE FUNCTION fleet.case_next()
 RETURNS TABLE (state text, tools text[], roles text[], by_words text, may_act boolean,
                may_act_own boolean)
@@ -38,9 +38,9 @@ BEGIN
                                           WHEN 'viewer' THEN 'a viewer'
                                           ELSE r.role END, ' or ' ORDER BY r.role)
               FROM r WHERE r.state = x.state),
-           EXISTS (SELECT 1 FROM t WHERE t.state = x.state AND fleet.may_read(t.tool)),
-           EXISTS (SELECT 1 FROM t WHERE t.state = x.state AND fleet.may_read(t.tool)
-                                     AND t.tool <> 'decide_write_off')
+           (SELECT m.may FROM fleet.may_take_step(x.state, fleet.current_subject(), NULL) m),
+           (SELECT m.may FROM fleet.may_take_step(x.state, fleet.current_subject(),
+                                                  fleet.current_subject()) m)
       FROM x;
 END
 $$;

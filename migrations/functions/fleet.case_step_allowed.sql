@@ -1,8 +1,8 @@
 -- Whether who the caller is on a case lets them take a step of its workflow (the role, the
 -- client application and the case's step are judged elsewhere): the fleet operator who asked
 -- for a write-off does not decide it. One rule for the step itself (fleet.case_step_as refuses
--- it as same_person) and for the steps a case read offers the caller (fleet.case_for's
--- next_steps).
+-- it as same_person) and for what the reads say the caller may do (fleet.may_take_step, which
+-- the case read and the work queues answer from).
 CREATE OR REPLACE FUNCTION fleet.case_step_allowed(p_tool text, p_subject text,
                                                    p_write_off_requested_by text)
 RETURNS boolean

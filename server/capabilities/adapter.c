@@ -37,6 +37,11 @@ const struct mcp_ext_meta adapter_timeline_link = {
 	.meta = "{\"ui\":{\"resourceUri\":\"" ADAPTER_UI_TIMELINE_URI "\"}}",
 };
 
+const struct mcp_ext_meta adapter_queue_link = {
+	ADAPTER_UI_DECLARED,
+	.meta = "{\"ui\":{\"resourceUri\":\"" ADAPTER_UI_QUEUE_URI "\"}}",
+};
+
 /* The documents are self-contained HTML5 (inline script and style, no external origin): no
  * _meta.ui.csp, so the host's restrictive default policy applies. */
 const struct mcp_ext_meta adapter_view_document = {

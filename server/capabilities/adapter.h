@@ -25,13 +25,16 @@ const struct mcp_app *adapter_settings(const struct mcp_ctx *ctx);
 #define ADAPTER_UI_MIME_TYPE "text/html;profile=mcp-app"
 #define ADAPTER_UI_CARD_URI "ui://bikaroo/bike-card"
 #define ADAPTER_UI_TIMELINE_URI "ui://bikaroo/case-timeline"
+#define ADAPTER_UI_QUEUE_URI "ui://bikaroo/case-queue"
 
 /* A tool's link to the bike card (get_bike_status, report_damaged_bike); the case template's
- * link to the timeline. Shown only to clients that declared the extension. The views' own
- * documents: their rendering hints (_meta.ui.prefersBorder), rows that exist only for clients
- * that declared the extension. Declarations name them ("ext"). */
+ * link to the timeline; the work queues' link to the queue (list_cases). Shown only to clients
+ * that declared the extension. The views' own documents: their rendering hints
+ * (_meta.ui.prefersBorder), rows that exist only for clients that declared the extension.
+ * Declarations name them ("ext"). */
 extern const struct mcp_ext_meta adapter_card_link;
 extern const struct mcp_ext_meta adapter_timeline_link;
+extern const struct mcp_ext_meta adapter_queue_link;
 extern const struct mcp_ext_meta adapter_view_document;
 
 /* ---- answers ----------------------------------------------------------------------------- */

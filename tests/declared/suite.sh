@@ -58,6 +58,15 @@ planted "a step leading elsewhere than the workflow says is named" resources/dam
   "open: request_inspection leads to ['inspection_requested'], the table says ['inspected']"
 planted "a text that leaves out a step's tool is named" prompts/investigate-damaged-bike.md \
   's/decide_write_off/the second operator/g' 'does not name decide_write_off'
+planted "a text that leaves out a person's queue is named" resources/damaged-bike.md \
+  's/"step": "awaiting_approval", "waitingForMe": true/"step": "awaiting_approval"/' \
+  'does not show the queue {"step": "awaiting_approval", "waitingForMe": true} (list_cases)'
+planted "queue arguments the tool would refuse are named" prompts/investigate-damaged-bike.md \
+  's/\{"waitingForMe": true\}/{"waitingForMe": "yes"}/' \
+  'shows {"waitingForMe": "yes"}, which list_cases refuses: waitingForMe must be a boolean'
+planted "a step no case has, in a queue's arguments, is named" docs/cases.md \
+  's/"step": "inspected", "waitingForMe"/"step": "repaired", "waitingForMe"/' \
+  'which list_cases refuses: step is one of open, inspection_requested, inspected, awaiting_approval, closed'
 planted "a URI no resource has is named" docs/cases.md \
   's#`bikaroo://fleet/regions`#`bikaroo://fleet/areas`#' 'names bikaroo://fleet/areas, which is no declared resource or template'
 

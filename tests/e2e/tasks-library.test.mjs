@@ -5,8 +5,10 @@
 // inspection on one instance: the library gets a task and polls it (tasks/get); tom, a technician
 // on another instance, finds the case in his queue (list_cases) and records the finding; the
 // library settles the task as completed, with the finding in the tool's result. A second request
-// cancelled through the library settles as cancelled, and the case is open again. A caller who
-// lost the task id finds the case through the queues.
+// cancelled through the library settles as cancelled, and the case is open again. A host that
+// lost the task id (it restarted: a new connection, nothing kept) finds the case again through
+// the queues and case-id completion, is refused a second request in words that name the step,
+// and reads the finding once the technician has recorded it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -22,6 +24,7 @@ const REQ = { timeout: slow ? 30_000 : 10_000 };
 // FR-PAR bikes available in the demo data, used by no other e2e test.
 const BIKE_DONE = 'VL-3200';
 const BIKE_CANCELLED = 'VL-3203';
+const BIKE_LOST = 'VL-3206';
 
 // The JSON-RPC messages of an HTTP answer (application/json or an SSE stream).
 function messagesOf(contentType, text) {
@@ -131,6 +134,46 @@ describe('the official Tasks library over the case workflow, two instances', { t
       assert.ok(events.some((e) => e.type === 'outcome'), JSON.stringify(events));
     } finally {
       await session.close();
+    }
+  });
+
+  test('a host that lost the task id finds the case again through the queues, and the finding once recorded', T, async () => {
+    const { caseId } = await call(marie, 'report_damaged_bike', { bikeId: BIKE_LOST, issue: 'chain_broken' });
+    const session = tasksSession(marie, marieSrv, []);
+    try {
+      const execution = await session.callTool('request_inspection', { caseId, note: 'chain off twice' });
+      assert.equal(execution.kind, 'task');
+      // The host stops following it and restarts: the task id is gone with it. (detach() leaves
+      // the step waiting; the library's close() would cancel the task, withdrawing the request.)
+      await execution.detach();
+      const again = await connect(marieSrv);
+      try {
+        // The bike's cases: the case, its step, what it waits for, who asked and why.
+        const mine = await call(again, 'list_cases', { bikeId: BIKE_LOST, includeClosed: true });
+        assert.equal(mine.cases.length, 1, JSON.stringify(mine));
+        const [row] = mine.cases;
+        assert.deepEqual([row.caseId, row.state, row.stepBy, row.stepNote], [caseId, 'inspection_requested', 'marie', 'chain off twice']);
+        assert.equal(row.waitingFor, 'the inspection, by a technician of Paris');
+        // Completion of the case template offers it from its digits too.
+        const ref = { type: 'ref/resource', uri: 'bikaroo://cases/{caseId}' };
+        const done = await again.complete({ ref, argument: { name: 'caseId', value: caseId.slice(3) } }, REQ);
+        assert.ok(done.completion.values.includes(caseId), JSON.stringify(done.completion));
+        // Asking again is refused while the step waits, naming it; nothing changes.
+        const twice = await again.callTool({ name: 'request_inspection', arguments: { caseId } }, REQ);
+        assert.equal(twice.isError, true, JSON.stringify(twice));
+        assert.match(twice.content[0].text, new RegExp(`^Case ${caseId} is waiting for a technician's inspection \\(step inspection_requested\\)`));
+        // tom records the finding: the case, read again or in the queue, has it.
+        await call(tom, 'record_inspection', { caseId, finding: 'repairable', note: 'new chain' });
+        const read = await again.readResource({ uri: `bikaroo://cases/${caseId}` }, REQ);
+        const kase = JSON.parse(read.contents[0].text);
+        assert.deepEqual([kase.state, kase.finding], ['inspected', 'repairable']);
+        const after = await call(again, 'list_cases', { bikeId: BIKE_LOST });
+        assert.deepEqual(after.cases.map((c) => [c.caseId, c.state, c.finding]), [[caseId, 'inspected', 'repairable']]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await session.close(); // the task is completed by now: nothing is withdrawn
     }
   });
 

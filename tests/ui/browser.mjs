@@ -272,7 +272,8 @@ const textReach = (frame) => frame.evaluate(`Math.max(...${SHOWN_TEXT}.map((n) =
 
 // ---- the tests ---------------------------------------------------------------------------------
 const listedWith = {};
-await check("a client that declares the extension sees the links and reads both views; one that does not sees neither", async () => {
+const VIEWS = ["ui://bikaroo/bike-card", "ui://bikaroo/case-queue", "ui://bikaroo/case-timeline"];
+await check("a client that declares the extension sees the links and reads the three views, each one whole document with the parts they share; one that does not sees neither", async () => {
   const connect = async (caps) => {
     const c = new Client({ name: "bikaroo-ui-test", version: "1.0.0" }, { capabilities: caps, versionNegotiation: { mode: { pin: "2026-07-28" } } });
     await c.connect(new StreamableHTTPClientTransport(new URL(PRODUCTS.marie)));
@@ -285,6 +286,7 @@ await check("a client that declares the extension sees the links and reads both 
     for (const t of a) listedWith[t.name] = t;
     assert(a.find((t) => t.name === "get_bike_status")?._meta?.ui?.resourceUri === "ui://bikaroo/bike-card", "get_bike_status links the card");
     assert(a.find((t) => t.name === "report_damaged_bike")?._meta?.ui?.resourceUri === "ui://bikaroo/bike-card", "report_damaged_bike links the card");
+    assert(a.find((t) => t.name === "list_cases")?._meta?.ui?.resourceUri === "ui://bikaroo/case-queue", "list_cases links the queue");
     const tpl = (await withExt.listResourceTemplates()).resourceTemplates.find((t) => t.uriTemplate === "bikaroo://cases/{caseId}");
     assert(tpl?._meta?.ui?.resourceUri === "ui://bikaroo/case-timeline", "the case template links the timeline");
     // Without the extension: the same descriptors as with it, less _meta.ui, and no ui:// rows.
@@ -293,13 +295,18 @@ await check("a client that declares the extension sees the links and reads both 
     assert(b.every((t) => !t._meta?.ui), "no _meta.ui without the extension");
     const resWith = (await withExt.listResources()).resources.map((r) => r.uri);
     const resWithout = (await without.listResources()).resources.map((r) => r.uri);
-    assert(resWith.includes("ui://bikaroo/bike-card") && resWith.includes("ui://bikaroo/case-timeline"), `listed with: ${resWith}`);
+    assert(VIEWS.every((u) => resWith.includes(u)), `listed with: ${resWith}`);
     assert(!resWithout.some((u) => u.startsWith("ui://")), `listed without: ${resWithout}`);
-    for (const uri of ["ui://bikaroo/bike-card", "ui://bikaroo/case-timeline"]) {
+    // The parts the views share (resources/view.css, view.js), put in by the server at load:
+    // each view is one document that holds them, and nothing of the directive is left.
+    const shared = readFileSync(path.join(here, "../../resources/view.js"), "utf8");
+    for (const uri of VIEWS) {
       const r = await withExt.readResource({ uri });
       const c = r.contents[0];
       assert(c.mimeType === MIME && /^<!DOCTYPE html>/i.test(c.text) && c._meta?.ui?.prefersBorder === true, `${uri} as read`);
       assert(!/(src|href)\s*=\s*["']?(https?:)?\/\//i.test(c.text), `${uri} names an external origin`);
+      assert(!c.text.includes("<!--#include") && c.text.includes(shared) && c.text.match(/<\/html>/g).length === 1,
+        `${uri} is not one document with the shared parts in place`);
       let refused = false;
       try { await without.readResource({ uri }); } catch { refused = true; }
       assert(refused, `${uri} is readable without the extension`);
@@ -703,6 +710,281 @@ await check("a refusal stays on screen in the server's words: the host's call, a
     await keys(p, "Enter"); // she acts again
     await waitVisible(v, "#step-form");
     assert(!(await visible(v, "#outcome")), "the refusal stays after she acted again");
+  } finally {
+    await p.close();
+  }
+});
+
+// ---- the queues: each person starts from the cases waiting for them -----------------------------
+
+// The queue `who` asks their host for (list_cases with args, host options o): the page and the
+// view's frame, once the rows are shown.
+async function openQueue(who, args, o) {
+  const p = await openHost(who, o);
+  await p.evaluate((a) => window.bikarooHost.callTool("list_cases", a), args);
+  const q = await viewFrame(p, "list_cases");
+  await waitVisible(q, "#list-actions");
+  return { p, q };
+}
+// The selector of case id's row in queue q, looked for as a person does: on the page shown, then
+// with "Show more" (keyboard) page after page; null when the queue does not hold it.
+async function queueRow(p, q, id) {
+  const sel = `#cases li[data-case="${id}"]`;
+  for (let page = 0; page < 100; page++) {
+    if (await q.$(sel)) return sel;
+    if (!(await visible(q, "#more"))) return null;
+    const n = await q.$$eval("#cases li", (ls) => ls.length);
+    await q.focus("#more");
+    await keys(p, "Enter");
+    await q.waitForFunction((k) => document.querySelectorAll("#cases li").length > k || document.getElementById("more").hidden,
+      { timeout: STEP_MS }, n);
+  }
+  throw new Error(`case ${id}: no end to the queue after 100 pages`);
+}
+// Opens the case of row sel from queue q with the keyboard: the timeline the host opens for it.
+async function openFromQueue(p, q, sel, nth = 0) {
+  await q.focus(`${sel} button`);
+  await keys(p, "Enter");
+  const v = await viewFrame(p, "investigation-case", nth);
+  await waitVisible(v, "#timeline li");
+  return v;
+}
+const rowText = (q, sel) => q.$eval(sel, (e) => e.innerText.replace(/\s+/g, " ").trim());
+
+const walked = {};
+await check("tried as a new user would: customer care, a technician and two fleet operators each find their part of a case in their queue and finish it in the views, never typing an id they were not shown", async () => {
+  // A rider calls marie about a bike: its id on the frame is all anyone types, in her host's
+  // call of get_bike_status. Everything after is read off what the views show.
+  const bike = psql(`SELECT bike_id FROM fleet.bikes b WHERE region = 'FR-PAR' AND status = 'available'
+    AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id) ORDER BY bike_id LIMIT 1`);
+  assert(/^VL-\d+$/.test(bike), `no available FR-PAR bike without a case: ${bike}`);
+  walked.bike = bike;
+  let kase;
+  // 1. marie (customer care) reports the damage from the bike's card.
+  let p = await openHost("marie");
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), bike);
+    const card = await viewFrame(p, "get_bike_status");
+    await waitVisible(card, "#open-report");
+    await card.focus("#open-report");
+    await keys(p, "Enter", "ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown", "Tab"); // frame_damage
+    await p.keyboard.type("The down tube is bent after a fall.");
+    await keys(p, "Tab", "Enter", "Tab", "Enter"); // Review, Send
+    await waitText(card, "#message", /^Report DR-\d+ filed/);
+    kase = await waitText(card, "#f-case", /^IC-\d+$/); // the case she is shown
+    assert(psql(`SELECT concat_ws('|', c.state, b.status, r.issue) FROM fleet.cases c JOIN fleet.bikes b USING (bike_id)
+      JOIN fleet.damage_reports r USING (case_id) WHERE c.case_id = ${quote(kase)}`) === "open|unavailable|frame_damage", "the report in PostgreSQL");
+  } finally {
+    await p.close();
+  }
+  walked.kase = kase;
+  // 2. marie's queue: her open case waits for her inspection request; she asks for it from its
+  // timeline.
+  let q, v;
+  ({ p, q } = await openQueue("marie", { waitingForMe: true }));
+  try {
+    await waitText(q, "#title", /^Cases waiting for you$/);
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `marie's queue does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes(`Case ${kase}, bike ${bike}`) && said.includes("Your turn: ask the workshop for an inspection.")
+      && said.includes(`Last step taken by ${MARIE} via`), said);
+    await assertPlain(q, "marie's queue");
+    await shot(p, "walk-1-marie-queue");
+    v = await openFromQueue(p, q, sel);
+    await waitText(v, "#title", new RegExp(`^Case ${kase}$`));
+    await prepareStep(p, v, { note: "Bent down tube: please check the frame." });
+    await sendStep(p, v);
+    assert(caseState(kase) === "inspection_requested", `after marie: ${caseState(kase)}`);
+    await shot(p, "walk-2-marie-asked");
+  } finally {
+    await p.close();
+  }
+  // 3. tom (technician): the inspection is in his queue; he records what he found.
+  ({ p, q } = await openQueue("tom", { waitingForMe: true }));
+  try {
+    await waitText(q, "#title", /^Cases waiting for you$/);
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `tom's queue does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes("Your turn: record the inspection.") && said.includes("Bent down tube: please check the frame.")
+      && said.includes("Frame damage, 1 report") && said.includes(PARIS), said);
+    await assertPlain(q, "tom's queue");
+    await shot(p, "walk-3-tom-queue");
+    v = await openFromQueue(p, q, sel);
+    await prepareStep(p, v, { down: 2, note: "Down tube cracked at the weld." });
+    assert((await text(v, "#r-step")) === "Record the inspection: Beyond repair", await text(v, "#r-step"));
+    await sendStep(p, v);
+    assert(caseState(kase) === "inspected|beyond_repair", `after tom: ${caseState(kase)}`);
+  } finally {
+    await p.close();
+  }
+  // 4. olivia (fleet operator): among the cases to close; she asks for a write-off, confirmed in
+  // the view; then her queue of write-offs to decide does not hold it.
+  ({ p, q } = await openQueue("olivia", { step: "inspected", waitingForMe: true }, { elicit: "manual" }));
+  try {
+    await waitText(q, "#title", /^Cases waiting for you to close them$/);
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `olivia's queue of cases to close does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes("Your turn: close the case, or ask for a write-off.") && said.includes("Finding: beyond repair")
+      && said.includes(`Last step taken by ${NAMES.tom} via`), said);
+    await shot(p, "walk-4-olivia-queue");
+    v = await openFromQueue(p, q, sel);
+    await prepareStep(p, v, { down: 2, note: "Cracked frame: not worth a repair." });
+    await sendStep(p, v, { confirm: true });
+    assert(caseState(kase) === "awaiting_approval|beyond_repair", `after olivia: ${caseState(kase)}`);
+    assert(psql(`SELECT write_off_requested_by FROM fleet.cases WHERE case_id = ${quote(kase)}`) === "olivia", "who asked");
+  } finally {
+    await p.close();
+  }
+  ({ p, q } = await openQueue("olivia", { step: "awaiting_approval", waitingForMe: true }));
+  try {
+    await waitText(q, "#title", /^Write-offs waiting for your decision$/);
+    assert((await queueRow(p, q, kase)) === null, `olivia is offered her own write-off ${kase} to decide`);
+  } finally {
+    await p.close();
+  }
+  // 5. nadia (another fleet operator): the write-off waits for her decision; she approves it.
+  ({ p, q } = await openQueue("nadia", { step: "awaiting_approval", waitingForMe: true }, { elicit: "manual" }));
+  try {
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `nadia's queue of write-offs does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes("Your turn: approve or refuse the write-off.") && said.includes(`Last step taken by ${NAMES.olivia} via ${OPS}`)
+      && said.includes("Cracked frame: not worth a repair."), said);
+    await assertPlain(q, "nadia's queue");
+    await shot(p, "walk-5-nadia-queue");
+    v = await openFromQueue(p, q, sel);
+    await waitText(v, "#next", new RegExp(`^${NAMES.olivia} asked for bike ${bike} to be written off`));
+    await prepareStep(p, v, { note: "Agreed: retire it." });
+    await sendStep(p, v, { confirm: true });
+    assert(caseState(kase) === "closed|beyond_repair|written_off", `after nadia: ${caseState(kase)}`);
+    assert(psql(`SELECT status FROM fleet.bikes WHERE bike_id = ${quote(bike)}`) === "retired", "the bike in PostgreSQL");
+    await waitText(v, "#timeline", /Bike retired for good: Unavailable → Retired/);
+    await shot(p, "walk-6-nadia-approved");
+    // Back in her queue, it lists again: the case has left it.
+    await q.$eval("#cases li", (li) => li.focus());
+    await q.waitForFunction((id) => !document.querySelector(`#cases li[data-case="${id}"]`), { timeout: STEP_MS }, kase);
+  } finally {
+    await p.close();
+  }
+  // 6. The rider calls again: marie lists the bike's cases, closed ones too, and reads how it ended.
+  ({ p, q } = await openQueue("marie", { bikeId: bike, includeClosed: true }));
+  try {
+    await waitText(q, "#title", new RegExp(`^Cases of bike ${bike}$`));
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `the bike's cases do not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(/^Closed /.test(said) && said.includes("The bike is retired.") && said.includes(`Last step taken by ${NAMES.nadia} via`)
+      && !said.includes("Your turn"), said);
+    await assertPlain(q, "the bike's cases");
+    await shot(p, "walk-7-marie-bike-history");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("the queue in English and French, light and dark, at 320 and 800 px: plain words, ids kept whole, the case's action beside its facts, the asker told the decision is someone else's", async () => {
+  // A write-off olivia asked for: in her list of write-offs, not hers to decide.
+  const { kase } = freshCase("battery_fault");
+  assert(sqlStep("olivia", "request_inspection", { caseId: kase, note: "battery swollen" }) === "ok", "inspection requested");
+  assert(sqlStep("tom", "record_inspection", { caseId: kase, finding: "beyond_repair", note: "cells damaged" }) === "ok", "inspection recorded");
+  assert(sqlStep("olivia", "close_case", { caseId: kase, resolution: "written_off", note: "battery and frame gone" }) === "ok", "write-off asked");
+  const problems = [];
+  for (const locale of ["en-US", "fr-FR"]) {
+    for (const theme of ["light", "dark"]) {
+      for (const width of [320, 800]) {
+        const name = `queue-${locale.slice(0, 2)}-${theme}-${width}`;
+        const { p, q } = await openQueue("olivia", { step: "awaiting_approval" }, { locale, theme, width });
+        try {
+          const fr = locale === "fr-FR";
+          const sel = await queueRow(p, q, kase);
+          if (!sel) { problems.push(`${name}: ${kase} is not listed`); continue; }
+          const want = fr ? "Vous avez demandé cette mise au rebut : un autre gestionnaire de flotte l’approuve ou la refuse."
+            : "You asked for this write-off: another fleet operator approves or refuses it.";
+          if (!(await rowText(q, sel)).includes(want)) problems.push(`${name}: the asker reads ${await rowText(q, sel)}`);
+          if ((await text(q, "#title")) !== (fr ? "Mises au rebut à approuver" : "Write-offs awaiting approval"))
+            problems.push(`${name}: title ${await text(q, "#title")}`);
+          for (const w of await jargon(q)) problems.push(`${name}: says ${JSON.stringify(w)}`);
+          for (const id of await brokenIds(q)) problems.push(`${name}: ${id} is broken across two lines`);
+          if (await overflows(q)) problems.push(`${name}: wider than the frame`);
+          if ((await q.evaluate(() => document.documentElement.dataset.theme)) !== theme) problems.push(`${name}: not ${theme}`);
+          if (width === 800) {
+            const a = await box(q, `${sel} .facts`), b = await box(q, `${sel} .actions`);
+            if (!(b.left >= a.right && b.top < a.bottom)) problems.push(`${name}: the case's action is not beside its facts`);
+          }
+          await q.$eval(sel, (li) => li.scrollIntoView());
+          await shot(p, name);
+        } finally {
+          await p.close();
+        }
+      }
+    }
+  }
+  assert(problems.length === 0, problems.join("\n"));
+  // Whom it waits for, to someone else: marie reads a case of hers waiting for a technician.
+  const other = freshCase("lighting_fault");
+  assert(sqlStep("marie", "request_inspection", { caseId: other.kase }) === "ok", "inspection requested");
+  const { p, q } = await openQueue("marie", { bikeId: other.bike });
+  try {
+    const sel = await queueRow(p, q, other.kase);
+    assert(sel && (await rowText(q, sel)).includes("Waiting for a technician."), sel && (await rowText(q, sel)));
+    await assertPlain(q, "a case waiting for someone else");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a long queue comes a page at a time: \"Show more\" adds the next page after the last case shown, none twice, and the focus goes to the first one added", async () => {
+  // At least 21 active cases in olivia's regions, the page size being 20.
+  const active = () => Number(psql("SELECT count(*) FROM fleet.cases WHERE state <> 'closed' AND region IN ('FR-PAR', 'FR-LYO')"));
+  while (active() < 21) freshCase("flat_tire");
+  const { p, q } = await openQueue("olivia", {});
+  try {
+    await waitText(q, "#title", /^Active cases$/);
+    assert((await q.$$eval("#cases li", (ls) => ls.length)) === 20, "the first page is not 20 cases");
+    await waitText(q, "#about", /^20 cases shown, the one waiting longest first; more below\.$/);
+    const first = await q.$$eval("#cases li", (ls) => ls.map((l) => l.dataset.case));
+    await q.focus("#more");
+    await keys(p, "Enter");
+    await q.waitForFunction(() => document.querySelectorAll("#cases li").length > 20, { timeout: STEP_MS });
+    const all = await q.$$eval("#cases li", (ls) => ls.map((l) => l.dataset.case));
+    assert(JSON.stringify(all.slice(0, 20)) === JSON.stringify(first) && new Set(all).size === all.length, `pages: ${all}`);
+    // The queue's order is PostgreSQL's: when each case reached its step, then its id.
+    const want = psql(`SELECT string_agg(case_id, ',' ORDER BY step_at, case_id) FROM (SELECT case_id, step_at FROM fleet.cases
+      WHERE state <> 'closed' AND region IN ('FR-PAR', 'FR-LYO') ORDER BY step_at, case_id LIMIT ${all.length}) x`);
+    assert(all.join() === want, `order: ${all.join()} != ${want}`);
+    assert((await q.evaluate(() => document.activeElement.closest("li")?.dataset.case)) === all[20], "the focus is not on the first case added");
+    await shot(p, "queue-more");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a queue the server refuses says so in the server's words and lists again on Refresh; a queue with nothing in it says so in the person's", async () => {
+  // The host passes a cursor that is not one (an assistant's mistake).
+  let { p, q } = await openQueue("olivia", { cursor: "not-a-cursor" });
+  try {
+    await waitText(q, "#message", /^The cases could not be listed: This cursor is not one for this list/);
+    assert((await text(q, "#message .server")).startsWith("This cursor is not one for this list"), "not in the server's words");
+    assert((await q.$eval("#message", (e) => e.getAttribute("role"))) === "alert", "announced as an alert");
+    assert(!(await visible(q, "#cases")), "cases are shown beside the refusal");
+    await assertPlain(q, "a refused queue");
+    await shot(p, "queue-refused");
+    await q.focus("#refresh");
+    await keys(p, "Enter");
+    await waitVisible(q, "#cases li");
+    assert(!(await visible(q, "#message")), "the refusal stays once the list is shown");
+  } finally {
+    await p.close();
+  }
+  ({ p, q } = await openQueue("dev", { waitingForMe: true }, { locale: "fr-FR" }));
+  try {
+    await waitText(q, "#title", /^Dossiers qui vous attendent$/);
+    await waitText(q, "#message", /^Rien ne vous attend\.$/);
+    assert(!(await visible(q, "#cases")), "an empty list is shown");
+    await assertPlain(q, "an empty queue");
   } finally {
     await p.close();
   }
