@@ -117,7 +117,7 @@ static char *mig_dump(const char *db)
  * - every function of migrations/functions/ (its text is today's file, on both paths);
  * - every object a numbered file added since d73423a (one not in MIG_OLD_DIR) creates, alters or
  *   drops, as the file names it (CREATE/ALTER TABLE, CREATE TRIGGER/INDEX/POLICY/TYPE/SEQUENCE,
- *   CREATE/DROP FUNCTION, DROP INDEX). */
+ *   CREATE/DROP FUNCTION, DROP INDEX, CREATE/ALTER DOMAIN). */
 #define MIG_MAX_NAMES 256
 struct mig_names {
 	char name[MIG_MAX_NAMES][128];
@@ -168,7 +168,8 @@ static void mig_new_objects(struct mig_names *ns)
 		"CREATE TABLE ",    "ALTER TABLE ",         "CREATE TRIGGER ",
 		"CREATE INDEX ",    "CREATE POLICY ",       "CREATE TYPE ",
 		"CREATE SEQUENCE ", "CREATE FUNCTION ",     "CREATE OR REPLACE FUNCTION ",
-		"DROP FUNCTION ",   "CREATE UNIQUE INDEX ", "DROP INDEX "};
+		"DROP FUNCTION ",   "CREATE UNIQUE INDEX ", "DROP INDEX ",
+		"CREATE DOMAIN ",   "ALTER DOMAIN "};
 	DIR *d = opendir("migrations");
 	ck_assert_ptr_nonnull(d);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
