@@ -118,20 +118,21 @@ printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_a
 # Sync: one transaction, one round trip. The texts are the server's own: the read's as its
 # connections last ran it (pg_stat_activity, after the get_bike_status line: byc_sql), the
 # identity's as the binary holds it (byc_act); their parameters are passed as the server passes
-# them (the audit entries as JSON), but the bike ids, which pgbench draws as numbers.
+# them: the audit entries as one JSON text (byc_vars: N entries of fixed bikes, so their rows say
+# not_found; building them in SQL per transaction cost the database more than parsing them, and
+# that is not the server's work), the bike ids drawn at random by pgbench.
 byc_script() { # N SQL [PLAN_MODE] -> the script on stdout
-  local i keys='' calls='' sql=$2 act
+  local i keys='' sql=$2 act
   act=$(byc_act)
   act=${act//force_generic_plan/${3:-force_generic_plan}}
   for i in $(seq 1 "$1"); do
     printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
     keys+="${keys:+, }'VL-' || :n$i"
-    calls+="${calls:+, }jsonb_build_object('tool', 'get_bike_status', 'target', 'VL-' || :n$i, 'key', 'VL-' || :n$i, 'digest', :digest::text, 'id', '\"b$i\"', 'trace', NULL::text, 'token', :token::text)"
   done
   act=${act//\$1::text/:subject::text}
   act=${act//\$2::text/:client::text}
   sql=${sql//\$1::text[]/ARRAY[$keys]}
-  sql=${sql//\$2::jsonb/jsonb_build_array($calls)}
+  sql=${sql//\$2::jsonb/:calls::jsonb}
   printf '\\startpipeline\n%s;\n%s;\n\\endpipeline\n' "$act" "$sql"
 }
 # The server's identity statement, as its binary holds it (domain/reads.c, READS_ACT_SQL).
@@ -139,8 +140,12 @@ byc_act() {
   strings "$B/bikaroo-mcp" | grep -m 1 -F 'FROM fleet.act_as($1::text, $2::text) AS a' ||
     echo "SELECT 'no identity statement in $B/bikaroo-mcp' / 0"
 }
-byc_vars() { # TOKEN_REF -> the -D arguments
-  printf '%s\n' -D subject=marie -D client=customer-care-assistant -D "digest=$(printf '%064d' 1)" -D "token=$1"
+byc_vars() { # TOKEN_REF N -> the -D arguments: the caller, and N audit entries as the server writes them
+  local i calls=''
+  for i in $(seq 1 "$2"); do
+    calls+="${calls:+,}{\"tool\":\"get_bike_status\",\"target\":\"VL-$((100004 + 3 * i))\",\"key\":\"VL-$((100004 + 3 * i))\",\"digest\":\"$(printf '%064d' "$i")\",\"id\":\"$i\",\"trace\":null,\"token\":\"$1\"}"
+  done
+  printf '%s\n' -D subject=marie -D client=customer-care-assistant -D "calls=[$calls]"
 }
 # The server's statement for get_bike_status's batches, as its connections last ran it.
 byc_sql() {
@@ -556,7 +561,7 @@ if [[ $mode == shapes ]]; then
     log "  shape a's batch statement not seen: no pg_batch_a line"
   fi
   if [[ -n $sql_b ]]; then
-    mapfile -t vars < <(byc_vars jti:bench)
+    mapfile -t vars < <(byc_vars jti:bench "$n_b")
     # The plan mode the identity statement sets for the read (domain/reads.c pins it generic).
     for mode_b in force_generic_plan force_custom_plan auto; do
       byc_script "$n_b" "$sql_b" "$mode_b" >"$tmp/shape-b.sql"
@@ -628,7 +633,7 @@ for c in $conns_list; do
     log "  no statement of the server's get_bike_status batches seen: pg_batched_read INVALID"
   fi
   byc_script "$n" "$sql" >"$tmp/batched.sql"
-  mapfile -t vars < <(byc_vars "$token_ref")
+  mapfile -t vars < <(byc_vars "$token_ref" "$n")
   measure "pg_batched_read" "$c" one_pg "$DATABASE_URL" "$tmp/batched.sql" "$((dbconns * threads))" "$n" 1 "${vars[@]}"
   echo "batch_shape $c $n $((dbconns * threads)) 0 0 0 ok" >>"$results"
   [[ -n $pooled_pid ]] && measure "http_get_bike_status_pooled" "$c" one_wrk pooled "$tmp/bike.lua" /mcp "$c"
