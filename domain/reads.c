@@ -17,7 +17,7 @@
 #include "domain/pg/db.h"
 #include "rights.h"
 
-/* Calls in one batch at most (and so callers: one per caller and read). */
+/* Calls in one batch at most (and so groups: one per caller and read). */
 #define READS_BATCH_MAX 64
 /* Reads of a process: a handful of static descriptors. */
 #define READS_KINDS 32

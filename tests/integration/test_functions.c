@@ -165,6 +165,7 @@ CHECK_SUITE(functions)
 	tcase_add_test(feed, change_feed_names_entities_not_uris);
 	suite_add_tcase(s, feed);
 	TCase *audit = tcase_create("audit_log");
+	tcase_set_timeout(audit, 60); /* a connection per row tried */
 	tcase_add_test(audit, the_audit_log_refuses_a_malformed_row);
 	suite_add_tcase(s, audit);
 	return s;
