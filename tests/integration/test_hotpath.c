@@ -422,6 +422,92 @@ START_TEST(a_long_non_ascii_request_id_is_read_and_audited)
 }
 END_TEST
 
+/* The tools a tools/list of server s lists, as " name name ... " (new string). */
+static char *hot_tools(const struct it_server *s)
+{
+	struct it_response r;
+	it_mcp(s->port, "tools/list", NULL, "", &r);
+	json_t *tools = json_object_get(json_object_get(r.json, "result"), "tools");
+	ck_assert_msg(json_is_array(tools), "%s", r.body);
+	char *names = mem_strdup(" ");
+	size_t i;
+	json_t *t;
+	json_array_foreach (tools, i, t) {
+		char *more =
+			mem_printf("%s%s ", names, json_string_value(json_object_get(t, "name")));
+		free(names);
+		names = more;
+	}
+	it_response_free(&r);
+	return names;
+}
+
+#define HOT_UNITS "bikaroo_audit_batches_total{result=\"ok\"}"
+#define HOT_HITS "bikaroo_rights_cache_lookups_total{result=\"hit\"}"
+
+/* A list takes the caller's rights from what its loop already knows: no database unit for them
+ * while no rights change has been heard. A role narrowed between two lists: the call is refused
+ * at once (judged in the database as it runs), and the list shows the narrower rights as soon as
+ * the change's notification is heard, never the wider ones again. */
+START_TEST(lists_use_known_rights_until_a_rights_change_is_heard)
+{
+	free(it_sql(
+		HOT_SETUP
+		"; UPDATE fleet.client_apps SET may_report = true WHERE client_id = '" HOT_CLIENT
+		"'"));
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe",
+			     "BIKAROO_LOCAL_CLIENT=" HOT_CLIENT, "BIKAROO_THREADS=1", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	/* Lists until one is answered from rights already known: the change feed listens (it
+	 * starts with the server, on a connection of its own). */
+	char *before = NULL;
+	for (int i = 0; i < 250 && it_metric(&s, HOT_HITS) < 1; i++) {
+		free(before);
+		before = hot_tools(&s);
+		it_sleep_ms(20);
+	}
+	ck_assert_msg(strstr(before, " get_bike_status ") &&
+			      strstr(before, " report_damaged_bike "),
+		      "%s", before);
+	long units = it_metric(&s, HOT_UNITS), hits = it_metric(&s, HOT_HITS);
+	for (int i = 0; i < 5; i++) {
+		char *again = hot_tools(&s);
+		ck_assert_str_eq(again, before);
+		free(again);
+	}
+	ck_assert_int_eq(it_metric(&s, HOT_UNITS), units);
+	ck_assert_int_eq(it_metric(&s, HOT_HITS), hits + 5);
+
+	long heard = it_metric(&s, "bikaroo_rights_changes_heard_total");
+	free(it_sql("UPDATE fleet.principals SET role = 'viewer' WHERE subject = 'rights-probe'"));
+	struct it_response r;
+	it_mcp(s.port, "tools/call", "report_damaged_bike",
+	       "\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"" HOT_PAR
+	       "\",\"issue\":\"flat_tire\"}",
+	       &r);
+	json_t *res = json_object_get(r.json, "result");
+	ck_assert_msg(res && json_is_true(json_object_get(res, "isError")), "not refused: %s",
+		      r.body);
+	it_response_free(&r);
+	for (int i = 0; i < 250 && it_metric(&s, "bikaroo_rights_changes_heard_total") <= heard;
+	     i++)
+		it_sleep_ms(20);
+	ck_assert_int_gt(it_metric(&s, "bikaroo_rights_changes_heard_total"), heard);
+	for (int i = 0; i < 3; i++) {
+		char *after = hot_tools(&s);
+		ck_assert_msg(strstr(after, " get_bike_status ") &&
+				      !strstr(after, " report_damaged_bike "),
+			      "list %d after the change: %s", i, after);
+		free(after);
+	}
+	ck_assert_int_eq(it_metric(&s, HOT_UNITS), units + 1); /* read once more, then known */
+	free(before);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	free(it_sql(HOT_TEARDOWN));
+}
+END_TEST
+
 /* ---- the read's plan ---------------------------------------------------------------------- */
 
 /* The plan of the server's statement for read (its text as the server's connections last ran
@@ -506,6 +592,7 @@ CHECK_SUITE(hotpath)
 	tcase_add_test(rights, a_rights_change_is_honoured_by_the_next_call_on_every_connection);
 	tcase_add_test(rights, a_stale_or_forged_epoch_widens_nothing);
 	tcase_add_test(rights, a_rights_change_is_honoured_by_every_instance);
+	tcase_add_test(rights, lists_use_known_rights_until_a_rights_change_is_heard);
 	suite_add_tcase(s, rights);
 	TCase *audit = tcase_create("audit rows of reads");
 	tcase_set_timeout(audit, 120);
