@@ -51,7 +51,7 @@ SAY     := @printf '  %-5s %s\n'
 endif
 
 .PHONY: all docs-tables deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes clean \
-        install uninstall deb soak budgets help
+        install uninstall deb server-json soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
 
@@ -96,12 +96,15 @@ $(B)/gen/capabilities.c: $(B)/schema-embed $(DECLS)
 	@mkdir -p $(dir $@)
 	$(SAY) GEN '$@ ($(words $(DECLS)) declarations)'
 	$(Q)$(B)/schema-embed $(B)/gen $(DECLS)
-$(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md: $(B)/gen/capabilities.c
+$(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md $(B)/gen/serves.md: \
+  $(B)/gen/capabilities.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
 
-# The governance table of docs/capabilities.md, written from the declarations.
-docs-tables: $(B)/gen/capabilities.md
+# The tables written from the declarations: the governance table of docs/capabilities.md, and
+# the "What it serves" table of README.md and docs/capabilities.md.
+docs-tables: $(B)/gen/capabilities.md $(B)/gen/serves.md
 	python3 scripts/doctable.py write $(B)/gen/capabilities.md docs/capabilities.md
+	python3 scripts/doctable.py write $(B)/gen/serves.md README.md docs/capabilities.md
 
 # The schema version the binary needs (domain/pg/migrate.h) is the number of the highest numbered
 # file of MIGRATIONS, read on every build and written only when it changed (then migrate.o alone
@@ -342,6 +345,7 @@ help:
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'
 	@echo 'make budgets       one subject at full speed through 3 instances for 60 s (tests/budgets)'
 	@echo 'make install       install under PREFIX (DESTDIR stages); make deb: a Debian package'
+	@echo 'make server-json   build/server.json, the MCP Registry entry of this version'
 	@echo 'make uninstall     remove what make install put under PREFIX (the settings file stays)'
 	@echo 'make clean         remove build/'
 	@echo 'Variables: B=build dir, OPT, SAN, CC, V=1 (full compiler lines). Server settings: build/bikaroo-mcp help'
@@ -391,6 +395,13 @@ uninstall:
 deb: test-deps
 	$(MAKE) --no-print-directory PREFIX=/usr $(B)/install_usr/bikaroo-mcp
 	scripts/deb.sh $(B)
+
+# The MCP Registry's entry (schema 2025-12-11): packaging/server.json.in with the one version of
+# common/version.h (docs/operating.md: Publishing to the MCP Registry).
+$(B)/server.json: packaging/server.json.in common/version.h
+	@mkdir -p $(B)
+	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+server-json: $(B)/server.json
 
 # 10 minutes (SOAK_SECONDS) of mixed load against two instances behind nginx: RSS, descriptors and
 # database connections flat over the second half, no error but the intended 4xx. Not in make test.

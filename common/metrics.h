@@ -17,7 +17,7 @@
 enum metrics_type { METRICS_COUNTER, METRICS_GAUGE, METRICS_HISTOGRAM };
 
 /* Label values, at most this many per family. */
-#define METRICS_MAX_LABELS 5
+#define METRICS_MAX_LABELS 8
 /* Upper bounds of a histogram (the +Inf bucket comes on top). */
 #define METRICS_MAX_BUCKETS 14
 
@@ -60,6 +60,18 @@ extern const struct metrics_family metrics_reads_alone;   /* reads run again alo
 extern const struct metrics_family metrics_drain_started; /* gauge: unix seconds, 0 */
 extern const struct metrics_family metrics_drain_limit;   /* gauge: BIKAROO_DRAIN_MS, seconds */
 extern const struct metrics_family metrics_build_info;    /* gauge [version revision] */
+/* OpenTelemetry's names (semantic conventions), as its Prometheus exporter writes them. */
+extern const struct metrics_family
+	metrics_mcp_duration;                                   /* histogram mcp.server.operation.
+								   duration [mcp_method_name
+								   gen_ai_tool_name gen_ai_prompt_name
+								   gen_ai_operation_name error_type
+								   rpc_response_status_code
+								   network_transport mcp_protocol_version] */
+extern const struct metrics_family metrics_spans_processed;     /* [error_type] */
+extern const struct metrics_family metrics_spans_exported;      /* [error_type] */
+extern const struct metrics_family metrics_span_queue_size;     /* gauge */
+extern const struct metrics_family metrics_span_queue_capacity; /* gauge */
 
 /* Adds delta to the series of f with these label values (f->nlabels of them, borrowed; NULL
  * when f has none). A counter only grows: a negative delta is ignored. */

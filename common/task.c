@@ -50,6 +50,7 @@ struct task {
 	void (*fn)(void *arg);
 	void *arg;
 	long long deadline;
+	void *span; /* task_span() */
 	bool finished;
 	struct loop_job resume; /* its resumption, queued on its loop */
 	void *asan_fake;
@@ -63,6 +64,7 @@ struct task_home {
 	struct task *idle;
 	long nidle, live;
 	long long deadline; /* of the code outside any task */
+	void *span;         /* likewise */
 	const void *bottom; /* the thread's own stack, for AddressSanitizer */
 	size_t size;
 };
@@ -102,6 +104,18 @@ bool task_deadline_passed(void)
 {
 	long long at = task_deadline();
 	return at && loop_now_ms() >= at;
+}
+
+void *task_span(void)
+{
+	struct task_home *h = &task_home_;
+	return h->current ? h->current->span : h->span;
+}
+
+void task_set_span(void *span)
+{
+	struct task_home *h = &task_home_;
+	*(h->current ? &h->current->span : &h->span) = span;
 }
 
 /* ---- switches ----------------------------------------------------------------------------- */
@@ -239,6 +253,7 @@ void task_start(struct loop *l, void (*fn)(void *arg), void *arg)
 	t->arg = arg;
 	t->finished = false;
 	t->deadline = 0;
+	t->span = NULL;
 	t->resume = (struct loop_job){.run = task_resumed};
 	task_prepare(t);
 	h->live++;

@@ -10,7 +10,19 @@
 #include "domain/pg/db.h"
 
 /* The columns every task function returns, by name. */
-enum { T_ID, T_STATUS, T_MESSAGE, T_CREATED, T_UPDATED, T_TTL, T_POLL, T_ERROR, T_RESULT, T_NCOLS };
+enum {
+	T_ID,
+	T_STATUS,
+	T_MESSAGE,
+	T_CREATED,
+	T_UPDATED,
+	T_TTL,
+	T_POLL,
+	T_ERROR,
+	T_RESULT,
+	T_TOOL,
+	T_NCOLS
+};
 static const char *const case_tasks_columns[T_NCOLS] = {
 	[T_ID] = "task_id",
 	[T_STATUS] = "status",
@@ -21,6 +33,7 @@ static const char *const case_tasks_columns[T_NCOLS] = {
 	[T_POLL] = "poll_ms",
 	[T_ERROR] = "is_error",
 	[T_RESULT] = "result",
+	[T_TOOL] = "tool",
 };
 
 /* Row 0 of res (what: the function) into out; FLEET_NOT_FOUND without a row. */
@@ -44,6 +57,7 @@ static enum fleet_status case_tasks_row(PGresult *res, const char *what, struct 
 			      : strtoll(PQgetvalue(res, 0, col[T_TTL]), NULL, 10);
 	out->poll_ms = strtol(PQgetvalue(res, 0, col[T_POLL]), NULL, 10);
 	out->is_error = db_true(res, 0, col[T_ERROR]);
+	db_copy(out->tool, sizeof out->tool, PQgetvalue(res, 0, col[T_TOOL]));
 	if (!PQgetisnull(res, 0, col[T_RESULT]))
 		out->result = mem_strdup(PQgetvalue(res, 0, col[T_RESULT]));
 	return FLEET_OK;

@@ -9,6 +9,7 @@
 #include "types.h"
 
 #define CASE_TASK_ID_MAX 128
+#define CASE_TASK_TOOL_MAX 129 /* a tool's name, NUL included */
 
 enum case_task_status { CASE_TASK_WORKING, CASE_TASK_COMPLETED, CASE_TASK_CANCELLED };
 
@@ -22,6 +23,7 @@ struct case_task {
 	long poll_ms;
 	bool is_error; /* completed: the call's result is a refusal (isError) */
 	char *result;  /* completed: the structured content, JSON text (new), or NULL */
+	char tool[CASE_TASK_TOOL_MAX]; /* the tool whose call created it */
 	/* case_tasks_notice only: whom it belongs to. */
 	char subject[FLEET_ID_MAX], client[FLEET_ID_MAX];
 };

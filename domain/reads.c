@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "domain/pg/conn.h"
 #include "domain/pg/db.h"
 #include "rights.h"
@@ -57,7 +58,8 @@ struct reads_call {
 	enum fleet_status st;
 	char sqlstate[6]; /* the read raised in SQL, alone: its SQLSTATE */
 	struct reads_batch *batch;
-	size_t group; /* its statement in batch */
+	size_t group;            /* its statement in batch */
+	struct trace_span *span; /* the span of the call (common/trace.h), NULL: not recorded */
 	struct reads_call *next;
 };
 
@@ -230,10 +232,10 @@ static void reads_group_add(struct reads_group *x, const struct reads_call *c)
 		return;
 	struct audit_ref_part trace, token, id;
 	audit_ref_parts(a->request_id, &trace, &token, &id);
-	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%}", "tool", a->tool,
+	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%, s:b}", "tool", a->tool,
 			      "target", a->target, "key", c->key, "digest", a->args_digest, "id",
 			      id.p ? id.p : "", id.len, "trace", trace.p ? trace.p : "", trace.len,
-			      "token", token.p ? token.p : "", token.len);
+			      "token", token.p ? token.p : "", token.len, "list", c->q->list);
 	/* An absent part is NULL in the row, as fleet.audit_ref stores it. */
 	if (!a->request_id)
 		json_object_set_new(e, "id", json_null());
@@ -322,7 +324,11 @@ static void reads_submit(struct reads_call **calls, size_t n, bool alone)
 	b->unit = (struct exec_unit){.stmts = b->stmts,
 				     .n = n_stmts,
 				     .until_ms = bounded ? until : 0,
-				     .done = reads_done};
+				     .done = reads_done,
+				     .trace_calls = n};
+	/* One span for the unit, in the first recorded call's trace; every call links to it. */
+	for (size_t i = 0; i < n && !b->unit.trace_parent; i++)
+		b->unit.trace_parent = calls[i]->span;
 	exec_submit(&b->unit);
 }
 
@@ -339,6 +345,8 @@ static bool reads_retryable(const char *state)
 static void reads_done(struct exec_unit *u)
 {
 	struct reads_batch *b = (struct reads_batch *)u;
+	for (size_t i = 0; i < b->ncalls; i++)
+		trace_link(b->calls[i]->span, &u->trace, "db_unit");
 	if (u->st != FLEET_OK && u->rolled_back && !b->alone) {
 		static struct log_limit limit;
 		unsigned long skipped;
@@ -637,6 +645,7 @@ static enum fleet_status reads_wait(struct reads_call *c)
 	struct reads_loop *rl = reads_loop_here();
 	task_wait_init(&c->wait);
 	c->until_ms = db_deadline_ms();
+	c->span = trace_current();
 	c->st = FLEET_INTERNAL;
 	c->next = NULL;
 	*rl->tail = c;

@@ -9,7 +9,7 @@
 #   migrations/NNNN_NAME.sql                a write's table (the next number)
 #   tests/integration/test_NAME.c           its own behaviour (real server, real PostgreSQL)
 #   tests/e2e/NAME.test.mjs                 the official client calls it
-# and the generated edits: the governance table of docs/capabilities.md (make docs-tables) and
+# and the generated edits: the tables of docs/capabilities.md and README.md (make docs-tables) and
 # its contract in tests/contracts/snapshot.json (make contracts, recorded as 0.1.0: in
 # development, its contract may change until it is 1.0.0). Nothing else is edited: the build
 # lists it, generates its C, and migrate gives its roles to the database. ROLE...: the roles that

@@ -2,12 +2,13 @@
  * declarations (server/capabilities/NAME.json, server/capabilities/README.md says what each
  * field means) into C: OUT_DIR/capabilities.c (every row, its governance, the description of
  * its read or write, its input and output schemas, and the list of all capabilities), its
- * header, gen/capabilities.h, gen/schemas.h (the schemas as strings) and the governance table
- * of docs/capabilities.md (written into OUT_DIR; make docs-tables). Each declaration is checked
- * first: valid JSON (UTF-8, no duplicate keys), only the fields this program knows, names and types
- * it can generate, schemas with only the draft 2020-12 keywords the server's validator implements
- * (server/protocol/schema.c), the example's arguments valid against the input schema. Any problem
- * fails the build, naming the file, where in it, and what to write instead. */
+ * header, gen/capabilities.h, gen/schemas.h (the schemas as strings), the governance table of
+ * docs/capabilities.md and the "What it serves" table of README.md and docs/capabilities.md
+ * (both written into OUT_DIR; make docs-tables). Each declaration is
+ * checked first: valid JSON (UTF-8, no duplicate keys), only the fields this program knows, names
+ * and types it can generate, schemas with only the draft 2020-12 keywords the server's validator
+ * implements (server/protocol/schema.c), the example's arguments valid against the input schema.
+ * Any problem fails the build, naming the file, where in it, and what to write instead. */
 #include <ctype.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -224,8 +225,10 @@ static bool gen_has_column(json_t *cols, const char *column)
 }
 
 /* The output schema a tool lists: the shown columns, each required (null allowed where the
- * column may be null), the object left open (docs/capabilities.md). New reference. */
-static json_t *gen_output_schema(json_t *cols)
+ * column may be null), the object left open (docs/capabilities.md); a list's rows are such
+ * objects under its key (list), with the cursor of the next page when it comes in pages. New
+ * reference. */
+static json_t *gen_output_schema(json_t *cols, const char *list, bool paged)
 {
 	json_t *props = json_object(), *required = json_array();
 	size_t i;
@@ -245,8 +248,18 @@ static json_t *gen_output_schema(json_t *cols)
 		json_object_set_new(props, jname, s);
 		json_array_append_new(required, json_string(jname));
 	}
-	return json_pack("{s:s, s:o, s:o}", "type", "object", "properties", props, "required",
-			 required);
+	json_t *row = json_pack("{s:s, s:o, s:o}", "type", "object", "properties", props,
+				"required", required);
+	if (!list)
+		return row;
+	json_t *out = json_pack("{s:s, s:{s:{s:s, s:o}}, s:[s]}", "type", "object", "properties",
+				list, "type", "array", "items", row, "required", list);
+	if (paged)
+		json_object_set_new(json_object_get(out, "properties"), "nextCursor",
+				    json_pack("{s:s, s:s}", "type", "string", "description",
+					      "There are more: pass it as cursor, with the same "
+					      "arguments, for the next page."));
+	return out;
 }
 
 /* ---- refusals ----------------------------------------------------------------------------- */
@@ -370,6 +383,77 @@ struct gen_decl {
 	char *roles, *scope, *confirm;
 	bool people_only, grant; /* grant: it reads or writes the business */
 };
+
+/* ---- what it serves ---------------------------------------------------------------------- */
+
+/* The "What it serves" table of README.md and docs/capabilities.md (written into OUT_DIR; make
+ * docs-tables): one line per row, grouped by kind in this order, each group in the order of the
+ * files' names. */
+enum gen_kind { GEN_K_TOOL, GEN_K_RESOURCE, GEN_K_TEMPLATE, GEN_K_PROMPT, GEN_K_VIEW, GEN_K_N };
+static const char *const gen_kind_words[GEN_K_N] = {"tool", "resource", "template", "prompt",
+						    "view"};
+static FILE *gen_serves[GEN_K_N];
+#define GEN_VIEW_MIME "text/html;profile=mcp-app" /* an MCP Apps view (ui_views.json) */
+
+/* The first sentence of text: its length up to and with the first ". " or the end ("e.g. " and
+ * "i.e. " do not end one). */
+static size_t gen_sentence(const char *text)
+{
+	for (const char *p = text; (p = strstr(p, ". ")); p++)
+		if (!(p - text >= 3 &&
+		      (strncmp(p - 3, "e.g", 3) == 0 || strncmp(p - 3, "i.e", 3) == 0)))
+			return (size_t)(p - text) + 1;
+	return strlen(text);
+}
+
+/* Writes n bytes of text to f as a table cell's content: '|' escaped, a line break a space. */
+static void gen_cell(FILE *f, const char *text, size_t n)
+{
+	for (size_t i = 0; i < n && text[i]; i++) {
+		if (text[i] == '|')
+			fputc('\\', f);
+		fputc(text[i] == '\n' ? ' ' : text[i], f);
+	}
+}
+
+/* The line of one row: its kind, its name with its arguments (`{a, b?}`, an optional one
+ * marked), the first sentence of its description, its scope and roles (and whether only people
+ * acting in person may use it). args: a tool's input
+ * properties (with required, the schema's list) or a prompt's arguments (each saying whether
+ * it is required); NULL for none. */
+static void gen_served(enum gen_kind kind, const char *name, json_t *row, json_t *args,
+		       json_t *required, const struct gen_decl *d)
+{
+	FILE *f = gen_serves[kind];
+	fprintf(f, "| %s | `%s`", gen_kind_words[kind], name);
+	if (json_array_size(args) + json_object_size(args)) {
+		fputs(" `{", f);
+		size_t i, n = 0;
+		json_t *v, *r;
+		const char *key;
+		if (json_is_array(args)) {
+			json_array_foreach (args, i, v)
+				fprintf(f, "%s%s%s", n++ ? ", " : "",
+					json_string_value(json_object_get(v, "name")),
+					json_is_true(json_object_get(v, "required")) ? "" : "?");
+		} else {
+			json_object_foreach (args, key, v) {
+				bool req = false;
+				json_array_foreach (required, i, r)
+					req = req || strcmp(json_string_value(r), key) == 0;
+				fprintf(f, "%s%s%s", n++ ? ", " : "", key, req ? "" : "?");
+			}
+		}
+		fputs("}`", f);
+	}
+	const char *text = json_string_value(json_object_get(row, "description"));
+	fputs(" | ", f);
+	gen_cell(f, text ? text : "", text ? gen_sentence(text) : 0);
+	fprintf(f, " | `%s` | ", d->scope);
+	for (const char *p = d->roles; *p; p++)
+		*p == ',' ? fputs(", ", f) : fputc(*p, f);
+	fputs(d->people_only ? "; people in person only |\n" : " |\n", f);
+}
 
 /* The C access fields of a row of d. */
 static void gen_access(FILE *c, const struct gen_decl *d)
@@ -556,10 +640,17 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 			gen_fail(at,
 				 "a tool serves a \"read\" or a \"write\" of its declaration, or "
 				 "names its C \"handler\"");
-		if (has_read && !handler && json_object_get(json_object_get(decl, "read"), "key") &&
+		json_t *read = json_object_get(decl, "read");
+		bool paged = json_object_get(read, "page") != NULL;
+		if (has_read && !handler && !paged && json_object_get(read, "key") &&
 		    (!key || !json_object_get(json_object_get(input, "properties"), key)))
 			gen_fail(at, "\"key\" must name the input argument that holds the read's "
 				     "key");
+		if (paged &&
+		    (key || !json_object_get(json_object_get(input, "properties"), "cursor")))
+			gen_fail(at,
+				 "a tool over a read in pages has no \"key\" (its arguments are "
+				 "its query) and takes the argument \"cursor\"");
 		char cname[160];
 		snprintf(cname, sizeof cname, "schema_%s_input", name);
 		for (char *p = cname; *p; p++)
@@ -570,7 +661,9 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 					       "columns");
 		bool output = (has_read || has_write) && !handler;
 		if (output) {
-			json_t *out = gen_output_schema(cols);
+			json_t *out = gen_output_schema(
+				cols, has_read ? gen_str(read, "list", "read", false) : NULL,
+				paged);
 			snprintf(cname, sizeof cname, "schema_%s_output", name);
 			for (char *p = cname; *p; p++)
 				if (*p == '-' || *p == '.')
@@ -581,6 +674,8 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		snprintf(gov, sizeof gov, "%.63s_tool%zu_governance", d->name, i);
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "tool", name,
 			       d->roles);
+		gen_served(GEN_K_TOOL, name, row, json_object_get(input, "properties"),
+			   json_object_get(input, "required"), d);
 		snprintf(spec, sizeof spec, "%.63s_tool%zu_spec", d->name, i);
 		if (!handler) {
 			fprintf(c, "static const struct declared_row %s = {\n", spec);
@@ -644,6 +739,9 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		snprintf(gov, sizeof gov, "%.63s_resource%zu_governance", d->name, i);
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "resource", uri,
 			       d->roles);
+		const char *mime = gen_str(row, "mime_type", at, true);
+		gen_served(mime && strcmp(mime, GEN_VIEW_MIME) == 0 ? GEN_K_VIEW : GEN_K_RESOURCE,
+			   uri, row, NULL, NULL, d);
 		gen_example(NULL, row, at, NULL, "resource", uri);
 		snprintf(spec, sizeof spec, "%.63s_resource%zu_spec", d->name, i);
 		json_t *ttl = json_object_get(row, "ttl_ms");
@@ -702,12 +800,16 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		if (!handler && !has_read)
 			gen_fail(at, "a template serves the declaration's \"read\" (with a key) or "
 				     "names its C \"handler\"");
+		if (json_object_get(json_object_get(decl, "read"), "page"))
+			gen_fail(at,
+				 "a read in pages is served by tools: a template has no cursor");
 		char prefix[256], var[64];
 		snprintf(prefix, sizeof prefix, "%.*s", (int)(open - tpl), tpl);
 		snprintf(var, sizeof var, "%.*s", (int)(close - open - 1), open + 1);
 		snprintf(gov, sizeof gov, "%.63s_template%zu_governance", d->name, i);
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "template", tpl,
 			       d->roles);
+		gen_served(GEN_K_TEMPLATE, tpl, row, NULL, NULL, d);
 		gen_example(NULL, row, at, NULL, "template", tpl);
 		snprintf(spec, sizeof spec, "%.63s_template%zu_spec", d->name, i);
 		json_t *ttl = json_object_get(row, "ttl_ms");
@@ -757,6 +859,7 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		snprintf(gov, sizeof gov, "%.63s_prompt%zu_governance", d->name, i);
 		gen_governance(c, md, gov, json_object_get(row, "governance"), at, "prompt", name,
 			       d->roles);
+		gen_served(GEN_K_PROMPT, name, row, json_object_get(row, "arguments"), NULL, d);
 		gen_example(NULL, row, at, NULL, "prompt", name);
 		c = rows[3];
 		fputs("\t{\n\t.name = ", c);
@@ -873,8 +976,8 @@ static void gen_task(FILE *c, json_t *task, json_t *cols)
 /* The read or write of a declaration. */
 static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *input)
 {
-	static const char *const read_keys[] = {"function", "key",     "region",   "returns",
-						"list",     "columns", "refusals", NULL};
+	static const char *const read_keys[] = {"function", "key",      "region", "returns", "list",
+						"columns",  "refusals", "page",   NULL};
 	static const char *const write_keys[] = {"function",     "columns",     "action",
 						 "confirmation", "idempotency", "refusals",
 						 "task",         NULL};
@@ -901,6 +1004,22 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		if (returns && !list && strcmp(returns, "one") != 0)
 			gen_fail("read", "returns is \"one\" (an object) or \"list\" (rows)");
 		const char *wrap = gen_str(read, "list", "read", list);
+		json_t *page = json_object_get(read, "page");
+		json_int_t page_size = 0;
+		int after = -1;
+		if (page) {
+			static const char *const page_keys[] = {"size", "after", NULL};
+			gen_keys(page, "read.page", page_keys);
+			page_size = json_integer_value(json_object_get(page, "size"));
+			after = gen_column_index(cols, gen_str(page, "after", "read.page", true));
+			if (!list || !key || page_size < 1 || page_size > 100 || after < 0)
+				gen_fail(
+					"read.page",
+					"a list (returns \"list\", with its key) comes in pages of "
+					"\"size\" rows (1 to 100), \"after\" naming the column of "
+					"each "
+					"row's place in the list");
+		}
 		gen_refusals(c, name, json_object_get(read, "refusals"), "read", input);
 		fprintf(c, "static const struct declared_read %s = {\n\t.query = {\n", name);
 		fputs("\t\t.function = ", c);
@@ -918,8 +1037,10 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 			list ? "true" : "false");
 		fprintf(c, "\t.fields = %s_fields,\n\t.list = ", name);
 		gen_literal(c, wrap);
-		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n};\n", name,
+		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n", name,
 			json_object_size(json_object_get(read, "refusals")));
+		fprintf(c, "\t.page_size = %lld,\n\t.page_after = %d,\n};\n", (long long)page_size,
+			after);
 		d->grant = true;
 	}
 	if (write) {
@@ -1075,11 +1196,11 @@ int main(int argc, char **argv)
 	}
 	mem_install_jansson();
 	const char *dir = argv[1];
-	char path[4][512];
+	char path[5][512];
 	static const char *const names[] = {"capabilities.c", "capabilities.h", "schemas.h",
-					    "capabilities.md"};
-	FILE *f[4];
-	for (int i = 0; i < 4; i++) {
+					    "capabilities.md", "serves.md"};
+	FILE *f[5];
+	for (int i = 0; i < 5; i++) {
 		snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
 		f[i] = fopen(path[i], "w");
 		if (!f[i]) {
@@ -1104,6 +1225,10 @@ int main(int argc, char **argv)
 	fputs("| kind | name | version | risk | owner | roles | confirmation | lifecycle |\n"
 	      "|---|---|---|---|---|---|---|---|\n",
 	      md);
+	char *served[GEN_K_N] = {NULL};
+	size_t served_len[GEN_K_N] = {0};
+	for (int k = 0; k < GEN_K_N; k++)
+		gen_serves[k] = open_memstream(&served[k], &served_len[k]);
 	static struct gen_decl decls[GEN_MAX_DECLS];
 	char *examples = NULL;
 	size_t examples_len = 0;
@@ -1150,15 +1275,21 @@ int main(int argc, char **argv)
 		free(decls[i].scope);
 		free(decls[i].confirm);
 	}
+	fputs("| kind | name | what for | scope | roles |\n|---|---|---|---|---|\n", f[4]);
+	for (int k = 0; k < GEN_K_N; k++) {
+		fclose(gen_serves[k]);
+		fputs(served[k], f[4]);
+		free(served[k]);
+	}
 	int rc = 0;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		rc |= fclose(f[i]) != 0;
 	if (rc || gen_bad) {
 		if (gen_bad)
 			fprintf(stderr, "schema-embed: fix the declarations above "
 					"(server/capabilities/README.md says what each field "
 					"holds)\n");
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 5; i++)
 			remove(path[i]);
 		return 1;
 	}

@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/service.h"
+#include "common/trace.h"
 #include "common/version.h"
 #include "domain/budgets.h"
 #include "domain/changes.h"
@@ -23,6 +24,7 @@
 #include "server/capabilities/catalog.h"
 #include "server/cfg.h"
 #include "server/cli/admin.h"
+#include "server/cli/help.h"
 #include "server/cli/cli.h"
 #include "server/cli/host_config.h"
 #include "server/cli/serve.h"
@@ -258,9 +260,9 @@ close:
 int main(int argc, char **argv)
 {
 	mem_install_jansson();
-	const char *cmd = argc > 1 ? argv[1] : "help";
-	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
-		return cli_usage();
+	if (cli_asks_help(argc, argv))
+		return cli_help(argc, argv);
+	const char *cmd = argv[1];
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("bikaroo-mcp %s (revision %s)\n", BIKAROO_VERSION, BIKAROO_REVISION);
 		return 0;
@@ -280,19 +282,19 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	int rc;
+	int rc = 2;
 	if (strcmp(cmd, "migrate") == 0) {
 		rc = main_migrate(&cfg);
-	} else if (strcmp(cmd, "serve") == 0) {
-		sigaction(SIGHUP, &sa, NULL); /* serve only: elsewhere a hang-up still ends it */
-		cfg_log(&cfg);
-		rc = main_serve(&cfg, argc - 1, argv + 1);
-	} else if (strcmp(cmd, "stdio") == 0) {
-		cfg_log(&cfg); /* stderr only: stdout carries nothing but JSON-RPC */
-		rc = main_stdio(&cfg);
+	} else if (strcmp(cmd, "serve") == 0 || strcmp(cmd, "stdio") == 0) {
+		bool serve = strcmp(cmd, "serve") == 0;
+		sigaction(SIGHUP, serve ? &sa : NULL, NULL); /* serve only: a hang-up ends stdio */
+		cfg_log(&cfg); /* stderr only: stdio's stdout carries nothing but JSON-RPC */
+		rc = cli_trace_start(&cfg) != 0 ? 2
+		     : serve                    ? main_serve(&cfg, argc - 1, argv + 1)
+						: main_stdio(&cfg);
+		trace_stop(cfg.drain_ms < 5000 ? cfg.drain_ms : 5000); /* what waits is sent */
 	} else {
 		fprintf(stderr, "unknown command %s (try: bikaroo-mcp help)\n", cmd);
-		rc = 2;
 	}
 	cfg_free(&cfg);
 	return rc;

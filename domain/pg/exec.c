@@ -17,10 +17,13 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "conn.h"
+#include "dbtrace.h"
 
 #define EXEC_MAX_CONNS 32
 #define EXEC_MAX_PREPARED 64
+#define EXEC_TRACE_STMTS 64 /* a unit's statements its span names at most (a batch's all) */
 /* A connection that cannot be made is tried again after this long, doubled up to the most. */
 #define EXEC_RETRY_MIN_MS 50
 #define EXEC_RETRY_MAX_MS 1000
@@ -58,6 +61,7 @@ struct exec_pool {
 	char why[256]; /* the last connection attempt's failure, on one line */
 	long nconns;
 	struct exec_conn conns[EXEC_MAX_CONNS];
+	struct dbtrace_memo memo; /* its units' summaries (dbtrace.h) */
 };
 
 static const char exec_key[] = "exec"; /* the loop slot of its default pool */
@@ -71,6 +75,12 @@ static void exec_finish(struct exec_unit *u, enum fleet_status st, bool timed_ou
 	metrics_add(&metrics_db_busy, NULL, -1);
 	if (st == FLEET_OK)
 		conn_note_answer();
+	const PGresult *bad = u->error;
+	for (size_t i = 0; !bad && st != FLEET_OK && i < u->n; i++)
+		if (PQresultStatus(u->stmts[i].res) == PGRES_FATAL_ERROR)
+			bad = u->stmts[i].res;
+	dbtrace_end(u->span, st != FLEET_OK, bad, timed_out, &u->trace);
+	u->span = NULL;
 	u->done(u);
 }
 
@@ -161,6 +171,16 @@ static bool exec_send(struct exec_conn *c, struct exec_unit *u)
 	u->why = NULL;
 	u->rolled_back = false;
 	metrics_add(&metrics_db_busy, NULL, 1);
+	if (u->trace_parent && u != &c->setup) {
+		const char *sql[EXEC_TRACE_STMTS], *name[EXEC_TRACE_STMTS];
+		size_t n = u->n < EXEC_TRACE_STMTS ? u->n : EXEC_TRACE_STMTS;
+		for (size_t i = 0; i < n; i++) {
+			sql[i] = u->stmts[i].sql;
+			name[i] = u->stmts[i].name;
+		}
+		u->span = dbtrace_begin(u->trace_parent, sql, name, n, u->trace_calls, c->pg,
+					&p->memo);
+	}
 	bool ok = true, named = !p->simple && !conn_pooled() && u != &c->setup;
 	for (size_t i = 0; ok && i < u->n; i++) {
 		struct exec_stmt *s = &u->stmts[i];
@@ -597,6 +617,9 @@ static void exec_queue(struct exec_pool *p, struct exec_unit *u)
 	u->rolled_back = false;
 	u->error = NULL;
 	u->why = NULL;
+	u->span = NULL;
+	if (!u->trace_parent) /* sent from the loop's top level: the submitter's span, now */
+		u->trace_parent = trace_current();
 	*p->tail = u;
 	p->tail = &u->next;
 }

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/span.h"
 #include "domain/types.h"
 
 struct loop;
@@ -50,10 +51,17 @@ struct exec_unit {
 			    (the COMMIT's) */
 	const char *why; /* or NULL: why no connection could take it (libpq's message; valid
 			    during done()) */
+	/* Its span (common/trace.h), a child of trace_parent (NULL: the span the submitting code
+	 * runs in), from when it is sent to its end, serving trace_calls calls (0: its submitter
+	 * alone); out: that span's context (invalid: not recorded), for the calls' links. */
+	struct trace_span *trace_parent;
+	size_t trace_calls;
+	struct trace_ctx trace;
 	/* the executor's */
 	struct exec_unit *next;
 	size_t at; /* the result group being read: a Parse's or a statement's */
 	bool sync; /* every group read: the Sync's result is next */
+	struct trace_span *span;
 };
 
 /* Queues u on the calling code's loop (task_loop()), for its default connections. */

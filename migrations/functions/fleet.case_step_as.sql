@@ -52,7 +52,6 @@ DECLARE
     bk       record;
     v_bike   text;
     v_now    timestamptz;
-    v_asker  text;
     v_what   text;
 BEGIN
     a := fleet.write_begin(CASE WHEN EXISTS (SELECT FROM fleet.case_steps() s
@@ -133,7 +132,7 @@ BEGIN
         outcome := 'case_' || c.state;
     ELSIF tr.branch = 'written_off' AND nullif(btrim(v_note), '') IS NULL THEN
         outcome := 'note_required';
-    ELSIF p_tool = 'decide_write_off' AND c.write_off_requested_by = p_subject THEN
+    ELSIF NOT fleet.case_step_allowed(p_tool, p_subject, c.write_off_requested_by) THEN
         outcome := 'same_person';
     END IF;
     IF outcome IS NOT NULL THEN
@@ -159,41 +158,13 @@ BEGIN
                                            AND o.case_id <> v_case)
                    THEN 'available'
                    ELSE bk.status END;
-    IF c.write_off_requested_by IS NOT NULL THEN
-        SELECT n.name INTO v_asker FROM fleet.case_names(v_case) n
-         WHERE n.kind = 'subject' AND n.id = c.write_off_requested_by;
-        v_asker := coalesce(v_asker, c.write_off_requested_by);
-    END IF;
-
     IF fleet.needs_confirmation(p_tool, a, p_confirmed,
                                 coalesce(tr.branch = 'written_off', false)
                                 OR a.requires_confirmation) THEN
         outcome := 'confirmation_required';
-        effect := CASE tr.event
-            WHEN 'inspection_requested' THEN
-                format('request an inspection of bike %s for case %s (region %s): the case '
-                       'waits for a technician, and the bike stays %s', v_bike, v_case,
-                       c.region, bk.status)
-            WHEN 'inspected' THEN
-                format('record the finding "%s" for bike %s (case %s, region %s)', v_find,
-                       v_bike, v_case, c.region)
-            WHEN 'closed' THEN
-                format('close case %s of bike %s (region %s) as %s: the bike %s %s', v_case,
-                       v_bike, c.region, tr.branch,
-                       CASE WHEN v_what = bk.status THEN 'stays' ELSE 'becomes' END, v_what)
-            WHEN 'write_off_requested' THEN
-                format('ask to write off bike %s (case %s, region %s): the case waits for '
-                       'the approval of another fleet operator, and the bike stays %s', v_bike,
-                       v_case, c.region, bk.status)
-            WHEN 'write_off_approved' THEN
-                format('approve the write-off of bike %s asked by %s (case %s, region %s): '
-                       'the case is closed and the bike is retired for good', v_bike, v_asker,
-                       v_case, c.region)
-            ELSE
-                format('refuse the write-off of bike %s asked by %s (case %s, region %s): the '
-                       'case goes back to inspected, and the bike stays %s', v_bike, v_asker,
-                       v_case, c.region, bk.status)
-        END;
+        effect := fleet.case_step_question(tr.event, coalesce(v_find, v_branch), v_case, v_bike,
+                                           c.region, bk.status, v_what,
+                                           c.write_off_requested_by);
         PERFORM audit_record(p_tool, v_case, p_digest, 'confirmation_required', NULL,
                              p_request_id, NULL);
         RETURN NEXT;

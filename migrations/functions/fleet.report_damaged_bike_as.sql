@@ -141,20 +141,29 @@ BEGIN
     IF fleet.needs_confirmation('damage_report', a, p_confirmed) THEN
         outcome := 'confirmation_required';
         status := v_status;
-        effect := format('report "%s" on bike %s (region %s, currently %s): a damage report is '
-                         'filed, the bike %s %s, and %s', v_issue, bk.bike_id, bk.region,
-                         bk.status, CASE WHEN v_status = bk.status THEN 'stays' ELSE 'becomes' END,
-                         v_status,
+        -- The question the user confirms, in their words: the issue, the bike and its region
+        -- by name, what happens to the bike and to its case; no tool, code or client id.
+        SELECT format('File a damage report "%s" on bike %s (%s)? %s, and %s.',
+                         replace(v_issue, '_', ' '), bk.bike_id,
+                         coalesce((SELECT r.name FROM regions r WHERE r.code = bk.region),
+                                  bk.region),
+                         CASE WHEN v_status = bk.status
+                              THEN format('The bike stays %s', lower(s_now.label))
+                              ELSE format('The bike becomes %s (it is %s now)',
+                                          lower(s_after.label), lower(s_now.label)) END,
                          CASE WHEN open_c.case_id IS NULL THEN 'a new investigation case is opened'
-                              ELSE 'the report is added to investigation case '
-                                   || open_c.case_id || ' ('
+                              ELSE 'the report is added to case ' || open_c.case_id || ', '
                                    || CASE open_c.state
                                           WHEN 'inspection_requested'
-                                              THEN 'waiting for an inspection'
+                                              THEN 'which is waiting for an inspection'
+                                          WHEN 'inspected' THEN 'which has been inspected'
                                           WHEN 'awaiting_approval'
-                                              THEN 'its write-off awaiting approval'
-                                          ELSE open_c.state END || ')'
-                         END);
+                                              THEN 'whose write-off is waiting for approval'
+                                          ELSE 'which is open' END
+                         END)
+          INTO effect
+          FROM status_codes s_now, status_codes s_after
+         WHERE s_now.code = bk.status AND s_after.code = v_status;
         PERFORM audit_record(p_tool, v_bike, p_digest, 'confirmation_required', NULL,
                              p_request_id, NULL);
         RETURN NEXT;

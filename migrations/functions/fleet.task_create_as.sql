@@ -6,7 +6,9 @@
 -- (the caller: this subject through this client application). The task belongs to them alone.
 -- p_tool: the tool that asked (what tasks/get's result is the answer of); p_ttl_ms: its
 -- lifetime from now, NULL for the default (7 days), held between 1 s and 30 days. If the step
--- already ended (a technician was quicker), the task is created finished, as it ended.
+-- already ended (a technician was quicker), the task is created finished, as it ended. Its
+-- polling interval is 5 s: the step waits for a person (minutes, hours), and a finding shows at
+-- most that late to a client that polls (at once to one that listens), for 12 reads a minute.
 -- Returns the task as fleet.task_for shows it. Raises (SQLSTATE 22023, nothing written) when an
 -- argument is not one of the above, the case is not one the caller may see, or the caller did
 -- not ask for such a step on it: the server calls it only right after that step.
@@ -15,7 +17,7 @@ CREATE OR REPLACE FUNCTION fleet.task_create_as(p_subject text, p_client text, p
                                                 p_ttl_ms bigint)
 RETURNS TABLE (task_id text, status text, message text, created_at_ms bigint,
                updated_at_ms bigint, ttl_ms bigint, poll_ms integer, is_error boolean,
-               result json)
+               result json, tool text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
 AS $$
@@ -59,7 +61,7 @@ BEGIN
                        expires_at, poll_ms, cancelled_at)
     VALUES (p_task_id, p_subject, p_client, p_case_id, c.region, p_kind, p_tool, v_since,
             s.status, s.message, s.is_error, s.result, v_now, v_now, v_ttl,
-            v_now + v_ttl * interval '1 millisecond', 30000,
+            v_now + v_ttl * interval '1 millisecond', 5000,
             CASE WHEN s.status = 'cancelled' THEN v_now END);
     RETURN QUERY SELECT f.* FROM fleet.task_for(p_subject, p_client, ARRAY[p_task_id]) f;
 END

@@ -9,11 +9,11 @@
 --   error), created_at_ms / updated_at_ms: milliseconds since 1970 (UTC), ttl_ms: its lifetime
 --   from creation, poll_ms: the polling interval suggested, is_error and result (completed
 --   only: the structuredContent the tool call returns once the step is done; the case as it
---   stands with is_error).
+--   stands with is_error), tool: the tool whose call created it (its scope guards the task).
 CREATE OR REPLACE FUNCTION fleet.task_for(p_subject text, p_client text, p_task_ids text[])
 RETURNS TABLE (task_id text, status text, message text, created_at_ms bigint,
                updated_at_ms bigint, ttl_ms bigint, poll_ms integer, is_error boolean,
-               result json)
+               result json, tool text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
 AS $$
@@ -24,7 +24,7 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT r.task_id, r.status, r.message, r.created_at_ms, r.updated_at_ms, r.ttl_ms,
-           r.poll_ms, r.is_error, r.result
+           r.poll_ms, r.is_error, r.result, r.tool
       FROM fleet.task_rows(p_task_ids) r;
 END
 $$;

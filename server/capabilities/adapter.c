@@ -7,8 +7,8 @@
 
 #include "common/jsonw.h"
 #include "common/log.h"
-#include "domain/bikes.h"
 #include "domain/case_tasks.h"
+#include "domain/ids.h"
 #include "domain/reads.h"
 #include "domain/rights.h"
 #include "server/protocol/reqstate.h"
@@ -88,7 +88,7 @@ void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
 {
 	char id[96];
 	mcp_request_id(ctx, id, sizeof id);
-	const char *trace = ctx->req->trace_id;
+	const char *trace = ctx->trace_id;
 	const char *token = ctx->req->actor->token_ref;
 	bool t = trace && strlen(trace) == 32;
 	snprintf(buf, cap, "%s%s%s%s%s", t ? trace : "", t ? " " : "", token, *token ? " " : "",
@@ -151,12 +151,13 @@ void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const ch
 		log_msg(LOG_WARN, ctx->req->reqid, "audit row missing for %s", tool);
 }
 
-int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
-			     struct mcp_error *err)
+/* Completion of an id of kind (ids.h) as ctx's caller. */
+static int adapter_complete_ids(struct mcp_ctx *ctx, enum ids_kind kind, const char *prefix,
+				json_t **values, long *total, struct mcp_error *err)
 {
-	char ids[BIKES_MAX_COMPLETIONS][FLEET_BIKE_ID_MAX];
+	char ids[IDS_MAX_COMPLETIONS][IDS_ID_MAX];
 	size_t n = 0;
-	enum fleet_status st = bikes_complete_ids(ctx->req->actor, prefix, ids, &n, total);
+	enum fleet_status st = ids_complete(kind, ctx->req->actor, prefix, ids, &n, total);
 	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
 		return adapter_domain_error(st, err);
 	/* A caller who may not read gets no suggestions, like a caller whose prefix matches
@@ -171,6 +172,18 @@ int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **v
 	return 0;
 }
 
+int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err)
+{
+	return adapter_complete_ids(ctx, IDS_BIKE, prefix, values, total, err);
+}
+
+int adapter_complete_case_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err)
+{
+	return adapter_complete_ids(ctx, IDS_CASE, prefix, values, total, err);
+}
+
 void adapter_task(const struct case_task *f, struct mcp_task *t)
 {
 	*t = (struct mcp_task){.created_ms = f->created_ms,
@@ -178,6 +191,7 @@ void adapter_task(const struct case_task *f, struct mcp_task *t)
 			       .ttl_ms = f->ttl_ms,
 			       .poll_ms = f->poll_ms};
 	snprintf(t->id, sizeof t->id, "%s", f->id);
+	snprintf(t->tool, sizeof t->tool, "%s", f->tool);
 	snprintf(t->message, sizeof t->message, "%s", f->message);
 	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
 		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED

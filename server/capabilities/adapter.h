@@ -1,5 +1,5 @@
 /* What every capability shares: the application settings its handlers read, the views' links, the
- * mapping of domain failures to MCP answers, the audit entry of a call, the bike-id completer, and
+ * mapping of domain failures to MCP answers, the audit entry of a call, the id completers, and
  * the hooks the server description gives the protocol core (the caller's effective scopes, the
  * audit row of a tools/call). No capability includes another; they all include this. */
 #ifndef BIKAROO_ADAPTER_H
@@ -100,6 +100,11 @@ void adapter_task(const struct case_task *f, struct mcp_task *t);
 /* completion_fn of a bike id (a template's {bikeId}, a prompt's bikeId): the caller's perimeter
  * only, prefix match, id order; nothing for a caller who may not read. */
 int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err);
+/* completion_fn of a case id (a template's {caseId}, a prompt's caseId): the cases the caller
+ * may read, as bikaroo://cases/{caseId} reads them; prefix match (with or without IC-), the
+ * active cases first, each kind in id order; nothing for a caller who may not read. */
+int adapter_complete_case_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
 			     struct mcp_error *err);
 
 #endif

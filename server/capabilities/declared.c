@@ -15,6 +15,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "server/protocol/pager.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/resources.h"
 #include "server/protocol/tasks.h"
@@ -52,16 +53,29 @@ static json_t *declared_object(const struct declared_field *fields, size_t n, ch
 	return o;
 }
 
-/* A read's rows as its document: the first row's object, or {list: [objects]}. */
-static json_t *declared_document(const struct declared_read *r, char *const *rows, size_t n)
+/* A read's rows as its document: the first row's object, or {list: [objects]}; a list in
+ * pages shows at most its page, and when there are more rows, the cursor of the next page
+ * (sealed for ctx's caller, tool and args; NULL for a whole list). */
+static json_t *declared_document(const struct mcp_ctx *ctx, const struct declared_read *r,
+				 char *const *rows, size_t n, json_t *args)
 {
 	size_t w = r->query.ncolumns;
 	if (!r->query.list)
 		return declared_object(r->fields, w, rows);
+	bool more = r->page_size && n > r->page_size;
+	if (more)
+		n = r->page_size;
 	json_t *list = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(list, declared_object(r->fields, w, rows + i * w));
-	return json_pack("{s:o}", r->list, list);
+	json_t *doc = json_pack("{s:o}", r->list, list);
+	if (more) {
+		const char *place = rows[(n - 1) * w + (size_t)r->page_after];
+		char *cursor = pager_cursor_seal(ctx, args, place ? place : "");
+		json_object_set_new(doc, "nextCursor", json_string(cursor));
+		free(cursor);
+	}
+	return doc;
 }
 
 /* ---- refusals in the declaration's words -------------------------------------------------- */
@@ -132,22 +146,54 @@ static void declared_free(const struct declared_read *r, char **rows, size_t n)
 	free(rows);
 }
 
+/* The key of a call of a read in pages (new JSON text, declared.h): its arguments but the cursor,
+ * the place its cursor carries, one row more than a page. NULL when the cursor is not one of
+ * this list's. */
+static char *declared_page_query(const struct mcp_ctx *ctx, const struct declared_read *r,
+				 json_t *args)
+{
+	char *after;
+	if (pager_cursor_open(ctx, args, &after) != 0)
+		return NULL;
+	json_t *list = json_copy(args);
+	json_object_del(list, "cursor");
+	json_t *q = json_pack("{s:o, s:s?, s:I}", "arguments", list, "after", after, "limit",
+			      (json_int_t)r->page_size + 1);
+	char *text = json_dumps(q, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(q);
+	free(after);
+	return text;
+}
+
 static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *row, json_t *args,
 			      json_t **result, struct mcp_error *err)
 {
 	const struct declared_read *r = row->read;
 	const char *key = row->key ? json_string_value(json_object_get(args, row->key)) : NULL;
+	char *query = NULL, **rows = NULL;
+	size_t n = 0;
+	int rc = 0;
 	struct adapter_call call;
 	adapter_call_entry(ctx, args, &call);
-	char **rows;
-	size_t n;
+	if (r->page_size && !(key = query = declared_page_query(ctx, r, args))) {
+		/* Refused before any read: its audit row is written here. */
+		call.entry.outcome = "invalid";
+		call.entry.detail = "cursor";
+		if (audit_record(ctx->req->actor, &call.entry) != FLEET_OK) {
+			rc = adapter_unavailable(err); /* no answer without its audit row */
+			goto out;
+		}
+		ctx->outcome = "invalid";
+		*result = declared_refusal(r->refusals, "invalid_cursor", args, NULL, NULL,
+					   "This cursor is not one for this list: list again "
+					   "without it.");
+		goto out;
+	}
 	enum fleet_status st = declared_run(ctx, r, key, key ? &call.entry : NULL, &rows, &n);
 	if (st == FLEET_UNAVAILABLE) {
-		declared_free(r, rows, n);
-		return adapter_unavailable(err);
-	}
-	if (st == FLEET_OK) {
-		*result = adapter_structured(declared_document(r, rows, n));
+		rc = adapter_unavailable(err);
+	} else if (st == FLEET_OK) {
+		*result = adapter_structured(declared_document(ctx, r, rows, n, args));
 	} else {
 		if (st == FLEET_FORBIDDEN)
 			ctx->outcome =
@@ -158,8 +204,10 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 		*result = declared_refusal(r->refusals, fleet_status_name(st), args, key, NULL,
 					   fallback);
 	}
+out:
 	declared_free(r, rows, n);
-	return 0;
+	free(query);
+	return rc;
 }
 
 enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, const char *value,
@@ -177,7 +225,7 @@ enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, con
 		declared_free(r, rows, n);
 		return adapter_read_failure(ctx, st, err);
 	}
-	json_t *doc = declared_document(r, rows, n);
+	json_t *doc = declared_document(ctx, r, rows, n, NULL);
 	declared_free(r, rows, n);
 	char *text = jsonw_dump(doc);
 	json_decref(doc);
@@ -274,15 +322,14 @@ static void declared_call_digest(const struct declared_call *c, char out[65])
 	json_decref(call);
 }
 
-/* input_required with one form elicitation showing the tool, the effect the database stated
- * and the identity, and a requestState sealed for exactly this caller and call. */
-static json_t *declared_ask(const struct declared_call *c, const char *effect)
+/* input_required with one form elicitation asking the question the database wrote (the step,
+ * its objects by name and what follows, in the user's words), under the declaration's title and
+ * description, and a requestState sealed for exactly this caller and call. */
+static json_t *declared_ask(const struct declared_call *c, const char *question)
 {
 	const struct fleet_actor *actor = c->ctx->req->actor;
 	char digest[65];
-	char *message =
-		mem_printf("Confirm %s: %s. You act as %s through %s.", c->ctx->tool->name,
-			   effect ? effect : c->ctx->tool->title, actor->subject, actor->client_id);
+	const char *message = question ? question : c->ctx->tool->title;
 	declared_call_digest(c, digest);
 	json_t *payload = json_pack("{s:s}", "tool", c->ctx->tool->name);
 	char *state = reqstate_seal(actor, "tools/call", digest, payload,
@@ -298,7 +345,6 @@ static json_t *declared_ask(const struct declared_call *c, const char *effect)
 			  "elicitation/create", "params", "mode", "form", "message", message,
 			  "requestedSchema", schema, "requestState", state);
 	free(state);
-	free(message);
 	return result;
 }
 

@@ -14,7 +14,7 @@
 #include "domain/case_tasks.h"
 #include "server/protocol/tasks.h"
 
-/* Tasks live a day unless the client asks for less; clients poll every 2 s. */
+/* Tasks live a day. How often a client should poll (pollIntervalMs) is fleet.task_create_as's. */
 #define TASKS_TTL_MS (24LL * 3600 * 1000)
 
 /* A domain status as the provider's answer. */

@@ -5,6 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capability.h"
+#include "common/mem.h"
+#include "reqstate.h"
+
+/* The method a list cursor is sealed for: never a request's, so that neither a cursor nor a
+ * requestState opens as the other. */
+#define PAGER_CURSOR_METHOD "pager/cursor"
+
 static unsigned pager_check(size_t offset)
 {
 	return (unsigned)((offset * 2654435761u) >> 7) & 0xFFFFu;
@@ -70,4 +78,46 @@ int pager_page(struct mcp_ctx *ctx, json_t *params, json_t *all, const char *key
 	mcp_cacheable(r, ttl_ms, private_scope);
 	*result = r;
 	return 0;
+}
+
+/* The digest a cursor is bound to: the tool and its arguments but the cursor. */
+static void pager_cursor_digest(const struct mcp_ctx *ctx, json_t *args, char out[65])
+{
+	json_t *list = json_is_object(args) ? json_copy(args) : json_object();
+	json_object_del(list, "cursor");
+	json_t *bound = json_pack("{s:s, s:o}", "tool", ctx->tool ? ctx->tool->name : "",
+				  "arguments", list);
+	reqstate_digest(bound, out);
+	json_decref(bound);
+}
+
+char *pager_cursor_seal(const struct mcp_ctx *ctx, json_t *args, const char *place)
+{
+	char digest[65];
+	pager_cursor_digest(ctx, args, digest);
+	json_t *payload = json_pack("{s:s}", "after", place);
+	char *cursor = reqstate_seal(ctx->req->actor, PAGER_CURSOR_METHOD, digest, payload,
+				     PAGER_CURSOR_TTL_S, NULL);
+	json_decref(payload);
+	return cursor;
+}
+
+int pager_cursor_open(const struct mcp_ctx *ctx, json_t *args, char **place)
+{
+	*place = NULL;
+	json_t *cursor = json_object_get(args, "cursor");
+	if (!cursor)
+		return 0;
+	char digest[65];
+	pager_cursor_digest(ctx, args, digest);
+	json_t *payload = NULL;
+	if (!json_is_string(cursor) ||
+	    reqstate_open(json_string_value(cursor), ctx->req->actor, PAGER_CURSOR_METHOD, digest,
+			  &payload, NULL) != REQSTATE_OK)
+		return -1;
+	const char *after = json_string_value(json_object_get(payload, "after"));
+	if (after)
+		*place = mem_strdup(after);
+	json_decref(payload);
+	return after ? 0 : -1;
 }

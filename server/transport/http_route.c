@@ -2,6 +2,7 @@
 #include "http_route.h"
 
 #include <limits.h>
+#include <netdb.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "http_allow.h"
 #include "http_auth.h"
 #include "http_frame.h"
@@ -28,6 +30,39 @@
 
 /* Past this many discarded bytes of an oversized streamed body, the connection is closed. */
 #define HTTP_DISCARD_MAX ((size_t)64 * 1024 * 1024)
+
+/* A part of st's span that came before its message was read: a child from ns[0] to ns[1]. */
+static void http_trace_part(struct http_req *st, const char *name, const long long ns[2])
+{
+	if (!ns[1])
+		return;
+	struct trace_span *s = trace_child(st->span, name, TRACE_INTERNAL, ns[0]);
+	trace_end(s, ns[1]);
+}
+
+/* What the transport adds to its message's span: HTTP, the client's address (personal data),
+ * and the parts before the message was read: the token's check, the wait for a call slot. */
+static void http_trace_parts(struct http_req *st)
+{
+	if (!st->span)
+		return;
+	trace_str(st->span, "network.protocol.name", "http");
+	trace_str(st->span, "network.protocol.version", st->proto);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(st->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char host[64], port[8];
+	if (trace_personal_data() && ci && ci->client_addr &&
+	    getnameinfo(ci->client_addr,
+			ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							       : sizeof(struct sockaddr_in),
+			host, sizeof host, port, sizeof port,
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
+		trace_str(st->span, "client.address", host);
+		trace_int(st->span, "client.port", strtol(port, NULL, 10));
+	}
+	http_trace_part(st, "authorize", st->auth_ns);
+	http_trace_part(st, "call slot", st->wait_ns);
+}
 
 /* The protocol core answers st's call into st->out, within the call's deadline. local_only:
  * outside a task, where nothing may wait; false (nothing done) when the call's method is not
@@ -46,6 +81,9 @@ static bool http_call_answer(struct http_req *st, bool local_only)
 		.reqid = st->reqid,
 		.per_principal = s->tokens,
 		.trace_id = st->trace,
+		.transport_trace = &st->tctx,
+		.transport_tracestate = st->tracestate,
+		.arrived_ns = st->arrived_ns,
 		.local_only = local_only,
 	};
 	snprintf(st->subject, sizeof st->subject, "%s", req.actor->subject);
@@ -70,8 +108,16 @@ static bool http_call_answer(struct http_req *st, bool local_only)
 	st->method = resp.method;
 	st->name = resp.name;
 	st->outcome = resp.outcome;
+	memcpy(st->trace, resp.trace_id, sizeof st->trace);
+	st->op = resp.op;
+	st->span = resp.span;
+	resp.span = NULL;
+	http_trace_parts(st);
 	struct http_out *o = &st->out;
 	if (lr.opened) {
+		/* A listen stream lives on: its message was answered by its opening. */
+		trace_end(st->span, 0);
+		st->span = NULL;
 		o->stream = lr.opened;
 	} else {
 		o->status = (unsigned)resp.http_status;
@@ -198,6 +244,7 @@ long long http_admit(struct http_loop *hl, long long now)
 		struct http_req *st = newest ? hl->wait_last : hl->wait_first;
 		http_wait_unlink(hl, st);
 		hl->calls++;
+		st->wait_ns[1] = st->wait_ns[0] ? trace_now_ns() : 0;
 		task_start(hl->loop, http_call_task, st);
 	}
 	if (!hl->wait_first) {
@@ -227,6 +274,7 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 	if (hl->calls >= hl->calls_max || hl->wait_first) {
 		st->queued = st->suspended = true;
 		st->wait_t0 = loop_now_ms();
+		st->wait_ns[0] = trace_enabled() ? trace_now_ns() : 0;
 		if (!hl->wait_first)
 			hl->busy_since = st->wait_t0;
 		st->wait_prev = hl->wait_last;
@@ -254,8 +302,21 @@ static enum MHD_Result http_check_headers(struct http_server *s, struct MHD_Conn
 {
 	enum MHD_Result ret = MHD_YES;
 	st->refused = true;
-	if (s->tokens && !http_authenticate(s, c, st, &st->actor, &ret))
-		return ret;
+	/* The authorization's span covers the issuer's wait too: its start is kept when the
+	 * connection resumes and these checks run again. */
+	if (!st->auth_ns[0])
+		st->auth_ns[0] = s->tokens && trace_enabled() ? trace_now_ns() : 0;
+	switch (s->tokens ? http_authenticate(s, c, st, &ret) : HTTP_AUTH_OK) {
+	case HTTP_AUTH_OK: break;
+	case HTTP_AUTH_REFUSED: return ret;
+	case HTTP_AUTH_WAITS:
+		/* Suspended for the issuer: the wait is the server's, not the client's (no body
+		 * deadline meanwhile); these checks go on once it resumes (http_route). */
+		guard_body_done(st->hl->guard, http_guard_conn(c));
+		st->refused = false;
+		return MHD_YES;
+	}
+	st->auth_ns[1] = st->auth_ns[0] ? trace_now_ns() : 0;
 	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || !http_media_is(ct, "application/json"))
 		return http_refuse(s, c, 415, MCP_INVALID_REQUEST,
@@ -384,6 +445,13 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 			return ret;
 		return MHD_YES;
 	}
+	if (st->auth_suspended) {
+		/* Resumed once the token was judged (http_auth.c): libmicrohttpd asks again before
+		 * the body, where a refusal may be queued; the body's deadline starts now. */
+		st->auth_suspended = false;
+		guard_headers_done(st->hl->guard, http_guard_conn(c));
+		return http_check_headers(s, c, st);
+	}
 	if (!*upload_size)
 		guard_body_done(st->hl->guard, http_guard_conn(c));
 	if (st->refused) {
@@ -442,7 +510,15 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 		clock_gettime(CLOCK_MONOTONIC, &st->t0);
 		snprintf(st->reqid, sizeof st->reqid, "r%lu", atomic_fetch_add(&s->counter, 1) + 1);
 		st->path = http_path_label(url);
-		log_trace_id(http_header(c, "traceparent"), st->trace);
+		/* The trace of the access line: the client's traceparent's, else a new one (a
+		 * traceparent in the message's _meta wins once it is read). */
+		if (!trace_parse(http_header(c, "traceparent"), &st->tctx))
+			trace_new_id(&st->tctx);
+		trace_id_hex(&st->tctx, st->trace);
+		st->tracestate = http_header(c, "tracestate");
+		st->arrived_ns = trace_enabled() ? trace_now_ns() : 0;
+		snprintf(st->proto, sizeof st->proto, "%s",
+			 strncmp(version, "HTTP/", 5) == 0 ? version + 5 : version);
 		snprintf(st->verb, sizeof st->verb, "%s", method);
 		*con_cls = st;
 		atomic_fetch_add(&s->inflight, 1); /* until http_completed */
@@ -463,7 +539,7 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 }
 
 /* The request's access line and metrics (access.h). */
-static void http_account(const struct http_req *st, unsigned http_status)
+static void http_account(struct http_req *st, unsigned http_status)
 {
 	/* Probes come every few seconds: their lines are debug, the rest info. */
 	bool probe = strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0;
@@ -484,8 +560,11 @@ static void http_account(const struct http_req *st, unsigned http_status)
 		.status = http_status,
 		.t0 = st->t0,
 		.quiet = probe,
+		.op = st->op,
+		.span = st->span,
 	};
 	access_record(&e);
+	st->span = NULL; /* ended there */
 }
 
 void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -16,8 +16,50 @@ sed 's/^#/# /' "$t/real.out" | grep -v '^ok - \|^not ok - ' >&2
 grep -E '^(ok|not ok) - ' "$t/real.out"
 failures=$((failures + $(grep -c '^not ok - ' "$t/real.out")))
 
-check "docs/capabilities.md's capability table is the one the declarations make (make docs-tables)" \
+check "docs/capabilities.md's governance table is the one the declarations make (make docs-tables)" \
   python3 scripts/doctable.py check "$B/gen/capabilities.md" docs/capabilities.md
+check "README.md's and docs/capabilities.md's \"What it serves\" tables are the ones the declarations make (make docs-tables)" \
+  python3 scripts/doctable.py check "$B/gen/serves.md" README.md docs/capabilities.md
+# A table that lost a row, or that a doc no longer holds, is named.
+sed '/`decide_write_off`/d' README.md >"$t/README.md"
+python3 scripts/doctable.py check "$B/gen/serves.md" "$t/README.md" >"$t/table.out" 2>&1
+check "a \"What it serves\" table without one of the tools is refused, saying to run make docs-tables" \
+  grep -q 'README.md: its table `| kind | name | what for | scope | roles |` is not the one the declarations make .*: run `make docs-tables`' "$t/table.out"
+
+# The texts that say how a case is worked (the procedure, the prompt, docs/cases.md) against the
+# declarations and the database; then each kind of drift, planted in a copy, is named.
+python3 scripts/casetexts.py "$IT_SUPER_URL" >"$t/texts.out" 2>&1
+grep -E '^(ok|not ok) - ' "$t/texts.out"
+grep '^#' "$t/texts.out" >&2
+failures=$((failures + $(grep -c '^not ok - ' "$t/texts.out")))
+mkdir -p "$t/texts"
+planted() { # planted WHAT FILE SED_EXPR EXPECTED_TEXT: FILE's copy edited by SED_EXPR is refused
+  local what=$1 file=$2 expr=$3 want=$4 copy
+  copy="$t/texts/$(basename "$file")"
+  sed -E "$expr" "$file" >"$copy"
+  if python3 scripts/casetexts.py "$IT_SUPER_URL" "$copy" >"$t/planted-text.out" 2>&1; then
+    nok "$what: the text was accepted"
+  elif grep -qF "$want" "$t/planted-text.out"; then
+    ok "$what"
+  else
+    nok "$what: $(cat "$t/planted-text.out")"
+  fi
+}
+planted "a field no answer has (the prompt's old caseStep) is named" prompts/investigate-damaged-bike.md \
+  's/shows it as openCaseId/shows it as openCaseId, its step as caseStep/' 'names caseStep, which the server has not'
+planted "a step said to be taken by people its tool's roles do not allow is named" resources/damaged-bike.md \
+  's/^(\| `inspection_requested` \| )a technician/\1a fleet operator/' \
+  "inspection_requested: record_inspection is for ['technician'], the table says ['fleet_operator']"
+planted "a value a step's tool does not take, or one left out, is named" docs/cases.md \
+  's/`no_fault` or `beyond_repair`/`no_fault` or `scrapped`/' \
+  "record_inspection chooses among ['beyond_repair', 'no_fault', 'repairable'], the table says ['no_fault', 'repairable', 'scrapped']"
+planted "a step leading elsewhere than the workflow says is named" resources/damaged-bike.md \
+  's/^(\| `open` .*)`inspection_requested`: the case waits/\1`inspected`: the case waits/' \
+  "open: request_inspection leads to ['inspection_requested'], the table says ['inspected']"
+planted "a text that leaves out a step's tool is named" prompts/investigate-damaged-bike.md \
+  's/decide_write_off/the second operator/g' 'does not name decide_write_off'
+planted "a URI no resource has is named" docs/cases.md \
+  's#`bikaroo://fleet/regions`#`bikaroo://fleet/areas`#' 'names bikaroo://fleet/areas, which is no declared resource or template'
 
 # 2. A declaration that no longer matches its function is named, with the fix.
 mkdir -p "$t/decl"
@@ -75,7 +117,7 @@ PY
 }
 mkdir -p "$t/gen"
 refused "an unknown field" 'd["read"]["colums"] = []' \
-  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals)'
+  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals, page)'
 refused "a type the server does not read" 'd["read"]["columns"][0]["type"] = "varchar"' \
   'read.columns[0]: type "varchar" is not one the server reads (text, smallint, integer, bigint, boolean, json, jsonb): cast it in the function, e.g. to text'
 refused "a shown type that is not the column's" 'd["read"]["columns"][3]["schema"]["type"] = "string"' \
@@ -90,6 +132,8 @@ refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
   'read.columns[0]: schema:'
+refused "a list in pages without a key (its query)" 'd["read"]["page"] = {"size": 20, "after": "code"}' \
+  'read.page: a list (returns "list", with its key) comes in pages of "size" rows (1 to 100), "after" naming the column of each row'"'"'s place in the list'
 refused "a file that is no JSON object" 'd = None' \
   "status_codes.json: JSON: line 1, column 4: '[' or '{' expected"
 suite_exit

@@ -643,16 +643,16 @@ START_TEST(report_asks_first_saying_what_it_would_do)
 	char *ask = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_ASK, "flat_tire"),
 			      "NULL", '8', "ask-1", false);
 	ck_assert_str_eq(ask, "confirmation_required|FR-PAR|" WR_BIKE_ASK "|unavailable|available"
-			      "||||report \"flat_tire\" on bike " WR_BIKE_ASK " (region FR-PAR,"
-			      " currently available): a damage report is filed, the bike becomes"
-			      " unavailable, and a new investigation case is opened");
+			      "||||File a damage report \"flat tire\" on bike " WR_BIKE_ASK
+			      " (Paris)? The bike becomes unavailable (it is available now), and a"
+			      " new investigation case is opened.");
 	char *repair = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_REPAIR, "other"),
 				 "NULL", '8', "ask-2", false);
 	ck_assert_str_eq(repair,
 			 "confirmation_required|FR-PAR|" WR_BIKE_REPAIR "|in_repair|in_repair"
-			 "||||report \"other\" on bike " WR_BIKE_REPAIR " (region FR-PAR,"
-			 " currently in_repair): a damage report is filed, the bike stays"
-			 " in_repair, and a new investigation case is opened");
+			 "||||File a damage report \"other\" on bike " WR_BIKE_REPAIR
+			 " (Paris)? The bike stays in repair, and a new investigation case is"
+			 " opened.");
 	char *snap2 = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(snap, snap2);
 	/* Confirmed: filed; asked again, the question names the open case. */
@@ -664,10 +664,9 @@ START_TEST(report_asks_first_saying_what_it_would_do)
 	char *again = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_ASK, "frame_damage"),
 				"NULL", '8', "ask-4", false);
 	snprintf(want, sizeof want,
-		 "confirmation_required|FR-PAR|" WR_BIKE_ASK "|unavailable|unavailable|%s|||report"
-		 " \"frame_damage\" on bike " WR_BIKE_ASK " (region FR-PAR, currently unavailable):"
-		 " a damage report is filed, the bike stays unavailable, and the report is added to"
-		 " investigation case %s (open)",
+		 "confirmation_required|FR-PAR|" WR_BIKE_ASK "|unavailable|unavailable|%s|||File"
+		 " a damage report \"frame damage\" on bike " WR_BIKE_ASK " (Paris)? The bike stays"
+		 " unavailable, and the report is added to case %s, which is open.",
 		 cse, cse);
 	ck_assert_str_eq(again, want);
 	char *audit = wr_super("SELECT string_agg(outcome, ' ' ORDER BY audit_id) FROM"
