@@ -143,30 +143,43 @@ serve_as traced10 OTEL_EXPORTER_OTLP_ENDPOINT="$sink" OTEL_TRACES_SAMPLER=tracei
 pick='\set n 3 * random(33334, 65332) + 2'
 printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_at FROM fleet.bikes WHERE bike_id = '"'VL-'"' || :n;\n' "$pick" >"$tmp/plain.sql"
 # The server's per-call SQL since reads go by caller (domain/reads.c): its unit for a batch of N
-# get_bike_status calls of one caller, one prepared statement (the identity, the read of the N
-# keys under RLS, their N audit rows by one INSERT) in a pipeline with one Sync: one transaction,
-# one round trip. The text is the server's own, as its connections last ran it (pg_stat_activity,
-# after the get_bike_status line: byc_sql); its parameters are passed as the server passes them
-# (the keys and the audit entries as JSON), but the bike ids, which pgbench draws as numbers.
-byc_script() { # N SQL -> the script on stdout
-  local i keys='' calls='' sql=$2
+# get_bike_status calls of one caller, two prepared statements (the identity, fleet.act_as; then
+# the read of the N keys under RLS and their N audit rows by one INSERT) in a pipeline with one
+# Sync: one transaction, one round trip. The texts are the server's own: the read's as its
+# connections last ran it (pg_stat_activity, after the get_bike_status line: byc_sql), the
+# identity's as the binary holds it (byc_act); their parameters are passed as the server passes
+# them: the audit entries as one JSON text (byc_vars: N entries of fixed bikes, so their rows say
+# not_found; building them in SQL per transaction cost the database more than parsing them, and
+# that is not the server's work), the bike ids drawn at random by pgbench.
+byc_script() { # N SQL [PLAN_MODE] -> the script on stdout
+  local i keys='' sql=$2 act
+  act=$(byc_act)
+  act=${act//force_generic_plan/${3:-force_generic_plan}}
   for i in $(seq 1 "$1"); do
     printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
     keys+="${keys:+, }'VL-' || :n$i"
-    calls+="${calls:+, }jsonb_build_object('tool', 'get_bike_status', 'target', 'VL-' || :n$i, 'key', 'VL-' || :n$i, 'digest', :digest::text, 'id', '\"b$i\"', 'trace', NULL::text, 'token', :token::text)"
   done
-  sql=${sql//\$1::text/:subject::text}
-  sql=${sql//\$2::text/:client::text}
-  sql=${sql//\$3::jsonb/jsonb_build_array($keys)}
-  sql=${sql//\$4::jsonb/jsonb_build_array($calls)}
-  printf '\\startpipeline\n%s;\n\\endpipeline\n' "$sql"
+  act=${act//\$1::text/:subject::text}
+  act=${act//\$2::text/:client::text}
+  sql=${sql//\$1::text[]/ARRAY[$keys]}
+  sql=${sql//\$2::jsonb/:calls::jsonb}
+  printf '\\startpipeline\n%s;\n%s;\n\\endpipeline\n' "$act" "$sql"
 }
-byc_vars() { # TOKEN_REF -> the -D arguments
-  printf '%s\n' -D subject=marie -D client=customer-care-assistant -D "digest=$(printf '%064d' 1)" -D "token=$1"
+# The server's identity statement, as its binary holds it (domain/reads.c, READS_ACT_SQL).
+byc_act() {
+  strings "$B/bikaroo-mcp" | grep -m 1 -F 'FROM fleet.act_as($1::text, $2::text) AS a' ||
+    echo "SELECT 'no identity statement in $B/bikaroo-mcp' / 0"
+}
+byc_vars() { # TOKEN_REF N -> the -D arguments: the caller, and N audit entries as the server writes them
+  local i calls=''
+  for i in $(seq 1 "$2"); do
+    calls+="${calls:+,}{\"tool\":\"get_bike_status\",\"target\":\"VL-$((100004 + 3 * i))\",\"key\":\"VL-$((100004 + 3 * i))\",\"digest\":\"$(printf '%064d' "$i")\",\"id\":\"$i\",\"trace\":null,\"token\":\"$1\"}"
+  done
+  printf '%s\n' -D subject=marie -D client=customer-care-assistant -D "calls=[$calls]"
 }
 # The server's statement for get_bike_status's batches, as its connections last ran it.
 byc_sql() {
-  psql -X -At "$super" <<<"SELECT query FROM pg_stat_activity WHERE usename = 'fleet_app' AND query LIKE 'WITH a AS MATERIALIZED (SELECT * FROM fleet.act_as(%fleet.bike_status_for(%' LIMIT 1"
+  psql -X -At "$super" <<<"SELECT query FROM pg_stat_activity WHERE usename = 'fleet_app' AND query LIKE 'WITH r AS MATERIALIZED (%fleet.bike_status_for(\$1::text[])%' LIMIT 1"
 }
 # What report_damaged_bike writes, as plain SQL by the owner: a report, the bike, an audit row.
 cat >"$tmp/write.sql" <<SQL
@@ -590,13 +603,12 @@ if [[ $mode == shapes ]]; then
     log "  shape a's batch statement not seen: no pg_batch_a line"
   fi
   if [[ -n $sql_b ]]; then
-    byc_script "$n_b" "$sql_b" >"$tmp/shape-b.sql"
-    mapfile -t vars < <(byc_vars jti:bench)
+    mapfile -t vars < <(byc_vars jti:bench "$n_b")
+    # The plan mode the identity statement sets for the read (domain/reads.c pins it generic).
     for mode_b in force_generic_plan force_custom_plan auto; do
-      psql -X -q "$BIKAROO_MIGRATE_URL" -c "ALTER FUNCTION fleet.bike_status_for(text, text, text[]) SET plan_cache_mode = $mode_b" >/dev/null
-      measure "pg_batch_b_$mode_b" 32 one_pg "$DATABASE_URL&options=-c%20plan_cache_mode%3D$mode_b" "$tmp/shape-b.sql" "$((dbconns * threads))" "$n_b" 1 "${vars[@]}"
+      byc_script "$n_b" "$sql_b" "$mode_b" >"$tmp/shape-b.sql"
+      measure "pg_batch_b_$mode_b" 32 one_pg "$DATABASE_URL" "$tmp/shape-b.sql" "$((dbconns * threads))" "$n_b" 1 "${vars[@]}"
     done
-    psql -X -q "$BIKAROO_MIGRATE_URL" -c "ALTER FUNCTION fleet.bike_status_for(text, text, text[]) SET plan_cache_mode = force_generic_plan" >/dev/null
   fi
   # The table: the median round of each shape at each connection count.
   commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -663,7 +675,7 @@ for c in $conns_list; do
     log "  no statement of the server's get_bike_status batches seen: pg_batched_read INVALID"
   fi
   byc_script "$n" "$sql" >"$tmp/batched.sql"
-  mapfile -t vars < <(byc_vars "$token_ref")
+  mapfile -t vars < <(byc_vars "$token_ref" "$n")
   measure "pg_batched_read" "$c" one_pg "$DATABASE_URL" "$tmp/batched.sql" "$((dbconns * threads))" "$n" 1 "${vars[@]}"
   echo "batch_shape $c $n $((dbconns * threads)) 0 0 0 ok" >>"$results"
   [[ -n $pooled_pid ]] && measure "http_get_bike_status_pooled" "$c" one_wrk pooled "$tmp/bike.lua" /mcp "$c"

@@ -62,6 +62,19 @@ const struct metrics_family metrics_token_cache = {
 	METRICS_COUNTER,
 	1,
 	{"result"}};
+const struct metrics_family metrics_rights_cache = {
+	"bikaroo_rights_cache_lookups_total",
+	"Callers' rights asked for a list: hit (known, none changed since), miss (read from the "
+	"database) or unwatched (no change feed: read from the database, not kept)",
+	METRICS_COUNTER,
+	1,
+	{"result"}};
+const struct metrics_family metrics_rights_changes = {
+	"bikaroo_rights_changes_heard_total",
+	"Committed rights changes the change feed heard (each ends every caller's rights kept)",
+	METRICS_COUNTER,
+	0,
+	{0}};
 const struct metrics_family metrics_listen_streams = {"bikaroo_listen_streams_open",
 						      "subscriptions/listen streams open now",
 						      METRICS_GAUGE,
@@ -197,6 +210,7 @@ static const struct metrics_family *const metrics_families[] = {
 	&metrics_reads_alone,      &metrics_mcp_duration,
 	&metrics_spans_processed,  &metrics_spans_exported,
 	&metrics_span_queue_size,  &metrics_span_queue_capacity,
+	&metrics_rights_cache,     &metrics_rights_changes,
 };
 
 /* Upper bounds of every latency histogram, seconds. */

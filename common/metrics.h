@@ -36,12 +36,14 @@ extern const struct metrics_family metrics_db_busy;         /* gauge: statements
 extern const struct metrics_family metrics_db_connections;  /* gauge: connections open */
 extern const struct metrics_family metrics_db_waits;        /* waits for a free connection */
 extern const struct metrics_family metrics_db_errors;       /* [kind] */
-extern const struct metrics_family metrics_token_validations;   /* [mode outcome] */
-extern const struct metrics_family metrics_token_cache;         /* [result]: hit or miss */
-extern const struct metrics_family metrics_listen_streams;      /* gauge [transport] */
-extern const struct metrics_family metrics_rate_limited;        /* [reason]: read or write
-								    (tools/call), listen_share or
-								    listen_full (listen streams) */
+extern const struct metrics_family metrics_token_validations; /* [mode outcome] */
+extern const struct metrics_family metrics_token_cache;       /* [result]: hit or miss */
+extern const struct metrics_family metrics_rights_cache;      /* [result]: hit, miss or unwatched */
+extern const struct metrics_family metrics_rights_changes;    /* rights changes heard */
+extern const struct metrics_family metrics_listen_streams;    /* gauge [transport] */
+extern const struct metrics_family metrics_rate_limited;      /* [reason]: read or write
+								  (tools/call), listen_share or
+								  listen_full (listen streams) */
 extern const struct metrics_family metrics_rate_limited_client; /* [client budget]: tools/call
 								  refused, by client application
 								  (bounded: ratelimit.h) */

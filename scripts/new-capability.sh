@@ -3,8 +3,9 @@
 # NAME (snake_case) for a developer to fill in (server/capabilities/README.md):
 #   server/capabilities/NAME.json           its declaration: rows, roles, schemas, columns,
 #                                           refusals, confirmation and idempotency (a write)
-#   migrations/functions/fleet.NAME_for.sql its SQL function (a read: any number of keys as the
-#   migrations/functions/fleet.NAME_as.sql  caller; a write: one transaction as the caller)
+#   migrations/functions/fleet.NAME_for.sql its SQL function (a read: any number of keys under the
+#   migrations/functions/fleet.NAME_as.sql  caller's identity, inlined; a write: one transaction
+#                                           as the caller)
 #   migrations/NNNN_NAME.sql                a write's table (the next number)
 #   tests/integration/test_NAME.c           its own behaviour (real server, real PostgreSQL)
 #   tests/e2e/NAME.test.mjs                 the official client calls it
@@ -101,35 +102,25 @@ if [[ $kind == read ]]; then
 }
 EOF
   cat >"migrations/functions/fleet.$fn.sql" <<EOF
--- ${name}: for one caller and any number of keys, the rows the caller may see under row-level
+-- ${name}: for any number of keys, the rows the transaction's identity may see under row-level
 -- security, one per visible key, naming its key (server/capabilities/${name}.json declares its
--- columns, in this order). The server batches it (domain/reads.h): one statement per caller sets
--- the identity and writes the calls' audit rows; the rights and every row's region are judged
--- again in C. Skeleton from make new-capability: it reads bikes; make it read what the tool is for.
-CREATE OR REPLACE FUNCTION fleet.${fn}(p_subject text, p_client text, p_bike_ids text[])
+-- columns, in this order). Plain SQL that PostgreSQL inlines into the server's statement
+-- (domain/reads.h): the unit's fleet.act_as has set the identity, the statement judges who may
+-- use the capability and writes the calls' audit rows; the rights and every row's region are
+-- judged again in C. Skeleton from make new-capability: it reads bikes; make it read what the
+-- tool is for.
+CREATE OR REPLACE FUNCTION fleet.${fn}(p_bike_ids text[])
 RETURNS TABLE (bike_id text, region text, status text)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
-SET plan_cache_mode = force_generic_plan
+LANGUAGE sql STABLE
 AS \$\$
-BEGIN
-    IF fleet.current_subject() IS DISTINCT FROM p_subject
-       OR fleet.current_client() IS DISTINCT FROM p_client THEN
-        PERFORM fleet.act_as(p_subject, p_client);
-    END IF;
-    IF NOT fleet.may_read('${name}') THEN
-        RETURN; -- a role its declaration does not list reads nothing
-    END IF;
-    RETURN QUERY
     SELECT b.bike_id, b.region, b.status
       FROM fleet.bikes b
      WHERE b.bike_id = ANY (p_bike_ids)
-     ORDER BY b.bike_id;
-END
+     ORDER BY b.bike_id
 \$\$;
 
-REVOKE ALL ON FUNCTION fleet.${fn}(text, text, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.${fn}(text, text, text[]) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.${fn}(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.${fn}(text[]) TO fleet_app;
 EOF
 else
   # ---- a write: its table, its declaration and its function ----------------------------------

@@ -112,6 +112,7 @@ static int main_server_open(const struct cfg *cfg, struct main_product *p)
 	struct mcp_service_config sc = {.resources_dir = cfg->resources_dir,
 					.prompts_dir = cfg->prompts_dir,
 					.limits = p->limits};
+	changes_watch(); /* the rights generation, for the lists' rights (domain/rights.h) */
 	p->svc = mcp_service_new(&p->desc, &sc);
 	if (!p->svc) {
 		log_error(

@@ -7,8 +7,8 @@
 -- among p_found (the keys the read returned under row-level security), not_found otherwise.
 -- SECURITY DEFINER like fleet.audit_record (fleet_app holds no privilege on fleet.audit_log);
 -- the rows name the caller given, as fleet.audit_as already lets the login role name any. Time
--- from the clock, lengths capped; the columns' CHECK constraints refuse a malformed trace id or
--- token reference. A lock on audit_log (an administrator's LOCK TABLE, ALTER TABLE, VACUUM FULL)
+-- from the clock, lengths capped; the columns' types (domains, 0027) refuse a malformed trace id
+-- or token reference. A lock on audit_log (an administrator's LOCK TABLE, ALTER TABLE, VACUUM FULL)
 -- fails the batch after lock_timeout instead of stalling every read behind it: they answer 503.
 CREATE OR REPLACE FUNCTION fleet.audit_reads(p_subject text, p_client text, p_calls jsonb,
                                              p_allowed boolean, p_found text[])

@@ -13,7 +13,11 @@
 -- cases they opened or reported into). Beside the codes and ids, their names: the region's, and
 -- those of the subjects and client applications (fleet.case_names; NULL for one no longer
 -- registered), at most 63 characters each.
-CREATE OR REPLACE FUNCTION fleet.case_for(p_subject text, p_client text, p_case_ids text[])
+-- Plain SQL, inlined into the statement that calls it: the identity (subject, role, perimeter,
+-- the capabilities it may use) is the transaction's, set by fleet.act_as; who may use this
+-- capability is judged by that statement (fleet.bike_status_for says how). Without an identity
+-- it returns nothing.
+CREATE OR REPLACE FUNCTION fleet.case_for(p_case_ids text[])
 RETURNS TABLE (case_id text, bike_id text, region text, region_name text, state text,
                resolution text, finding text, opened_at text, opened_by text,
                opened_by_name text, opened_via text, opened_via_name text,
@@ -22,23 +26,13 @@ RETURNS TABLE (case_id text, bike_id text, region text, region_name text, state 
                write_off_requested_at text, closed_at text, closed_by text,
                closed_by_name text, closed_via text, closed_via_name text, next_steps json,
                you_may_act boolean, reports json, events json)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
-SET plan_cache_mode = force_generic_plan
+LANGUAGE sql STABLE
 AS $$
-DECLARE
-    a fleet.acting;
-BEGIN
-    a := fleet.act_as(p_subject, p_client);
-    -- A role the capability's declaration does not list reads nothing (a setting act_as fixed).
-    IF NOT fleet.may_read('cases') THEN
-        RETURN;
-    END IF;
-    RETURN QUERY
     WITH c AS (
         SELECT cs.* FROM fleet.cases cs
          WHERE cs.case_id = ANY (p_case_ids)
-           AND fleet.case_visible(a.role, p_subject, cs.case_id, cs.opened_by)
+           AND fleet.case_visible(fleet.current_fleet_role(), fleet.current_subject(),
+                                  cs.case_id, cs.opened_by)
     ), names AS (
         -- Per case, 'subject:<id>' and 'client:<id>' -> the name.
         SELECT c.case_id, json_object_agg(n.kind || ':' || n.id, left(n.name, 63)) AS m
@@ -57,7 +51,7 @@ BEGIN
            c.closed_via, nm.m ->> ('client:' || c.closed_via),
            coalesce((SELECT json_agg(DISTINCT st.tool) FROM fleet.case_steps() st
                       WHERE st.step_from = c.state), '[]'::json),
-           (SELECT m.may FROM fleet.may_take_step(c.state, p_subject,
+           (SELECT m.may FROM fleet.may_take_step(c.state, fleet.current_subject(),
                                                   c.write_off_requested_by) m),
            coalesce((SELECT json_agg(json_build_object(
                         'reportId', r.report_id, 'issue', r.issue,
@@ -95,9 +89,8 @@ BEGIN
       FROM c
       LEFT JOIN names nm ON nm.case_id = c.case_id
       LEFT JOIN fleet.regions rg ON rg.code = c.region
-     ORDER BY c.case_id;
-END
+     ORDER BY c.case_id
 $$;
 
-REVOKE ALL ON FUNCTION fleet.case_for(text, text, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.case_for(text, text, text[]) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.case_for(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.case_for(text[]) TO fleet_app;

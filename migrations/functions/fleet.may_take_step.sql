@@ -7,8 +7,7 @@
 -- (fleet.case_for's you_may_act), the queues per step (fleet.case_next). The token's scopes are
 -- the server's to judge. One row, read as (SELECT m.may FROM fleet.may_take_step(...) m): a
 -- set-returning SQL function is inlined into the query that reads it (a scalar one holding a
--- subquery is not), so the rule costs what the expression written in place would. Named to sort
--- after the functions it calls, whose bodies must exist when this one is created.
+-- subquery is not), so the rule costs what the expression written in place would.
 CREATE OR REPLACE FUNCTION fleet.may_take_step(p_state text, p_subject text,
                                                p_requested_by text)
 RETURNS TABLE (may boolean)

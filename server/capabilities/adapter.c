@@ -131,7 +131,7 @@ void adapter_read_entry(struct mcp_ctx *ctx, const char *uri, const char *value,
 int adapter_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err)
 {
 	struct rights r;
-	enum fleet_status st = reads_rights(ctx->req->actor, &r);
+	enum fleet_status st = rights_known(ctx->req->actor, &r, reads_rights);
 	who->scopes = st == FLEET_OK ? rights_scopes(ctx->req->actor, &r) : 0;
 	who->person = st == FLEET_OK && r.human && !ctx->req->actor->machine;
 	snprintf(who->role, sizeof who->role, "%s", st == FLEET_OK ? r.role : "");

@@ -90,6 +90,15 @@ PY
 python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/bike_status.json" >"$t/planted.out" 2>&1
 check "a column the declaration leaves out is named, with the fix" \
   grep -q 'says battery_pct smallint, fleet.bike_status_for returns station_name text at position 6' "$t/planted.out"
+# A read function PostgreSQL cannot inline (a SET clause routes every call through
+# fmgr_security_definer) is named, with what keeps it from being inlined.
+psql -X -q "$IT_SUPER_URL" -c "ALTER FUNCTION fleet.bike_status_for(text[]) SET search_path = pg_catalog, fleet"
+python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json >"$t/planted.out" 2>&1
+psql -X -q "$IT_SUPER_URL" -c "ALTER FUNCTION fleet.bike_status_for(text[]) RESET ALL"
+check "a read function PostgreSQL cannot inline is named, with what keeps it from being inlined" \
+  grep -q 'fleet.bike_status_for is not a read PostgreSQL can inline (SET search_path=pg_catalog, fleet): make it LANGUAGE sql STABLE' "$t/planted.out"
+check "and the function as migrate made it is one" \
+  python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json
 psql -X -q "$IT_SUPER_URL" -c "UPDATE fleet.capabilities SET roles = '{fleet_operator}' WHERE name = 'bike_status'"
 python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json >"$t/planted.out" 2>&1
 check "roles in fleet.capabilities that differ from the declaration's say to run migrate" \

@@ -179,12 +179,12 @@ END_TEST
 START_TEST(rls_alone_hides_other_regions_from_completion)
 {
 	/* The SQL function itself, as the server's login role, with no C-side check involved. */
-	char *n = it_sql_as_app("SELECT count(*) FROM fleet.bike_ids_for('marie',"
-				"'customer-care-assistant',ARRAY['VL-2047'])");
+	char *n = it_sql_as_app("SELECT fleet.act_as('marie','customer-care-assistant');"
+				"SELECT count(*) FROM fleet.bike_ids_for(ARRAY['VL-2047'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
-	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_ids_for('nobody',"
-			  "'customer-care-assistant',ARRAY['VL-'])");
+	n = it_sql_as_app("SELECT fleet.act_as('nobody','customer-care-assistant');"
+			  "SELECT count(*) FROM fleet.bike_ids_for(ARRAY['VL-'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
 }

@@ -1105,11 +1105,12 @@ START_TEST(case_read_follows_perimeter_and_role)
 	 * its report (with its description) and its two events in order; marie (customer care,
 	 * not involved), paul (another region) and an unknown case read alike: nothing. */
 	char *q =
-		mem_printf("SELECT bike_id || ' ' || state || ' ' || opened_by || ' ' || "
+		mem_printf("SELECT fleet.act_as('olivia', 'ops-assistant');"
+			   "SELECT bike_id || ' ' || state || ' ' || opened_by || ' ' || "
 			   "json_array_length(reports) || ' ' || json_array_length(events) || "
 			   "' ' || (reports->0->>'description') || ' ' || (events->0->>'type') || "
 			   "' ' || (events->1->>'type') || ' ' || (events->1->>'reportId') "
-			   "FROM fleet.case_for('olivia', 'ops-assistant', ARRAY['%s'])",
+			   "FROM fleet.case_for(ARRAY['%s'])",
 			   case_id);
 	char *seen = it_sql_as_app(q);
 	free(q);
@@ -1123,7 +1124,8 @@ START_TEST(case_read_follows_perimeter_and_role)
 						{"paul", "customer-care-assistant", ""},
 						{"olivia", "ops-assistant", "IC-99999999"}};
 	for (size_t i = 0; i < 3; i++) {
-		q = mem_printf("SELECT count(*) FROM fleet.case_for('%s', '%s', ARRAY['%s'])",
+		q = mem_printf("SELECT fleet.act_as('%s', '%s');"
+			       "SELECT count(*) FROM fleet.case_for(ARRAY['%s'])",
 			       unseen[i][0], unseen[i][1], *unseen[i][2] ? unseen[i][2] : case_id);
 		char *n = it_sql_as_app(q);
 		ck_assert_str_eq(n, "0");
@@ -1148,8 +1150,9 @@ START_TEST(case_read_follows_perimeter_and_role)
 	it_response_free(&r);
 	json_decref(args);
 	ck_assert_int_eq(it_server_stop(&m), 0);
-	q = mem_printf("SELECT json_array_length(reports) + json_array_length(events) FROM "
-		       "fleet.case_for('marie', 'customer-care-assistant', ARRAY['%s'])",
+	q = mem_printf("SELECT fleet.act_as('marie', 'customer-care-assistant');"
+		       "SELECT json_array_length(reports) + json_array_length(events) FROM "
+		       "fleet.case_for(ARRAY['%s'])",
 		       case_id);
 	char *five = it_sql_as_app(q);
 	ck_assert_str_eq(five, "5");
