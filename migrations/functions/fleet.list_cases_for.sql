@@ -1,4 +1,5 @@
--- list_cases (server/capabilities/list_cases.json) for one caller and any number of queries: the
+-- list_cases (server/capabilities/list_cases.json) for the transaction's identity (set by the
+-- unit's fleet.act_as) and any number of queries: the
 -- cases the caller may see, oldest waiting first, one page per query. Each query (the read's key,
 -- echoed in the column query) is a JSON object the server writes: {"arguments": the call's
 -- filters, "after": the position of the last row of the previous page or null, "limit": the
@@ -19,7 +20,7 @@
 -- write-off, where the bike is, the finding, how many reports and the last issue reported;
 -- people, client applications, regions and stations with their names (fleet.case_names; NULL
 -- for one no longer registered), at most 63 characters each.
-CREATE OR REPLACE FUNCTION fleet.list_cases_for(p_subject text, p_client text, p_queries text[])
+CREATE OR REPLACE FUNCTION fleet.list_cases_for(p_queries text[])
 RETURNS TABLE (query text, sort_key text, case_id text, bike_id text, region text,
                region_name text, state text, since text, waiting_for text, next_steps json,
                next_by json, you_may_act boolean, step_by text, step_by_name text,
@@ -36,7 +37,9 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
-    a        fleet.acting;
+    -- The transaction's identity, set by the unit's fleet.act_as (none: nothing is listed).
+    v_role    text := fleet.current_fleet_role();
+    v_subject text := fleet.current_subject();
     q        record;
     v_args   jsonb;
     v_step   text;
@@ -54,9 +57,8 @@ DECLARE
     v_act    text[];
     v_own    text[];
 BEGIN
-    a := fleet.act_as(p_subject, p_client);
     -- A role the capability's declaration does not list reads nothing (a setting act_as fixed).
-    IF NOT fleet.may_read('list_cases') THEN
+    IF v_subject IS NULL OR NOT fleet.may_read('list_cases') THEN
         RETURN;
     END IF;
     SELECT coalesce(array_agg(n.state) FILTER (WHERE n.may_act), '{}'),
@@ -94,7 +96,7 @@ BEGIN
                      ORDER BY cs.step_at, cs.case_id
                      LIMIT $12) p
         $page$ INTO v_page
-        USING v_step, v_closed, v_region, v_bike, v_at, v_id, a.role, p_subject, v_mine, v_act,
+        USING v_step, v_closed, v_region, v_bike, v_at, v_id, v_role, v_subject, v_mine, v_act,
               v_own, v_lim;
         -- Its rows, with what each case waits for and the names beside the ids.
         RETURN QUERY
@@ -120,7 +122,7 @@ BEGIN
                           ELSE '' END)
                END,
                to_json(nx.tools), to_json(nx.roles),
-               CASE WHEN c.write_off_requested_by = p_subject THEN nx.may_act_own
+               CASE WHEN c.write_off_requested_by = v_subject THEN nx.may_act_own
                     ELSE nx.may_act END,
                ev.actor_subject, nm.m ->> ('subject:' || ev.actor_subject),
                ev.actor_client, nm.m ->> ('client:' || ev.actor_client), ev.note,
@@ -153,5 +155,5 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION fleet.list_cases_for(text, text, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.list_cases_for(text, text, text[]) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.list_cases_for(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.list_cases_for(text[]) TO fleet_app;
