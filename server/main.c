@@ -115,10 +115,9 @@ static int main_server_open(const struct cfg *cfg, struct main_product *p)
 	changes_watch(); /* the rights generation, for the lists' rights (domain/rights.h) */
 	p->svc = mcp_service_new(&p->desc, &sc);
 	if (!p->svc) {
-		log_error(
-			"cannot load the documents and prompt templates (BIKAROO_RESOURCES_DIR=%s, "
-			"BIKAROO_PROMPTS_DIR=%s)",
-			cfg->resources_dir, cfg->prompts_dir);
+		log_error("cannot load the documents and prompts (BIKAROO_RESOURCES_DIR=%s, "
+			  "BIKAROO_PROMPTS_DIR=%s)",
+			  cfg->resources_dir, cfg->prompts_dir);
 		return -1;
 	}
 	return 0;

@@ -106,23 +106,43 @@ static void dbtrace_one(const char *sql, const char *name, struct dbtrace_memo *
 	}
 }
 
-/* The unit's summary into out[136]: its statement's, "BATCH " and theirs when they all say the
- * same, else "BATCH". */
+/* Whether statement i's text is an earlier one's (each caller's read sends the same). */
+static bool dbtrace_seen(const char *const *sql, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (sql[j] == sql[i] || strcmp(sql[j], sql[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The unit's summary into out[136]: one statement's own; for several, "BATCH", then when they
+ * all do the same operation (a unit's identity and its reads are each a SELECT) that operation
+ * and every object they name, in order, each once (the conventions let a batch be named in the
+ * system's own terms: "BATCH" alone says nothing of what was read). */
 static void dbtrace_unit_summary(const char *const *sql, const char *const *name, size_t n,
 				 struct dbtrace_memo *memo, char out[136])
 {
 	char first[128], one[128];
 	dbtrace_one(n ? sql[0] : "", n ? name[0] : NULL, memo, first);
-	for (size_t i = 1; i < n; i++) {
-		if (sql[i] == sql[0])
+	if (n < 2) {
+		snprintf(out, 136, "%s", first);
+		return;
+	}
+	size_t oplen = strcspn(first, " ");
+	snprintf(out, 136, "BATCH %.*s", (int)oplen, first);
+	for (size_t i = 0; i < n; i++) {
+		if (dbtrace_seen(sql, i))
 			continue; /* the same read's statement: the same summary */
-		dbtrace_one(sql[i], name[i], memo, one);
-		if (strcmp(one, first) != 0) {
+		if (i > 0)
+			dbtrace_one(sql[i], name[i], memo, one);
+		const char *s = i > 0 ? one : first;
+		if (strcspn(s, " ") != oplen || strncmp(s, first, oplen) != 0) {
 			snprintf(out, 136, "BATCH");
 			return;
 		}
+		for (const char *w = s + oplen; *w == ' '; w += strcspn(w + 1, " ") + 1)
+			dbtrace_add(out, 136, w + 1, strcspn(w + 1, " "));
 	}
-	snprintf(out, 136, "%s%s", n > 1 ? "BATCH " : "", first);
 }
 
 struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *const *sql,
@@ -151,10 +171,7 @@ struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *co
 	char text[TRACE_TEXT_MAX];
 	size_t len = 0;
 	for (size_t i = 0; i < n; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = sql[j] == sql[i] || strcmp(sql[j], sql[i]) == 0;
-		if (seen)
+		if (dbtrace_seen(sql, i))
 			continue;
 		int w = snprintf(text + len, sizeof text - len, "%s%s", len ? "; " : "", sql[i]);
 		if (w < 0 || (size_t)w >= sizeof text - len) {

@@ -53,7 +53,7 @@ INSERT INTO fleet.client_apps (client_id, name, may_read, may_report, requires_c
   ('customer-care-assistant', 'Customer-care assistant', true, true,  false),
   ('ops-assistant',           'Operations assistant',    true, true,  false),
   ('developer-ide',           'Developer IDE',           true, false, false),
-  ('careful-assistant',       'Assistant that needs server-side confirmation', true, true, true),
+  ('careful-assistant',       'Careful assistant (asks before every change)', true, true, true),
   ('fleet-sync',              'Fleet sync job (client credentials)', true, true, false)
 ON CONFLICT (client_id) DO NOTHING;
 

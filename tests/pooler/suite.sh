@@ -157,14 +157,16 @@ curl -s -N --max-time 6 -X POST "http://127.0.0.1:$p/mcp" -H 'Content-Type: appl
   >"$t/listen.out" 2>&1 &
 lpid=$!
 for _ in $(seq 1 50); do grep -q 'subscriptions/acknowledged' "$t/listen.out" && break; sleep 0.1; done
-n=$(psql -X -At "$PGTMP_SUPER_URL" -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN bikaroo%' AND application_name = 'bikaroo-listen'")
+# Each instance's feed listens from start-up, on its own direct connection: one each, none
+# through the pooler.
+n=$(psql -X -At "$PGTMP_SUPER_URL" -c "SELECT count(*) FILTER (WHERE application_name = 'bikaroo-listen') || ' ' || count(*) FILTER (WHERE application_name IS DISTINCT FROM 'bikaroo-listen') FROM pg_stat_activity WHERE query LIKE 'LISTEN bikaroo%'")
 psql -X -q "$BIKAROO_MIGRATE_URL" -c "UPDATE fleet.bikes SET battery_pct = (coalesce(battery_pct, 0) + 1) % 100 WHERE bike_id = 'VL-2051'"
 for _ in $(seq 1 50); do grep -q 'notifications/resources/updated' "$t/listen.out" && break; sleep 0.1; done
 kill "$lpid" 2>/dev/null; wait "$lpid" 2>/dev/null
-if [[ $n == 1 ]]; then
-  ok "the change feed's LISTEN runs on the direct connection"
+if [[ $n == "2 0" ]]; then
+  ok "the change feed's LISTEN runs on each instance's direct connection (2 instances, none through the pooler)"
 else
-  nok "the change feed's LISTEN runs on the direct connection ($n found)"
+  nok "the change feed's LISTEN runs on each instance's direct connection (direct, other: $n)"
 fi
 if grep -q 'notifications/resources/updated' "$t/listen.out" && grep -q 'VL-2051' "$t/listen.out"; then
   ok "a listen through a pooled instance hears the update"

@@ -42,10 +42,41 @@ replaced_check() { # replaced_check STATEMENT
   name=$(sed -nE 's/^DROP CONSTRAINT (IF EXISTS )?([a-z0-9_]+)\b.*/\2/ip' <<<"$1")
   [[ -n $name ]] && grep -qiE "\bADD +CONSTRAINT +$name +CHECK\b" <<<"$1"
 }
+# An index that is not unique constrains nothing and is named by no statement: dropping it
+# changes plans, never what a release may read or write.
+plain_index() { # plain_index STATEMENT
+  local name
+  name=$(sed -nE 's/^DROP INDEX (IF EXISTS )?(fleet\.)?([a-z0-9_]+) *$/\3/ip' <<<"$1")
+  [[ -n $name ]] && git grep -qiE "^CREATE INDEX( IF NOT EXISTS)? $name\b" "$commit" -- 'migrations/[0-9]*.sql' &&
+    ! git grep -qiE "^CREATE UNIQUE INDEX( IF NOT EXISTS)? $name\b" "$commit" -- 'migrations/[0-9]*.sql'
+}
+# Columns retyped to domains of their own type that take over the table's CHECKs dropped in the
+# same statement: each column's domain is created in the file FILE over text and given exactly
+# one check there, as many checks as constraints dropped. The load below, the previous release
+# writing on the migrated schema, fails if a domain refuses what its CHECK admitted.
+checks_to_domains() { # checks_to_domains STATEMENT FILE
+  local part d drops=0 domains=0
+  IFS=',' read -ra parts <<<"$1"
+  for part in "${parts[@]}"; do
+    part=$(xargs <<<"$part")
+    if [[ $part =~ ^DROP\ CONSTRAINT\ [a-z0-9_]+_check$ ]]; then
+      drops=$((drops + 1))
+    elif [[ $part =~ ^ALTER\ COLUMN\ [a-z0-9_]+\ TYPE\ fleet\.([a-z0-9_]+)$ ]]; then
+      d=${BASH_REMATCH[1]}
+      grep -qiE "^CREATE DOMAIN fleet\.$d AS text;" "$2" || return 1
+      [[ $(grep -ciE "^ALTER DOMAIN fleet\.$d ADD CONSTRAINT" "$2") == 1 ]] || return 1
+      domains=$((domains + 1))
+    else
+      return 1
+    fi
+  done
+  ((drops > 0 && drops == domains))
+}
 # A trigger's TRUNCATE event (AFTER TRUNCATE, ... OR TRUNCATE ON) truncates nothing.
 bad=$(for f in $added; do
   sed 's/--.*$//' "$f" | tr '\n' ' ' | sed -E 's/\b(AFTER|BEFORE|OR) +TRUNCATE\b/\1 truncate_event/gI' | grep -oiE '\b(DROP|RENAME|TRUNCATE)\b[^;]*|ALTER COLUMN [^;]*\b(TYPE|SET NOT NULL)\b[^;]*' |
-    while IFS= read -r stmt; do unused_before "$stmt" || replaced_check "$stmt" || echo "$f: $stmt"; done
+    while IFS= read -r stmt; do unused_before "$stmt" || replaced_check "$stmt" || plain_index "$stmt" ||
+      checks_to_domains "$stmt" "$f" || echo "$f: $stmt"; done
 done)
 if [[ -z $bad ]]; then
   ok "the migrations added since ${commit:0:12} only expand the schema (${added//$'\n'/, }): no DROP, RENAME, TRUNCATE, type change or new NOT NULL"
