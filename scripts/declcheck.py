@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Check every capability declaration (server/capabilities/NAME.json) against the database it
-runs on: its SQL function's arguments and RETURNS TABLE (name, type, order) as pg_proc states
-them, and its row of fleet.capabilities (the roles, scope, people_only and confirmation that
+runs on: its SQL function's arguments and result as pg_proc states them (a read's RETURNS TABLE
+by name, type and order; a write's call and answer, whose result the server checks against the
+declared columns on every call), and its row of fleet.capabilities (the roles, scope, people_only and confirmation that
 `bikaroo-mcp migrate` copies from the declarations). One line per declaration, `ok - ...` or
 `not ok - ...` naming the declaration, what differs and what to change.
 Usage: declcheck.py SUPERUSER_URL [DECLARATION.json...] (default: every declaration)."""
@@ -12,11 +13,8 @@ import subprocess
 import sys
 
 READ_ARGS = {True: ["text", "text", "text[]"], False: ["text", "text"]}
-WRITE_ARGS = ["text", "text", "jsonb", "text", "text", "text", "text", "boolean"]
-WRITE_FIXED = [("role", "text"), ("regions", "text[]"), ("is_human", "boolean"),
-               ("client_may_read", "boolean"), ("client_may_report", "boolean"),
-               ("requires_confirmation", "boolean"), ("outcome", "text"), ("region", "text"),
-               ("effect", "text")]
+WRITE_ARGS = ["fleet.write_call"]
+WRITE_RESULT = "fleet.write_answer"
 
 
 def psql(url, sql):
@@ -27,10 +25,10 @@ def psql(url, sql):
 
 def signature(url, function):
     """[(mode, name, type)] of every argument of function, or None when there is none (or
-    more than one)."""
+    more than one); how many there are; the type it returns."""
     schema, name = function.split(".", 1)
     rows = psql(url, f"""
-        SELECT p.oid,
+        SELECT format_type(p.prorettype, NULL),
                coalesce(array_to_string(p.proargmodes, ','), ''),
                coalesce(array_to_string(p.proargnames, ','), ''),
                (SELECT string_agg(format_type(t, NULL), ',' ORDER BY o)
@@ -39,12 +37,58 @@ def signature(url, function):
           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
          WHERE n.nspname = '{schema}' AND p.proname = '{name}'""")
     if len(rows) != 1:
-        return None, len(rows)
-    _, modes, names, types = rows[0]
+        return None, len(rows), None
+    returns, modes, names, types = rows[0]
     types = types.split(",") if types else []
     names = names.split(",") if names else [""] * len(types)
     modes = modes.split(",") if modes else ["i"] * len(types)
-    return list(zip(modes, names, types)), 1
+    return list(zip(modes, names, types)), 1, returns
+
+
+JSON_OF = {"text": str, "smallint": int, "integer": int, "bigint": int, "boolean": bool}
+
+
+def write_results(url, decl):
+    """What each tool of a write answers to its example, confirmed, in a transaction rolled back
+    (its fixture first, then the call as the login role): the result's keys and values against
+    the declared columns. The server checks every answer the same way (declared.c)."""
+    fn, cols = decl["write"]["function"], {c["column"]: c for c in decl["write"]["columns"]}
+    problems = []
+    for tool in decl.get("tools", []):
+        ex = tool["example"]
+        call = "(%s, %s, %s::jsonb, %s, NULL, repeat('0', 64), 'declcheck', true, NULL, NULL, " \
+               "NULL)::fleet.write_call" % tuple(
+                   "'" + v.replace("'", "''") + "'" for v in
+                   (ex["caller"]["subject"], ex["caller"]["client"], json.dumps(ex["arguments"]),
+                    tool["name"]))
+        out = subprocess.run(
+            ["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", url],
+            input=f"BEGIN;\n{ex.get('fixture') or ''};\nSET LOCAL ROLE fleet_app;\n"
+                  f"SELECT outcome || ' ' || coalesce(result::text, 'null') FROM {fn}({call});\n"
+                  f"ROLLBACK;\n", capture_output=True, text=True)
+        line = next((x for x in out.stdout.splitlines() if x.startswith(("ok ", "replayed "))),
+                    None)
+        if out.returncode != 0 or line is None:
+            problems.append(f"{tool['name']}'s example did not succeed as its caller: "
+                            f"{(out.stdout + out.stderr).strip()[-300:]}")
+            continue
+        result = json.loads(line.split(" ", 1)[1])
+        for key, value in result.items():
+            col = cols.get(key)
+            if col is None:
+                problems.append(f"{fn} answers {tool['name']} with column {key}, which "
+                                f"write.columns does not list: add it (\"withheld\" if it is "
+                                f"not shown) or drop it from the function's result")
+            elif value is None and not col.get("null") and "withheld" not in col:
+                problems.append(f"{fn} answers {tool['name']} with {key} null, which its "
+                                f"column does not allow: say \"null\": true, or fix the function")
+            elif value is not None and not isinstance(value, JSON_OF.get(col["type"], object)):
+                problems.append(f"{fn} answers {tool['name']} with {key} {json.dumps(value)}, "
+                                f"not the {col['type']} write.columns says")
+        problems += [f"{fn} answers {tool['name']} without column {c}, which write.columns "
+                     f"lists: make its result say it, or drop it from the declaration"
+                     for c in cols if c not in result and not cols[c].get("null")]
+    return problems
 
 
 def check(url, path, rows_of_table):
@@ -56,7 +100,7 @@ def check(url, path, rows_of_table):
     part = decl[kind]
     fn = part["function"]
     problems = []
-    sig, count = signature(url, fn)
+    sig, count, returns = signature(url, fn)
     if sig is None:
         return [f"{path}: {kind}.function {fn} is {'not' if count == 0 else 'more than once'} "
                 f"in the database: create it in migrations/functions/{fn}.sql (one form only) "
@@ -67,17 +111,17 @@ def check(url, path, rows_of_table):
         problems.append(f"{path}: {fn} takes ({', '.join(args)}), a {kind} takes "
                         f"({', '.join(want_args)}): change the function's arguments "
                         f"(migrations/README.md)")
+    if kind == "write" and returns != WRITE_RESULT:
+        problems.append(f"{path}: {fn} returns {returns}, a write returns {WRITE_RESULT} "
+                        f"(migrations/README.md)")
     out = [(n, t) for m, n, t in sig if m == "t"]
-    want = ([] if kind == "read" else WRITE_FIXED) + \
-        [(c["column"], c["type"]) for c in part["columns"]]
+    want = [] if kind == "write" else [(c["column"], c["type"]) for c in part["columns"]]
     for i in range(max(len(out), len(want))):
         have = out[i] if i < len(out) else None
         need = want[i] if i < len(want) else None
         if have == need:
             continue
-        where = (f"{kind}.columns[{i - (0 if kind == 'read' else len(WRITE_FIXED))}]"
-                 if need and i >= (0 if kind == "read" else len(WRITE_FIXED)) else
-                 "the fixed columns of a write")
+        where = f"{kind}.columns[{i}]"
         if need is None:
             problems.append(f"{path}: {fn} returns {have[0]} {have[1]} at position {i + 1}, "
                             f"which the declaration does not list: add it to {kind}.columns "
@@ -91,6 +135,8 @@ def check(url, path, rows_of_table):
                             f"{have[1]} at position {i + 1}: make the declaration and the "
                             f"function's RETURNS TABLE say the same, in the same order")
         break
+    if kind == "write" and not problems:
+        problems += [f"{path}: {p}" for p in write_results(url, decl)]
     row = rows_of_table.get(name)
     want_row = [",".join(decl["roles"]), decl["scope"], "t" if decl.get("people_only") else "f",
                 part.get("confirmation", {}).get("policy", "never") if kind == "write"

@@ -218,96 +218,39 @@ EOF
 }
 EOF
   cat >"migrations/functions/fleet.$fn.sql" <<EOF
--- ${name} in one transaction as the caller under forced row-level security, in the shape of
--- every write function (migrations/README.md, "A write function"; its declaration,
--- server/capabilities/${name}.json, lists the columns after effect, in this order). Who may, and
--- when to ask the user first, is fleet.capabilities' row '${name}' (filled by migrate from the
--- declaration). Every outcome decided here leaves its audit row. Skeleton from make
--- new-capability: it records a note on a bike; make it do what the tool is for.
-CREATE OR REPLACE FUNCTION fleet.${fn}(p_subject text, p_client text, p_args jsonb, p_tool text,
-                                       p_key text, p_digest text, p_request_id text,
-                                       p_confirmed boolean)
-RETURNS TABLE (role text, regions text[], is_human boolean, client_may_read boolean,
-               client_may_report boolean, requires_confirmation boolean, outcome text,
-               region text, effect text, note_id bigint, bike_id text, created_at text)
+-- ${name}, a write (migrations/README.md, "A write function"; its declaration:
+-- server/capabilities/${name}.json): records a note on one bike, in one transaction as the
+-- caller. Skeleton from make new-capability: make it do what the tool is for.
+CREATE OR REPLACE FUNCTION fleet.${fn}(c fleet.write_call)
+RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
 AS \$\$
-#variable_conflict use_column
 DECLARE
-    a      fleet.acting;
-    v_bike text := p_args ->> 'bikeId';
-    v_note text := p_args ->> 'note';
-    claim  record;
-    bk     record;
-    v_id   bigint;
-    v_now  timestamptz := clock_timestamp();
+    w  fleet.write_state;
+    bk record;
+    n  record;
 BEGIN
-    a := fleet.write_begin('${name}', p_subject, p_client);
-    role := a.role;
-    regions := a.regions;
-    is_human := a.is_human;
-    client_may_read := a.client_may_read;
-    client_may_report := a.client_may_report;
-    requires_confirmation := a.requires_confirmation;
-    IF NOT fleet.current_may_report() THEN
-        outcome := 'forbidden';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'denied', NULL, p_request_id, NULL);
-        RETURN NEXT;
-        RETURN;
+    w := fleet.write_begin('${name}', c);
+    IF (w.answer).outcome IS NOT NULL THEN RETURN w.answer; END IF;
+    SELECT b.bike_id, b.region INTO bk FROM bikes b WHERE b.bike_id = c.args ->> 'bikeId' FOR UPDATE;
+    IF NOT FOUND THEN RETURN fleet.write_stop(w, 'not_found'); END IF;
+    IF fleet.write_asks(w) THEN
+        RETURN fleet.write_stop(w, 'confirmation_required', bk.region,
+                                format('record the note %L on bike %s (region %s)',
+                                       c.args ->> 'note', bk.bike_id, bk.region));
     END IF;
-    SELECT * INTO claim FROM fleet.idempotency_claim(p_subject, p_key, p_tool, p_digest);
-    SELECT b.bike_id, b.region INTO bk FROM fleet.bikes b WHERE b.bike_id = v_bike FOR UPDATE;
-    IF NOT FOUND THEN
-        outcome := 'not_found';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'not_found', NULL, p_request_id,
-                                   NULL);
-        RETURN NEXT;
-        RETURN;
-    END IF;
-    region := bk.region;
-    IF claim.state = 'replayed' THEN
-        outcome := 'replayed';
-        note_id := (claim.result ->> 'note_id')::bigint;
-        bike_id := claim.result ->> 'bike_id';
-        created_at := claim.result ->> 'created_at';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'replayed', NULL, p_request_id,
-                                   NULL);
-        RETURN NEXT;
-        RETURN;
-    ELSIF claim.state = 'conflict' THEN
-        outcome := 'key_conflict';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'conflict', NULL, p_request_id,
-                                   NULL);
-        RETURN NEXT;
-        RETURN;
-    END IF;
-    IF fleet.needs_confirmation('${name}', a, p_confirmed) THEN
-        outcome := 'confirmation_required';
-        effect := format('record the note %L on bike %s (region %s)', v_note, bk.bike_id,
-                         bk.region);
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'confirmation_required', NULL,
-                                   p_request_id, NULL);
-        RETURN NEXT;
-        RETURN;
-    END IF;
-    INSERT INTO fleet.${table} (bike_id, region, note, created_by, created_via, created_at)
-    VALUES (bk.bike_id, bk.region, v_note, p_subject, p_client, v_now)
-    RETURNING fleet.${table}.note_id INTO v_id;
-    outcome := 'ok';
-    note_id := v_id;
-    bike_id := bk.bike_id;
-    created_at := to_char(v_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-    PERFORM fleet.idempotency_keep(p_subject, p_client, p_key, p_tool, p_digest, bk.region,
-                                   jsonb_build_object('note_id', note_id, 'bike_id', bike_id,
-                                                      'created_at', created_at));
-    PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'ok', NULL, p_request_id, NULL);
-    RETURN NEXT;
+    INSERT INTO ${table} (bike_id, region, note, created_by, created_via, created_at)
+    VALUES (bk.bike_id, bk.region, c.args ->> 'note', c.subject, c.client, clock_timestamp())
+    RETURNING * INTO n;
+    RETURN fleet.write_done(w, bk.region, to_jsonb(r)) FROM (
+        SELECT n.note_id, n.bike_id,
+               to_char(n.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at) r;
 END
 \$\$;
 
-REVOKE ALL ON FUNCTION fleet.${fn}(text, text, jsonb, text, text, text, text, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.${fn}(text, text, jsonb, text, text, text, text, boolean) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.${fn}(fleet.write_call) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.${fn}(fleet.write_call) TO fleet_app;
 EOF
 fi
 sed -i 's/, "fixture": null}/}/' "server/capabilities/$name.json"

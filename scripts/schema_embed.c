@@ -194,6 +194,8 @@ static void gen_columns(FILE *c, const char *name, json_t *cols, const char *whe
 	json_array_foreach (cols, i, col) {
 		int t = gen_type(json_string_value(json_object_get(col, "type")));
 		fputs("\t{", c);
+		gen_literal(c, json_string_value(json_object_get(col, "column")));
+		fputs(", ", c);
 		gen_literal(c, json_string_value(json_object_get(col, "name")));
 		fprintf(c, ", %s, %s},\n", t >= 0 ? gen_types[t].form : "DECLARED_STRING",
 			gen_bool(col, "null") ? "true" : "false");
@@ -614,9 +616,6 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 		gen_literal(c, target);
 		fputs(", .self = true},\n", c);
 		const char *tasks = gen_str(row, "tasks", at, false);
-		if (!tasks && has_write && !handler &&
-		    json_object_get(json_object_get(decl, "write"), "task"))
-			tasks = "optional"; /* a write with a task may answer one */
 		if (tasks)
 			fprintf(c, "\t.tasks = %s,\n",
 				strcmp(tasks, "required") == 0   ? "MCP_TASKS_REQUIRED"
@@ -820,64 +819,13 @@ static void gen_rows(FILE *c, FILE *h, FILE *sh, FILE *md, struct gen_decl *d, j
 	}
 }
 
-/* The index of column name in cols, or -1. */
-static int gen_column_index(json_t *cols, const char *name)
-{
-	size_t i;
-	json_t *col;
-	json_array_foreach (cols, i, col) {
-		const char *n = json_string_value(json_object_get(col, "column"));
-		if (n && name && strcmp(n, name) == 0)
-			return (int)i;
-	}
-	return -1;
-}
-
-/* A write's task ({kind, case, when: {column, equals}}): its fields of struct declared_write. */
-static void gen_task(FILE *c, json_t *task, json_t *cols)
-{
-	static const char *const known[] = {"kind", "case", "when", NULL};
-	static const char *const when_keys[] = {"column", "equals", NULL};
-	if (!task) {
-		fputs("\t.task_when = -1,\n", c);
-		return;
-	}
-	gen_keys(task, "write.task", known);
-	const char *kind = gen_str(task, "kind", "write.task", true);
-	if (kind && strcmp(kind, "inspection") != 0 && strcmp(kind, "write_off") != 0)
-		gen_fail("write.task",
-			 "kind \"%s\" is none of fleet.tasks' kinds (inspection, "
-			 "write_off)",
-			 kind);
-	int at = gen_column_index(cols, gen_str(task, "case", "write.task", true));
-	if (at < 0)
-		gen_fail("write.task", "\"case\" must name the column holding the case id");
-	json_t *when = json_object_get(task, "when");
-	int wat = -1;
-	const char *equals = NULL;
-	if (when) {
-		gen_keys(when, "write.task.when", when_keys);
-		wat = gen_column_index(cols, gen_str(when, "column", "write.task.when", true));
-		equals = gen_str(when, "equals", "write.task.when", true);
-		if (wat < 0)
-			gen_fail("write.task.when",
-				 "\"column\" must be one of the write's columns");
-	}
-	fputs("\t.task_kind = ", c);
-	gen_literal(c, kind);
-	fprintf(c, ",\n\t.task_case = %d,\n\t.task_when = %d,\n\t.task_when_value = ", at, wat);
-	gen_literal(c, equals);
-	fputs(",\n", c);
-}
-
 /* The read or write of a declaration. */
 static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *input)
 {
 	static const char *const read_keys[] = {"function", "key",     "region",   "returns",
 						"list",     "columns", "refusals", NULL};
-	static const char *const write_keys[] = {"function",     "columns",     "action",
-						 "confirmation", "idempotency", "refusals",
-						 "task",         NULL};
+	static const char *const write_keys[] = {
+		"function", "columns", "action", "confirmation", "idempotency", "refusals", NULL};
 	json_t *read = json_object_get(decl, "read"), *write = json_object_get(decl, "write");
 	char name[96];
 	if (read) {
@@ -932,15 +880,6 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		json_t *cols = json_object_get(write, "columns");
 		snprintf(name, sizeof name, "%.63s_write", d->name);
 		gen_columns(c, name, cols, "write", false);
-		fprintf(c, "static const char *const %s_names[] = {\n", name);
-		size_t i;
-		json_t *col;
-		json_array_foreach (cols, i, col) {
-			fputc('\t', c);
-			gen_literal(c, json_string_value(json_object_get(col, "column")));
-			fputs(",\n", c);
-		}
-		fputs("};\n", c);
 		json_t *conf = json_object_get(write, "confirmation");
 		static const char *const conf_keys[] = {"policy", "title", "description", NULL};
 		gen_keys(conf, "write.confirmation", conf_keys);
@@ -969,14 +908,13 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		gen_literal(c, d->name);
 		fputs(",\n\t\t.function = ", c);
 		gen_literal(c, fn);
-		fprintf(c, ",\n\t\t.columns = %s_names,\n\t\t.ncolumns = %zu,\n", name,
-			json_array_size(cols));
-		fprintf(c, "\t\t.scope = %s,\n\t\t.roles = ",
+		fprintf(c, ",\n\t\t.scope = %s,\n\t\t.roles = ",
 			strcmp(d->scope, "fleet:report") == 0 ? "FLEET_SCOPE_REPORT"
 							      : "FLEET_SCOPE_READ");
 		gen_literal(c, d->roles);
 		fprintf(c, ",\n\t\t.people_only = %s,\n\t},\n", d->people_only ? "true" : "false");
-		fprintf(c, "\t.fields = %s_fields,\n\t.action = ", name);
+		fprintf(c, "\t.fields = %s_fields,\n\t.nfields = %zu,\n\t.action = ", name,
+			json_array_size(cols));
 		gen_literal(c, gen_str(write, "action", "write", true));
 		fputs(",\n\t.confirm_title = ", c);
 		gen_literal(c, asks ? title : NULL);
@@ -986,7 +924,6 @@ static void gen_business(FILE *c, struct gen_decl *d, json_t *decl, json_t *inpu
 		gen_literal(c, karg);
 		fprintf(c, ",\n\t.refusals = %s_refusals,\n\t.nrefusals = %zu,\n", name,
 			json_object_size(json_object_get(write, "refusals")));
-		gen_task(c, json_object_get(write, "task"), cols);
 		fputs("};\n", c);
 		d->grant = true;
 	}

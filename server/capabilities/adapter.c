@@ -170,26 +170,3 @@ int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **v
 		json_array_append_new(*values, json_string(ids[i]));
 	return 0;
 }
-
-void adapter_task(const struct case_task *f, struct mcp_task *t)
-{
-	*t = (struct mcp_task){.created_ms = f->created_ms,
-			       .updated_ms = f->updated_ms,
-			       .ttl_ms = f->ttl_ms,
-			       .poll_ms = f->poll_ms};
-	snprintf(t->id, sizeof t->id, "%s", f->id);
-	snprintf(t->message, sizeof t->message, "%s", f->message);
-	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
-		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED
-						       : MCP_TASK_WORKING;
-	if (f->status != CASE_TASK_COMPLETED)
-		return;
-	json_t *sc = f->result ? json_loads(f->result, JSON_REJECT_DUPLICATES, NULL) : NULL;
-	if (f->is_error || !json_is_object(sc)) {
-		const char *text = json_string_value(json_object_get(sc, "message"));
-		t->result = tools_result(text ? text : f->message, NULL, true);
-		json_decref(sc);
-	} else {
-		t->result = adapter_structured(sc);
-	}
-}

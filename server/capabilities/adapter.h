@@ -86,15 +86,6 @@ int adapter_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		   const char *detail);
 
-/* ---- tasks ------------------------------------------------------------------------------- */
-
-/* A workflow task (domain/case_tasks.h) as the Tasks extension's (json members new: release
- * with mcp_task_clear): its status, message and times, and once completed the CallToolResult
- * its call returns then (isError with the refusal's words when is_error). */
-struct case_task;
-struct mcp_task;
-void adapter_task(const struct case_task *f, struct mcp_task *t);
-
 /* ---- shared business keys ----------------------------------------------------------------- */
 
 /* completion_fn of a bike id (a template's {bikeId}, a prompt's bikeId): the caller's perimeter

@@ -23,6 +23,8 @@
 /* Most rows one read answers with (a list's; an object's are its first). */
 #define DECLARED_MAX_ROWS 10000
 #define DECLARED_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
+/* A task lives a day (tasks/get answers the same on every instance till then). */
+#define DECLARED_TASK_TTL_MS (24LL * 3600 * 1000)
 
 /* ---- rows as JSON ------------------------------------------------------------------------- */
 
@@ -432,25 +434,91 @@ static int declared_refused(struct declared_call *c, enum fleet_status st,
 	return 0;
 }
 
-/* Whether a write that ended ok answers with a task: its declaration has one, the step it left
- * waits for someone else, and the request may be answered with a task. */
-static bool declared_tasked(const struct mcp_ctx *ctx, const struct declared_write *w,
-			    const struct writes_result *r)
+json_t *declared_shown(const struct declared_write *w, const char *result)
 {
-	if (!w->task_kind || strcmp(r->outcome, "ok") != 0 || !mcp_task_offered(ctx))
-		return false;
-	const char *when = w->task_when >= 0 ? r->values[w->task_when] : NULL;
-	return w->task_when < 0 || (when && strcmp(when, w->task_when_value) == 0);
+	json_t *in = result ? json_loads(result, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	json_t *out = json_is_object(in) ? json_object() : NULL;
+	const char *why = out ? NULL : "not an object";
+	const char *key;
+	json_t *v;
+	json_object_foreach (in, key, v) {
+		const struct declared_field *f = NULL;
+		for (size_t i = 0; i < w->nfields && !f; i++)
+			if (strcmp(w->fields[i].column, key) == 0)
+				f = &w->fields[i];
+		bool fits = f && (json_is_null(v)               ? f->nullable || !f->name
+				  : f->json == DECLARED_STRING  ? json_is_string(v)
+				  : f->json == DECLARED_INTEGER ? json_is_integer(v)
+				  : f->json == DECLARED_BOOLEAN ? json_is_boolean(v)
+								: true);
+		if (!fits && !why)
+			why = key;
+		else if (f && f->name)
+			json_object_set(out, f->name, v);
+	}
+	for (size_t i = 0; out && i < w->nfields; i++)
+		if (w->fields[i].name && !json_object_get(out, w->fields[i].name)) {
+			if (!w->fields[i].nullable && !why)
+				why = w->fields[i].column;
+			json_object_set_new(out, w->fields[i].name, json_null());
+		}
+	json_decref(in);
+	if (why) {
+		log_error("%s: its result is not what its declaration says (%s): %.200s",
+			  w->query.function, why, result ? result : "(none)");
+		json_decref(out);
+		return NULL;
+	}
+	return out;
 }
 
-/* The task of a write whose step waits: created (durable) for the caller, answered. */
-static int declared_task(struct mcp_ctx *ctx, const struct declared_write *w,
-			 const struct writes_result *r, json_t **result, struct mcp_error *err)
+/* f as the Tasks extension's task, its result shown as w shows it (NULL: none). */
+static void declared_task_as(const struct case_task *f, const struct declared_write *w,
+			     struct mcp_task *t)
 {
-	json_t *work =
-		json_pack("{s:s, s:s?}", "kind", w->task_kind, "caseId", r->values[w->task_case]);
-	int rc = mcp_task_start(ctx, work, result, err);
-	json_decref(work);
+	*t = (struct mcp_task){.created_ms = f->created_ms,
+			       .updated_ms = f->updated_ms,
+			       .ttl_ms = f->ttl_ms,
+			       .poll_ms = f->poll_ms};
+	snprintf(t->id, sizeof t->id, "%s", f->id);
+	snprintf(t->message, sizeof t->message, "%s", f->message);
+	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
+		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED
+						       : MCP_TASK_WORKING;
+	if (f->status != CASE_TASK_COMPLETED)
+		return;
+	json_t *sc = w && !f->is_error ? declared_shown(w, f->result) : NULL;
+	t->result = sc ? adapter_structured(sc) : tools_result(f->message, NULL, true);
+}
+
+void declared_task(const struct case_task *f, const struct mcp_capability *const *caps,
+		   size_t ncaps, struct mcp_task *t)
+{
+	const struct declared_write *w = NULL;
+	for (size_t i = 0; i < ncaps && !w; i++)
+		for (size_t k = 0; k < caps[i]->ntools && !w; k++)
+			if (caps[i]->tools[k].fn == declared_tool &&
+			    strcmp(caps[i]->tools[k].name, f->tool) == 0)
+				w = ((const struct declared_row *)caps[i]->tools[k].spec)->write;
+	declared_task_as(f, w, t);
+}
+
+/* A write that ended ok or replayed: its result as the tool shows it, or the task it opened. */
+static int declared_done(struct mcp_ctx *ctx, const struct declared_write *w,
+			 struct writes_result *r, json_t **result, struct mcp_error *err)
+{
+	json_t *shown = declared_shown(w, r->result);
+	if (!shown)
+		return adapter_domain_error(FLEET_INTERNAL, err);
+	if (!r->tasked) {
+		*result = adapter_structured(shown);
+		return 0;
+	}
+	json_decref(shown);
+	struct mcp_task t;
+	declared_task_as(&r->task, w, &t);
+	int rc = mcp_task_created(ctx, &t, result, err);
+	mcp_task_clear(&t);
 	return rc;
 }
 
@@ -468,13 +536,19 @@ static int declared_write_call(struct mcp_ctx *ctx, const struct declared_write 
 		w->key_argument ? json_string_value(json_object_get(args, w->key_argument)) : NULL;
 	if (confirmed && !key)
 		key = implicit_key; /* the accepted state writes at most once */
-	char *text = jsonw_dump(args);
+	char *text = jsonw_dump(args), task_id[MCP_TASK_ID_MAX + 1];
 	struct writes_request req = {.tool = ctx->tool->name,
 				     .args = text,
 				     .key = key,
 				     .digest = c.audit.digest,
 				     .request_id = c.audit.reqid,
-				     .confirmed = confirmed};
+				     .confirmed = confirmed,
+				     .target = c.audit.entry.target};
+	if (mcp_task_offered(ctx)) { /* a step that waits opens it, in the write's transaction */
+		mcp_task_id_new(task_id);
+		req.task_id = task_id;
+		req.task_ttl_ms = DECLARED_TASK_TTL_MS;
+	}
 	struct writes_result r;
 	enum fleet_status st = writes_run(&w->query, ctx->req->actor, &req, &r);
 	free(text);
@@ -483,13 +557,8 @@ static int declared_write_call(struct mcp_ctx *ctx, const struct declared_write 
 		rc = declared_refused(&c, st, &r, result, err);
 	else if (strcmp(r.outcome, "confirmation_required") == 0)
 		rc = declared_confirm(&c, &r, result, err);
-	else if (declared_tasked(ctx, w, &r))
-		rc = declared_task(ctx, w, &r, result, err);
-	else {
-		*result =
-			adapter_structured(declared_object(w->fields, w->query.ncolumns, r.values));
-		rc = 0;
-	}
+	else
+		rc = declared_done(ctx, w, &r, result, err);
 	writes_result_free(&r);
 	return rc;
 }

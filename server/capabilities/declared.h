@@ -13,9 +13,10 @@
 /* A column's JSON form. */
 enum declared_json { DECLARED_STRING, DECLARED_INTEGER, DECLARED_BOOLEAN, DECLARED_JSON };
 
-/* One column of the function, in order: its JSON name (NULL: withheld, never shown), form and
- * whether it may be null. */
+/* One column of the function, in order: its SQL name, its JSON name (NULL: withheld, never
+ * shown), form and whether it may be null. */
 struct declared_field {
+	const char *column;
 	const char *name;
 	enum declared_json json;
 	bool nullable;
@@ -37,24 +38,18 @@ struct declared_read {
 	size_t nrefusals;
 };
 
-/* A declared write. */
+/* A declared write: its result's columns (an object by column names, writes.h) are fields. */
 struct declared_write {
 	struct writes_query query;
-	const struct declared_field *fields; /* query.ncolumns of them */
-	const char *action;                  /* in words, for refusals: "reporting damage" */
+	const struct declared_field *fields;
+	size_t nfields;
+	const char *action; /* in words, for refusals: "reporting damage" */
 	/* The confirmation asked on the server's side (elicitation) when the function answers
 	 * confirmation_required: the form's title and description. */
 	const char *confirm_title, *confirm_description;
 	const char *key_argument; /* the argument holding the idempotency key, or NULL */
 	const struct declared_refusal *refusals;
 	size_t nrefusals;
-	/* Its task (the Tasks extension): a call that ends ok, with column task_when equal to
-	 * task_when_value when task_when >= 0, leaves its case (column task_case) in a step that
-	 * waits for someone else: to a client that declared the extension it answers a task of
-	 * kind task_kind (NULL: never a task). */
-	const char *task_kind;
-	int task_case, task_when;
-	const char *task_when_value;
 };
 
 /* A row's spec: its read or write, and how a call names the object. */
@@ -84,6 +79,19 @@ struct capability_example {
 
 /* tool_fn of a declared read or write (ctx->spec: its struct declared_row). */
 int declared_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err);
+/* A write's result (JSON text of an object by column names, borrowed) as its tool shows it:
+ * the shown columns by their JSON names (new), or NULL, logged, when the result is not what w
+ * declares (a column it does not list, a value of another form, a null it does not allow):
+ * our bug, in the write function. */
+json_t *declared_shown(const struct declared_write *w, const char *result);
+/* A workflow task (domain/case_tasks.h) as the Tasks extension's (json members new: release
+ * with mcp_task_clear): its status, message and times, and once completed the CallToolResult
+ * its call returns then, shown as the declared write of the tool that opened it shows its
+ * result, that tool found among caps (gen/capabilities.h's capabilities_all); isError with the
+ * task's message when is_error, or when no tool of caps serves it any more. */
+struct mcp_task;
+void declared_task(const struct case_task *f, const struct mcp_capability *const *caps,
+		   size_t ncaps, struct mcp_task *t);
 /* resource_read_fn of a declared read, for a resource or a template. */
 enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, const char *value,
 				       json_t **result, struct mcp_error *err);

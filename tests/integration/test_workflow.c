@@ -533,23 +533,18 @@ END_TEST
 START_TEST(a_refused_write_off_completes_its_task_as_an_error)
 {
 	char *c = wf_beyond_repair("VL-990205");
-	/* SQL level, as the login role: olivia's write-off and her task, then nadia refuses. */
+	/* SQL level, as the login role: olivia's write-off opens her task in its transaction,
+	 * then nadia refuses. */
 	char *sql = mem_printf(
-		"SELECT outcome FROM fleet.case_step_as('olivia', 'ops-assistant', "
+		"SELECT outcome || '|' || (task->>'task_id') || '|' || (task->>'status') FROM "
+		"fleet.case_step_as(('olivia', 'ops-assistant', "
 		"'{\"caseId\":\"%s\",\"resolution\":\"written_off\",\"note\":\"bent\"}', "
-		"'close_case', NULL, encode(sha256('wf'), 'hex'), 'wf-sql-1', true)",
-		c);
+		"'close_case', NULL, encode(sha256('wf'), 'hex'), 'wf-sql-1', true, '%s', "
+		"'wf-task-write-off-0000000000000001', 60000)::fleet.write_call)",
+		c, c);
 	char *v = it_sql_as_app(sql);
 	free(sql);
-	ck_assert_str_eq(v ? v : "(refused)", "ok");
-	free(v);
-	sql = mem_printf("SELECT status FROM fleet.task_create_as('olivia', 'ops-assistant', "
-			 "'wf-task-write-off-0000000000000001', '%s', 'write_off', 'close_case', "
-			 "60000)",
-			 c);
-	v = it_sql_as_app(sql);
-	free(sql);
-	ck_assert_str_eq(v ? v : "(refused)", "working");
+	ck_assert_str_eq(v ? v : "(refused)", "ok|wf-task-write-off-0000000000000001|working");
 	free(v);
 	/* Nobody else reads it, nor olivia through another application. */
 	v = it_sql_as_app("SELECT count(*) FROM fleet.task_for('nadia', 'ops-assistant', "

@@ -429,8 +429,9 @@ await page?.close();
 await check("the timeline shows each step of the workflow: its note, who took it, and the finding", async () => {
   // The case of the report above, taken two steps further by the write functions the tools call,
   // as the people who take them: marie asks for an inspection, tom records what he found.
-  const step = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as(${quote(who)}, ${quote(who === "tom" ? "ops-assistant" : "customer-care-assistant")},
-    ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(tool)}::bytea), 'hex'), ${quote("ui-" + tool)}, true)`);
+  const step = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as((${quote(who)}, ${quote(who === "tom" ? "ops-assistant" : "customer-care-assistant")},
+    ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(tool)}::bytea), 'hex'), ${quote("ui-" + tool)}, true,
+    ${quote(caseId)}, NULL, NULL)::fleet.write_call)`);
   assert(step("marie", "request_inspection", { caseId, note: "the brakes squeal downhill" }) === "ok", "inspection requested");
   assert(step("tom", "record_inspection", { caseId, finding: "repairable", note: "brake pads worn out" }) === "ok", "inspection recorded");
   const tom = psql("SELECT display_name FROM fleet.principals WHERE subject = 'tom'");
