@@ -39,6 +39,22 @@ PY
 python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/bike_status.json" >"$t/planted.out" 2>&1
 check "a column the declaration leaves out is named, with the fix" \
   grep -q 'says battery_pct smallint, fleet.bike_status_for returns station_name text at position 6' "$t/planted.out"
+# A write's result is checked by running each tool's example (rolled back): a column its
+# declaration does not list, and a value of another type, are named with the fix.
+python3 - "$t/decl/damage_report.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/damage_report.json"))
+d["write"]["columns"] = [c for c in d["write"]["columns"] if c["column"] != "recorded_at"]
+d["write"]["columns"][1]["type"] = "integer"   # status is text in the function's result
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/damage_report.json" >"$t/planted.out" 2>&1
+check "a write's result column the declaration does not list is named, with the fix" \
+  grep -q 'fleet.report_damaged_bike_as answers report_damaged_bike with column recorded_at, which write.columns does not list' "$t/planted.out"
+check "a write's result value of another type is named" \
+  grep -q 'answers report_damaged_bike with status "unavailable", not the integer write.columns says' "$t/planted.out"
+check "the example's call was rolled back: no report of declcheck's stays" \
+  test "$(psql -X -At "$IT_SUPER_URL" -c "SELECT count(*) FROM fleet.audit_log WHERE request_id = 'declcheck'")" = 0
 psql -X -q "$IT_SUPER_URL" -c "UPDATE fleet.capabilities SET roles = '{fleet_operator}' WHERE name = 'bike_status'"
 python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json >"$t/planted.out" 2>&1
 check "roles in fleet.capabilities that differ from the declaration's say to run migrate" \
