@@ -4,7 +4,7 @@
 #
 # Nothing here runs when the Makefile is read: the libraries' flags are asked of pkg-config by
 # the recipes that use them (recursively expanded variables), so that on a fresh machine `deps`
-# has installed the libraries before anything asks (tests/build/suite.sh checks both).
+# has installed the libraries before anything asks (tests/firstrun/suite.sh checks both).
 
 CC      ?= cc
 PKGS    := libmicrohttpd jansson libpq libcrypto libcurl cjose

@@ -259,63 +259,55 @@ sed -i 's/, "fixture": null}/}/' "server/capabilities/$name.json"
 if [[ $kind == read ]]; then
   cat >"$t_body" <<'EOF'
 	/* In the caller's perimeter: its object. */
-	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2048\"", NULL, &r);
-	json_t *res = json_object_get(r.json, "result");
+	json_t *res = it_tool(srv.port, "@NAME@", "{\"bikeId\":\"VL-2048\"}", NULL, NULL, &r);
 	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "structuredContent"),
 							   "region")),
 			 "FR-PAR");
 	it_response_free(&r);
 	/* Another region's bike reads as not found (no existence oracle). */
-	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2049\"", NULL, &r);
-	res = json_object_get(r.json, "result");
+	res = it_tool(srv.port, "@NAME@", "{\"bikeId\":\"VL-2049\"}", NULL, NULL, &r);
 	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
 	ck_assert_ptr_null(json_object_get(res, "structuredContent"));
 	it_response_free(&r);
 EOF
 else
   cat >"$t_body" <<'EOF'
-	/* Always confirmed: the first call asks the user, and writes nothing. */
+	/* Always confirmed on the server's side: declined, nothing is written. */
+	static const char args[] = "{\"bikeId\":\"VL-2048\",\"note\":\"checked\"}";
 	long before = it_count("SELECT count(*) FROM fleet.@TABLE@");
-	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2048\",\"note\":\"checked\"",
-		     "{\"elicitation\":{}}", &r);
-	json_t *res = json_object_get(r.json, "result");
-	ck_assert_msg(json_is_string(json_object_get(res, "requestState")), "%s", r.body);
+	json_t *res = it_tool_confirmed(srv.port, "@NAME@", args, false, &r);
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
 	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.@TABLE@"), before);
+	it_response_free(&r);
+	/* Accepted, it writes once and answers what it wrote. */
+	res = it_tool_confirmed(srv.port, "@NAME@", args, true, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert(json_is_integer(json_object_get(json_object_get(res, "structuredContent"),
+						  "noteId")));
+	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.@TABLE@"), before + 1);
 	it_response_free(&r);
 EOF
 fi
 cat >"tests/integration/test_$name.c" <<'EOF'
 /* @NAME@ against the real server and PostgreSQL: its own behaviour (make new-capability wrote
- * this: add the tool's own cases). The suites that walk every declaration check its audit rows,
- * its roles, its contract and its columns against its function. */
+ * this: add the tool's own cases). Every call leaves exactly one audit row (it_tool checks it);
+ * the suites that walk every declaration check its roles, its contract and its columns. */
 #include <check.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "harness.h"
 #include "tests/check_main.h"
 
-/* One tools/call of @NAME@ as subject through client with args (JSON members) and the client
- * capabilities caps (NULL: none). */
-static void @IDENT@_call(const char *subject, const char *client, const char *args,
-			  const char *caps, struct it_response *r)
-{
-	char se[128], cl[160], params[512];
-	snprintf(se, sizeof se, "BIKAROO_LOCAL_SUBJECT=%s", subject);
-	snprintf(cl, sizeof cl, "BIKAROO_LOCAL_CLIENT=%s", client);
-	const char *env[] = {se, cl, "BIKAROO_LOCAL_SCOPES=fleet:read fleet:report", NULL};
-	struct it_server s;
-	ck_assert_int_eq(it_server_start(&s, env), 0);
-	snprintf(params, sizeof params, "\"name\":\"@NAME@\",\"arguments\":{%s}", args);
-	it_mcp_caps(s.port, "tools/call", "@NAME@", params, caps, r);
-	ck_assert_int_eq(it_server_stop(&s), 0);
-}
-
 START_TEST(@IDENT@_behaves_as_declared)
 {
+	/* A server acting as the declaration's example caller. */
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=@CALLER@", "BIKAROO_LOCAL_CLIENT=@CLIENT@",
+			     "BIKAROO_LOCAL_SCOPES=fleet:read fleet:report", NULL};
+	struct it_server srv;
+	ck_assert_int_eq(it_server_start(&srv, env), 0);
 	struct it_response r;
 @BODY@
+	ck_assert_int_eq(it_server_stop(&srv), 0);
 }
 END_TEST
 

@@ -250,6 +250,15 @@ stale_case "stale.py: a Python docstring citing a file that is gone fails" 1 \
 stale_case "stale.py: an SQL comment citing a function file that is gone fails" 1 \
   "migrations/0001_a.sql:3: cites migrations/functions/fleet.x.sql, which does not exist" \
   migrations/0001_a.sql 'SELECT 1; -- migrations/functions/fleet.x.sql'
+# The tree's own .gitignore hides only what the build and runs write: a citation of a file of a
+# folder merely named like the build's (tests/build/) that does not exist is found, not excused
+# as made (it was, when build/ hid every folder of that name).
+d=$(mktemp -d "$t/stale.XXXXXX")
+planted "$d" "$st" Makefile '# tests/build/suite.sh checks it'
+cp "$(dirname "$stale")/../.gitignore" "$d/.gitignore"
+mkdir -p "$d/tests" && echo '# tests/' >"$d/tests/README.md"
+verdict "stale.py: with the tree's .gitignore, a missing tests/build/suite.sh is named" 1 \
+  "Makefile:2: cites tests/build/suite.sh, which does not exist" python3 "$stale" --root "$d"
 # A retired phrase (the audit's former mechanism; written in two pieces here, or this very file
 # would say it) fails in docs, code and metric help alike, and is history in bench/RESULTS.md.
 stale_case "stale.py: a doc describing the audit's former mechanism fails, saying what is true now" 1 \
