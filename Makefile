@@ -30,9 +30,9 @@ SERVER  := server/cfg.c $(wildcard server/*/*.c)
 HEADERS := $(wildcard common/*.h domain/*.h domain/pg/*.h server/*.h server/*/*.h tests/*/*.h)
 LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
 LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o) $(B)/gen/capabilities.o
-# The capabilities' declarations, checked and generated into C by the build
-# (scripts/schema_embed.c; server/capabilities/README.md).
-DECLS   := $(sort $(wildcard server/capabilities/*.json))
+# The capabilities' declarations, checked against their format
+# (server/capabilities/declaration.schema.json) and generated into C by the build (scripts/capgen.c).
+DECLS   := $(sort $(filter-out %.schema.json,$(wildcard server/capabilities/*.json)))
 UNIT    := $(wildcard tests/unit/*.c)
 CORE    := $(wildcard tests/core/*.c)
 # The protocol core alone (no capability, no domain code, no libpq), for its own unit tests.
@@ -84,24 +84,24 @@ $(B)/server/main.o: server/main.c $(B)/revision
 .PHONY: FORCE
 FORCE:
 
-# Every declaration checked (valid JSON, known fields, schemas with only the keywords the
-# validator implements, examples that fit them) and generated into C: a capability the server
+# Every declaration checked (valid JSON, the declarations' schema, schemas with only the keywords
+# the validator implements, examples that fit them) and generated into C: a capability the server
 # could not serve as declared fails the build, not a request.
-$(B)/schema-embed: scripts/schema_embed.c server/protocol/schema.c common/mem.c
+$(B)/capgen: scripts/capgen.c server/protocol/schema.c common/mem.c
 	@mkdir -p $(dir $@)
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson)
 
-$(B)/gen/capabilities.c: $(B)/schema-embed $(DECLS)
+$(B)/gen/capabilities.c: $(B)/capgen server/capabilities/declaration.schema.json $(DECLS)
 	@mkdir -p $(dir $@)
 	$(SAY) GEN '$@ ($(words $(DECLS)) declarations)'
-	$(Q)$(B)/schema-embed $(B)/gen $(DECLS)
-$(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md: $(B)/gen/capabilities.c
+	$(Q)$(B)/capgen $(B)/gen server/capabilities/declaration.schema.json $(DECLS)
+$(B)/gen/capabilities.h: $(B)/gen/capabilities.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
 
 # The governance table of docs/capabilities.md, written from the declarations.
-docs-tables: $(B)/gen/capabilities.md
-	python3 scripts/doctable.py write $(B)/gen/capabilities.md docs/capabilities.md
+docs-tables:
+	python3 scripts/doctable.py write docs/capabilities.md
 
 # The schema version the binary needs (domain/pg/migrate.h) is the number of the highest numbered
 # file of MIGRATIONS, read on every build and written only when it changed (then migrate.o alone
@@ -180,7 +180,7 @@ $(B)/gen/%.o: $(B)/gen/%.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # libFuzzer targets (tests/fuzz): built by `make fuzz` with clang, ASan and UBSan.
-$(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/schemas.h
+$(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/capabilities.h
 $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
@@ -285,7 +285,7 @@ lint:
 	@python3 scripts/defaults.py $(B)/bikaroo-mcp
 	@scripts/globals.sh $(B)
 
-FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h scripts/schema_embed.c
+FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h scripts/capgen.c
 
 format:
 	clang-format -i $(FORMATTED)

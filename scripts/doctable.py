@@ -1,10 +1,37 @@
 #!/usr/bin/env python3
-"""The governance table of docs/capabilities.md is generated: the build writes it from the
-declarations (build/gen/capabilities.md, scripts/schema_embed.c). `doctable.py write GEN DOC`
-puts it in place of the table DOC holds (the lines from the header `| kind | name | version |`
-to the last line starting with `|`); `doctable.py check GEN DOC` exits 1, naming both, when they
-differ. make docs-tables writes; the declared suite checks."""
+"""The governance table of docs/capabilities.md is generated from the declarations
+(server/capabilities/NAME.json): one line per row (tool, resource, template, prompt), in the
+order of the declarations' names, its governance record's version, risk, owner, roles,
+confirmation and lifecycle. `doctable.py write DOC` puts it in place of the table DOC holds (the
+lines from the header `| kind | name | version |` to the last line starting with `|`);
+`doctable.py check DOC` exits 1, saying so, when they differ. make docs-tables writes; the
+declared suite checks."""
+import glob
+import json
+import os
 import sys
+
+HEADER = ["| kind | name | version | risk | owner | roles | confirmation | lifecycle |",
+          "|---|---|---|---|---|---|---|---|"]
+ROWS = [("tools", "tool", "name"), ("resources", "resource", "uri"),
+        ("templates", "template", "uri_template"), ("prompts", "prompt", "name")]
+
+
+def governance_table(folder):
+    lines = list(HEADER)
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        decl = json.load(open(path, encoding="utf-8"))
+        for table, kind, name in ROWS:
+            for row in decl.get(table, []):
+                g = row["governance"]
+                life = g.get("lifecycle", "stable")
+                if life == "deprecated":
+                    life = f"deprecated (sunset {g.get('sunset')}, use {g.get('replacement')})"
+                roles = ", ".join(row.get("roles", decl.get("roles", [])))
+                lines.append(f"| {kind} | `{row[name]}` | {g['version']} | {g['risk']} | "
+                             f"{g.get('owner', 'fleet-operations-platform')} | {roles} | "
+                             f"{g['confirmation']} | {life} |")
+    return lines
 
 
 def table_span(lines):
@@ -17,18 +44,21 @@ def table_span(lines):
 
 
 def main():
-    mode, gen, doc = sys.argv[1:4]
-    table = open(gen).read().rstrip("\n").split("\n")
-    lines = open(doc).read().split("\n")
+    if len(sys.argv) != 3 or sys.argv[1] not in ("write", "check"):
+        sys.exit("usage: doctable.py write|check DOC")
+    mode, doc = sys.argv[1:3]
+    table = governance_table(os.path.join(os.path.dirname(__file__), "..", "server",
+                                          "capabilities"))
+    lines = open(doc, encoding="utf-8").read().split("\n")
     head, end = table_span(lines)
     if mode == "check":
         if lines[head:end] == table:
             return 0
-        print(f"{doc}: its capability table is not the one the declarations make ({gen}): "
-              f"run `make docs-tables`", file=sys.stderr)
+        print(f"{doc}: its capability table is not the one the declarations make: run "
+              f"`make docs-tables`", file=sys.stderr)
         return 1
     lines[head:end] = table
-    open(doc, "w").write("\n".join(lines))
+    open(doc, "w", encoding="utf-8").write("\n".join(lines))
     return 0
 
 

@@ -9,7 +9,7 @@ starts with a top-level folder or file of the repository (server/transport/http.
 migrations/functions/), when it is a file name relative to the file's folder (../common/mem.h),
 or when it is a bare file name (ending in .c, .h, .sh, .py, .sql, .mjs or .md, as a
 comment names a file of its own folder: http_frame.c) that is found nowhere in the tree.
-Not paths: URLs; what the build or a run writes (build/, $(B)/, gen/schemas.h and the rest of
+Not paths: URLs; what the build or a run writes (build/, $(B)/, gen/capabilities.h and the rest of
 gen/, and whatever git ignores: node_modules/, docker/secrets/); an MCP method (server/discover,
 tools/call); patterns (NNNN_name.sql, tests/NAME/suite.sh, $x, {x}, *) and the placeholder names
 of PLACEHOLDERS. A finding names the file, the line and the missing path.

@@ -1,5 +1,5 @@
 /* What the build makes of a capability's declaration (server/capabilities/NAME.json, generated
- * by scripts/schema_embed.c into gen/capabilities.c): the description of its read or write
+ * by scripts/capgen.c into gen/capabilities.c): the description of its read or write
  * that the generic handlers below serve, each row's .spec (struct declared_row). A read is its
  * SQL function and its declaration; a write, its SQL function, its declaration and, only for
  * behaviour SQL cannot hold, a handler in C that the declaration names. */
@@ -60,21 +60,6 @@ struct declared_row {
 	const char *mime_type;
 	long ttl_ms;
 	bool per_user; /* the answer depends on the caller (Cache-Control private) */
-};
-
-/* A row's example (the declaration's "example"), for the tests that walk every row: arguments
- * that succeed for caller, on its fixture rows or the demo data. */
-struct capability_example {
-	const char *kind;      /* tool, resource, template or prompt */
-	const char *name;      /* the tool's or prompt's name, the resource's URI, the template */
-	const char *arguments; /* JSON object text (a template's: its variable) */
-	const char *subject, *client; /* a caller it allows, for whom the example succeeds */
-	/* A caller it allows who sees none of the example's objects (outside their perimeter),
-	 * or NULL. */
-	const char *outside_subject, *outside_client;
-	/* A caller its roles refuse, or NULL (every role may). */
-	const char *refused_subject, *refused_client;
-	const char *fixture; /* SQL the owner runs first (its own rows), or NULL */
 };
 
 /* tool_fn of a declared read or write (ctx->spec: its struct declared_row). */

@@ -58,7 +58,7 @@ struct tool_desc {
 	/* Test fixtures only (the conformance suite's draft 2020-12 probe, with $defs and $ref):
 	 * the input schema is listed as given, and arguments are not validated against it, since
 	 * the validator lacks its keywords. Product rows never set it (make lint checks): their
-	 * schemas pass schema-embed at build time and schema_check() at load. */
+	 * schemas pass scripts/capgen.c at build time and schema_check() at load. */
 	bool schema_listed_only;
 };
 

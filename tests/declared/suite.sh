@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Declarations (server/capabilities/NAME.json) hold the field lists the build and the database
-# share. Against the test database: every declared function's arguments and RETURNS TABLE are
-# what its declaration says, and fleet.capabilities holds its roles (scripts/declcheck.py), and a
-# declaration that disagrees is named with what to change. Then the build's own checks
-# (build/schema-embed): each kind of mistake in a declaration fails with the file, the place and
-# the fix. Needs the migrated test database (scripts/test.sh, scripts/suite.sh).
+# share. Against the test database: every declared function's arguments and result are what its
+# declaration says (a read's RETURNS TABLE, a write's answer to each tool's example), and
+# fleet.capabilities holds its roles (scripts/declcheck.py), and a declaration that disagrees is
+# named with what to change. Then the build's own checks (build/capgen, against
+# server/capabilities/declaration.schema.json): each kind of mistake in a declaration fails with
+# the file, the place and the fix. Needs the migrated test database (scripts/test.sh, scripts/suite.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/harness.sh
@@ -17,7 +18,7 @@ grep -E '^(ok|not ok) - ' "$t/real.out"
 failures=$((failures + $(grep -c '^not ok - ' "$t/real.out")))
 
 check "docs/capabilities.md's capability table is the one the declarations make (make docs-tables)" \
-  python3 scripts/doctable.py check "$B/gen/capabilities.md" docs/capabilities.md
+  python3 scripts/doctable.py check docs/capabilities.md
 
 # 2. A declaration that no longer matches its function is named, with the fix.
 mkdir -p "$t/decl"
@@ -72,7 +73,7 @@ d = json.load(open("server/capabilities/status_codes.json"))
 exec(sys.argv[2])
 json.dump(d, open(sys.argv[1], "w"))
 PY
-  if "$B/schema-embed" "$t/gen" "$t/decl/status_codes.json" >"$t/gen.out" 2>&1; then
+  if "$B/capgen" "$t/gen" server/capabilities/declaration.schema.json "$t/decl/status_codes.json" >"$t/gen.out" 2>&1; then
     nok "$what: the build accepted it"
   elif grep -qF "$want" "$t/gen.out"; then
     ok "$what: $(head -n 1 "$t/gen.out" | sed "s|$t/decl/||")"
@@ -82,17 +83,25 @@ PY
 }
 mkdir -p "$t/gen"
 refused "an unknown field" 'd["read"]["colums"] = []' \
-  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals)'
+  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals) (server/capabilities/declaration.schema.json)'
+refused "an unknown field deep in a row, named by its path" 'd["resources"][0]["governance"]["owners"] = "x"' \
+  'status_codes.json: resources[0].governance: unknown field "owners" (known: version, risk'
 refused "a type the server does not read" 'd["read"]["columns"][0]["type"] = "varchar"' \
-  'read.columns[0]: type "varchar" is not one the server reads (text, smallint, integer, bigint, boolean, json, jsonb): cast it in the function, e.g. to text'
+  'read.columns[0].type: must be one of: text, smallint, integer, bigint, boolean, json, jsonb.'
 refused "a shown type that is not the column's" 'd["read"]["columns"][3]["schema"]["type"] = "string"' \
   'read.columns[3]: a boolean column is shown as "type": "boolean", not string'
 refused "a read function not named NAME_for" 'd["read"]["function"] = "fleet.status_codes_as"' \
-  'read: function "fleet.status_codes_as" must be fleet.NAME_for (lower case)'
+  'read.function: does not have the expected form (^fleet\.[a-z][a-z0-9_]*_for$).'
 refused "a role that is no word" 'd["roles"] = ["Fleet Operator"]' \
-  'roles: a role is a lower case word, as in fleet.principals.role'
+  'roles[0]: does not have the expected form (^[a-z][a-z0-9_]*$).'
 refused "a scope no token carries" 'd["scope"] = "fleet:write"' \
-  'scope: "fleet:write" is not a scope a token carries (fleet:read, fleet:report; server/auth/scopes.c)'
+  'scope: must be one of: fleet:read, fleet:report.'
+refused "a required field missing" 'del d["resources"][0]["governance"]["risk"]' \
+  'resources[0].governance: "risk" is missing'
+refused "a column both shown and withheld" 'd["read"]["columns"][0]["withheld"] = "why"' \
+  'read.columns[0]: a column is shown ("name" and "schema") or "withheld"'
+refused "a row without roles in a declaration without any" 'del d["roles"]' \
+  'roles: a row without roles of its own needs the declaration'"'"'s'
 refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \

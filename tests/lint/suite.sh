@@ -122,11 +122,11 @@ case_ "a protocol header over 200 lines fails" 1 \
 case_ "a product row that skips schema checking fails" 1 \
   "server/capabilities/cases.c:2: schema_listed_only" \
   server/capabilities/cases.c 'static const struct tool_desc t = {.schema_listed_only = true};'
-case_ "the generated schemas header outside capabilities fails" 1 \
-  "server/protocol/mcp.c:5: forbidden include of generated gen/schemas.h" \
-  server/protocol/mcp.c '#include "gen/schemas.h"'
-case_ "the generated schemas header in a capability passes" 0 "0 forbidden includes" \
-  server/capabilities/cases.c '#include "gen/schemas.h"'
+case_ "the generated capabilities header outside capabilities fails" 1 \
+  "server/protocol/mcp.c:5: forbidden include of generated gen/capabilities.h" \
+  server/protocol/mcp.c '#include "gen/capabilities.h"'
+case_ "the generated capabilities header in a capability passes" 0 "0 forbidden includes" \
+  server/capabilities/cases.c '#include "gen/capabilities.h"'
 case_ "the generated schema version in domain/pg/ passes" 0 "0 forbidden includes" \
   domain/pg/db.c '#include "gen/schema_version.h"'
 case_ "the generated schema version outside domain/pg/ fails: migrate.h's function says it" 1 \
