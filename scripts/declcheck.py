@@ -137,17 +137,30 @@ def check(url, path, rows_of_table):
         break
     if kind == "write" and not problems:
         problems += [f"{path}: {p}" for p in write_results(url, decl)]
-    row = rows_of_table.get(name)
-    want_row = [",".join(decl["roles"]), decl["scope"], "t" if decl.get("people_only") else "f",
-                part.get("confirmation", {}).get("policy", "never") if kind == "write"
-                else "never"]
-    if row is None:
-        problems.append(f"{path}: fleet.capabilities has no row {name}: run `bikaroo-mcp "
-                        f"migrate` (it copies every declaration's roles there)")
-    elif row != want_row:
-        problems.append(f"{path}: fleet.capabilities says {row} for {name}, the declaration "
-                        f"{want_row}: run `bikaroo-mcp migrate`")
+    for cap, want_row in capability_rows(name, decl, kind):
+        row = rows_of_table.get(cap)
+        if row is None:
+            problems.append(f"{path}: fleet.capabilities has no row {cap}: run `bikaroo-mcp "
+                            f"migrate` (it copies every declaration's roles there)")
+        elif row != want_row:
+            problems.append(f"{path}: fleet.capabilities says {row} for {cap}, the "
+                            f"declaration {want_row}: run `bikaroo-mcp migrate`")
     return problems
+
+
+def capability_rows(name, decl, kind):
+    """The rows of fleet.capabilities a declaration makes (scripts/capgen.c): one per tool with
+    roles of its own, named after it; one for the declaration when a row uses its roles."""
+    people = "t" if decl.get("people_only") else "f"
+    shared = decl.get("write", {}).get("confirmation", {}).get("policy", "never")
+    rows = [(t["name"], [",".join(t["roles"]), decl["scope"], people,
+                         t.get("write", {}).get("confirmation", {}).get("policy", shared)])
+            for t in decl.get("tools", []) if "roles" in t]
+    if any("roles" not in r for table in ("tools", "resources", "templates", "prompts")
+           for r in decl.get(table, [])):
+        rows.append((name, [",".join(decl["roles"]), decl["scope"], people,
+                            shared if kind == "write" else "never"]))
+    return rows
 
 
 def main():

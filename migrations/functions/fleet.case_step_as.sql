@@ -1,5 +1,5 @@
 -- The investigation case's workflow, one step per call, a write (migrations/README.md, "A write
--- function") that serves the workflow's tools (their declarations name it): c.tool says which
+-- function") that serves the tools of server/capabilities/case_workflow.json: c.tool says which
 -- step (fleet.case_steps, the state machine), and it is the capability whose rights, people-only
 -- rule and confirmation policy apply (fleet.capabilities' row of that name):
 --   request_inspection {caseId, note?}             open -> inspection_requested

@@ -6,7 +6,7 @@
 -- fleet.case_step_as follows it; a step from any other state is refused with the outcome
 -- 'case_<its state>'. Withdrawals (tasks/cancel) are fleet.task_cancel_as's: inspection_requested
 -- -> open, awaiting_approval -> inspected. Its states are cases_state_check's (0020) and the
--- state enum of the workflow's declarations.
+-- state enum of server/capabilities/case_workflow.json (tests/declared checks the three agree).
 CREATE OR REPLACE FUNCTION fleet.case_steps()
 RETURNS TABLE (tool text, argument text, branch text, step_from text, step_to text, event text,
                task text)

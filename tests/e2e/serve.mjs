@@ -2,7 +2,7 @@
 // through client, on a free port of 127.0.0.1, for the e2e tests that need a caller of their own
 // (a declaration's example caller: server/capabilities/NAME.json). Resolves { url, stop, log }.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -52,8 +52,13 @@ export async function startServer(subject, client, extraEnv = {}) {
   throw new Error(`server did not start: ${log}`);
 }
 
-// The example of a declaration's first tool (server/capabilities/NAME.json): { arguments, caller }.
+// The example of the tool named name, in whichever declaration holds it
+// (server/capabilities/*.json): { arguments, caller, ... }.
 export function declaredExample(name) {
-  const path = new URL(`../../server/capabilities/${name}.json`, import.meta.url);
-  return JSON.parse(readFileSync(path, 'utf8')).tools[0].example;
+  const dir = new URL('../../server/capabilities/', import.meta.url);
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+    const tool = (JSON.parse(readFileSync(new URL(file, dir), 'utf8')).tools ?? []).find((t) => t.name === name);
+    if (tool) return tool.example;
+  }
+  throw new Error(`no declaration has a tool ${name}`);
 }
