@@ -163,6 +163,45 @@ def capability_rows(name, decl, kind):
     return rows
 
 
+def workflow(url, decls):
+    """The case workflow named alike everywhere: the states of the step table (fleet.case_steps:
+    every step's from and to), of the CHECK on fleet.cases.state and of every declared column
+    state's enum; every step's event among the CHECK on fleet.case_events.kind; and each step
+    tool's branching argument's enum, the step table's branches of that tool. Problems, each
+    naming both places."""
+    import re
+    rows = psql(url, "SELECT tool, coalesce(argument, ''), coalesce(branch, ''), step_from, "
+                     "step_to, event FROM fleet.case_steps()")
+    checks = {c: set(re.findall(r"'([a-z_]+)'::text", d)) for c, d in psql(
+        url, "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conname IN "
+             "('cases_state_check', 'case_events_kind_check')")}
+    steps = {s for r in rows for s in (r[3], r[4])}
+    problems = []
+    if steps != checks.get("cases_state_check"):
+        problems.append(f"fleet.case_steps() names the states {sorted(steps)}, the CHECK "
+                        f"cases_state_check {sorted(checks.get('cases_state_check', []))}: "
+                        f"make them one list (a new numbered migration replaces the CHECK)")
+    for event in sorted({r[5] for r in rows} - checks.get("case_events_kind_check", set())):
+        problems.append(f"fleet.case_steps() records the event {event}, which the CHECK "
+                        f"case_events_kind_check does not admit: add it in a numbered migration")
+    for path, decl in decls:
+        for part in ("read", "write"):
+            for col in decl.get(part, {}).get("columns", []):
+                enum = col.get("schema", {}).get("enum")
+                if col["column"] == "state" and enum is not None and set(enum) != steps:
+                    problems.append(f"{path}: {part}.columns state's enum says {enum}, the "
+                                    f"step table {sorted(steps)}: make them the same")
+        for tool in decl.get("tools", []):
+            for arg in {r[1] for r in rows if r[0] == tool["name"] and r[1]}:
+                enum = tool["input"].get("properties", {}).get(arg, {}).get("enum")
+                branches = {r[2] for r in rows if r[0] == tool["name"]}
+                if enum is None or set(enum) != branches:
+                    problems.append(f"{path}: {tool['name']}'s argument {arg} takes {enum}, "
+                                    f"its steps in fleet.case_steps() {sorted(branches)}: "
+                                    f"make them the same")
+    return problems
+
+
 def main():
     url = sys.argv[1]
     paths = sys.argv[2:] or sorted(glob.glob("server/capabilities/*.json"))
@@ -185,6 +224,16 @@ def main():
         else:
             print(f"ok - {path}: its function's arguments and columns, and its roles in "
                   f"fleet.capabilities, are the database's")
+    problems = workflow(url, [(p, json.load(open(p))) for p in paths])
+    if problems:
+        bad += 1
+        print("not ok - the case workflow's states, events and steps, as the step table, the "
+              "CHECKs and the declarations name them")
+        for p in problems:
+            print(f"#   {p}")
+    else:
+        print("ok - the case workflow's states, events and steps are the same in the step table, "
+              "the CHECKs and the declarations")
     return 1 if bad else 0
 
 

@@ -56,6 +56,22 @@ check "a write's result value of another type is named" \
   grep -q 'answers report_damaged_bike with status "unavailable", not the integer write.columns says' "$t/planted.out"
 check "the example's call was rolled back: no report of declcheck's stays" \
   test "$(psql -X -At "$IT_SUPER_URL" -c "SELECT count(*) FROM fleet.audit_log WHERE request_id = 'declcheck'")" = 0
+# The case workflow: the step table, the CHECKs and the declarations name the same states and
+# steps; a state an enum lacks, and a step's branch its argument does not take, are named.
+python3 - "$t/decl/case_workflow.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/case_workflow.json"))
+state = next(c for c in d["write"]["columns"] if c["column"] == "state")
+state["schema"]["enum"].remove("awaiting_approval")
+close = next(t for t in d["tools"] if t["name"] == "close_case")
+close["input"]["properties"]["resolution"]["enum"].remove("written_off")
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/case_workflow.json" >"$t/planted.out" 2>&1
+check "a state the declaration's enum lacks is named against the step table" \
+  grep -q "case_workflow.json: write.columns state's enum says .*, the step table .*'awaiting_approval'.*: make them the same" "$t/planted.out"
+check "a step's branch its tool's argument does not take is named" \
+  grep -q "close_case's argument resolution takes .*, its steps in fleet.case_steps() .*'written_off'" "$t/planted.out"
 psql -X -q "$IT_SUPER_URL" -c "UPDATE fleet.capabilities SET roles = '{fleet_operator}' WHERE name = 'bike_status'"
 python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json >"$t/planted.out" 2>&1
 check "roles in fleet.capabilities that differ from the declaration's say to run migrate" \
