@@ -238,9 +238,10 @@ e2e: test-deps
 	$(MAKE) --no-print-directory all
 	TEST_ONLY=e2e E2E_FILE='$(FILE)' scripts/test.sh $(B)
 
-# A new tool's skeleton (server/README.md "Adding a capability"): NAME=snake_case KIND=read|write.
+# A new tool's skeleton (server/capabilities/README.md): NAME=snake_case KIND=read|write|step
+# (a step of the case workflow: FROM=state TO=state), ROLES="a b" to name its roles.
 new-capability:
-	@scripts/new-capability.sh '$(NAME)' '$(KIND)' $(ROLES)
+	@FROM='$(FROM)' TO='$(TO)' scripts/new-capability.sh '$(NAME)' '$(KIND)' $(ROLES)
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
 # drive the sanitized binary; the batched-reads load makes fewer calls: IT_BATCH_CALLS).
@@ -281,6 +282,7 @@ lint:
 	@python3 scripts/arrows.py
 	@python3 scripts/codemap.py
 	@python3 scripts/stale.py
+	@python3 scripts/recipe.py
 	@$(MAKE) --no-print-directory all
 	@python3 scripts/defaults.py $(B)/bikaroo-mcp
 	@scripts/globals.sh $(B)
@@ -336,7 +338,7 @@ help:
 	@echo 'make bench-shapes  the get_bike_status path: an earlier commit beside this build'
 	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, comments citing'
 	@echo '                   what exists, the defaults the docs state, no mutable globals'
-	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
+	@echo 'make new-capability NAME=x KIND=read|write|step   a new tool, compiling and tested (server/capabilities/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'

@@ -95,10 +95,14 @@ BEGIN
                 format('approve the write-off of bike %s asked by %s (case %s, region %s): '
                        'the case is closed and the bike is retired for good', cs.bike_id,
                        v_asker, v_case, cs.region)
-            ELSE
+            WHEN 'write_off_refused' THEN
                 format('refuse the write-off of bike %s asked by %s (case %s, region %s): the '
                        'case goes back to inspected, and the bike stays %s', cs.bike_id,
                        v_asker, v_case, cs.region, bk.status)
+            ELSE
+                format('%s: case %s of bike %s (region %s) goes from %s to %s, and the bike '
+                       'stays %s', replace(c.tool, '_', ' '), v_case, cs.bike_id, cs.region,
+                       cs.state, tr.step_to, bk.status)
         END);
     END IF;
 
@@ -113,8 +117,8 @@ BEGIN
            updated_at = v_now,
            finding = coalesce(c.args ->> 'finding', x.finding),
            resolution = CASE WHEN tr.step_to <> 'closed' THEN NULL
-                             WHEN c.tool = 'close_case' THEN tr.branch
-                             ELSE 'written_off' END,
+                             WHEN tr.event = 'write_off_approved' THEN 'written_off'
+                             WHEN tr.argument = 'resolution' THEN tr.branch END,
            closed_at = CASE WHEN tr.step_to = 'closed' THEN v_now END,
            closed_by = CASE WHEN tr.step_to = 'closed' THEN c.subject END,
            closed_via = CASE WHEN tr.step_to = 'closed' THEN c.client END,
