@@ -290,7 +290,9 @@ open(f"migrations/{num}_{name}.sql", "w").write(
     f"-- as a case event of its own kind. The CHECK is replaced under its name in one statement and admits\n"
     f"-- all the old one did (the previous release writes on this schema during a rolling upgrade).\n"
     f"ALTER TABLE fleet.case_events\n    DROP CONSTRAINT case_events_kind_check,\n"
-    f"    ADD CONSTRAINT case_events_kind_check\n        CHECK (kind IN ({' '.join(kinds.split())}, '{name}'));\n")
+    "    ADD CONSTRAINT case_events_kind_check\n        CHECK (kind IN ("
+    + "\n                        ".join(__import__("textwrap").wrap(" ".join(kinds.split()) + f", '{name}'", 70))
+    + "));\n")
 steps = "migrations/functions/fleet.case_steps.sql"
 sql = open(steps).read()
 end = sql.index("\n$$;")
@@ -433,12 +435,15 @@ sed -i -e "/@BODY@/{r $t_body" -e 'd}' "tests/integration/test_$name.c"
 sed -i "s/@NAME@/$name/g; s/@IDENT@/$ident/g; s/@CALLER@/$caller/g; s/@CLIENT@/$client/g; s/@TABLE@/${table:-}/g;
   s/@CASE@/${case:-}/g; s/@FROM@/${from:-}/g; s/@TO@/${to:-}/g" "tests/integration/test_$name.c"
 rm -f "$t_body"
+fixture=''
+[[ $kind == step ]] && fixture="runFixture(example, 'server/capabilities/case_workflow.json: ${name}'); // its case, at step ${from:-}
+    "
 if [[ $kind == read ]]; then
   call="const r = await client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ);
     assert.equal(r.isError, false);
     assert.equal(r.structuredContent.bikeId, 'VL-2048');"
 else
-  call="// Always confirmed on the server's side: a client without elicitation is told what it lacks.
+  call="${fixture}// Always confirmed on the server's side: a client without elicitation is told what it lacks.
     await assert.rejects(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ),
       /elicitation/);"
 fi
@@ -448,7 +453,7 @@ cat >"tests/e2e/$name.test.mjs" <<EOF
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { declaredExample, slow, startServer } from './serve.mjs';
+import { declaredExample, runFixture, slow, startServer } from './serve.mjs';
 
 const T = { timeout: slow ? 60000 : 20000 };
 const REQ = { timeout: slow ? 30000 : 15000 };

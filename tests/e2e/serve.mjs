@@ -1,7 +1,7 @@
 // Starts `bikaroo-mcp serve` (BIKAROO_BIN, under BIKAROO_WRAPPER when set) acting as subject
 // through client, on a free port of 127.0.0.1, for the e2e tests that need a caller of their own
 // (a declaration's example caller: server/capabilities/NAME.json). Resolves { url, stop, log }.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,6 +50,19 @@ export async function startServer(subject, client, extraEnv = {}) {
   }
   child.kill('SIGKILL');
   throw new Error(`server did not start: ${log}`);
+}
+
+// Runs an example's fixture (the rows it needs) as the database owner (IT_SUPER_URL, which
+// scripts/test.sh sets); where names the example in the failure.
+export function runFixture(example, where) {
+  if (!example.fixture) return;
+  const url = process.env.IT_SUPER_URL;
+  if (!url) throw new Error('IT_SUPER_URL is not set (the database owner; scripts/test.sh sets it)');
+  try {
+    execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', url, '-c', example.fixture], { encoding: 'utf8', stdio: 'pipe' });
+  } catch (err) {
+    throw new Error(`${where}.example.fixture: the SQL failed (${String(err.stderr).trim()}): make it run as the database owner`);
+  }
 }
 
 // The example of the tool named name, in whichever declaration holds it
