@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "domain/audit.h"
 #include "domain/pg/db.h"
 
 /* The answer's columns besides the rights (fleet.write_answer). */
@@ -77,10 +78,9 @@ static enum fleet_status writes_status(const char *outcome)
 	return *outcome ? FLEET_INVALID : FLEET_INTERNAL;
 }
 
-enum fleet_status writes_run(const struct writes_query *q, const struct fleet_actor *actor,
-			     const struct writes_request *req, struct writes_result *out)
+static enum fleet_status writes_call(const struct writes_query *q, const struct fleet_actor *actor,
+				     const struct writes_request *req, struct writes_result *out)
 {
-	memset(out, 0, sizeof *out);
 	/* Refused before the database is asked, so nothing can be written. */
 	if (!(actor->scopes & q->scope)) {
 		out->refusal = WRITES_REFUSAL_SCOPE;
@@ -148,6 +148,41 @@ enum fleet_status writes_run(const struct writes_query *q, const struct fleet_ac
 	}
 out:
 	PQclear(res);
+	return st;
+}
+
+/* The audit row of an outcome the database did not record: refused before it was asked, not
+ * answered, or rolled back by another change (it records every other, in the write's own
+ * transaction). */
+static void writes_audit(const struct writes_query *q, const struct fleet_actor *actor,
+			 const struct writes_request *req, enum fleet_status st,
+			 const struct writes_result *r)
+{
+	struct audit_entry e = {.tool = req->tool,
+				.target = req->target,
+				.args_digest = req->digest,
+				.request_id = req->request_id};
+	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
+		e.outcome = "error", e.detail = fleet_status_name(st);
+	else if (r->refusal == WRITES_REFUSAL_SCOPE)
+		e.outcome = "denied",
+		e.detail = q->scope == FLEET_SCOPE_REPORT ? "fleet:report" : "fleet:read";
+	else if (r->refusal == WRITES_REFUSAL_MACHINE)
+		e.outcome = "denied", e.detail = "a machine client";
+	else if (st == FLEET_CONFLICT && strcmp(r->outcome, "conflict") == 0)
+		e.outcome = "conflict", e.detail = "unique violation";
+	else
+		return;
+	if (audit_record(actor, &e) != FLEET_OK)
+		log_warn("%s: audit row missing for %s", q->function, e.outcome);
+}
+
+enum fleet_status writes_run(const struct writes_query *q, const struct fleet_actor *actor,
+			     const struct writes_request *req, struct writes_result *out)
+{
+	memset(out, 0, sizeof *out);
+	enum fleet_status st = writes_call(q, actor, req, out);
+	writes_audit(q, actor, req, st, out);
 	return st;
 }
 

@@ -69,8 +69,10 @@ struct writes_result {
  * FLEET_FORBIDDEN (out->refusal), FLEET_NOT_FOUND (unknown or out of perimeter alike),
  * FLEET_CONFLICT (key_conflict, or another change at the same time: outcome "conflict"),
  * FLEET_INVALID (one of the function's own refusals: outcome), FLEET_UNAVAILABLE (it may have
- * committed: never run it twice without its key), FLEET_INTERNAL. Free out with
- * writes_result_free() whatever the status. From a task or a thread of its own. */
+ * committed: never run it twice without its key), FLEET_INTERNAL. Every call leaves one audit
+ * row: the function's, or, for an outcome it could not record (refused before it was asked,
+ * no answer, a conflict that rolled it back), this one's. Free out with writes_result_free()
+ * whatever the status. From a task or a thread of its own. */
 enum fleet_status writes_run(const struct writes_query *q, const struct fleet_actor *actor,
 			     const struct writes_request *req, struct writes_result *out)
 	__attribute__((warn_unused_result));

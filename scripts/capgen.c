@@ -33,6 +33,7 @@ static struct {
 	FILE *c, *h, *caps; /* gen/capabilities.c and .h; migrate_capabilities[] (in memory) */
 	int ncaps, bad;
 	const char *file;
+	json_t *schema;  /* the declarations' own (declaration.schema.json) */
 	char *lits[256]; /* gen_lit's last ones */
 	size_t nlits;
 } gen;
@@ -227,24 +228,36 @@ static void gen_output_schema(const char *tool, json_t *cols)
 	json_decref(out);
 }
 
-/* The refusal table NAME_refusals: shared's, own's taking precedence; each {ARG} an argument of
- * input (or {key}, {why}). Returns how many. */
-static size_t gen_refusals(const char *name, json_t *shared, json_t *own, json_t *input,
-			   const char *where)
+/* The refusal table NAME_refusals: the schema's words for every KIND ("read", "write"), the
+ * shared ones', then own's, each taking precedence; each {NAME} an argument of input or one the
+ * server fills in (declared.c). Returns how many. */
+static size_t gen_refusals(const char *name, const char *kind, json_t *shared, json_t *own,
+			   json_t *input, const char *where)
 {
-	json_t *all = shared ? json_deep_copy(shared) : json_object(), *v;
+	static const char vars[] = " key why outcome scope action role roles ";
+	json_t *all = json_object(), *v, *defs = json_object_get(gen.schema, "$defs");
+	json_t *props = json_object_get(input, "properties");
+	defs = json_object_get(json_object_get(json_object_get(defs, kind), "properties"),
+			       "refusals");
+	json_object_update(all, json_object_get(defs, "default"));
+	json_object_update(all, shared);
 	json_object_update(all, own);
 	const char *k;
 	fprintf(gen.c, "static const struct declared_refusal %s_refusals[] = {\n", name);
 	json_object_foreach (all, k, v) {
 		for (const char *p = strchr(json_string_value(v), '{'); p; p = strchr(p + 1, '{')) {
-			char arg[64];
+			char arg[64], spaced[68];
 			snprintf(arg, sizeof arg, "%.*s", (int)strcspn(p + 1, "}"), p + 1);
-			if (strcmp(arg, "key") && strcmp(arg, "why") &&
-			    !json_object_get(json_object_get(input, "properties"), arg))
+			snprintf(spaced, sizeof spaced, " %s ", arg);
+			if (strcmp(k, "unavailable") == 0)
+				gen_fail(where, "refusal \"unavailable\" is an error's message: it "
+						"names no {...}");
+			else if (!strstr(vars, spaced) && !json_object_get(props, arg))
 				gen_fail(where,
-					 "refusal \"%s\" names {%s}, which is neither an "
-					 "argument of the input nor {key} or {why}",
+					 "refusal \"%s\" names {%s}, which is neither an argument "
+					 "of the input nor one of {key, why, outcome, scope, "
+					 "action, "
+					 "role, roles}",
 					 k, arg);
 		}
 		fprintf(gen.c, "\t{%s, %s},\n", gen_lit(k), gen_lit(json_string_value(v)));
@@ -255,9 +268,8 @@ static size_t gen_refusals(const char *name, json_t *shared, json_t *own, json_t
 	return n;
 }
 
-/* A tool's input: its schema checked and written, its example's arguments checked against it
- * and written into the row c, for the docs (the suites that walk every row read the examples
- * from the declarations themselves). */
+/* A tool's input: its schema checked and written into the row c, its example's arguments
+ * checked against it (the suites that walk every row read the examples from the declarations). */
 static void gen_input(FILE *c, json_t *row, const char *at)
 {
 	json_t *input = json_object_get(row, "input");
@@ -271,10 +283,7 @@ static void gen_input(FILE *c, json_t *row, const char *at)
 		gen_fail(at, "example.arguments do not fit the input schema: %s", msg);
 	schema_set_free(set);
 	gen_schema_string(GEN_S(row, "name"), "input", input);
-	char *text = json_dumps(args, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_SORT_KEYS);
-	fprintf(c, "\t.example = %s,\n\t.input_schema = schema_%s_input,\n", gen_lit(text),
-		GEN_S(row, "name"));
-	free(text);
+	fprintf(c, "	.input_schema = schema_%s_input,\n", GEN_S(row, "name"));
 }
 
 /* A row of kind k: its governance first (the row names it, scripts/doctable.py makes the docs'
@@ -282,18 +291,16 @@ static void gen_input(FILE *c, json_t *row, const char *at)
 static FILE *gen_row(struct gen_decl *d, int k, size_t i, json_t *row, const char *roles,
 		     char gov[160])
 {
-	static const char *const fields[] = {"version",      "risk",   "data",       "systems",
-					     "audit",        "owner",  "domain",     "lifecycle",
-					     "confirmation", "sunset", "replacement"};
-	static const char *const defaults[sizeof fields / sizeof fields[0]] = {
-		[5] = "fleet-operations-platform", [6] = "fleet", [7] = "stable"};
-	json_t *g = json_object_get(row, "governance");
+	json_t *g = json_object_get(row, "governance"), *field;
+	json_t *defs = json_object_get(json_object_get(gen.schema, "$defs"), "governance");
+	const char *f;
 	snprintf(gov, 160, "%.63s_%s%zu_governance", d->name, gen_kinds[k], i);
 	fprintf(gen.c, "static const struct mcp_governance %s = {\n", gov);
-	for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
-		if (GEN_S(g, fields[f]) || defaults[f])
-			fprintf(gen.c, "\t.%s = %s,\n", fields[f],
-				gen_lit(GEN_OR(GEN_S(g, fields[f]), defaults[f])));
+	json_object_foreach (json_object_get(defs, "properties"), f,
+			     field) /* default: the schema's */
+		if (GEN_OR(GEN_S(g, f), GEN_S(field, "default")))
+			fprintf(gen.c, "\t.%s = %s,\n", f,
+				gen_lit(GEN_OR(GEN_S(g, f), GEN_S(field, "default"))));
 	fprintf(gen.c, "\t.roles = %s,\n};\n", gen_lit(roles));
 	d->counts[k]++;
 	fputs("\t{\n", d->rows[k]);
@@ -334,7 +341,7 @@ static void gen_read(struct gen_decl *d)
 	if ((strcmp(GEN_S(r, "returns"), "list") == 0) != !!list)
 		gen_fail("read", "\"list\" names the rows' key of a read that returns \"list\"");
 	size_t refusals =
-		gen_refusals(name, json_object_get(r, "refusals"), NULL, d->input, "read");
+		gen_refusals(name, "read", json_object_get(r, "refusals"), NULL, d->input, "read");
 	fprintf(gen.c,
 		"static const struct declared_read %s = {\n\t.query = {.function = %s, .columns = "
 		"%s_columns, .ncolumns = %zu, .key_column = %s, .region_column = %s,\n",
@@ -370,7 +377,7 @@ static void gen_write(struct gen_decl *d, json_t *tool, const char *name, const 
 		gen_fail(at, "idempotency.argument \"%s\" is not an argument of the input", key);
 	if (json_object_get(tool, "roles"))
 		gen_capability_row(d, cap, roles, policy);
-	size_t n = gen_refusals(name, json_object_get(w, "refusals"),
+	size_t n = gen_refusals(name, "write", json_object_get(w, "refusals"),
 				json_object_get(own, "refusals"), input, at);
 	fprintf(gen.c,
 		"static const struct declared_write %s = {\n\t.query = {.capability = \"%s\", "
@@ -647,7 +654,7 @@ int main(int argc, char **argv)
 	      "extern const size_t capabilities_count;\n",
 	      gen.h);
 	struct schema_set *set = schema_set_new();
-	json_t *schema = gen_schema(argv[2], set);
+	json_t *schema = gen.schema = gen_schema(argv[2], set);
 	for (int i = 0; !gen.bad && i < n; i++)
 		gen_decl(argv[i + 3], schema, set, &decls[i]);
 	fclose(gen.caps);

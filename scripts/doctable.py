@@ -19,17 +19,21 @@ ROWS = [("tools", "tool", "name"), ("resources", "resource", "uri"),
 
 def governance_table(folder):
     lines = list(HEADER)
+    schema = json.load(open(os.path.join(folder, "declaration.schema.json"), encoding="utf-8"))
+    default = {k: v.get("default") for k, v in schema["$defs"]["governance"]["properties"].items()}
     for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        if path.endswith(".schema.json"):
+            continue
         decl = json.load(open(path, encoding="utf-8"))
         for table, kind, name in ROWS:
             for row in decl.get(table, []):
-                g = row["governance"]
-                life = g.get("lifecycle", "stable")
+                g = dict(default, **{k: v for k, v in row["governance"].items()})
+                life = g["lifecycle"]
                 if life == "deprecated":
                     life = f"deprecated (sunset {g.get('sunset')}, use {g.get('replacement')})"
                 roles = ", ".join(row.get("roles", decl.get("roles", [])))
                 lines.append(f"| {kind} | `{row[name]}` | {g['version']} | {g['risk']} | "
-                             f"{g.get('owner', 'fleet-operations-platform')} | {roles} | "
+                             f"{g['owner']} | {roles} | "
                              f"{g['confirmation']} | {life} |")
     return lines
 

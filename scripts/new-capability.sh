@@ -83,8 +83,7 @@ if [[ $kind == read ]]; then
       {"column": "status", "type": "text", "name": "status", "schema": {"type": "string"}}
     ],
     "refusals": {
-      "not_found": "Bike {key} was not found among the bikes you can access.",
-      "forbidden": "You are not permitted to do this with this application."
+      "not_found": "Bike {key} was not found among the bikes you can access."
     }
   },
   "tools": [{

@@ -1,5 +1,6 @@
 /* What every capability shares: the application settings its handlers read, the views' links, the
- * mapping of domain failures to MCP answers, the audit entry of a call, the bike-id completer, and
+ * mapping of domain failures to MCP answers, what a caller is shown of a declared row, a write's
+ * result and a workflow task, the audit entry of a call, the bike-id completer, and
  * the hooks the server description gives the protocol core (the caller's effective scopes, the
  * audit row of a tools/call). No capability includes another; they all include this. */
 #ifndef BIKAROO_ADAPTER_H
@@ -50,6 +51,27 @@ enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status
 					  struct mcp_error *err);
 /* The text of a JSON value as a CallToolResult with structured content (sc stolen). */
 json_t *adapter_structured(json_t *sc);
+
+/* ---- rows and tasks as answers: what a caller is shown of a declared row (declared.h) ------ */
+
+struct declared_field;
+struct declared_write;
+struct case_task;
+struct mcp_task;
+/* One row of a read (n column texts, borrowed, as PostgreSQL sends them) as the object of its
+ * shown columns by their JSON names and forms, in declared order (new); withheld columns are
+ * never shown. */
+json_t *adapter_row(const struct declared_field *fields, size_t n, char *const *row);
+/* A write's result (JSON text of an object by column names, borrowed) as its tool shows it:
+ * the shown columns by their JSON names (new), or NULL, logged, when the result is not what w
+ * declares (a column it does not list, a value of another form, a null it does not allow):
+ * our bug, in the write function, and never shown. */
+json_t *adapter_result(const struct declared_write *w, const char *result);
+/* A workflow task (domain/case_tasks.h) as the Tasks extension's (json members new: release
+ * with mcp_task_clear): its status, message and times, and once completed the CallToolResult
+ * its call returns then, shown as the declared write of the tool that opened it shows its
+ * result; isError with the task's message when is_error, or when no tool serves it any more. */
+void adapter_task(const struct case_task *f, struct mcp_task *t);
 
 /* ---- audit ------------------------------------------------------------------------------- */
 

@@ -11,7 +11,6 @@
 #include "common/mem.h"
 #include "domain/case_tasks.h"
 #include "domain/changes.h"
-#include "gen/capabilities.h"
 #include "server/protocol/tasks.h"
 
 /* Which resource shows which entity: a key prefix (with an id after it) or a whole key. */
@@ -48,7 +47,7 @@ static void feed_task(struct mcp_change_sink *sink, const char *id)
 	enum fleet_status st = case_tasks_notice(id, &f);
 	if (st == FLEET_OK) {
 		struct mcp_task t;
-		declared_task(&f, capabilities_all, capabilities_count, &t);
+		adapter_task(&f, &t);
 		json_t *detail = mcp_task_detail(&t);
 		mcp_task_clear(&t);
 		struct mcp_task_change tc = {

@@ -64,19 +64,6 @@ struct declared_row {
 
 /* tool_fn of a declared read or write (ctx->spec: its struct declared_row). */
 int declared_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err);
-/* A write's result (JSON text of an object by column names, borrowed) as its tool shows it:
- * the shown columns by their JSON names (new), or NULL, logged, when the result is not what w
- * declares (a column it does not list, a value of another form, a null it does not allow):
- * our bug, in the write function. */
-json_t *declared_shown(const struct declared_write *w, const char *result);
-/* A workflow task (domain/case_tasks.h) as the Tasks extension's (json members new: release
- * with mcp_task_clear): its status, message and times, and once completed the CallToolResult
- * its call returns then, shown as the declared write of the tool that opened it shows its
- * result, that tool found among caps (gen/capabilities.h's capabilities_all); isError with the
- * task's message when is_error, or when no tool of caps serves it any more. */
-struct mcp_task;
-void declared_task(const struct case_task *f, const struct mcp_capability *const *caps,
-		   size_t ncaps, struct mcp_task *t);
 /* resource_read_fn of a declared read, for a resource or a template. */
 enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, const char *value,
 				       json_t **result, struct mcp_error *err);

@@ -6,12 +6,8 @@
  * call's CallToolResult as the tool would return it then. The provider creates none itself. */
 #include "task_provider.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #include "adapter.h"
 #include "domain/case_tasks.h"
-#include "gen/capabilities.h"
 #include "server/protocol/tasks.h"
 
 /* A domain status as the provider's answer. */
@@ -33,7 +29,7 @@ static enum mcp_task_rc task_provider_get(const struct mcp_task_provider *p,
 	struct case_task f;
 	enum fleet_status st = case_tasks_get(who, id, &f);
 	if (st == FLEET_OK)
-		declared_task(&f, capabilities_all, capabilities_count, out);
+		adapter_task(&f, out);
 	case_tasks_free(&f);
 	return task_provider_rc(st, err);
 }

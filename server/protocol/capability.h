@@ -49,9 +49,6 @@ struct tool_desc {
 	MCP_ACCESS_FIELDS;
 	tool_fn fn;
 	struct mcp_audit_policy audit;
-	/* JSON object text: arguments of a call that succeeds on the demo data, for the docs and
-	 * the tests that walk the catalogue (never listed to clients). */
-	const char *example;
 	const struct mcp_governance *governance; /* NULL: none published */
 	const struct mcp_ext_meta *ext;          /* NULL: none */
 	enum mcp_task_support tasks; /* needs the description's task provider (server.h) */

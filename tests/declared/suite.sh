@@ -122,6 +122,24 @@ refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
   'read.columns[0]: schema:'
+refused "a refusal naming a value neither the call nor the server has" \
+  'd["read"]["refusals"] = {"not_found": "No {bikeId}."}' \
+  'read: refusal "not_found" names {bikeId}, which is neither an argument of the input nor one of {key, why, outcome, scope, action, role, roles}'
+refused "an unavailable refusal with a placeholder (it is an error's message, sent as is)" \
+  'd["read"]["refusals"] = {"unavailable": "Down for {key}."}' \
+  'read: refusal "unavailable" is an error'"'"'s message: it names no {...}'
+# Every outcome has words: the schema's, a declaration's own taking precedence.
+python3 - "$t/decl/status_codes.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/status_codes.json"))
+d["read"]["refusals"] = {"forbidden": "Staff only ({outcome})."}
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$B/capgen" "$t/gen" server/capabilities/declaration.schema.json "$t/decl/status_codes.json" >"$t/gen.out" 2>&1
+check "a declaration's refusal words take the place of the schema's" \
+  grep -qF '{"forbidden", "Staff only ({outcome})."}' "$t/gen/capabilities.c"
+check "an outcome a declaration leaves out has the schema's words" \
+  grep -qF '{"other", "The request could not be completed ({outcome})."}' "$t/gen/capabilities.c"
 refused "a file that is no JSON object" 'd = None' \
   "status_codes.json: JSON: line 1, column 4: '[' or '{' expected"
 suite_exit

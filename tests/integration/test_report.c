@@ -423,11 +423,19 @@ START_TEST(other_region_is_refused_and_nothing_is_written)
 }
 END_TEST
 
-static const char *const rp_refused[][2] = {{"dev", "customer-care-assistant"},
-					    {"marie", "developer-ide"},
-					    {"fleet-sync", "customer-care-assistant"},
-					    {"nobody", "customer-care-assistant"},
-					    {"marie", "unregistered-app"}};
+/* Who is refused, and the reason the answer gives (the words of the declarations' schema). */
+static const char *const rp_refused[][3] = {
+	{"dev", "customer-care-assistant",
+	 "your role is viewer, and reporting damage is open to these roles only: customer_care, "
+	 "fleet_operator."},
+	{"marie", "developer-ide", "this application is not authorised for reporting damage."},
+	{"fleet-sync", "customer-care-assistant",
+	 "you are registered as a machine, and reporting damage is open to people acting in "
+	 "person only."},
+	{"nobody", "customer-care-assistant",
+	 "you or this application are not registered, or no longer active."},
+	{"marie", "unregistered-app",
+	 "you or this application are not registered, or no longer active."}};
 #define RP_NREFUSED ((int)(sizeof rp_refused / sizeof rp_refused[0]))
 
 /* One identity per loop iteration (_i): a viewer, a read-only client application, a machine
@@ -446,6 +454,7 @@ START_TEST(viewer_readonly_client_and_machine_cannot_report)
 		ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s/%s: %s", subject,
 			      client, r.body);
 		ck_assert_ptr_nonnull(strstr(rp_text(res), "not permitted"));
+		ck_assert_msg(strstr(rp_text(res), rp_refused[_i][2]), "%s", rp_text(res));
 		char *n = rp_sql("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s' AND"
 				 " client_id = '%s' AND target = 'VL-2114' AND outcome = 'denied'",
 				 subject, client);
