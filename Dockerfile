@@ -52,7 +52,10 @@ LABEL org.opencontainers.image.title="bikaroo-mcp" \
       org.opencontainers.image.vendor="Bikaroo" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="LicenseRef-Bikaroo-proprietary" \
-      org.opencontainers.image.documentation="docs/operating.md (Compose)"
+      org.opencontainers.image.documentation="docs/operating.md (Compose)" \
+      io.modelcontextprotocol.server.name="example.bikaroo/fleet-mcp"
+# io.modelcontextprotocol.server.name: the MCP Registry's proof that this image is the package of
+# its entry (packaging/server.json.in's name).
 # socat: docker-compose.yml's demo forwards the demo identity provider to each replica's loopback.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \

@@ -51,7 +51,7 @@ SAY     := @printf '  %-5s %s\n'
 endif
 
 .PHONY: all docs-tables deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes clean \
-        install uninstall deb soak budgets help
+        install uninstall deb server-json soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
 
@@ -99,9 +99,10 @@ $(B)/gen/capabilities.c: $(B)/capgen server/capabilities/declaration.schema.json
 $(B)/gen/capabilities.h: $(B)/gen/capabilities.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
 
-# The governance table of docs/capabilities.md, written from the declarations.
+# The tables written from the declarations: the governance table of docs/capabilities.md, and
+# the "What it serves" table of README.md and docs/capabilities.md.
 docs-tables:
-	python3 scripts/doctable.py write docs/capabilities.md
+	python3 scripts/doctable.py write README.md docs/capabilities.md
 
 # The schema version the binary needs (domain/pg/migrate.h) is the number of the highest numbered
 # file of MIGRATIONS, read on every build and written only when it changed (then migrate.o alone
@@ -344,6 +345,7 @@ help:
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'
 	@echo 'make budgets       one subject at full speed through 3 instances for 60 s (tests/budgets)'
 	@echo 'make install       install under PREFIX (DESTDIR stages); make deb: a Debian package'
+	@echo 'make server-json   build/server.json, the MCP Registry entry of this version'
 	@echo 'make uninstall     remove what make install put under PREFIX (the settings file stays)'
 	@echo 'make clean         remove build/'
 	@echo 'Variables: B=build dir, OPT, SAN, CC, V=1 (full compiler lines). Server settings: build/bikaroo-mcp help'
@@ -393,6 +395,13 @@ uninstall:
 deb: test-deps
 	$(MAKE) --no-print-directory PREFIX=/usr $(B)/install_usr/bikaroo-mcp
 	scripts/deb.sh $(B)
+
+# The MCP Registry's entry (schema 2025-12-11): packaging/server.json.in with the one version of
+# common/version.h (docs/operating.md: Publishing to the MCP Registry).
+$(B)/server.json: packaging/server.json.in common/version.h
+	@mkdir -p $(B)
+	sed 's/@VERSION@/$(VERSION)/g' $< >$@
+server-json: $(B)/server.json
 
 # 10 minutes (SOAK_SECONDS) of mixed load against two instances behind nginx: RSS, descriptors and
 # database connections flat over the second half, no error but the intended 4xx. Not in make test.

@@ -46,6 +46,7 @@ cleanup() {
 trap cleanup EXIT
 log() { echo "$*" >&2; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
+field() { sed -nE "s/.* $2=([0-9]+).*/\1/p" <<<"$1"; } # TEXT NAME: the number of NAME=N in TEXT
 results_append() { # FILE: appended to bench/RESULTS.md, created with its heading if need be
   [[ -s bench/RESULTS.md ]] || printf '# Benchmark results\n\nAppended by `make bench` and `make bench-rss` (bench/README.md says what each line measures).\n' >bench/RESULTS.md
   cat "$1" >>bench/RESULTS.md
@@ -68,25 +69,39 @@ psql -X -q "$BIKAROO_MIGRATE_URL" -v ON_ERROR_STOP=1 -c "
    WHERE NOT EXISTS (SELECT FROM fleet.cases WHERE case_id = 'IC-900000000');
   ANALYZE fleet.bikes;" >/dev/null
 
-# --- a local issuer: an RSA key, its JWKS and metadata served on 127.0.0.1, one token.
+# --- a local issuer (bench/issuer.py): an RSA key, its JWKS and metadata on 127.0.0.1, one token.
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/key.pem" 2>/dev/null
-iss_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-issuer="http://127.0.0.1:$iss_port"
-mkdir -p "$tmp/www/.well-known"
-n=$(openssl rsa -in "$tmp/key.pem" -noout -modulus | cut -d= -f2 | python3 -c 'import sys,binascii; sys.stdout.buffer.write(binascii.unhexlify(sys.stdin.read().strip()))' | b64url)
-printf '{"keys":[{"kty":"RSA","use":"sig","alg":"RS256","kid":"bench","n":"%s","e":"AQAB"}]}' "$n" >"$tmp/www/jwks.json"
-printf '{"issuer":"%s","jwks_uri":"%s/jwks.json"}' "$issuer" "$issuer" >"$tmp/www/.well-known/oauth-authorization-server"
-(cd "$tmp/www" && exec python3 -m http.server "$iss_port" --bind 127.0.0.1 >/dev/null 2>&1) &
-pids+=($!)
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+jwk_of() { # KEY_FILE KID -> its public JWK
+  local n
+  n=$(openssl rsa -in "$1" -noout -modulus | cut -d= -f2 | python3 -c 'import sys,binascii; sys.stdout.buffer.write(binascii.unhexlify(sys.stdin.read().strip()))' | b64url)
+  printf '{"kty":"RSA","use":"sig","alg":"RS256","kid":"%s","n":"%s","e":"AQAB"}' "$2" "$n"
+}
+jwt_of() { # KEY_FILE KID ISSUER JTI -> an access token of marie's for $resource, 50 minutes
+  local head body sig now
+  now=$(date +%s)
+  head=$(printf '{"alg":"RS256","typ":"at+jwt","kid":"%s"}' "$2" | b64url)
+  body=$(printf '{"iss":"%s","aud":"%s","sub":"marie","client_id":"customer-care-assistant","scope":"fleet:read fleet:report","iat":%d,"exp":%d,"jti":"%s"}' \
+    "$3" "$resource" "$now" $((now + 3000)) "$4" | b64url)
+  sig=$(printf '%s.%s' "$head" "$body" | openssl dgst -sha256 -sign "$1" -binary | b64url)
+  echo "$head.$body.$sig"
+}
+issuer_start() { # DIR PORT: bench/issuer.py serving DIR (metadata, key set) at http://127.0.0.1:PORT
+  mkdir -p "$1/.well-known"
+  printf '{"issuer":"http://127.0.0.1:%s","jwks_uri":"http://127.0.0.1:%s/jwks.json","introspection_endpoint":"http://127.0.0.1:%s/introspect"}' \
+    "$2" "$2" "$2" >"$1/.well-known/oauth-authorization-server"
+  python3 bench/issuer.py "$1" "$2" "http://127.0.0.1:$2" "$resource" >/dev/null 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$2/jwks.json" >/dev/null && break; sleep 0.1; done
+}
 resource="http://127.0.0.1/mcp"
-now=$(date +%s)
-head=$(printf '{"alg":"RS256","typ":"at+jwt","kid":"bench"}' | b64url)
-body=$(printf '{"iss":"%s","aud":"%s","sub":"marie","client_id":"customer-care-assistant","scope":"fleet:read fleet:report","iat":%d,"exp":%d,"jti":"bench-%d"}' \
-  "$issuer" "$resource" "$now" $((now + 3000)) "$now" | b64url)
-sig=$(printf '%s.%s' "$head" "$body" | openssl dgst -sha256 -sign "$tmp/key.pem" -binary | b64url)
-token="$head.$body.$sig"
-for _ in $(seq 1 50); do curl -sf "$issuer/jwks.json" >/dev/null && break; sleep 0.1; done
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/key.pem" 2>/dev/null
+iss_port=$(free_port)
+issuer="http://127.0.0.1:$iss_port"
+mkdir -p "$tmp/www"
+printf '{"keys":[%s]}' "$(jwk_of "$tmp/key.pem" bench)" >"$tmp/www/jwks.json"
+token=$(jwt_of "$tmp/key.pem" bench "$issuer" "bench-$(date +%s)")
+issuer_start "$tmp/www" "$iss_port"
 
 # Every load comes from 127.0.0.1, as behind a proxy: no per-address connection limit.
 server_env=(BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER="$issuer" BIKAROO_RESOURCE_URI="$resource"
@@ -98,45 +113,73 @@ server_env=(BIKAROO_AUTH=jwt BIKAROO_AUTH_ISSUER="$issuer" BIKAROO_RESOURCE_URI=
 # BENCH_SERVER_ENV="NAME=VALUE ...": more server settings, for an experiment.
 read -ra extra_env <<<"${BENCH_SERVER_ENV:-}"
 server_env+=("${extra_env[@]}")
-ready=$tmp/port
-env "${server_env[@]}" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/server.log" &
-server_pid=$!
-pids+=("$server_pid")
-for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
-[[ -s $ready ]] || { log "bench: the server did not start:"; cat "$tmp/server.log" >&2; exit 1; }
-port=$(cat "$ready")
-url="http://127.0.0.1:$port"
 # The servers a load may be sent to, by name: their PID (for their CPU) and URL.
-declare -A srv_pid=([direct]=$server_pid) srv_url=([direct]=$url)
+declare -A srv_pid srv_url
+# serve_as NAME [NAME=VALUE...]: a server with server_env and these settings, as srv_pid[NAME]
+# and srv_url[NAME]; 1 (its log said) when it does not start.
+serve_as() {
+  local name=$1 ready=$tmp/$1.port
+  shift
+  env "${server_env[@]}" "$@" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/$name.log" &
+  pids+=($!)
+  srv_pid[$name]=$!
+  for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
+  [[ -s $ready ]] || { log "bench: the $name server did not start:"; cat "$tmp/$name.log" >&2; return 1; }
+  srv_url[$name]="http://127.0.0.1:$(cat "$ready")"
+}
+serve_as direct || exit 1
+server_pid=${srv_pid[direct]} url=${srv_url[direct]} port=${srv_url[direct]##*:}
+# The same server exporting its spans (OTLP/HTTP) to a collector that keeps nothing
+# (bench/otlp-sink.py): every call sampled, and one trace in ten (docs/operating.md "Traces").
+python3 bench/otlp-sink.py "$tmp/sink.port" 2>"$tmp/sink.log" &
+pids+=($!)
+for _ in $(seq 1 50); do [[ -s $tmp/sink.port ]] && break; sleep 0.1; done
+sink="http://127.0.0.1:$(cat "$tmp/sink.port")"
+serve_as traced OTEL_EXPORTER_OTLP_ENDPOINT="$sink" OTEL_TRACES_SAMPLER=always_on || exit 1
+serve_as traced10 OTEL_EXPORTER_OTLP_ENDPOINT="$sink" OTEL_TRACES_SAMPLER=traceidratio \
+  OTEL_TRACES_SAMPLER_ARG=0.1 || exit 1
 
 # --- pgbench scripts: a random FR-PAR bike (n % 3 == 2) each time.
 pick='\set n 3 * random(33334, 65332) + 2'
 printf '%s\nSELECT bike_id, status, region, station_id, battery_pct, last_seen_at FROM fleet.bikes WHERE bike_id = '"'VL-'"' || :n;\n' "$pick" >"$tmp/plain.sql"
 # The server's per-call SQL since reads go by caller (domain/reads.c): its unit for a batch of N
-# get_bike_status calls of one caller, one prepared statement (the identity, the read of the N
-# keys under RLS, their N audit rows by one INSERT) in a pipeline with one Sync: one transaction,
-# one round trip. The text is the server's own, as its connections last ran it (pg_stat_activity,
-# after the get_bike_status line: byc_sql); its parameters are passed as the server passes them
-# (the keys and the audit entries as JSON), but the bike ids, which pgbench draws as numbers.
-byc_script() { # N SQL -> the script on stdout
-  local i keys='' calls='' sql=$2
+# get_bike_status calls of one caller, two prepared statements (the identity, fleet.act_as; then
+# the read of the N keys under RLS and their N audit rows by one INSERT) in a pipeline with one
+# Sync: one transaction, one round trip. The texts are the server's own: the read's as its
+# connections last ran it (pg_stat_activity, after the get_bike_status line: byc_sql), the
+# identity's as the binary holds it (byc_act); their parameters are passed as the server passes
+# them: the audit entries as one JSON text (byc_vars: N entries of fixed bikes, so their rows say
+# not_found; building them in SQL per transaction cost the database more than parsing them, and
+# that is not the server's work), the bike ids drawn at random by pgbench.
+byc_script() { # N SQL [PLAN_MODE] -> the script on stdout
+  local i keys='' sql=$2 act
+  act=$(byc_act)
+  act=${act//force_generic_plan/${3:-force_generic_plan}}
   for i in $(seq 1 "$1"); do
     printf '\\set n%d 3 * random(33334, 65332) + 2\n' "$i"
     keys+="${keys:+, }'VL-' || :n$i"
-    calls+="${calls:+, }jsonb_build_object('tool', 'get_bike_status', 'target', 'VL-' || :n$i, 'key', 'VL-' || :n$i, 'digest', :digest::text, 'id', '\"b$i\"', 'trace', NULL::text, 'token', :token::text)"
   done
-  sql=${sql//\$1::text/:subject::text}
-  sql=${sql//\$2::text/:client::text}
-  sql=${sql//\$3::jsonb/jsonb_build_array($keys)}
-  sql=${sql//\$4::jsonb/jsonb_build_array($calls)}
-  printf '\\startpipeline\n%s;\n\\endpipeline\n' "$sql"
+  act=${act//\$1::text/:subject::text}
+  act=${act//\$2::text/:client::text}
+  sql=${sql//\$1::text[]/ARRAY[$keys]}
+  sql=${sql//\$2::jsonb/:calls::jsonb}
+  printf '\\startpipeline\n%s;\n%s;\n\\endpipeline\n' "$act" "$sql"
 }
-byc_vars() { # TOKEN_REF -> the -D arguments
-  printf '%s\n' -D subject=marie -D client=customer-care-assistant -D "digest=$(printf '%064d' 1)" -D "token=$1"
+# The server's identity statement, as its binary holds it (domain/reads.c, READS_ACT_SQL).
+byc_act() {
+  strings "$B/bikaroo-mcp" | grep -m 1 -F 'FROM fleet.act_as($1::text, $2::text) AS a' ||
+    echo "SELECT 'no identity statement in $B/bikaroo-mcp' / 0"
+}
+byc_vars() { # TOKEN_REF N -> the -D arguments: the caller, and N audit entries as the server writes them
+  local i calls=''
+  for i in $(seq 1 "$2"); do
+    calls+="${calls:+,}{\"tool\":\"get_bike_status\",\"target\":\"VL-$((100004 + 3 * i))\",\"key\":\"VL-$((100004 + 3 * i))\",\"digest\":\"$(printf '%064d' "$i")\",\"id\":\"$i\",\"trace\":null,\"token\":\"$1\"}"
+  done
+  printf '%s\n' -D subject=marie -D client=customer-care-assistant -D "calls=[$calls]"
 }
 # The server's statement for get_bike_status's batches, as its connections last ran it.
 byc_sql() {
-  psql -X -At "$super" <<<"SELECT query FROM pg_stat_activity WHERE usename = 'fleet_app' AND query LIKE 'WITH a AS MATERIALIZED (SELECT * FROM fleet.act_as(%fleet.bike_status_for(%' LIMIT 1"
+  psql -X -At "$super" <<<"SELECT query FROM pg_stat_activity WHERE usename = 'fleet_app' AND query LIKE 'WITH r AS MATERIALIZED (%fleet.bike_status_for(\$1::text[])%' LIMIT 1"
 }
 # What report_damaged_bike writes, as plain SQL by the owner: a report, the bike, an audit row.
 cat >"$tmp/write.sql" <<SQL
@@ -237,17 +280,11 @@ INI
   pids+=($!)
   pooled_db="postgresql://fleet_app@127.0.0.1:$bport/bikaroo?hostaddr=&sslmode=disable&gssencmode=disable&options=&passfile=&connect_timeout=10&target_session_attrs=any&client_encoding=UTF8"
   for _ in $(seq 1 50); do psql -X -q "$pooled_db" -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
-  env "${server_env[@]}" BIKAROO_DB_POOLER=transaction DATABASE_URL="$pooled_db" \
-    BIKAROO_LISTEN_DATABASE_URL="$DATABASE_URL" BIKAROO_PORT=0 BIKAROO_READY_FILE="$tmp/pport" \
-    "$B/bikaroo-mcp" serve 2>"$tmp/pooled.log" &
-  pooled_pid=$!
-  pids+=("$pooled_pid")
-  for _ in $(seq 1 100); do [[ -s $tmp/pport ]] && break; sleep 0.1; done
-  if [[ -s $tmp/pport ]]; then
-    pooled_url="http://127.0.0.1:$(cat "$tmp/pport")"
-    srv_pid[pooled]=$pooled_pid srv_url[pooled]=$pooled_url
+  if serve_as pooled BIKAROO_DB_POOLER=transaction DATABASE_URL="$pooled_db" \
+    BIKAROO_LISTEN_DATABASE_URL="$DATABASE_URL"; then
+    pooled_pid=${srv_pid[pooled]}
   else
-    log "bench: the pooled server did not start (no pooled line)"; pooled_pid=; fi
+    log "bench: the pooled server did not start (no pooled line)"; fi
 fi
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -326,13 +363,31 @@ measure() {
   shift 2
   [[ -z ${BENCH_ONLY:-} || $name =~ $BENCH_ONLY ]] || return 0
   for r in $(seq 1 "$rounds"); do "$@"; done >"$tmp/rounds"
-  local med
-  med=$(awk '{print $1, NR}' "$tmp/rounds" | sort -n | awk '{a[NR]=$2} END {print a[int((NR + 1) / 2)]}')
-  local line
-  line=$(sed -n "${med}p" "$tmp/rounds")
-  grep -q INVALID "$tmp/rounds" && line="${line% *} INVALID"
-  echo "$name $conns $line" >>"$results"
-  log "  $name @$conns: $line (rounds: $(awk '{printf "%s ", $1}' "$tmp/rounds"))"
+  median_of "$name" "$conns" "$tmp/rounds"
+}
+
+# median_of NAME CONNS FILE: the median round (by rate) of FILE's rounds into $results
+median_of() {
+  local med line
+  med=$(awk '{print $1, NR}' "$3" | sort -n | awk '{a[NR]=$2} END {print a[int((NR + 1) / 2)]}')
+  line=$(sed -n "${med}p" "$3")
+  grep -q INVALID "$3" && line="${line% *} INVALID"
+  echo "$1 $2 $line" >>"$results"
+  log "  $1 @$2: $line (rounds: $(awk '{printf "%s ", $1}' "$3"))"
+}
+
+# measure_turns CONNS LUA SERVER:NAME...: one round of each server in turn, BENCH_ROUNDS times,
+# so that a machine getting busier or quieter meanwhile moves them all alike; each NAME's
+# median round into $results (BENCH_ONLY matched against the first NAME).
+measure_turns() {
+  local conns=$1 lua=$2 r s
+  shift 2
+  [[ -z ${BENCH_ONLY:-} || ${1#*:} =~ $BENCH_ONLY ]] || return 0
+  for s in "$@"; do : >"$tmp/turn-${s#*:}"; done
+  for r in $(seq 1 "$rounds"); do
+    for s in "$@"; do one_wrk "${s%%:*}" "$lua" /mcp "$conns" >>"$tmp/turn-${s#*:}"; done
+  done
+  for s in "$@"; do median_of "${s#*:}" "$conns" "$tmp/turn-${s#*:}"; done
 }
 
 # --- many connections: get_bike_status on $many kept-alive connections at once (wrk), every
@@ -548,13 +603,12 @@ if [[ $mode == shapes ]]; then
     log "  shape a's batch statement not seen: no pg_batch_a line"
   fi
   if [[ -n $sql_b ]]; then
-    byc_script "$n_b" "$sql_b" >"$tmp/shape-b.sql"
-    mapfile -t vars < <(byc_vars jti:bench)
+    mapfile -t vars < <(byc_vars jti:bench "$n_b")
+    # The plan mode the identity statement sets for the read (domain/reads.c pins it generic).
     for mode_b in force_generic_plan force_custom_plan auto; do
-      psql -X -q "$BIKAROO_MIGRATE_URL" -c "ALTER FUNCTION fleet.bike_status_for(text, text, text[]) SET plan_cache_mode = $mode_b" >/dev/null
-      measure "pg_batch_b_$mode_b" 32 one_pg "$DATABASE_URL&options=-c%20plan_cache_mode%3D$mode_b" "$tmp/shape-b.sql" "$((dbconns * threads))" "$n_b" 1 "${vars[@]}"
+      byc_script "$n_b" "$sql_b" "$mode_b" >"$tmp/shape-b.sql"
+      measure "pg_batch_b_$mode_b" 32 one_pg "$DATABASE_URL" "$tmp/shape-b.sql" "$((dbconns * threads))" "$n_b" 1 "${vars[@]}"
     done
-    psql -X -q "$BIKAROO_MIGRATE_URL" -c "ALTER FUNCTION fleet.bike_status_for(text, text, text[]) SET plan_cache_mode = force_generic_plan" >/dev/null
   fi
   # The table: the median round of each shape at each connection count.
   commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -621,10 +675,14 @@ for c in $conns_list; do
     log "  no statement of the server's get_bike_status batches seen: pg_batched_read INVALID"
   fi
   byc_script "$n" "$sql" >"$tmp/batched.sql"
-  mapfile -t vars < <(byc_vars "$token_ref")
+  mapfile -t vars < <(byc_vars "$token_ref" "$n")
   measure "pg_batched_read" "$c" one_pg "$DATABASE_URL" "$tmp/batched.sql" "$((dbconns * threads))" "$n" 1 "${vars[@]}"
   echo "batch_shape $c $n $((dbconns * threads)) 0 0 0 ok" >>"$results"
   [[ -n $pooled_pid ]] && measure "http_get_bike_status_pooled" "$c" one_wrk pooled "$tmp/bike.lua" /mcp "$c"
+  # What traces cost: the same calls to this server untraced, to one exporting every call's
+  # spans and to one exporting one trace in ten (to bench/otlp-sink.py), in turns.
+  measure_turns "$c" "$tmp/bike.lua" direct:http_get_bike_status_untraced \
+    traced:http_get_bike_status_traced traced10:http_get_bike_status_traced10
   measure "http_report_damaged_bike" "$c" one_wrk direct "$tmp/report.lua" /mcp "$c"
   measure "stdio_tools_list" "$c" one_stdio list "$c"
   measure "stdio_get_bike_status" "$c" one_stdio bike "$c"
@@ -646,7 +704,6 @@ if [[ -z ${BENCH_ONLY:-} || overload =~ $BENCH_ONLY ]]; then
     high=$("$tmp/openloop" "$port" "$token" $((cap * 2)) "$osecs" 192)
     log "  overload @${cmax}-conn capacity $cap/s: quarter: $low"
     log "  overload: twice: $high"
-    field() { sed -nE "s/.* $2=([0-9]+).*/\1/p" <<<"$1"; }
     echo "overload $cap $(field "$high" ok) $(field "$high" p99) $(field "$low" p99) $(field "$high" shed) $(field "$high" limited) $(field "$high" resets) $(field "$high" other) $(field "$high" unanswered) $osecs" >"$tmp/overload"
     # The same from many hosts behind no proxy: every call on a new connection of its own,
     # $fresh in flight at twice the capacity, a GET /healthz on a new connection every 100 ms.
@@ -657,6 +714,96 @@ if [[ -z ${BENCH_ONLY:-} || overload =~ $BENCH_ONLY ]]; then
     echo "overload_fresh $cap $(field "$fhigh" ok) $(field "$fhigh" p99) $(field "$flow" p99) $(field "$fhigh" shed) $(field "$fhigh" limited) $(field "$fhigh" resets) $(field "$fhigh" other) $(field "$fhigh" unanswered) $osecs $(field "$fhigh" probes) $(field "$fhigh" probe_bad) $(field "$fhigh" probe_p99)" >"$tmp/overload_fresh"
   fi
 fi
+# --- loop stalls: the identity provider slow. Each line has a server of its own (the bench's
+# settings) against an issuer of its own (bench/issuer.py), and measures for $stall_secs s before
+# and $stall_secs s while the issuer is slow: a victim whose token the server already knows
+# (get_bike_status open-loop, $stall_rate/s, each call on a new connection, so that it lands on
+# any of the server's loops as another caller's would) and a GET /healthz on a new connection
+# every 100 ms (bench/openloop.c fresh), and while slow the calls of 40 tokens the server has not
+# seen, each on a new connection, spread over the window (bench/stall.py, one process: a process
+# per call would load the machine the victim shares). Introspection: the issuer answers after
+# 800 ms. Key rotation: the issuer publishes a new key, its key set answers after 2 s, the 40
+# tokens are signed by the new key (BIKAROO_AUTH_REFRESH_SECONDS=1, so that the set the server
+# loaded at its start may be fetched again). The server's CPU over each window is logged.
+stall_secs=${BENCH_STALL_SECONDS:-4}
+stall_rate=${BENCH_STALL_RATE:-100}
+stall_call() { # TOKEN: a get_bike_status of marie's on the stall server; prints the HTTP status
+  curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' \
+    -H "Authorization: Bearer $1" \
+    --data '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},'"$meta"'}}' \
+    "http://127.0.0.1:$stall_port/mcp"
+}
+stall_serve() { # NAME ENV...: a server of the bench's settings and ENV; sets stall_pid, stall_port
+  local ready=$tmp/$1.port
+  env "${server_env[@]}" "${@:2}" BIKAROO_PORT=0 BIKAROO_READY_FILE="$ready" "$B/bikaroo-mcp" serve 2>"$tmp/$1.log" &
+  stall_pid=$!
+  pids+=("$stall_pid")
+  for _ in $(seq 1 100); do [[ -s $ready ]] && break; sleep 0.1; done
+  [[ -s $ready ]] || { log "bench: the $1 server did not start:"; cat "$tmp/$1.log" >&2; exit 1; }
+  stall_port=$(cat "$ready")
+  # The victim's token, known to the server from here on (introspected, or verified and cached),
+  # then a second of its load: each loop's database connections made, its statements prepared.
+  [[ $(stall_call "$stall_victim") == 200 ]] || { log "bench: the $1 server refused the victim's token"; exit 1; }
+  "$tmp/openloop" "$stall_port" "$stall_victim" "$stall_rate" 1 64 fresh >/dev/null
+}
+stall_measure() { # LINE TOKENS_FILE: a line of $tmp/stall (the server of stall_serve)
+  local v out sent c0
+  c0=$(cpu_ticks "$stall_pid")
+  "$tmp/openloop" "$stall_port" "$stall_victim" "$stall_rate" "$stall_secs" 64 fresh >"$tmp/stall.victim" &
+  v=$!
+  sent=$(python3 bench/stall.py "$stall_port" "$stall_secs" "$2")
+  wait "$v" || true
+  out=$(cat "$tmp/stall.victim")
+  log "  $1: $out; $sent; server CPU $((($(cpu_ticks "$stall_pid") - c0) * 1000 / hz)) ms"
+  echo "$1 $(field "$out" sent) $(field "$out" ok) $(field "$out" p99) $(field "$out" probes) $(field "$out" probe_bad) $(field "$out" probe_p99) $(field "$sent" sent) $(field "$sent" ok) $(field "$sent" refused) $(field "$sent" unavailable)" >>"$tmp/stall"
+}
+stall_stop() { kill -TERM "$stall_pid" 2>/dev/null; wait "$stall_pid" || true; }
+if [[ -z ${BENCH_ONLY:-} || stall =~ $BENCH_ONLY ]]; then
+  [[ -x $tmp/openloop ]] || cc -O2 -o "$tmp/openloop" bench/openloop.c
+  : >"$tmp/stall"
+  : >"$tmp/no-tokens"
+  # Introspection answered after 800 ms.
+  sport=$(free_port)
+  mkdir -p "$tmp/slow-intro"
+  issuer_start "$tmp/slow-intro" "$sport"
+  stall_victim=bench-opaque-victim
+  for i in $(seq 1 40); do echo "bench-opaque-new-$i-$RANDOM"; done >"$tmp/new-intro"
+  stall_serve stall-intro BIKAROO_AUTH=introspection BIKAROO_AUTH_ISSUER="http://127.0.0.1:$sport" \
+    BIKAROO_AUTH_CLIENT_ID=bikaroo-bench BIKAROO_AUTH_CLIENT_SECRET=bench-secret
+  stall_measure intro_before "$tmp/no-tokens"
+  echo 800 >"$tmp/slow-intro/delay-introspect"
+  stall_measure intro_slow "$tmp/new-intro"
+  stall_stop
+  # A key rotation whose key set answers after 2 s.
+  sport=$(free_port)
+  mkdir -p "$tmp/slow-keys"
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/key2.pem" 2>/dev/null
+  printf '{"keys":[%s]}' "$(jwk_of "$tmp/key.pem" bench)" >"$tmp/slow-keys/jwks.json"
+  issuer_start "$tmp/slow-keys" "$sport"
+  stall_victim=$(jwt_of "$tmp/key.pem" bench "http://127.0.0.1:$sport" stall-victim)
+  for i in $(seq 1 40); do jwt_of "$tmp/key2.pem" bench-2 "http://127.0.0.1:$sport" "stall-new-$i"; done >"$tmp/new-keys"
+  stall_serve stall-keys BIKAROO_AUTH_ISSUER="http://127.0.0.1:$sport" BIKAROO_AUTH_REFRESH_SECONDS=1
+  stall_measure keys_before "$tmp/no-tokens"
+  printf '{"keys":[%s,%s]}' "$(jwk_of "$tmp/key.pem" bench)" "$(jwk_of "$tmp/key2.pem" bench-2)" >"$tmp/slow-keys/jwks.json"
+  echo 2000 >"$tmp/slow-keys/delay-jwks"
+  stall_measure keys_slow "$tmp/new-keys"
+  stall_stop
+fi
+# The loop-stall rows of the table.
+stall_table() {
+  [[ -s $tmp/stall ]] || return 0
+  local what line before slow
+  for line in intro keys; do
+    what=$([[ $line == intro ]] && echo "introspection answered after 800 ms, 40 new tokens over ${stall_secs}s" ||
+      echo "key rotation, the key set answered after 2 s, 40 tokens of the new key over ${stall_secs}s")
+    read -r _ _ _ before _ _ pbefore _ < <(grep "^${line}_before " "$tmp/stall")
+    read -r _ sent ok slow probes pbad pslow fresh fok f401 f503 < <(grep "^${line}_slow " "$tmp/stall")
+    echo "| loop stall, $what: victim p99 while slow / before ($(awk -v a="$slow" -v b="$before" 'BEGIN { printf "%.1f ms / %.1f ms", a / 1000, b / 1000 }'); served $ok of $sent) | $(ratio "$slow" "$before") | <= 3 |"
+    echo "| loop stall, $what: GET /healthz p99 while slow (before: $(awk -v v="$pbefore" 'BEGIN { printf "%.1f", v / 1000 }') ms; not 200 or no answer: $pbad of $probes) | $(awk -v v="$pslow" 'BEGIN { printf "%.1f ms", v / 1000 }') | < 100 ms |"
+    echo "| loop stall, $what: the new tokens' calls | served $fok of $fresh, 401: $f401, 503: $f503 | all served |"
+  done
+}
 : >"$tmp/many"
 psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.audit_log" >/dev/null
 measure "http_get_bike_status_many" "$many" one_many direct
@@ -696,6 +843,11 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     echo "| tools/list HTTP / server/discover, $c conns | $(ratio "$(get http_tools_list "$c" 3)" "$(get http_server_discover "$c" 3)") | >= 0.70 at 32 |"
     echo "| server/discover HTTP / ceiling, $c conns | $(ratio "$(get http_server_discover "$c" 3)" "$(get http_ceiling "$c" 3)") | >= 0.70 at 32 |"
     [[ -n $pooled_pid ]] && echo "| get_bike_status through PgBouncer (transaction mode) / direct, $c conns | $(ratio "$(get http_get_bike_status_pooled "$c" 3)" "$(get http_get_bike_status "$c" 3)") | |"
+    for t in traced:"every call sampled":0.90 traced10:"one trace in ten":0.97; do
+      IFS=: read -r line what target <<<"$t"
+      echo "| get_bike_status traced, $what / untraced (in turns), $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 3)" "$(get http_get_bike_status_untraced "$c" 3)") | >= $target |"
+      echo "| get_bike_status server CPU per call, traced ($what) / untraced, $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 6)" "$(get http_get_bike_status_untraced "$c" 6)") | |"
+    done
     echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
     echo "| get_bike_status calls per batch (audit rows per transaction), $c conns | $(get audit_rows_per_batch "$c" 3) | |"
     echo "| get_bike_status database CPU per call, HTTP / batched SQL, $c conns | $(ratio "$(get http_get_bike_status "$c" 7)" "$(get pg_batched_read "$c" 7)") | |"
@@ -722,6 +874,7 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     echo "| overload, new connections: refusals that are an explicit 503/429 with Retry-After | $(awk -v a="$((shed + limited))" -v n="$refused" 'BEGIN { if (n > 0) printf "%.1f%% (%d of %d; resets %d, other %d, unanswered %d)", 100 * a / n, a, n, '"$resets"', '"$other"', '"$unanswered"'; else printf "none refused" }') | >= 99% |"
     echo "| overload, new connections: GET /healthz p99 meanwhile (not 200 or no answer: $pbad of $probes) | $(awk -v v="$pp99" 'BEGIN { printf "%.0f ms", v / 1000 }') | < 1 s |"
   fi
+  stall_table
 } >"$tmp/table.md"
 cat "$tmp/table.md"
 if [[ -n ${BENCH_ONLY:-} ]]; then

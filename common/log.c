@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 /* Read by every thread, set at start and again on SIGHUP (serve): atomic, relaxed (a line
@@ -242,14 +241,6 @@ void log_fields(enum log_level level, const char *reqid, const char *event,
 	fprintf(stderr, "%s\n", safe);
 }
 
-static bool log_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
 bool log_due(struct log_limit *l, long seconds, unsigned long *skipped)
 {
 	time_t now = time(NULL);
@@ -265,39 +256,4 @@ bool log_due(struct log_limit *l, long seconds, unsigned long *skipped)
 	}
 	*skipped = atomic_exchange(&l->skipped, 0);
 	return true;
-}
-
-/* W3C Trace Context (traceparent): version "-" trace-id "-" parent-id "-" flags, lowercase hex;
- * version ff and all-zero ids are invalid; a later version may append "-" and more. */
-static bool log_traceparent_ok(const char *tp)
-{
-	size_t len = strlen(tp);
-	if (len < 55 || !log_hex(tp, 2) || strncmp(tp, "ff", 2) == 0 || tp[2] != '-' ||
-	    !log_hex(tp + 3, 32) || tp[35] != '-' || !log_hex(tp + 36, 16) || tp[52] != '-' ||
-	    !log_hex(tp + 53, 2))
-		return false;
-	if (strncmp(tp, "00", 2) == 0 ? len != 55 : len > 55 && tp[55] != '-')
-		return false;
-	return strspn(tp + 3, "0") < 32 && strspn(tp + 36, "0") < 16;
-}
-
-void log_trace_id(const char *traceparent, char out[33])
-{
-	if (traceparent && log_traceparent_ok(traceparent)) {
-		memcpy(out, traceparent + 3, 32);
-		out[32] = '\0';
-		return;
-	}
-	/* Unique, not secret: a per-thread generator seeded once from the kernel. */
-	static _Thread_local uint64_t state;
-	if (!state && getrandom(&state, sizeof state, 0) != sizeof state)
-		state = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&state;
-	state |= 1;
-	for (int half = 0; half < 2; half++) {
-		uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
-		snprintf(out + half * 16, 17, "%016llx", (unsigned long long)z);
-	}
 }

@@ -53,10 +53,6 @@ struct log_field {
 void log_fields(enum log_level level, const char *reqid, const char *event,
 		const struct log_field *fields, size_t n);
 
-/* The trace id (32 lowercase hex digits and a NUL) of a W3C traceparent header value when it is
- * a valid one, else a new random one. traceparent may be NULL. */
-void log_trace_id(const char *traceparent, char out[33]);
-
 #define log_debug(...) log_msg(LOG_DEBUG, NULL, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, NULL, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, NULL, __VA_ARGS__)

@@ -1,6 +1,7 @@
 /* Event loops (loop.h): an epoll set, an eventfd that other threads' jobs ring, the jobs posted
  * from the loop's own thread in a list of their own (no lock, no system call), and the hooks
- * that run before each wait. */
+ * that run before each wait. Its rules are checks: the owner thread on every entry point, a
+ * posted flag on every job (as nginx's ngx_post_event marks an event posted). */
 #include "loop.h"
 
 #include <errno.h>
@@ -25,9 +26,12 @@ struct loop {
 	struct loop_job *remote, **remote_tail;
 	struct loop_job *local, **local_tail;
 	struct loop_hook *hooks;
-	atomic_bool stop;
 	bool private_;
-	bool nudged; /* loop_nudge: the next wait does not block */
+	bool nudged;  /* loop_nudge: the next wait does not block */
+	bool turning; /* running a job, a hook or a descriptor's callback (loop_turning) */
+	/* The thread that turns it, from its first turn on (before: whoever sets it up). */
+	atomic_bool owned;
+	pthread_t owner;
 	struct {
 		const void *key;
 		void *value;
@@ -44,6 +48,17 @@ long long loop_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The rule every entry point but loop_post holds: a loop's state is its thread's.
+ * Another thread's touch would race with the loop's own (post a job instead). */
+static void loop_owned(struct loop *l, const char *what)
+{
+	if (atomic_load_explicit(&l->owned, memory_order_relaxed) &&
+	    !pthread_equal(l->owner, pthread_self())) {
+		log_error("loop: %s from a thread that does not turn this loop", what);
+		abort(); /* our bug */
+	}
 }
 
 static void loop_woken(struct loop_fd *f, uint32_t events)
@@ -78,6 +93,7 @@ void loop_free(struct loop *l)
 {
 	if (!l)
 		return;
+	loop_owned(l, "loop_free");
 	for (struct loop_hook *h = l->hooks, *next; h; h = next) {
 		next = h->next;
 		if (h->end)
@@ -93,6 +109,7 @@ void loop_free(struct loop *l)
 
 int loop_watch(struct loop *l, struct loop_fd *f, uint32_t events)
 {
+	loop_owned(l, "loop_watch");
 	struct epoll_event ev = {.events = events, .data.ptr = f};
 	if (epoll_ctl(l->ep, EPOLL_CTL_MOD, f->fd, &ev) == 0)
 		return 0;
@@ -101,17 +118,20 @@ int loop_watch(struct loop *l, struct loop_fd *f, uint32_t events)
 
 void loop_unwatch(struct loop *l, struct loop_fd *f)
 {
+	loop_owned(l, "loop_unwatch");
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, f->fd, NULL);
 }
 
 void loop_hook(struct loop *l, struct loop_hook *h)
 {
+	loop_owned(l, "loop_hook");
 	h->next = l->hooks;
 	l->hooks = h;
 }
 
 void loop_unhook(struct loop *l, struct loop_hook *h)
 {
+	loop_owned(l, "loop_unhook");
 	for (struct loop_hook **p = &l->hooks; *p; p = &(*p)->next)
 		if (*p == h) {
 			*p = h->next;
@@ -121,6 +141,7 @@ void loop_unhook(struct loop *l, struct loop_hook *h)
 
 void *loop_get(struct loop *l, const void *key)
 {
+	loop_owned(l, "loop_get");
 	for (int i = 0; i < LOOP_SLOTS && l->slots[i].key; i++)
 		if (l->slots[i].key == key)
 			return l->slots[i].value;
@@ -129,6 +150,7 @@ void *loop_get(struct loop *l, const void *key)
 
 void loop_set(struct loop *l, const void *key, void *value)
 {
+	loop_owned(l, "loop_set");
 	for (int i = 0; i < LOOP_SLOTS; i++)
 		if (!l->slots[i].key || l->slots[i].key == key) {
 			l->slots[i].key = key;
@@ -141,6 +163,10 @@ void loop_set(struct loop *l, const void *key, void *value)
 
 void loop_post(struct loop *l, struct loop_job *j)
 {
+	if (atomic_exchange(&j->posted, true)) {
+		log_error("loop: a job posted again before it ran");
+		abort(); /* our bug: the job would be lost, or run twice */
+	}
 	j->next = NULL;
 	if (loop_cur == l) {
 		*l->local_tail = j;
@@ -176,6 +202,8 @@ static bool loop_jobs(struct loop *l)
 		l->local = j->next;
 		if (!l->local)
 			l->local_tail = &l->local;
+		atomic_store(&j->posted,
+			     false); /* it may post itself again, or be freed, as it runs */
 		j->run(j);
 		ran = true;
 	}
@@ -184,12 +212,19 @@ static bool loop_jobs(struct loop *l)
 
 void loop_nudge(struct loop *l)
 {
+	loop_owned(l, "loop_nudge");
 	l->nudged = true;
 }
 
 void loop_turn(struct loop *l, bool wait)
 {
+	if (!atomic_load_explicit(&l->owned, memory_order_relaxed)) {
+		l->owner = pthread_self();
+		atomic_store(&l->owned, true);
+	}
+	loop_owned(l, "loop_turn");
 	loop_cur = l;
+	l->turning = true;
 	/* A turn whose jobs ran does not wait: what its caller waits for may have happened. */
 	bool ran = loop_jobs(l);
 	long long now = loop_now_ms(), due = 0;
@@ -199,34 +234,22 @@ void loop_turn(struct loop *l, bool wait)
 			due = d;
 	}
 	int timeout = -1;
-	if (!wait || ran || l->local || l->nudged || atomic_load(&l->stop))
+	if (!wait || ran || l->local || l->nudged)
 		timeout = 0;
 	else if (due)
 		timeout = due <= now ? 0 : due - now > 60000 ? 60000 : (int)(due - now);
 	l->nudged = false;
 	struct epoll_event ev[LOOP_EVENTS];
+	l->turning = false;
 	int n = epoll_wait(l->ep, ev, LOOP_EVENTS, timeout);
 	if (n < 0 && errno != EINTR)
 		log_error("loop: epoll_wait: %s", strerror(errno));
+	l->turning = true;
 	for (int i = 0; i < n; i++) {
 		struct loop_fd *f = ev[i].data.ptr;
 		f->ready(f, ev[i].events);
 	}
-}
-
-void loop_run(struct loop *l)
-{
-	while (!atomic_load(&l->stop))
-		loop_turn(l, true);
-	loop_jobs(l);
-}
-
-void loop_stop(struct loop *l)
-{
-	atomic_store(&l->stop, true);
-	uint64_t one = 1;
-	if (write(l->wake.fd, &one, sizeof one) < 0 && errno != EAGAIN)
-		log_error("loop: cannot wake a loop: %s", strerror(errno));
+	l->turning = false;
 }
 
 struct loop *loop_self(void)
@@ -237,6 +260,11 @@ struct loop *loop_self(void)
 bool loop_serving(void)
 {
 	return loop_cur && !loop_cur->private_;
+}
+
+bool loop_turning(void)
+{
+	return loop_cur && loop_cur->turning;
 }
 
 static void loop_thread_exit(void *p)

@@ -1,12 +1,15 @@
 /* Event loops: one thread, one epoll set. What a loop watches (descriptors), what runs before
- * each of its waits (hooks) and what it owns (slots) are touched on its thread only; jobs are the
- * one way in from other threads (loop_post). The HTTP transport runs one loop per core, each
- * owning its connections, its database connections and its batches (docs/concurrency.md);
- * a thread that runs no loop (start-up, the admin commands, the tests) gets a private one of its
- * own the first time it waits (common/task.h), so that every wait goes through a loop. */
+ * each of its waits (hooks) and what it owns (slots) are touched on its thread only: once a
+ * thread has turned a loop, every function below that takes a loop but loop_post aborts on any
+ * other thread (before its first turn, the thread that makes it sets it up). Jobs are the one
+ * way in from other threads (loop_post). The HTTP transport runs one loop per core, each owning
+ * its connections, its database connections and its batches (docs/concurrency.md); a thread
+ * that runs no loop (start-up, the admin commands, the tests) gets a private one of its own the
+ * first time it waits (common/task.h), so that every wait goes through a loop. */
 #ifndef BIKAROO_LOOP_H
 #define BIKAROO_LOOP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,10 +22,12 @@ struct loop_fd {
 	void (*ready)(struct loop_fd *f, uint32_t events);
 };
 
-/* Work handed to a loop, embedded in its owner's struct; posted again only once it has run. */
+/* Work handed to a loop, embedded in its owner's struct; posted again only once it has run (a
+ * job posted while it waits to run aborts: it would be lost, or run twice). */
 struct loop_job {
 	void (*run)(struct loop_job *j); /* on the loop's thread, at its top level */
 	struct loop_job *next;
+	atomic_bool posted; /* the loop's: from loop_post until it runs */
 };
 
 /* Called at each turn of the loop, before it waits, on its thread: does what is due by now_ms
@@ -54,7 +59,7 @@ void *loop_get(struct loop *l, const void *key);
 void loop_set(struct loop *l, const void *key, void *value);
 
 /* Runs j on l's thread soon, after what was posted before it. From any thread; from l's own it
- * costs no system call. */
+ * costs no system call. Aborts when j is posted already and has not run yet. */
 void loop_post(struct loop *l, struct loop_job *j);
 
 /* From l's own thread: its next wait does not block (something its caller waits for happened
@@ -65,15 +70,13 @@ void loop_nudge(struct loop *l);
  * hooks' next due time, when wait is set and no job ran or is left: a turn that ran jobs returns
  * at once, so that its caller sees what they did). */
 void loop_turn(struct loop *l, bool wait);
-/* Turns until loop_stop(). */
-void loop_run(struct loop *l);
-/* Ends loop_run() at its next turn; from any thread. */
-void loop_stop(struct loop *l);
 
 /* The loop the calling thread turns (its own or the private one), or NULL. */
 struct loop *loop_self(void);
 /* Whether the calling thread is a loop's that serves others (not a private one). */
 bool loop_serving(void);
+/* Whether the calling thread runs a job, a hook or a descriptor's callback of its loop now. */
+bool loop_turning(void);
 /* The calling thread's private loop, made on first use, freed when the thread exits (for a
  * thread that runs no loop of its own and waits: task_wait()). */
 struct loop *loop_private(void);

@@ -15,7 +15,7 @@
 #include "mem.h"
 
 #define METRICS_SLOTS 1024 /* a power of two: the series the table can hold */
-#define METRICS_KEY_MAX 160
+#define METRICS_KEY_MAX 256
 
 const struct metrics_family metrics_requests = {
 	"bikaroo_requests_total",
@@ -62,6 +62,19 @@ const struct metrics_family metrics_token_cache = {
 	METRICS_COUNTER,
 	1,
 	{"result"}};
+const struct metrics_family metrics_rights_cache = {
+	"bikaroo_rights_cache_lookups_total",
+	"Callers' rights asked for a list: hit (known, none changed since), miss (read from the "
+	"database) or unwatched (no change feed: read from the database, not kept)",
+	METRICS_COUNTER,
+	1,
+	{"result"}};
+const struct metrics_family metrics_rights_changes = {
+	"bikaroo_rights_changes_heard_total",
+	"Committed rights changes the change feed heard (each ends every caller's rights kept)",
+	METRICS_COUNTER,
+	0,
+	{0}};
 const struct metrics_family metrics_listen_streams = {"bikaroo_listen_streams_open",
 						      "subscriptions/listen streams open now",
 						      METRICS_GAUGE,
@@ -94,15 +107,20 @@ const struct metrics_family metrics_rate_fallback = {
 	{0}};
 const struct metrics_family metrics_connections_cut = {
 	"bikaroo_http_connections_closed_total",
-	"Connections the slow-client guard closed: past a deadline, or the oldest of too many "
-	"without headers",
+	"Connections closed without a request served: past a deadline, the oldest of too many "
+	"without headers (told 503 + Retry-After first), or from an address past its share while "
+	"the loop's door was full (door_full)",
 	METRICS_COUNTER,
 	1,
 	{"reason"}};
 const struct metrics_family metrics_http_shed = {
 	"bikaroo_http_calls_shed_total",
-	"HTTP calls answered 503 + Retry-After without being run: they waited 1 s for one of the "
-	"BIKAROO_CALLS_MAX slots of their loop (reason waited), or the server stopped (stopping)",
+	"HTTP calls answered 503 or 429 + Retry-After without being run: they waited past the "
+	"bound for one of the BIKAROO_CALLS_MAX slots of their loop (waited), came on a new "
+	"connection while their loop's wait was a round of slots long (queue), the server stopped "
+	"(stopping), or their new connection was answered at the loop's door: 503 while the loop "
+	"held its share of connections (full), 429 from an address past "
+	"BIKAROO_MAX_CONNECTIONS_PER_IP (per_address)",
 	METRICS_COUNTER,
 	1,
 	{"reason"}};
@@ -143,6 +161,40 @@ const struct metrics_family metrics_build_info = {"bikaroo_build_info",
 						  2,
 						  {"version", "revision"}};
 
+/* mcp.server.operation.duration: the bucket bounds the MCP semantic conventions give. */
+static const double metrics_mcp_bounds[METRICS_MAX_BUCKETS] = {
+	0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300};
+const struct metrics_family metrics_mcp_duration = {
+	"mcp_server_operation_duration_seconds",
+	"MCP request or notification duration as observed on the receiver from the time it was "
+	"received until the result or ack is sent (OpenTelemetry's mcp.server.operation.duration)",
+	METRICS_HISTOGRAM,
+	8,
+	{"mcp_method_name", "gen_ai_tool_name", "gen_ai_prompt_name", "gen_ai_operation_name",
+	 "error_type", "rpc_response_status_code", "network_transport", "mcp_protocol_version"}};
+const struct metrics_family metrics_spans_processed = {
+	"otel_sdk_processor_span_processed_total",
+	"Spans handed to the exporter (error_type empty) or dropped before it: queue_full (the "
+	"collector is slow or down and the queue is full), already_shutdown",
+	METRICS_COUNTER,
+	1,
+	{"error_type"}};
+const struct metrics_family metrics_spans_exported = {
+	"otel_sdk_exporter_span_exported_total",
+	"Spans whose export ended: taken by the collector (error_type empty), or dropped with "
+	"its HTTP status, timeout, unreachable or transport",
+	METRICS_COUNTER,
+	1,
+	{"error_type"}};
+const struct metrics_family metrics_span_queue_size = {
+	"otel_sdk_processor_span_queue_size", "Spans waiting for export", METRICS_GAUGE, 0, {0}};
+const struct metrics_family metrics_span_queue_capacity = {
+	"otel_sdk_processor_span_queue_capacity",
+	"Spans the export queue holds at most (0: traces are not exported)",
+	METRICS_GAUGE,
+	0,
+	{0}};
+
 /* Every family, in the order /metrics shows them. */
 static const struct metrics_family *const metrics_families[] = {
 	&metrics_build_info,       &metrics_requests,
@@ -155,12 +207,22 @@ static const struct metrics_family *const metrics_families[] = {
 	&metrics_connections_cut,  &metrics_ready,
 	&metrics_audit_batches,    &metrics_drain_started,
 	&metrics_drain_limit,      &metrics_http_shed,
-	&metrics_reads_alone,
+	&metrics_reads_alone,      &metrics_mcp_duration,
+	&metrics_spans_processed,  &metrics_spans_exported,
+	&metrics_span_queue_size,  &metrics_span_queue_capacity,
+	&metrics_rights_cache,     &metrics_rights_changes,
 };
 
 /* Upper bounds of every latency histogram, seconds. */
 static const double metrics_bounds[METRICS_MAX_BUCKETS] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+/* A histogram's upper bounds: the conventions' for mcp.server.operation.duration, else the
+ * latency bounds above. */
+static const double *metrics_bounds_of(const struct metrics_family *f)
+{
+	return f == &metrics_mcp_duration ? metrics_mcp_bounds : metrics_bounds;
+}
 
 enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY };
 
@@ -255,8 +317,9 @@ void metrics_observe(const struct metrics_family *f, const char *const *values, 
 		return;
 	if (seconds < 0)
 		seconds = 0;
+	const double *bounds = metrics_bounds_of(f);
 	size_t b = 0;
-	while (b < METRICS_MAX_BUCKETS && seconds > metrics_bounds[b])
+	while (b < METRICS_MAX_BUCKETS && seconds > bounds[b])
 		b++;
 	if (b < METRICS_MAX_BUCKETS)
 		atomic_fetch_add_explicit(&s->bucket[b], 1, memory_order_relaxed);
@@ -342,9 +405,10 @@ static void metrics_render_slot(struct metrics_buf *b, const struct metrics_fami
 		return;
 	}
 	uint_fast64_t cumulative = 0;
+	const double *bounds = metrics_bounds_of(f);
 	for (size_t i = 0; i < METRICS_MAX_BUCKETS; i++) {
 		char le[32];
-		snprintf(le, sizeof le, "%g", metrics_bounds[i]);
+		snprintf(le, sizeof le, "%g", bounds[i]);
 		cumulative += atomic_load(&s->bucket[i]);
 		metrics_put(b, "%s_bucket", f->name);
 		metrics_labels(b, f, s->key, le);

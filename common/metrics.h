@@ -17,7 +17,7 @@
 enum metrics_type { METRICS_COUNTER, METRICS_GAUGE, METRICS_HISTOGRAM };
 
 /* Label values, at most this many per family. */
-#define METRICS_MAX_LABELS 5
+#define METRICS_MAX_LABELS 8
 /* Upper bounds of a histogram (the +Inf bucket comes on top). */
 #define METRICS_MAX_BUCKETS 14
 
@@ -36,12 +36,14 @@ extern const struct metrics_family metrics_db_busy;         /* gauge: statements
 extern const struct metrics_family metrics_db_connections;  /* gauge: connections open */
 extern const struct metrics_family metrics_db_waits;        /* waits for a free connection */
 extern const struct metrics_family metrics_db_errors;       /* [kind] */
-extern const struct metrics_family metrics_token_validations;   /* [mode outcome] */
-extern const struct metrics_family metrics_token_cache;         /* [result]: hit or miss */
-extern const struct metrics_family metrics_listen_streams;      /* gauge [transport] */
-extern const struct metrics_family metrics_rate_limited;        /* [reason]: read or write
-								    (tools/call), listen_share or
-								    listen_full (listen streams) */
+extern const struct metrics_family metrics_token_validations; /* [mode outcome] */
+extern const struct metrics_family metrics_token_cache;       /* [result]: hit or miss */
+extern const struct metrics_family metrics_rights_cache;      /* [result]: hit, miss or unwatched */
+extern const struct metrics_family metrics_rights_changes;    /* rights changes heard */
+extern const struct metrics_family metrics_listen_streams;    /* gauge [transport] */
+extern const struct metrics_family metrics_rate_limited;      /* [reason]: read or write
+								  (tools/call), listen_share or
+								  listen_full (listen streams) */
 extern const struct metrics_family metrics_rate_limited_client; /* [client budget]: tools/call
 								  refused, by client application
 								  (bounded: ratelimit.h) */
@@ -49,8 +51,10 @@ extern const struct metrics_family metrics_rate_store_calls;    /* [result]: ok 
 extern const struct metrics_family metrics_rate_fallback;       /* gauge: 1 while the budget store
 								  fails and budgets are local */
 extern const struct metrics_family metrics_connections_cut;     /* [reason]: header_deadline,
-								    body_deadline or pending_cap */
-extern const struct metrics_family metrics_http_shed;           /* [reason]: waited, stopping */
+								    body_deadline, pending_cap or
+								    door_full */
+extern const struct metrics_family metrics_http_shed;           /* [reason]: waited, stopping, full,
+								   per_address */
 extern const struct metrics_family metrics_build_info;          /* gauge [version revision] */
 extern const struct metrics_family metrics_ready;         /* gauge [check]: database, issuer_keys */
 extern const struct metrics_family metrics_audit_batches; /* [result]: ok, failed or split */
@@ -58,6 +62,18 @@ extern const struct metrics_family metrics_reads_alone;   /* reads run again alo
 extern const struct metrics_family metrics_drain_started; /* gauge: unix seconds, 0 */
 extern const struct metrics_family metrics_drain_limit;   /* gauge: BIKAROO_DRAIN_MS, seconds */
 extern const struct metrics_family metrics_build_info;    /* gauge [version revision] */
+/* OpenTelemetry's names (semantic conventions), as its Prometheus exporter writes them. */
+extern const struct metrics_family
+	metrics_mcp_duration;                                   /* histogram mcp.server.operation.
+								   duration [mcp_method_name
+								   gen_ai_tool_name gen_ai_prompt_name
+								   gen_ai_operation_name error_type
+								   rpc_response_status_code
+								   network_transport mcp_protocol_version] */
+extern const struct metrics_family metrics_spans_processed;     /* [error_type] */
+extern const struct metrics_family metrics_spans_exported;      /* [error_type] */
+extern const struct metrics_family metrics_span_queue_size;     /* gauge */
+extern const struct metrics_family metrics_span_queue_capacity; /* gauge */
 
 /* Adds delta to the series of f with these label values (f->nlabels of them, borrowed; NULL
  * when f has none). A counter only grows: a negative delta is ignored. */

@@ -50,7 +50,9 @@ struct task {
 	void (*fn)(void *arg);
 	void *arg;
 	long long deadline;
+	void *span; /* task_span() */
 	bool finished;
+	bool woken;             /* parked, and its wait's wake-up reached it: it runs next */
 	struct loop_job resume; /* its resumption, queued on its loop */
 	void *asan_fake;
 	struct task *next; /* in the idle list */
@@ -63,6 +65,7 @@ struct task_home {
 	struct task *idle;
 	long nidle, live;
 	long long deadline; /* of the code outside any task */
+	void *span;         /* likewise */
 	const void *bottom; /* the thread's own stack, for AddressSanitizer */
 	size_t size;
 };
@@ -84,7 +87,12 @@ long long task_deadline(void)
 
 void task_deadline_in(long ms)
 {
-	*task_deadline_of_running() = ms > 0 ? loop_now_ms() + ms : 0;
+	task_deadline_at(ms > 0 ? loop_now_ms() + ms : 0);
+}
+
+void task_deadline_at(long long at_ms)
+{
+	*task_deadline_of_running() = at_ms;
 }
 
 long task_deadline_left(long cap)
@@ -102,6 +110,18 @@ bool task_deadline_passed(void)
 {
 	long long at = task_deadline();
 	return at && loop_now_ms() >= at;
+}
+
+void *task_span(void)
+{
+	struct task_home *h = &task_home_;
+	return h->current ? h->current->span : h->span;
+}
+
+void task_set_span(void *span)
+{
+	struct task_home *h = &task_home_;
+	*(h->current ? &h->current->span : &h->span) = span;
 }
 
 /* ---- switches ----------------------------------------------------------------------------- */
@@ -158,10 +178,22 @@ static void task_resumed(struct loop_job *j)
 	task_enter((struct task *)((char *)j - offsetof(struct task, resume)));
 }
 
+/* The wake-up of t's wait has reached t, on its thread: once per park (a task woken twice would
+ * run from the middle of another wait, or after it ended). */
+static void task_woken_once(struct task *t)
+{
+	if (t->woken) {
+		log_error("task: a parked task woken twice");
+		abort(); /* our bug */
+	}
+	t->woken = true;
+}
+
 /* Parks the running task: back to its thread's loop until its resumption runs. */
 static void task_park(struct task *t)
 {
 	struct task_home *h = &task_home_;
+	t->woken = false;
 #ifdef TASK_ASAN
 	__sanitizer_start_switch_fiber(&t->asan_fake, h->bottom, h->size);
 #endif
@@ -238,7 +270,9 @@ void task_start(struct loop *l, void (*fn)(void *arg), void *arg)
 	t->fn = fn;
 	t->arg = arg;
 	t->finished = false;
+	t->woken = false;
 	t->deadline = 0;
+	t->span = NULL;
 	t->resume = (struct loop_job){.run = task_resumed};
 	task_prepare(t);
 	h->live++;
@@ -289,9 +323,10 @@ void task_wait(struct task_wait *w)
 		task_park(t);
 		return;
 	}
-	if (loop_serving()) {
-		log_error("task_wait: a serving loop's thread waits outside a task");
-		abort(); /* our bug: it would wait for itself */
+	if (loop_serving() || loop_turning()) {
+		log_error("task_wait: outside a task, %s waits",
+			  loop_serving() ? "a serving loop's thread" : "a loop's callback");
+		abort(); /* our bug: it would wait for the loop it holds */
 	}
 	while (!w->done)
 		loop_turn(w->loop, true);
@@ -303,21 +338,28 @@ static void task_woken(struct loop_job *j)
 	struct task_wait *w = (struct task_wait *)((char *)j - offsetof(struct task_wait, job));
 	struct task *t = w->task;
 	w->done = true;
-	if (t)
+	if (t) {
+		task_woken_once(t);
 		task_enter(t); /* w may be gone after this */
+	}
 }
 
 void task_wake(struct task_wait *w)
 {
+	if (atomic_exchange(&w->woken, true)) {
+		log_error("task_wake: a wait woken twice");
+		abort(); /* our bug: its waiter may be gone, or waiting for something else */
+	}
 	if (loop_self() != w->loop) {
-		w->job = (struct loop_job){.run = task_woken};
+		w->job.run = task_woken;
 		loop_post(w->loop, &w->job);
 		return;
 	}
 	w->done = true;
-	if (w->task)
+	if (w->task) {
+		task_woken_once(w->task);
 		loop_post(w->loop, &w->task->resume);
-	else
+	} else
 		loop_nudge(w->loop); /* a thread that waits in its loop: it sees done at once */
 }
 

@@ -4,12 +4,13 @@
  * its other connections and calls; task_wake() makes it ready again and the loop resumes it at
  * its next turn. Code outside a task waits in its thread's private loop instead (start-up, the
  * admin commands, the tests); a serving loop's thread never waits outside a task, which
- * task_wait() enforces. What belongs to a call (its deadline) lives in its task, switched with
- * it, never in a thread-local. */
+ * task_wait() enforces. What belongs to a call (its deadline, its span) lives in its task,
+ * switched with it, never in a thread-local. */
 #ifndef BIKAROO_TASK_H
 #define BIKAROO_TASK_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "loop.h"
@@ -23,14 +24,17 @@ struct task_wait {
 	struct loop *loop;
 	struct task *task; /* the task parked on it, or NULL */
 	bool done;
+	atomic_bool woken; /* task_wake was called */
 };
 
 void task_wait_init(struct task_wait *w);
-/* Returns once task_wake(w) was called (at once if it already was). On a serving loop's thread
- * outside a task it aborts: that thread would wait for itself. */
+/* Returns once task_wake(w) was called (at once if it already was). Outside a task it aborts on
+ * a serving loop's thread, and inside a loop's job, hook or descriptor callback on any thread:
+ * that code would wait for the loop it holds. */
 void task_wait(struct task_wait *w);
-/* Ends w's wait; from any thread, once. Nothing of w is touched after it from another thread but
- * through the waiter's loop. */
+/* Ends w's wait; from any thread, once: a second call aborts, and so does a wake-up that reaches
+ * a parked task already woken. Nothing of w is touched after it from another thread but through
+ * the waiter's loop. */
 void task_wake(struct task_wait *w);
 
 /* A condition that tasks wait on without holding their thread, whatever their loop, guarded by
@@ -64,8 +68,15 @@ void task_idle_free(void);
 long long task_deadline(void);
 /* Sets it: the call must end within ms milliseconds from now (ms <= 0: no deadline). */
 void task_deadline_in(long ms);
+/* Sets it to at (CLOCK_MONOTONIC ms; 0: none), e.g. back to what task_deadline() said. */
+void task_deadline_at(long long at_ms);
 /* Milliseconds left (0 once it passed), or cap when that is sooner or there is none. */
 long task_deadline_left(long cap);
 bool task_deadline_passed(void);
+
+/* The span the running call is in (common/trace.h keeps it here, switched with the task): its
+ * task's, or the thread's outside a task. */
+void *task_span(void);
+void task_set_span(void *span);
 
 #endif

@@ -42,7 +42,7 @@ enum fleet_status audit_record(const struct fleet_actor *actor, const struct aud
 	for (size_t i = 0; i < AUDIT_NFIELDS; i++)
 		params[i] = audit_field(actor, e, i);
 	struct db_error err;
-	PGresult *res = db_exec("audit_as", sql, AUDIT_NFIELDS, params, &err);
+	PGresult *res = db_exec_brief("audit_as", sql, AUDIT_NFIELDS, params, &err);
 	if (!res) {
 		/* Never the arguments themselves: they may carry personal data. */
 		log_error("audit row for %s (%s) not written: %s", e->tool, e->outcome,

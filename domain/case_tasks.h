@@ -10,13 +10,15 @@
 #include "types.h"
 
 #define CASE_TASK_ID_MAX 128
+#define CASE_TASK_TOOL_MAX 129 /* a tool's name, NUL included */
 
 enum case_task_status { CASE_TASK_WORKING, CASE_TASK_COMPLETED, CASE_TASK_CANCELLED };
 
 /* One task as the database states it. */
 struct case_task {
 	char id[CASE_TASK_ID_MAX + 1];
-	char tool[FLEET_ID_MAX]; /* the tool whose call opened it: the result is that tool's */
+	char tool[CASE_TASK_TOOL_MAX]; /* the tool whose call opened it: the result is that tool's
+					*/
 	enum case_task_status status;
 	char message[512];                /* the step in words */
 	long long created_ms, updated_ms; /* since the epoch */

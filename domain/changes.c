@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,11 +13,29 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "domain/pg/db.h"
 
 struct changes {
 	PGconn *pg;
 };
+
+/* The rights generation (changes.h): bumped by the follower's thread, read by any. */
+static atomic_ullong changes_rights_gen;
+static atomic_bool changes_listening;
+
+unsigned long long changes_rights_generation(bool *live)
+{
+	*live = atomic_load(&changes_listening);
+	return atomic_load(&changes_rights_gen);
+}
+
+/* Whether the feed listens now; either way every rights read before is of another generation. */
+static void changes_listening_is(bool live)
+{
+	atomic_store(&changes_listening, live);
+	atomic_fetch_add(&changes_rights_gen, 1);
+}
 
 static struct changes *changes_open(void)
 {
@@ -33,6 +53,7 @@ static struct changes *changes_open(void)
 	}
 	struct changes *ch = mem_alloc(sizeof *ch);
 	ch->pg = pg;
+	changes_listening_is(true);
 	return ch;
 }
 
@@ -60,10 +81,17 @@ static int changes_drain(struct changes *ch, void (*fn)(const struct change *c, 
 	if (!PQconsumeInput(ch->pg) || PQstatus(ch->pg) != CONNECTION_OK)
 		return -1;
 	for (PGnotify *n; (n = PQnotifies(ch->pg)) != NULL; PQfreemem(n)) {
+		/* Any rights change, a caller's or everyone's (a capability's row, a TRUNCATE),
+		 * ends every cached rights before a listener hears of it. */
+		bool rights = strcmp(n->relname, "bikaroo_rights") == 0;
+		if (rights) {
+			atomic_fetch_add(&changes_rights_gen, 1);
+			metrics_add(&metrics_rights_changes, NULL, 1);
+		}
 		struct change c;
 		if (changes_read(n, &c))
 			fn(&c, arg);
-		else
+		else if (!rights)
 			log_warn("change feed: unreadable notification on %s", n->relname);
 	}
 	return 0;
@@ -130,6 +158,7 @@ static void *changes_run(void *arg)
 			break;
 		if (ch && p[1].revents && changes_drain(ch, changes_tell_all, NULL) != 0) {
 			log_warn("change feed lost; reconnecting");
+			changes_listening_is(false);
 			changes_close(ch);
 			ch = NULL;
 			gap = true;
@@ -139,8 +168,25 @@ static void *changes_run(void *arg)
 			changes_tick();
 		}
 	}
+	changes_listening_is(false);
 	changes_close(ch);
 	return NULL;
+}
+
+/* Under the lock: the follower's thread started if need be, listening before this returns when
+ * the database answers. The thread takes no signal, whoever starts it: the process's signals
+ * are the main thread's (server/main.c). */
+static void changes_start(void)
+{
+	if (!changes_follower.running && pipe(changes_follower.wake) == 0) {
+		changes_follower.first = changes_open();
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		mem_thread(&changes_follower.thread, changes_run, NULL, "change feed");
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		changes_follower.running = true;
+	}
 }
 
 bool changes_follow(struct changes_listener *l)
@@ -153,14 +199,16 @@ bool changes_follow(struct changes_listener *l)
 		l->next = changes_follower.listeners;
 		changes_follower.listeners = l;
 	}
-	/* Created from a worker, the thread inherits its blocked SIGINT/SIGTERM. */
-	if (!changes_follower.running && pipe(changes_follower.wake) == 0) {
-		changes_follower.first = changes_open();
-		mem_thread(&changes_follower.thread, changes_run, NULL, "change feed");
-		changes_follower.running = true;
-	}
+	changes_start();
 	pthread_mutex_unlock(&changes_follower.lock);
 	return !known;
+}
+
+void changes_watch(void)
+{
+	pthread_mutex_lock(&changes_follower.lock);
+	changes_start();
+	pthread_mutex_unlock(&changes_follower.lock);
 }
 
 struct changes_listener *changes_unfollow(const void *arg)

@@ -1,8 +1,9 @@
 /* The change feed: PostgreSQL's NOTIFY bikaroo_changes (triggers of migration 0006) carries the
  * key of every business entity whose content changed, and NOTIFY bikaroo_rights (0007) names
- * every caller whose rights changed, both at commit. Entity keys, not MCP URIs: mapping them to
- * resources is the server's business. One listener is one connection of its own, opened only
- * while someone subscribes. */
+ * every caller whose rights changed (or "all", or a capability whose rules changed), both at
+ * commit. Entity keys, not MCP URIs: mapping them to resources is the server's business. The
+ * process's one follower is one connection of its own, opened when someone subscribes or the
+ * rights generation is watched (changes_watch). */
 #ifndef BIKAROO_CHANGES_H
 #define BIKAROO_CHANGES_H
 
@@ -36,6 +37,15 @@ struct changes_listener {
  * returns once the follower listens, so nothing committed afterwards is missed; false (nothing
  * registered) when a listener with l->arg is registered already. */
 bool changes_follow(struct changes_listener *l);
+/* Starts the follower, if it does not run, without a listener: for the rights generation.
+ * Returns once it listens, or failed to connect (it tries again every second). From a thread
+ * that may block (start-up). */
+void changes_watch(void);
+/* The rights generation: a number that changes whenever a committed rights change (of anyone,
+ * bikaroo_rights) is heard and whenever the feed starts or stops listening; *live tells whether
+ * it listens now. Rights read while it was g, and while it listened, are current while it is
+ * still g: only then may they be kept (domain/rights.h). From any thread, without a lock. */
+unsigned long long changes_rights_generation(bool *live);
 /* Unregisters the listener with arg; returns it (NULL: none). */
 struct changes_listener *changes_unfollow(const void *arg);
 /* Stops the follower's thread (at shutdown, after every listener is gone). */

@@ -13,40 +13,36 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "domain/pg/conn.h"
 #include "domain/pg/db.h"
 #include "rights.h"
 
-/* Calls in one batch at most (and so statements: one per caller and read). */
+/* Calls in one batch at most (and so groups: one per caller and read). */
 #define READS_BATCH_MAX 64
 /* Reads of a process: a handful of static descriptors. */
 #define READS_KINDS 32
-/* A statement's result columns: the caller's rights (fleet.acting's), the identity in effect
- * when its rows were read (the echo), then the function's columns and their ordinality. */
-enum {
-	RC_ROLE,
-	RC_REGIONS,
-	RC_HUMAN,
-	RC_READ,
-	RC_REPORT,
-	RC_CONFIRM,
-	RC_SUBJECT,
-	RC_CLIENT,
-	RC_FIRST /* the function's first column */
-};
-#define READS_HEAD                                                                                 \
-	"a.role, a.regions, a.is_human, a.client_may_read, a.client_may_report, "                  \
-	"a.requires_confirmation, fleet.current_subject() AS echo_subject, "                       \
-	"fleet.current_client() AS echo_client"
-#define READS_ACT "fleet.act_as($1::text, $2::text)"
+/* The identity's statement: fleet.act_as sets the caller for the rest of the unit's transaction
+ * and returns its rights, with the identity then in effect (the echo); the read that follows is
+ * planned under it (its policies' perimeter known), and its plan is pinned: planned once per
+ * connection, generic, never again per unit (bench/README.md, "Decisions"). */
+enum { RC_ROLE, RC_REGIONS, RC_HUMAN, RC_READ, RC_REPORT, RC_CONFIRM, RC_SUBJECT, RC_CLIENT, RC_N };
+#define READS_ECHO "fleet.current_subject() AS echo_subject, fleet.current_client() AS echo_client"
+#define READS_ACT_SQL                                                                              \
+	"SELECT a.role, a.regions, a.is_human, a.client_may_read, a.client_may_report, "           \
+	"a.requires_confirmation, " READS_ECHO " FROM fleet.act_as($1::text, $2::text) AS a, "     \
+	"set_config('plan_cache_mode', 'force_generic_plan', true) AS pinned"
+/* A read's columns: the echo, then the function's columns and their ordinality. */
+enum { RR_SUBJECT, RR_CLIENT, RR_FIRST };
 /* What the server logs when it refuses a result (the tests look for it). */
 #define READS_REFUSED "a row of another read; refused, not answered"
 
 /* A read's statement, made once per process from its descriptor. */
 struct reads_kind {
 	const struct reads_query *q;
-	char *sql;
+	char *sql;       /* the read as the transaction's identity; NULL: the rights alone */
 	int key, region; /* columns of the function, or -1 */
+	int nparams;     /* the read's: its keys, the audit entries of its calls */
 };
 
 /* One read, on its caller's stack. */
@@ -62,22 +58,25 @@ struct reads_call {
 	enum fleet_status st;
 	char sqlstate[6]; /* the read raised in SQL, alone: its SQLSTATE */
 	struct reads_batch *batch;
-	size_t group; /* its statement in batch */
+	size_t group;            /* its statement in batch */
+	struct trace_span *span; /* the span of the call (common/trace.h), NULL: not recorded */
 	struct reads_call *next;
 };
 
-/* One statement of a batch: a caller and a read, its distinct keys and its audited calls. */
+/* A caller and a read in a batch: its statements (the identity's, then the read's), its distinct
+ * keys and its audited calls. */
 struct reads_group {
 	const struct reads_kind *kind;
 	const struct fleet_actor *actor;
 	json_t *keys, *calls;
 	char *keys_text, *calls_text;
 	const char *params[4];
+	size_t stmt; /* its identity's statement in the batch; the read's is the next */
 };
 
 struct reads_batch {
 	struct exec_unit unit;
-	struct exec_stmt stmts[READS_BATCH_MAX];
+	struct exec_stmt stmts[2 * READS_BATCH_MAX];
 	struct reads_group groups[READS_BATCH_MAX];
 	size_t ngroups;
 	struct reads_call *calls[READS_BATCH_MAX];
@@ -142,28 +141,32 @@ static const struct reads_kind *reads_kind_of(const struct reads_query *q)
 	k->key = key;
 	k->region = region;
 	if (!q->function)
-		k->sql = mem_printf("SELECT " READS_HEAD " FROM " READS_ACT " AS a");
-	else if (!q->key_column)
-		k->sql = mem_printf(
-			"WITH a AS MATERIALIZED (SELECT * FROM " READS_ACT "), "
-			"r AS MATERIALIZED (SELECT * FROM %s($1::text, $2::text) WITH ORDINALITY) "
-			"SELECT " READS_HEAD
-			", r.* FROM a LEFT JOIN r ON true ORDER BY r.ordinality",
-			q->function);
-	else
-		k->sql = mem_printf(
-			"WITH a AS MATERIALIZED (SELECT * FROM " READS_ACT "), "
-			"r AS MATERIALIZED (SELECT * FROM %s($1::text, $2::text, "
-			"ARRAY(SELECT jsonb_array_elements_text($3::jsonb))) WITH ORDINALITY), "
-			"w AS MATERIALIZED (SELECT fleet.audit_reads($1::text, $2::text, "
-			"$4::jsonb, "
-			"(SELECT a.role IS NOT NULL AND a.client_may_read%s%s%s FROM a), "
-			"ARRAY(SELECT r.%s FROM r)) AS n) "
-			"SELECT " READS_HEAD ", r.* FROM a CROSS JOIN w LEFT JOIN r ON true "
-			"ORDER BY r.ordinality",
-			q->function, q->capability ? " AND fleet.may_read('" : "",
-			q->capability ? q->capability : "", q->capability ? "')" : "",
-			q->key_column);
+		goto out; /* the rights alone: the identity's statement */
+	/* Who may use the capability, judged once for the read and for its calls' audit rows
+	 * (fleet.act_as listed it). The read function is plain SQL, inlined into this statement:
+	 * its rows are what row-level security lets the transaction's identity see. */
+	char *gate = q->capability ? mem_printf(" WHERE fleet.may_read('%s')", q->capability)
+				   : mem_strdup("");
+	char *read = mem_printf("r AS MATERIALIZED (SELECT f.*, row_number() OVER () AS ordinality "
+				"FROM %s(%s) AS f%s)",
+				q->function, q->key_column ? "$1::text[]" : "", gate);
+	k->nparams = q->key_column ? 1 : 0;
+	if (q->key_column && q->capability) {
+		k->nparams = 2;
+		k->sql = mem_printf("WITH %s, w AS MATERIALIZED (SELECT fleet.audit_reads("
+				    "fleet.current_subject(), fleet.current_client(), $2::jsonb, "
+				    "fleet.may_read('%s'), ARRAY(SELECT r.%s FROM r)) AS n) "
+				    "SELECT " READS_ECHO ", r.* FROM w LEFT JOIN r ON true "
+				    "ORDER BY r.ordinality",
+				    read, q->capability, q->key_column);
+	} else {
+		k->sql = mem_printf("WITH %s SELECT " READS_ECHO
+				    ", r.* FROM (SELECT) AS one LEFT JOIN r ON true "
+				    "ORDER BY r.ordinality",
+				    read);
+	}
+	free(read);
+	free(gate);
 out:
 	pthread_mutex_unlock(&reads_kinds_lock);
 	return k;
@@ -173,8 +176,9 @@ out:
 
 static void reads_batch_free(struct reads_batch *b)
 {
+	for (size_t i = 0; i < b->unit.n; i++)
+		PQclear(b->stmts[i].res);
 	for (size_t g = 0; g < b->ngroups; g++) {
-		PQclear(b->stmts[g].res);
 		json_decref(b->groups[g].keys);
 		json_decref(b->groups[g].calls);
 		free(b->groups[g].keys_text);
@@ -228,10 +232,10 @@ static void reads_group_add(struct reads_group *x, const struct reads_call *c)
 		return;
 	struct audit_ref_part trace, token, id;
 	audit_ref_parts(a->request_id, &trace, &token, &id);
-	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%}", "tool", a->tool,
+	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%, s:b}", "tool", a->tool,
 			      "target", a->target, "key", c->key, "digest", a->args_digest, "id",
 			      id.p ? id.p : "", id.len, "trace", trace.p ? trace.p : "", trace.len,
-			      "token", token.p ? token.p : "", token.len);
+			      "token", token.p ? token.p : "", token.len, "list", c->q->list);
 	/* An absent part is NULL in the row, as fleet.audit_ref stores it. */
 	if (!a->request_id)
 		json_object_set_new(e, "id", json_null());
@@ -240,6 +244,40 @@ static void reads_group_add(struct reads_group *x, const struct reads_call *c)
 	if (!token.p)
 		json_object_set_new(e, "token", json_null());
 	json_array_append_new(x->calls, e);
+}
+
+/* keys (a JSON array of strings) as a PostgreSQL text[] literal: each element quoted, its " and \
+ * escaped (new string). */
+static char *reads_keys_literal(const json_t *keys)
+{
+	size_t n = 3;
+	for (size_t i = 0; i < json_array_size(keys); i++)
+		n += 2 * json_string_length(json_array_get(keys, i)) + 3;
+	char *out = mem_alloc(n), *p = out;
+	*p++ = '{';
+	for (size_t i = 0; i < json_array_size(keys); i++) {
+		const char *k = json_string_value(json_array_get(keys, i));
+		if (i)
+			*p++ = ',';
+		*p++ = '"';
+		for (; *k; k++) {
+			if (*k == '"' || *k == '\\')
+				*p++ = '\\';
+			*p++ = *k;
+		}
+		*p++ = '"';
+	}
+	*p++ = '}';
+	*p = '\0';
+	return out;
+}
+
+/* Group g's statement in b: its read's (read true; the identity's when it reads the rights
+ * alone), or its identity's. */
+static struct exec_stmt *reads_stmt(struct reads_batch *b, size_t g, bool read)
+{
+	const struct reads_group *x = &b->groups[g];
+	return &b->stmts[x->stmt + (read && x->kind->sql ? 1 : 0)];
 }
 
 static void reads_done(struct exec_unit *u);
@@ -260,26 +298,37 @@ static void reads_submit(struct reads_call **calls, size_t n, bool alone)
 		else if (c->until_ms > until)
 			until = c->until_ms;
 	}
+	size_t n_stmts = 0;
 	for (size_t g = 0; g < b->ngroups; g++) {
 		struct reads_group *x = &b->groups[g];
+		const struct reads_kind *k = x->kind;
 		x->params[0] = x->actor->subject;
 		x->params[1] = x->actor->client_id;
 		if (x->keys) {
-			x->keys_text = json_dumps(x->keys, JSON_COMPACT);
+			x->keys_text = reads_keys_literal(x->keys);
 			x->calls_text = json_dumps(x->calls, JSON_COMPACT);
 			x->params[2] = x->keys_text;
 			x->params[3] = x->calls_text;
 		}
-		b->stmts[g] = (struct exec_stmt){.name = x->kind->q->function ? x->kind->q->function
-									      : "fleet.act_as",
-						 .sql = x->kind->sql,
-						 .nparams = x->keys ? 4 : 2,
-						 .params = x->params};
+		x->stmt = n_stmts;
+		b->stmts[n_stmts++] = (struct exec_stmt){.name = "fleet.act_as",
+							 .sql = READS_ACT_SQL,
+							 .nparams = 2,
+							 .params = x->params};
+		if (k->sql)
+			b->stmts[n_stmts++] = (struct exec_stmt){.name = k->q->function,
+								 .sql = k->sql,
+								 .nparams = k->nparams,
+								 .params = x->params + 2};
 	}
 	b->unit = (struct exec_unit){.stmts = b->stmts,
-				     .n = b->ngroups,
+				     .n = n_stmts,
 				     .until_ms = bounded ? until : 0,
-				     .done = reads_done};
+				     .done = reads_done,
+				     .trace_calls = n};
+	/* One span for the unit, in the first recorded call's trace; every call links to it. */
+	for (size_t i = 0; i < n && !b->unit.trace_parent; i++)
+		b->unit.trace_parent = calls[i]->span;
 	exec_submit(&b->unit);
 }
 
@@ -296,13 +345,15 @@ static bool reads_retryable(const char *state)
 static void reads_done(struct exec_unit *u)
 {
 	struct reads_batch *b = (struct reads_batch *)u;
+	for (size_t i = 0; i < b->ncalls; i++)
+		trace_link(b->calls[i]->span, &u->trace, "db_unit");
 	if (u->st != FLEET_OK && u->rolled_back && !b->alone) {
 		static struct log_limit limit;
 		unsigned long skipped;
 		const PGresult *why = u->error;
-		for (size_t g = 0; !why && g < b->ngroups; g++)
-			if (PQresultStatus(b->stmts[g].res) == PGRES_FATAL_ERROR)
-				why = b->stmts[g].res;
+		for (size_t i = 0; !why && i < u->n; i++)
+			if (PQresultStatus(b->stmts[i].res) == PGRES_FATAL_ERROR)
+				why = b->stmts[i].res;
 		if (log_due(&limit, 60, &skipped))
 			log_warn("a batch of %zu read(s) failed (%s%s): run again call by call, "
 				 "each "
@@ -318,13 +369,14 @@ static void reads_done(struct exec_unit *u)
 		return;
 	}
 #ifdef FLEET_TEST_SWAP_ROWS
-	/* Test-only build (bikaroo-mcp-swap-rows): the first two statements of every batch get
-	 * each other's results, so the tests show that the echo check refuses them. Never in the
-	 * product binary. */
+	/* Test-only build (bikaroo-mcp-swap-rows): the first two reads of every batch get each
+	 * other's results (each group's last statement: its read, or its rights alone), so the
+	 * tests show that the echo check refuses them. Never in the product binary. */
 	if (u->st == FLEET_OK && b->ngroups >= 2) {
-		PGresult *r = b->stmts[0].res;
-		b->stmts[0].res = b->stmts[1].res;
-		b->stmts[1].res = r;
+		struct exec_stmt *s0 = reads_stmt(b, 0, true), *s1 = reads_stmt(b, 1, true);
+		PGresult *r = s0->res;
+		s0->res = s1->res;
+		s1->res = r;
 	}
 #endif
 	enum fleet_status st = u->st;
@@ -344,7 +396,9 @@ static void reads_done(struct exec_unit *u)
 			/* Alone and refused: its own error (the read raised), its audit row's, or
 			 * its COMMIT's. Only the first is the call's answer; the others say "try
 			 * again" (503), the row it could not have written not being its fault. */
-			const PGresult *r = b->stmts[c->group].res;
+			const PGresult *r = reads_stmt(b, c->group, false)->res;
+			if (PQresultStatus(r) != PGRES_FATAL_ERROR)
+				r = reads_stmt(b, c->group, true)->res;
 			bool raised = PQresultStatus(r) == PGRES_FATAL_ERROR;
 			const char *state = raised ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 			const char *msg = raised ? PQresultErrorMessage(r) : "";
@@ -486,7 +540,7 @@ static void reads_copy_row(const struct reads_query *q, const PGresult *res, int
 {
 	for (size_t i = 0; i < q->ncolumns; i++) {
 		const struct reads_column *c = &q->columns[i];
-		int col = RC_FIRST + (int)i;
+		int col = RR_FIRST + (int)i;
 		const char *v = PQgetisnull(res, r, col) ? NULL : PQgetvalue(res, r, col);
 		void *field = row + c->offset;
 		switch (c->type) {
@@ -500,27 +554,42 @@ static void reads_copy_row(const struct reads_query *q, const PGresult *res, int
 	}
 }
 
-/* Whether res has the columns of c's statement, in order. */
-static bool reads_shape_ok(const struct reads_call *c, const PGresult *res)
+/* Whether res has the columns of c's identity statement (read false) or of its read (true), in
+ * order, and they echo c's caller as the identity in effect. */
+static bool reads_result_ok(const struct reads_call *c, const PGresult *res, bool read)
 {
-	static const char *const head[RC_FIRST] = {"role",
-						   "regions",
-						   "is_human",
-						   "client_may_read",
-						   "client_may_report",
-						   "requires_confirmation",
-						   "echo_subject",
-						   "echo_client"};
+	static const char *const head[RC_N] = {"role",
+					       "regions",
+					       "is_human",
+					       "client_may_read",
+					       "client_may_report",
+					       "requires_confirmation",
+					       "echo_subject",
+					       "echo_client"};
 	const struct reads_query *q = c->q;
-	int want = RC_FIRST + (q->function ? (int)q->ncolumns + 1 : 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQnfields(res) != want || PQntuples(res) < 1)
+	const char *who = read ? q->function : "fleet.act_as";
+	int want = read ? RR_FIRST + (int)q->ncolumns + 1 : RC_N;
+	bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQnfields(res) == want &&
+		  PQntuples(res) >= 1;
+	for (int i = 0; ok && i < want; i++) {
+		const char *name = !read          ? head[i]
+				   : i < RR_FIRST ? head[RC_SUBJECT + i]
+				   : i < want - 1 ? q->columns[i - RR_FIRST].name
+						  : "ordinality";
+		ok = strcmp(PQfname(res, i), name) == 0;
+	}
+	if (!ok) {
+		log_error("%s: its result does not have the columns its reads_query declares, in "
+			  "that order; refused",
+			  who);
 		return false;
-	for (int i = 0; i < want; i++) {
-		const char *name = i < RC_FIRST                   ? head[i]
-				   : i < want - 1 || !q->function ? q->columns[i - RC_FIRST].name
-								  : "ordinality";
-		if (strcmp(PQfname(res, i), name) != 0)
-			return false;
+	}
+	int subject = read ? RR_SUBJECT : RC_SUBJECT, client = read ? RR_CLIENT : RC_CLIENT;
+	if (strcmp(PQgetvalue(res, 0, subject), c->actor->subject) != 0 ||
+	    strcmp(PQgetvalue(res, 0, client), c->actor->client_id) != 0) {
+		/* Never the row itself: it may be another caller's. */
+		log_error("%s for %s: " READS_REFUSED, who, c->actor->subject);
+		return false;
 	}
 	return true;
 }
@@ -531,8 +600,8 @@ static enum fleet_status reads_map(const struct reads_call *c, const PGresult *r
 				   const char *regions, struct reads_out *o)
 {
 	const struct reads_query *q = c->q;
-	int key = c->kind->key < 0 ? -1 : RC_FIRST + c->kind->key;
-	int region = c->kind->region < 0 ? -1 : RC_FIRST + c->kind->region;
+	int key = c->kind->key < 0 ? -1 : RR_FIRST + c->kind->key;
+	int region = c->kind->region < 0 ? -1 : RR_FIRST + c->kind->region;
 	bool first = true;
 	for (int r = 0; r < PQntuples(res); r++) {
 		if (PQgetisnull(res, r, PQnfields(res) - 1))
@@ -576,6 +645,7 @@ static enum fleet_status reads_wait(struct reads_call *c)
 	struct reads_loop *rl = reads_loop_here();
 	task_wait_init(&c->wait);
 	c->until_ms = db_deadline_ms();
+	c->span = trace_current();
 	c->st = FLEET_INTERNAL;
 	c->next = NULL;
 	*rl->tail = c;
@@ -584,24 +654,14 @@ static enum fleet_status reads_wait(struct reads_call *c)
 	return c->st;
 }
 
-/* c's answer from its batch: the echo, the rights in C, then its rows. */
+/* c's answer from its batch: the echoes, the rights in C, then its rows. */
 static enum fleet_status reads_answer(struct reads_call *c, struct rights *rights,
 				      struct reads_out *o)
 {
-	const PGresult *res = c->batch->stmts[c->group].res;
-	const char *who = c->q->function ? c->q->function : "fleet.act_as";
-	if (!reads_shape_ok(c, res)) {
-		log_error("%s: its result does not have the columns its reads_query declares, in "
-			  "that order; refused",
-			  who);
+	const PGresult *res = reads_stmt(c->batch, c->group, false)->res;
+	const PGresult *rows = reads_stmt(c->batch, c->group, true)->res;
+	if (!reads_result_ok(c, res, false) || (o && !reads_result_ok(c, rows, true)))
 		return FLEET_INTERNAL;
-	}
-	if (strcmp(PQgetvalue(res, 0, RC_SUBJECT), c->actor->subject) != 0 ||
-	    strcmp(PQgetvalue(res, 0, RC_CLIENT), c->actor->client_id) != 0) {
-		/* Never the row itself: it may be another caller's. */
-		log_error("%s for %s: " READS_REFUSED, who, c->actor->subject);
-		return FLEET_INTERNAL;
-	}
 	const char *f[RC_CONFIRM + 1];
 	for (int i = 0; i <= RC_CONFIRM; i++)
 		f[i] = PQgetisnull(res, 0, i) ? NULL : PQgetvalue(res, 0, i);
@@ -614,10 +674,11 @@ static enum fleet_status reads_answer(struct reads_call *c, struct rights *right
 		if (may != !db_denied)
 			log_error("read %s: the database %s the read, the server's rules %s it; "
 				  "refused",
-				  who, db_denied ? "denied" : "allowed", may ? "allow" : "deny");
+				  c->q->function, db_denied ? "denied" : "allowed",
+				  may ? "allow" : "deny");
 		return FLEET_FORBIDDEN;
 	}
-	return reads_map(c, res, rights->regions, o);
+	return reads_map(c, rows, rights->regions, o);
 }
 
 static enum fleet_status reads_exec(const struct reads_query *q, const struct fleet_actor *actor,
@@ -626,7 +687,7 @@ static enum fleet_status reads_exec(const struct reads_query *q, const struct fl
 {
 	struct reads_call c = {.q = q, .actor = actor, .key = key, .audit = audit};
 	c.kind = reads_kind_of(q);
-	if (!c.kind || (q->key_column && !key) || (audit && !q->key_column))
+	if (!c.kind || (q->key_column && !key) || (audit && !(q->key_column && q->capability)))
 		return FLEET_INTERNAL;
 	if (o && !(actor->scopes & FLEET_SCOPE_READ)) {
 		/* The token does not allow reading: nothing is run, the refusal is recorded. */

@@ -1,16 +1,17 @@
 /* Reads of the business as the acting identity, all through one path. A read is a SQL function
- * fleet.name_for(subject, client[, keys text[]]) that returns the rows the caller may see under
- * row-level security, for any number of keys at once (one row set, each row naming its key),
- * and a struct reads_query: its columns, in order, into the caller's row struct. Concurrent
- * reads of a loop go in batches: one transaction, one round trip, per caller one statement per
- * read that sets the identity (fleet.act_as, whose rights come back with the rows), reads all
- * of that caller's keys, and writes the audit rows of its audited calls with one INSERT
- * (fleet.audit_reads). Here, for each call: the rows checked to echo its caller, the rights
- * judged again in C (rights.h), every row's region checked against the caller's perimeter in C
- * too (the second line: both must agree), its rows copied by position into the caller's
- * structs. A read answers only once its batch has committed. A batch that the database refuses
- * (a read that raises, a COMMIT that fails) runs again call by call, each alone, so that one
- * call's failure is its answer only. */
+ * fleet.name_for([keys text[]]) in plain SQL, inlined into the statement that calls it, that
+ * returns the rows the transaction's identity may see under row-level security, for any number
+ * of keys at once (one row set, each row naming its key), and a struct reads_query: its columns,
+ * in order, into the caller's row struct. Concurrent reads of a loop go in batches: one
+ * transaction, one round trip; per caller and read, a statement that sets the identity
+ * (fleet.act_as, which returns the rights), then one that reads all of that caller's keys if the
+ * caller may use the capability (fleet.may_read, judged once) and writes the audit rows of its
+ * audited calls with one INSERT (fleet.audit_reads). Here, for each call: both results checked
+ * to echo its caller, the rights judged again in C (rights.h), every row's region checked
+ * against the caller's perimeter in C too (the second line: both must agree), its rows copied
+ * by position into the caller's structs. A read answers only once its batch has committed. A batch
+ * that the database refuses (a read that raises, a COMMIT that fails) runs again call by call, each
+ * alone, so that one call's failure is its answer only. */
 #ifndef BIKAROO_READS_H
 #define BIKAROO_READS_H
 
@@ -44,8 +45,8 @@ struct reads_column {
 /* A read: its SQL function and how its rows map into the caller's structs. */
 struct reads_query {
 	/* The function, schema-qualified (fleet.name_for, lower case, digits and _): called as
-	 * function(subject, client, keys text[]) when key_column is set, else function(subject,
-	 * client); NULL: no function, the read is the caller's rights alone (fleet.act_as). */
+	 * function(keys text[]) when key_column is set, else function(); NULL: no function, the
+	 * read is the caller's rights alone (fleet.act_as). */
 	const char *function;
 	/* Every column the function returns, in order (checked by name against each result). */
 	const struct reads_column *columns;
@@ -58,9 +59,10 @@ struct reads_query {
 	const char *region_column;
 	size_t row_size;
 	/* The roles that may read it (comma-separated, as its declaration lists them; NULL: every
-	 * role), judged in C with the rights that come with the rows; the function judges them
+	 * role), judged in C with the rights that come with the rows; the statement judges them
 	 * too, and the audit rows say denied, by its capability's row of fleet.capabilities
-	 * (capability: its declaration's name, lower case, digits and _; NULL: none). */
+	 * (capability: its declaration's name, lower case, digits and _; NULL: none, and no call
+	 * of it may be audited). */
 	const char *roles;
 	const char *capability;
 	/* One object (false): a call's first row is its object (FLEET_NOT_FOUND when none is
@@ -76,9 +78,10 @@ struct reads_query {
  * subject and client application, the client allowed to read), FLEET_NOT_FOUND for an
  * invisible object (unknown and out of perimeter alike), FLEET_UNAVAILABLE / FLEET_INTERNAL
  * when it could not run. When audit is set (tool, target, args_digest, request_id; outcome and
- * detail are filled here; a read with a key) the call leaves exactly one audit row, ok /
- * not_found / denied / error, and returns only once it has committed; if it cannot be written,
- * that status and no rows (the read must not answer). From a task or a thread of its own. */
+ * detail are filled here; a read with a key and a capability) the call leaves exactly one audit
+ * row, ok / not_found / denied / error, and returns only once it has committed; if it cannot be
+ * written, that status and no rows (the read must not answer). From a task or a thread of its
+ * own. */
 enum fleet_status reads_run(const struct reads_query *q, const struct fleet_actor *actor,
 			    const char *key, const struct audit_entry *audit, void *rows,
 			    size_t max_rows, size_t *n) __attribute__((warn_unused_result));

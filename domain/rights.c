@@ -1,13 +1,109 @@
-/* The caller's rights, read from the *_as functions' first columns (see rights.h). */
+/* The caller's rights, read from the *_as functions' first columns, and a loop's cache of them
+ * (see rights.h). */
 #include "rights.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "changes.h"
 #include "common/csv.h"
 #include "common/log.h"
+#include "common/loop.h"
+#include "common/mem.h"
+#include "common/metrics.h"
+#include "common/task.h"
 #include "domain/pg/db.h"
+
+/* Callers' rights a loop keeps: direct-mapped by a hash of subject and client (a collision only
+ * replaces), so a loop holds at most this many whatever its callers. */
+#define RIGHTS_KEPT 256
+
+struct rights_kept {
+	unsigned long long generation; /* changes_rights_generation() before they were read */
+	bool used;
+	char subject[FLEET_ID_MAX], client_id[FLEET_ID_MAX];
+	struct rights rights;
+};
+
+/* A loop's rights kept; its hook only frees them with the loop. */
+struct rights_cache {
+	struct loop_hook hook;
+	struct rights_kept kept[RIGHTS_KEPT];
+};
+
+static const char rights_cache_key[] = "rights"; /* the loop slot */
+
+static long long rights_cache_due(struct loop_hook *h, long long now)
+{
+	(void)h;
+	(void)now;
+	return 0;
+}
+
+static void rights_cache_end(struct loop_hook *h)
+{
+	free(h);
+}
+
+/* The calling code's loop's cache (NULL: no loop). */
+static struct rights_cache *rights_cache_here(void)
+{
+	struct loop *l = task_loop();
+	if (!l)
+		return NULL;
+	struct rights_cache *c = loop_get(l, rights_cache_key);
+	if (!c) {
+		c = mem_calloc(1, sizeof *c);
+		c->hook = (struct loop_hook){.due = rights_cache_due, .end = rights_cache_end};
+		loop_hook(l, &c->hook);
+		loop_set(l, rights_cache_key, c);
+	}
+	return c;
+}
+
+/* Where actor's rights are kept in c (FNV-1a of subject, a separator, client). */
+static struct rights_kept *rights_slot(struct rights_cache *c, const struct fleet_actor *actor)
+{
+	uint64_t h = 14695981039346656037u;
+	for (const char *s = actor->subject; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	h = (h ^ 0x1f) * 1099511628211u;
+	for (const char *s = actor->client_id; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return &c->kept[h % RIGHTS_KEPT];
+}
+
+enum fleet_status rights_known(const struct fleet_actor *actor, struct rights *r,
+			       enum fleet_status (*read)(const struct fleet_actor *actor,
+							 struct rights *r))
+{
+	static const char *const hit[] = {"hit"}, *const miss[] = {"miss"},
+				 *const unwatched[] = {"unwatched"};
+	bool live;
+	/* Read before the rights: a change heard after it makes them of another generation, so
+	 * what is kept is never newer-looking than what it holds. */
+	unsigned long long generation = changes_rights_generation(&live);
+	struct rights_cache *c = live ? rights_cache_here() : NULL;
+	struct rights_kept *k = c ? rights_slot(c, actor) : NULL;
+	if (k && k->used && k->generation == generation &&
+	    strcmp(k->subject, actor->subject) == 0 &&
+	    strcmp(k->client_id, actor->client_id) == 0) {
+		*r = k->rights;
+		metrics_add(&metrics_rights_cache, hit, 1);
+		return FLEET_OK;
+	}
+	metrics_add(&metrics_rights_cache, k ? miss : unwatched, 1);
+	enum fleet_status st = read(actor, r);
+	if (st == FLEET_OK && k) {
+		/* The slot is this loop's: no other thread touches it (docs/concurrency.md). */
+		*k = (struct rights_kept){.generation = generation, .used = true, .rights = *r};
+		snprintf(k->subject, sizeof k->subject, "%s", actor->subject);
+		snprintf(k->client_id, sizeof k->client_id, "%s", actor->client_id);
+	}
+	return st;
+}
 
 bool rights_may_use(const struct fleet_actor *actor, const struct rights *r, unsigned scope,
 		    const char *roles, bool people_only)

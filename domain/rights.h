@@ -46,6 +46,18 @@ bool rights_in_perimeter(const char *regions, const char *region);
  * perimeters per object. */
 unsigned rights_scopes(const struct fleet_actor *actor, const struct rights *r);
 
+/* The caller's rights, as read(actor, r) states them (reads.h reads_rights: the database, one
+ * unit), or as the calling code's loop read them for the same subject and client when no
+ * committed rights change has been heard since (changes.h, the rights generation) and the
+ * change feed listened all along; without a feed, read every time and never kept. A loop keeps
+ * at most a few hundred callers' rights, on its own thread. For the lists and the catalogue:
+ * a change is seen once its notification (sent at commit) is heard; the calls themselves judge
+ * their rights in the database as they run. FLEET_OK with *r set, or read's failure. */
+enum fleet_status rights_known(const struct fleet_actor *actor, struct rights *r,
+			       enum fleet_status (*read)(const struct fleet_actor *actor,
+							 struct rights *r))
+	__attribute__((warn_unused_result));
+
 /* True in *dev when the database's owner marked it as a development database
  * (fleet.settings environment = development). On a connection of its own, opened and closed
  * here: it answers while statements are held until the login role is checked

@@ -6,9 +6,16 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/loop.h"
 #include "common/mem.h"
+#include "common/task.h"
 #include "domain/audit.h"
 #include "domain/pg/db.h"
+
+/* A write must answer a fifth of what is left of its call before the call's deadline (at most
+ * this): the rest is for the audit row of an attempt that ran out of time, written in a
+ * transaction of its own, since the server rolled back the write's with everything it wrote. */
+#define WRITES_RESERVE_MAX_MS 500
 
 /* The answer's columns besides the rights (fleet.write_answer). */
 enum { WRITES_OUTCOME, WRITES_REGION, WRITES_EFFECT, WRITES_RESULT, WRITES_TASK, WRITES_NFIXED };
@@ -18,7 +25,8 @@ static const char *const writes_fixed[WRITES_NFIXED] = {"outcome", "region", "ef
 #define WRITES_NPARAMS 11 /* fleet.write_call's fields */
 
 /* Runs the statement, once more on a deadlock or serialization failure (the functions' lock
- * order avoids both; this is the safety net), a unique violation read as a conflict. */
+ * order avoids both; this is the safety net), a unique violation read as a conflict; by the
+ * call's deadline less the audit row's reserve. */
 static PGresult *writes_exec(const struct writes_query *q, const char *const *params,
 			     enum fleet_status *st, struct writes_result *out)
 {
@@ -27,6 +35,11 @@ static PGresult *writes_exec(const struct writes_query *q, const char *const *pa
 			   " FROM %s(($1, $2, $3::jsonb, $4, $5, $6, $7, $8::boolean, $9, $10,"
 			   " $11::bigint)::fleet.write_call) a",
 			   q->function);
+	long long deadline = task_deadline(), left = deadline - loop_now_ms();
+	if (deadline && left > 0)
+		task_deadline_at(deadline - (left / 5 < WRITES_RESERVE_MAX_MS
+						     ? left / 5
+						     : WRITES_RESERVE_MAX_MS));
 	PGresult *res = NULL;
 	for (int attempt = 0; !res; attempt++) {
 		struct db_error err;
@@ -42,6 +55,7 @@ static PGresult *writes_exec(const struct writes_query *q, const char *const *pa
 			break;
 		}
 	}
+	task_deadline_at(deadline);
 	free(sql);
 	return res;
 }

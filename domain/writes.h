@@ -1,6 +1,6 @@
 /* Writes of the business as the acting identity, all through one path. A write is a SQL function
  *   fleet.name_as(c fleet.write_call) RETURNS fleet.write_answer
- * (migrations/README.md, "A write function"; the types are 0028's): it decides and enforces in
+ * (migrations/README.md, "A write function"; the types are 0030's): it decides and enforces in
  * one transaction the roles its capability declares (fleet.capabilities, filled from the
  * declarations by migrate), the confirmation policy, the idempotency key, row-level security, the
  * audit row of every outcome it decides, and the task a step that waits opens. Here, before the

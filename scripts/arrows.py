@@ -63,7 +63,7 @@ CAPS_CATALOG = "server/capabilities/catalog.c"  # the one file that sees every c
 SYSTEM = {  # <header or prefix/> -> (label, layers or paths (fnmatch patterns) that may include it)
     "libpq-fe.h": ("libpq", {"pg", "domain", "types"}),
     "microhttpd.h": ("libmicrohttpd", {"server/transport/http*"}),  # the HTTP adapter's files
-    "curl/": ("libcurl", {"auth", "server/main.c"}),
+    "curl/": ("libcurl", {"auth", "server/main.c", "common/otlp.c"}),  # otlp.c: the span exporter
 }
 GENERATED = {  # include name -> layers that may include it (the build writes it: B/gen/...)
     "gen/capabilities.h": {"capabilities"},  # the declared capabilities (scripts/capgen.c)
@@ -85,16 +85,22 @@ FORBIDDEN_WORDS = [  # (path prefix, word, why)
     ("server/", "schema_listed_only", "test fixtures only: product schemas are checked"),
 ]
 RESTRICTED = [  # (word, the only files where code may use it, why)
-    ("_Thread_local", ("common/loop.c", "common/task.c", "common/log.c",
+    ("_Thread_local", ("common/loop.c", "common/task.c", "common/trace.c",
                        "server/transport/http_frame.c"),
      "what belongs to a call lives in its task (task_deadline_in, struct db_error), not in its "
      "thread, which runs other calls between two of its waits (http_frame.c's is a daemon's: "
      "the request lines its thread read, libmicrohttpd refusing one within that thread's run)"),
     ("pthread_cond_wait", (),
      "a call waits with task_wait or task_cond_wait, which park its task and leave its loop free"),
-    ("pthread_cond_timedwait", ("common/service.c", "server/auth/auth.c"),
-     "the watchdog's thread, and the bounded wait for an issuer's first key set, are the only "
-     "waits that hold a thread"),
+    ("pthread_cond_timedwait", ("common/service.c",),
+     "the watchdog's thread is the only wait that holds a thread"),
+    ("curl_easy_perform", ("common/otlp.c",),
+     "an outbound fetch runs in the loop's libcurl multi handle (server/auth/fetch.c): its "
+     "sockets in the loop's epoll set, the caller's task parked (the span exporter posts from "
+     "a thread of its own, which serves no call)"),
+    ("curl_multi_perform", (), "libcurl is driven by the loop's events (curl_multi_socket_action)"),
+    ("curl_multi_wait", (), "a wait in libcurl holds the loop: the loop's epoll set waits"),
+    ("curl_multi_poll", (), "a wait in libcurl holds the loop: the loop's epoll set waits"),
 ]
 PROTOCOL = "server/protocol/"
 TYPES_HEADER = "domain/types.h"

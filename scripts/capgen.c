@@ -207,8 +207,9 @@ static void gen_columns(json_t *cols, const char *name, const char *where, bool 
 }
 
 /* The output schema a tool lists: the shown columns, each required (null allowed where the
- * column may be null), the object left open (docs/capabilities.md). */
-static void gen_output_schema(const char *tool, json_t *cols)
+ * column may be null), the object left open (docs/capabilities.md); a list's rows are such
+ * objects under its key (list), with the cursor of the next page when it comes in pages. */
+static void gen_output_schema(const char *tool, json_t *cols, const char *list, bool paged)
 {
 	json_t *props = json_object(), *required = json_array(), *col;
 	size_t i;
@@ -224,6 +225,14 @@ static void gen_output_schema(const char *tool, json_t *cols)
 	}
 	json_t *out = json_pack("{s:s, s:o, s:o}", "type", "object", "properties", props,
 				"required", required);
+	if (list)
+		out = json_pack("{s:s, s:{s:{s:s, s:o}}, s:[s]}", "type", "object", "properties",
+				list, "type", "array", "items", out, "required", list);
+	if (paged)
+		json_object_set_new(json_object_get(out, "properties"), "nextCursor",
+				    json_pack("{s:s, s:s}", "type", "string", "description",
+					      "There are more: pass it as cursor, with the same "
+					      "arguments, for the next page."));
 	gen_schema_string(tool, "output", out);
 	json_decref(out);
 }
@@ -328,12 +337,20 @@ static void gen_read(struct gen_decl *d)
 	json_t *r = d->read, *cols = json_object_get(r, "columns"), *col;
 	const char *key = GEN_S(r, "key"), *region = GEN_S(r, "region"), *list = GEN_S(r, "list");
 	char name[96];
+	json_t *page = json_object_get(r, "page");
+	const char *after = page ? GEN_S(page, "after") : NULL;
 	size_t i, n = json_array_size(cols), found = 0;
+	int after_at = -1;
 	snprintf(name, sizeof name, "%s_read", d->name);
 	gen_columns(cols, name, "read", true);
-	json_array_foreach (cols, i, col)
+	json_array_foreach (cols, i, col) {
 		found |= (key && strcmp(key, GEN_S(col, "column")) == 0) |
 			 (region && strcmp(region, GEN_S(col, "column")) == 0) << 1;
+		after_at = after && strcmp(after, GEN_S(col, "column")) == 0 ? (int)i : after_at;
+	}
+	if (page && (!list || !key || after_at < 0))
+		gen_fail("read.page", "a list in pages (returns \"list\", with its key) names as "
+				      "\"after\" the column of each row's place in the list");
 	if ((key && !(found & 1)) || (region && !(found & 2)))
 		gen_fail("read", "%s \"%s\" is not one of its columns",
 			 key && !(found & 1) ? "key" : "region",
@@ -349,9 +366,9 @@ static void gen_read(struct gen_decl *d)
 	fprintf(gen.c,
 		"\t\t.row_size = %zu * sizeof(char *), .roles = %s, .capability = \"%s\", .list = "
 		"%s},\n\t.fields = %s_fields, .list = %s, .refusals = %s_refusals, .nrefusals = "
-		"%zu,\n};\n",
+		"%zu,\n\t.page_size = %lld, .page_after = %d,\n};\n",
 		n, gen_lit(d->roles), d->name, list ? "true" : "false", name, gen_lit(list), name,
-		refusals);
+		refusals, (long long)json_integer_value(json_object_get(page, "size")), after_at);
 }
 
 /* The write a tool serves, as NAME: the declaration's, with what the tool says of its own (its
@@ -407,14 +424,19 @@ static void gen_tool(struct gen_decl *d, json_t *row, size_t i)
 		gen_fail(at,
 			 "a tool serves its declaration's \"read\" or \"write\", or names its C "
 			 "\"handler\": one of them");
-	if (d->read && !handler && GEN_S(d->read, "key") &&
-	    !json_object_get(json_object_get(json_object_get(row, "input"), "properties"),
-			     GEN_OR(key, "")))
+	json_t *args = json_object_get(json_object_get(row, "input"), "properties");
+	bool paged = d->read && json_object_get(d->read, "page");
+	if (d->read && !handler && !paged && GEN_S(d->read, "key") &&
+	    !json_object_get(args, GEN_OR(key, "")))
 		gen_fail(at, "\"key\" must name the input argument that holds the read's key");
+	if (paged && !handler && (key || !json_object_get(args, "cursor")))
+		gen_fail(at, "a tool over a read in pages has no \"key\" (its arguments are its "
+			     "query) and takes the argument \"cursor\"");
 	if ((json_object_get(row, "write") || json_object_get(row, "roles")) && !d->write)
 		gen_fail(at, "a tool's own \"roles\" and \"write\" are of a tool over a write");
 	if (business && !handler) {
-		gen_output_schema(name, json_object_get(business, "columns"));
+		gen_output_schema(name, json_object_get(business, "columns"),
+				  d->read ? GEN_S(d->read, "list") : NULL, paged);
 		snprintf(spec, sizeof spec, "%s_tool%zu_write", d->name, i);
 		if (d->write)
 			gen_write(d, row, spec, roles, at);
@@ -491,6 +513,8 @@ static void gen_template(struct gen_decl *d, json_t *row, size_t i)
 	if (!handler && !d->read)
 		gen_fail(at, "a template serves the declaration's \"read\", or names its C "
 			     "\"handler\"");
+	if (!handler && json_object_get(d->read, "page"))
+		gen_fail(at, "a read in pages is served by tools: a template has no cursor");
 	snprintf(var, sizeof var, "%.*s", (int)(close - open - 1), open + 1);
 	snprintf(prefix, sizeof prefix, "%.*s", (int)(open - tpl), tpl);
 	FILE *c = gen_row(d, GEN_TEMPLATE, i, row, roles, gov);

@@ -2,7 +2,9 @@
 """Check every capability declaration (server/capabilities/NAME.json) against the database it
 runs on: its SQL function's arguments and result as pg_proc states them (a read's RETURNS TABLE
 by name, type and order; a write's call and answer, whose result the server checks against the
-declared columns on every call), and its row of fleet.capabilities (the roles, scope, people_only and confirmation that
+declared columns on every call), that a read function is one PostgreSQL inlines into the
+server's statement (plain SQL, STABLE, no SET clause, not SECURITY DEFINER, not STRICT), and its
+row of fleet.capabilities (the roles, scope, people_only and confirmation that
 `bikaroo-mcp migrate` copies from the declarations). One line per declaration, `ok - ...` or
 `not ok - ...` naming the declaration, what differs and what to change.
 Usage: declcheck.py SUPERUSER_URL [DECLARATION.json...] (default: every declaration)."""
@@ -12,7 +14,7 @@ import os
 import subprocess
 import sys
 
-READ_ARGS = {True: ["text", "text", "text[]"], False: ["text", "text"]}
+READ_ARGS = {True: ["text[]"], False: []}
 WRITE_ARGS = ["fleet.write_call"]
 WRITE_RESULT = "fleet.write_answer"
 
@@ -24,8 +26,9 @@ def psql(url, sql):
 
 
 def signature(url, function):
-    """[(mode, name, type)] of every argument of function, or None when there is none (or
-    more than one); how many there are; the type it returns."""
+    """(([(mode, name, type)] of every argument of function, what keeps PostgreSQL from
+    inlining it ([] when nothing does)), 1, the type it returns), or (None, how many there are,
+    None) when there is none or more than one."""
     schema, name = function.split(".", 1)
     rows = psql(url, f"""
         SELECT format_type(p.prorettype, NULL),
@@ -33,16 +36,25 @@ def signature(url, function):
                coalesce(array_to_string(p.proargnames, ','), ''),
                (SELECT string_agg(format_type(t, NULL), ',' ORDER BY o)
                   FROM unnest(coalesce(p.proallargtypes, p.proargtypes::oid[]))
-                       WITH ORDINALITY AS x(t, o))
+                       WITH ORDINALITY AS x(t, o)),
+               concat_ws(';',
+                         CASE WHEN l.lanname <> 'sql' THEN 'LANGUAGE ' || l.lanname END,
+                         CASE WHEN p.provolatile = 'v' THEN 'VOLATILE' END,
+                         CASE WHEN p.prosecdef THEN 'SECURITY DEFINER' END,
+                         CASE WHEN p.proconfig IS NOT NULL THEN
+                              'SET ' || array_to_string(p.proconfig, ' SET ') END,
+                         CASE WHEN p.proisstrict THEN 'STRICT' END,
+                         CASE WHEN NOT p.proretset THEN 'not RETURNS TABLE' END)
           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          JOIN pg_language l ON l.oid = p.prolang
          WHERE n.nspname = '{schema}' AND p.proname = '{name}'""")
     if len(rows) != 1:
         return None, len(rows), None
-    returns, modes, names, types = rows[0]
+    returns, modes, names, types, blocks = rows[0]
     types = types.split(",") if types else []
     names = names.split(",") if names else [""] * len(types)
     modes = modes.split(",") if modes else ["i"] * len(types)
-    return list(zip(modes, names, types)), 1, returns
+    return (list(zip(modes, names, types)), blocks.split(";") if blocks else []), 1, returns
 
 
 JSON_OF = {"text": str, "smallint": int, "integer": int, "bigint": int, "boolean": bool}
@@ -100,11 +112,17 @@ def check(url, path, rows_of_table):
     part = decl[kind]
     fn = part["function"]
     problems = []
-    sig, count, returns = signature(url, fn)
-    if sig is None:
+    found, count, returns = signature(url, fn)
+    if found is None:
         return [f"{path}: {kind}.function {fn} is {'not' if count == 0 else 'more than once'} "
                 f"in the database: create it in migrations/functions/{fn}.sql (one form only) "
                 f"and run migrate"]
+    sig, blocks = found
+    if kind == "read" and blocks:
+        problems.append(f"{path}: {fn} is not a read PostgreSQL can inline ({', '.join(blocks)}):"
+                        f" make it LANGUAGE sql STABLE, RETURNS TABLE, with no SET clause, not"
+                        f" SECURITY DEFINER nor STRICT (migrations/README.md, \"A read"
+                        f" function\")")
     args = [t for m, _, t in sig if m in ("i", "b")]
     want_args = READ_ARGS[bool(part.get("key"))] if kind == "read" else WRITE_ARGS
     if args != want_args:

@@ -3,6 +3,8 @@
 #   PREFIX/bin/bikaroo-mcp                       the binary (built for PREFIX/share/bikaroo-mcp)
 #   PREFIX/share/bikaroo-mcp/{resources,prompts,migrations}
 #   PREFIX/share/bikaroo-mcp/monitoring          Prometheus alerting rules, Grafana dashboard
+#   PREFIX/share/doc/bikaroo-mcp/*.md            the documents (docs/), which the installed files
+#                                                cite by this path
 #   PREFIX/share/man/man1/bikaroo-mcp.1.gz       generated from the configuration table
 #   UNITDIR/bikaroo-mcp.service                  default PREFIX/lib/systemd/system
 #   SYSCONFDIR/bikaroo-mcp/bikaroo-mcp.env       default /etc; never overwritten
@@ -20,6 +22,7 @@ dest=$1 prefix=$2 bin=${3:-}
 unitdir=${UNITDIR:-$prefix/lib/systemd/system}
 sysconfdir=${SYSCONFDIR:-/etc}
 share=$dest$prefix/share/bikaroo-mcp
+docdir=$prefix/share/doc/bikaroo-mcp
 
 if ((uninstall)); then
   removed=0
@@ -34,7 +37,14 @@ if ((uninstall)); then
     removed=$((removed + $(find "$share" -type f | wc -l)))
     rm -rf "$share"
   fi
-  echo "install.sh: removed $removed files from ${dest:-/}$prefix (binary, documents, prompts, migrations, man page, unit)" >&2
+  for f in docs/*.md; do
+    if [[ -e $dest$docdir/${f#docs/} ]]; then
+      rm -f "$dest$docdir/${f#docs/}"
+      removed=$((removed + 1))
+    fi
+  done
+  rmdir "$dest$docdir" 2>/dev/null || true
+  echo "install.sh: removed $removed files from ${dest:-/}$prefix (binary, documents, prompts, migrations, man page, unit, docs)" >&2
   if [[ -e $dest$sysconfdir/bikaroo-mcp/bikaroo-mcp.env ]]; then
     echo "install.sh: kept your settings $dest$sysconfdir/bikaroo-mcp/bikaroo-mcp.env (remove it by hand if you want it gone)" >&2
   fi
@@ -42,7 +52,7 @@ if ((uninstall)); then
 fi
 
 install -d "$dest$prefix/bin" "$share" "$dest$prefix/share/man/man1" "$dest$unitdir" \
-  "$dest$sysconfdir/bikaroo-mcp"
+  "$dest$sysconfdir/bikaroo-mcp" "$dest$docdir"
 install -m 0755 "$bin" "$dest$prefix/bin/bikaroo-mcp"
 # Documents, prompts, migrations (numbered files, functions/, the demo data): no READMEs.
 rm -rf "$share/resources" "$share/prompts" "$share/migrations"
@@ -51,14 +61,21 @@ for d in resources prompts migrations; do
     install -D -m 0644 "$f" "$share/$f"
   done < <(find "$d" -type f ! -name README.md | LC_ALL=C sort)
 done
+# The documents, and the files that cite them by their place in the source tree (in docs/)
+# installed citing them where they are installed.
+install -m 0644 docs/*.md "$dest$docdir/"
+cite() { # cite FILE MODE TARGET: FILE, its documents named where they are installed, at TARGET
+  sed -e "s|docs/\([a-z-]*\.md\)|$docdir/\1|g" -e "s|@BINDIR@|$prefix/bin|g" \
+    -e "s|@SYSCONFDIR@|$sysconfdir|g" "$1" >"$3"
+  chmod "$2" "$3"
+}
 install -d "$share/monitoring"
-install -m 0644 packaging/monitoring/bikaroo-mcp-alerts.yml packaging/monitoring/bikaroo-mcp-dashboard.json \
-  "$share/monitoring/"
-scripts/manpage.sh "$bin" | gzip -9n >"$dest$prefix/share/man/man1/bikaroo-mcp.1.gz"
+for f in bikaroo-mcp-alerts.yml bikaroo-mcp-dashboard.json; do
+  cite "packaging/monitoring/$f" 0644 "$share/monitoring/$f"
+done
+scripts/manpage.sh "$bin" "$docdir" | gzip -9n >"$dest$prefix/share/man/man1/bikaroo-mcp.1.gz"
 chmod 0644 "$dest$prefix/share/man/man1/bikaroo-mcp.1.gz"
-sed -e "s|@BINDIR@|$prefix/bin|g" -e "s|@SYSCONFDIR@|$sysconfdir|g" packaging/bikaroo-mcp.service.in \
-  >"$dest$unitdir/bikaroo-mcp.service"
-chmod 0644 "$dest$unitdir/bikaroo-mcp.service"
+cite packaging/bikaroo-mcp.service.in 0644 "$dest$unitdir/bikaroo-mcp.service"
 env=$dest$sysconfdir/bikaroo-mcp/bikaroo-mcp.env
-if [[ ! -e $env ]]; then install -m 0640 packaging/bikaroo-mcp.env "$env"; fi
+if [[ ! -e $env ]]; then cite packaging/bikaroo-mcp.env 0640 "$env"; fi
 echo "install.sh: installed under ${dest:-/}$prefix (unit $unitdir, settings $sysconfdir/bikaroo-mcp)" >&2

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# manpage.sh BINARY: prints the man page bikaroo-mcp(1) in roff, its ENVIRONMENT section
+# manpage.sh BINARY [DOCDIR]: prints the man page bikaroo-mcp(1) in roff, its ENVIRONMENT section
 # generated from the binary's own configuration table (server/cfg.c) and its ADMIN COMMANDS from
 # the binary's own `admin` usage, so the page cannot drift from what the binary reads and does.
+# DOCDIR: where the documents (docs/*.md) are installed, which SEE ALSO names (default: the
+# docs/ folder of the source tree).
 set -euo pipefail
 bin=$1
+docs=${2:-docs}
 date=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%d)
 # `bikaroo-mcp admin` alone prints its usage (exit 2): its lines as roff text, as printed.
 admin_usage=$("$bin" admin 2>&1 || true)
@@ -63,8 +66,12 @@ or that reaches this server's URL over Streamable HTTP
 .RB ( vscode-http ", " cursor-http );
 with \-\-link, the host's install link instead (VS Code, Cursor).
 .TP
-.B help
-prints the subcommands and the configuration table.
+.BI "help " \fR[\fPCOMMAND\fR]\fP
+prints the subcommands and the configuration table, or one command's usage (also
+.IB COMMAND " \-\-help"
+or
+.BR "admin help " [\fICOMMAND\fP]);
+exit status 0.
 .TP
 .B \-\-version
 prints the version and the source revision.
@@ -141,14 +148,16 @@ bikaroo\-mcp config\-help
 0 after a clean stop (SIGTERM, SIGINT, or end of input for stdio); 1 when the server cannot
 start or a migration fails; 2 for an invalid setting, an unknown subcommand or host.
 .SH SEE ALSO
-The host configurations
+The documents in
+.IR ${docs//-/\\-} :
+operating.md (install, upgrade, publish, run), fleet.md (several instances, alerts and
+dashboard), configuration.md, limits.md, security.md, hosts.md (the host configurations
 .BR "bikaroo\-mcp host\-config vscode" ,
 .BR vscode\-http ,
 .BR cursor ,
 .BR cursor\-http " and"
-.B claude\-desktop
-(the files hosts/vscode\-stdio.json, vscode\-http.json, cursor\-stdio.json, cursor\-http.json,
-claude\-desktop.json and docker\-stdio.json of the source tree are the packaged binary's);
+.BR claude\-desktop ),
+using.md (what a host sees on the wire);
 .BR systemd.exec (5),
 .BR psql (1)
 MAN

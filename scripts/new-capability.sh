@@ -5,7 +5,7 @@
 # and its write function) or a step of the case workflow from state FROM to state TO (its tool
 # in server/capabilities/case_workflow.json, its row in fleet.case_steps, and the numbered
 # migration that admits its case event); each with its own tests and the generated edits: the
-# governance table of docs/capabilities.md (make docs-tables) and its contract in
+# tables of docs/capabilities.md and README.md (make docs-tables) and its contract in
 # tests/contracts/snapshot.json (make contracts, recorded as 0.1.0: in development, its contract
 # may change until it is 1.0.0). Nothing else is edited: the build lists it, generates its C, and
 # migrate gives its roles to the database. ROLE...: the roles that may use it (default: every role
@@ -24,7 +24,7 @@ plan() { # plan NAME KIND
   *) die "KIND must be read, write or step" ;;
   esac
   printf 'file %s\n' "${files[@]}" "tests/integration/test_$1.c" "tests/e2e/$1.test.mjs" \
-    docs/capabilities.md tests/contracts/snapshot.json
+    docs/capabilities.md README.md tests/contracts/snapshot.json
   printf 'run %s\n' "make integration SUITE=$1" "make script SUITE=declared" "make integration SUITE=audit" \
     "make e2e FILE=$1"
 }
@@ -115,35 +115,25 @@ if [[ $kind == read ]]; then
 }
 EOF
   cat >"migrations/functions/fleet.$fn.sql" <<EOF
--- ${name}: for one caller and any number of keys, the rows the caller may see under row-level
+-- ${name}: for any number of keys, the rows the transaction's identity may see under row-level
 -- security, one per visible key, naming its key (server/capabilities/${name}.json declares its
--- columns, in this order). The server batches it (domain/reads.h): one statement per caller sets
--- the identity and writes the calls' audit rows; the rights and every row's region are judged
--- again in C. Skeleton from make new-capability: it reads bikes; make it read what the tool is for.
-CREATE OR REPLACE FUNCTION fleet.${fn}(p_subject text, p_client text, p_bike_ids text[])
+-- columns, in this order). Plain SQL that PostgreSQL inlines into the server's statement
+-- (domain/reads.h): the unit's fleet.act_as has set the identity, the statement judges who may
+-- use the capability and writes the calls' audit rows; the rights and every row's region are
+-- judged again in C. Skeleton from make new-capability: it reads bikes; make it read what the
+-- tool is for.
+CREATE OR REPLACE FUNCTION fleet.${fn}(p_bike_ids text[])
 RETURNS TABLE (bike_id text, region text, status text)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
-SET plan_cache_mode = force_generic_plan
+LANGUAGE sql STABLE
 AS \$\$
-BEGIN
-    IF fleet.current_subject() IS DISTINCT FROM p_subject
-       OR fleet.current_client() IS DISTINCT FROM p_client THEN
-        PERFORM fleet.act_as(p_subject, p_client);
-    END IF;
-    IF NOT fleet.may_read('${name}') THEN
-        RETURN; -- a role its declaration does not list reads nothing
-    END IF;
-    RETURN QUERY
     SELECT b.bike_id, b.region, b.status
       FROM fleet.bikes b
      WHERE b.bike_id = ANY (p_bike_ids)
-     ORDER BY b.bike_id;
-END
+     ORDER BY b.bike_id
 \$\$;
 
-REVOKE ALL ON FUNCTION fleet.${fn}(text, text, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.${fn}(text, text, text[]) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.${fn}(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.${fn}(text[]) TO fleet_app;
 EOF
 elif [[ $kind == write ]]; then
   # ---- a write: its table, its declaration and its function ----------------------------------

@@ -21,7 +21,7 @@ RECIPE = "server/capabilities/README.md"
 KINDS = {"read": "## Adding a read", "write": "## Adding a write", "step": "## Adding a step"}
 LINKED = ("docs/contributing.md", "server/README.md", "docs/architecture.md",
           "docs/capabilities.md")
-PATH = re.compile(r"`([\w.-]+(?:/[\w.-]+)+\.(?:json|sql|c|mjs|md))`")
+PATH = re.compile(r"`([\w.-]+(?:/[\w.-]+)*\.(?:json|sql|c|mjs|md))`")
 
 
 def section(text, heading):

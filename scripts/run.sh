@@ -103,23 +103,36 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# listen_inode PORT: the socket inode of a listener on 127.0.0.1:PORT (or every address), or none.
+listen_inode() {
+  awk -v p=":$(printf '%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { print $10; exit }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
 # port_owner PORT: who listens on 127.0.0.1:PORT (or on every address), as "PID (command, in
-# DIR)" from /proc, empty when it cannot be told (another user's process, no procfs).
+# DIR)" from /proc, empty when it cannot be told (another user's process, no procfs). One find
+# reads every descriptor's link: a readlink process per descriptor took half a minute on a busy
+# machine.
 port_owner() {
-  local hex inode p fd
-  hex=$(printf '%04X' "$1")
-  inode=$(awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { print $10; exit }' \
-    /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+  local inode fd p
+  inode=$(listen_inode "$1")
   [[ -n "$inode" ]] || return 0
-  for fd in /proc/[0-9]*/fd/*; do
-    if [[ "$(readlink "$fd" 2>/dev/null)" == "socket:[$inode]" ]]; then
-      p=${fd#/proc/}
-      p=${p%%/*}
-      printf '%s (%s, in %s)' "$p" "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c 1-80 | sed 's/ $//')" \
-        "$(readlink "/proc/$p/cwd" 2>/dev/null || echo '?')"
-      return 0
-    fi
-  done
+  fd=$(timeout 5 find /proc/[0-9]*/fd -maxdepth 1 -lname "socket:\[$inode\]" -print -quit 2>/dev/null)
+  [[ -n "$fd" ]] || return 0
+  p=${fd#/proc/}
+  p=${p%%/*}
+  printf '%s (%s, in %s)' "$p" "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c 1-80 | sed 's/ $//')" \
+    "$(readlink "/proc/$p/cwd" 2>/dev/null || echo '?')"
+}
+
+# bound_ports PID: the TCP ports PID listens on, one a line, from its own descriptors.
+bound_ports() {
+  local inodes
+  inodes=$(find "/proc/$1/fd" -maxdepth 1 -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n')
+  [[ -n "$inodes" ]] || return 0
+  awk -v want="$inodes" 'BEGIN { n = split(want, w, "\n"); for (i = 1; i <= n; i++) mine[w[i]] = 1 }
+    $4 == "0A" && ($10 in mine) { print substr($2, index($2, ":") + 1) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+    while read -r hex; do printf '%d\n' "0x$hex"; done | sort -un
 }
 
 # in_use PORT: something accepts connections on 127.0.0.1:PORT.
@@ -286,7 +299,15 @@ done
 stop_note=
 if ((started_pg)); then stop_note=' and the local PostgreSQL cluster'; fi
 metrics_at="none (BIKAROO_METRICS_LISTEN is empty)"
-if [[ -n $BIKAROO_METRICS_LISTEN ]]; then metrics_at="http://$BIKAROO_METRICS_LISTEN/metrics"; fi
+if [[ -n $BIKAROO_METRICS_LISTEN ]]; then
+  metrics_listen=$BIKAROO_METRICS_LISTEN
+  if [[ $metrics_listen == *:0 ]]; then
+    # Port 0: the one the server bound, the one of its listeners that is not the MCP port.
+    metrics_port=$(bound_ports "$server_pid" | grep -vx "$url_port" | head -n 1)
+    metrics_listen=${metrics_listen%:0}:${metrics_port:-0}
+  fi
+  metrics_at="http://$metrics_listen/metrics"
+fi
 watch="Health: http://127.0.0.1:$url_port/healthz and /readyz; metrics: $metrics_at$metrics_note"
 db_line="Database: $(hide_password "$DATABASE_URL")"
 if ((started_pg)); then

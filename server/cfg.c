@@ -120,8 +120,8 @@ static const struct cfg_key cfg_keys[] = {
 	       "ADDRESS:PORT of GET /metrics (Prometheus text format; [::1]:9464 for IPv6; empty: "
 	       "no metrics listener)"),
 	CFG_SR("state-secret", "BIKAROO_STATE_SECRET", state_secret, "", true,
-	       "at least 32 characters shared by all instances: protects requestState "
-	       "(empty: a random key, valid on this process only)"),
+	       "at least 32 characters shared by all instances: protects requestState and list "
+	       "cursors (empty: a random key, valid on this process only)"),
 	CFG_SR("state-secret-previous", "BIKAROO_STATE_SECRET_PREVIOUS", state_secret_previous, "",
 	       true,
 	       "secrets also accepted for requestState, one per line (at most 4): the previous one "
@@ -163,13 +163,15 @@ static const struct cfg_key cfg_keys[] = {
 	      "a request's body must be complete this long after its headers"),
 	CFG_L("max-pending-headers", "BIKAROO_MAX_PENDING_HEADERS", max_pending, "256", 0, 100000,
 	      "connections still sending their headers at most (no token checked yet); past it the "
-	      "oldest is closed (0, or not below BIKAROO_MAX_CONNECTIONS: a quarter of it)"),
+	      "oldest is told 503 + Retry-After and closed (0, or not below "
+	      "BIKAROO_MAX_CONNECTIONS: a quarter of it)"),
 	CFG_L("max-connections", "BIKAROO_MAX_CONNECTIONS", max_connections, "1024", 16, 100000,
-	      "HTTP connections at once (the descriptor limit is raised to fit)"),
+	      "HTTP connections at once (the descriptor limit is raised to fit); past its share "
+	      "an event loop answers a new connection 503 + Retry-After on its request line"),
 	CFG_L("max-connections-per-ip", "BIKAROO_MAX_CONNECTIONS_PER_IP", max_per_ip, "512", 0,
 	      100000,
-	      "HTTP connections from one address at once (0: no limit; behind a proxy "
-	      "every connection comes from the proxy)"),
+	      "HTTP connections from one address at once, past it 429 + Retry-After (0: no limit; "
+	      "behind a proxy every connection comes from the proxy)"),
 	CFG_L("listen-per-subject", "BIKAROO_LISTEN_PER_SUBJECT", listen_per_subject, "32", 0, 256,
 	      "subscriptions/listen streams one subject may hold of the server's 256 (HTTP; past "
 	      "it 429, a full server 503; 0: no share)"),
@@ -181,12 +183,14 @@ static const struct cfg_key cfg_keys[] = {
 	      "doubles from 250 ms up to it); meanwhile what needs it gets 503"),
 	CFG_L("call-timeout-ms", "BIKAROO_CALL_TIMEOUT_MS", call_timeout_ms, "5000", 100, 600000,
 	      "a call's deadline: no database statement is waited for past it (the server aborts "
-	      "it too: statement_timeout), and the call is answered 503 + Retry-After"),
+	      "it too: statement_timeout; a write's a reserve before, for its audit row), and the "
+	      "call is answered 503 + Retry-After"),
 	CFG_L("calls-max", "BIKAROO_CALLS_MAX", calls_max, "64", 1, 100000,
 	      "HTTP calls under way at once, shared equally among the event loops (a call "
 	      "waiting for the database holds no thread); past its loop's share a call waits "
 	      "for a slot (first come, first served; newest first once the wait has stood for "
-	      "100 ms) and is answered 503 + Retry-After (nothing done) once it has waited 1 s. "
+	      "100 ms) and is answered 503 + Retry-After (nothing done) once it has waited 1 s; "
+	      "while a share already waits, a new connection's call is refused on its headers. "
 	      "It bounds an admitted call's wait at the database under overload"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "reads of the business per minute and subject: read-only tools/call, resources/read "
@@ -216,6 +220,74 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("keepalive-seconds", "BIKAROO_KEEPALIVE_SECONDS", keepalive_seconds, "15", 1, 300,
 	      "seconds between keep-alives on subscriptions/listen streams (HTTP); streams whose "
 	      "token expired end on the next one"),
+	/* Traces: the OpenTelemetry SDK's own variables (its environment specification), read as
+	 * every other setting (docs/operating.md, "Traces"). */
+	CFG_S("otel-sdk-disabled", "OTEL_SDK_DISABLED", otel_disabled, "false", false,
+	      "true turns traces off whatever else is set"),
+	CFG_S("otel-service-name", "OTEL_SERVICE_NAME", otel_service_name, "bikaroo-mcp", false,
+	      "service.name of the spans"),
+	CFG_S("otel-resource-attributes", "OTEL_RESOURCE_ATTRIBUTES", otel_resource, "", false,
+	      "more resource attributes of the spans: key=value,... (values percent-encoded)"),
+	CFG_S("otel-traces-exporter", "OTEL_TRACES_EXPORTER", otel_exporter, "otlp", false,
+	      "otlp, or none (no traces)"),
+	CFG_S("otel-traces-sampler", "OTEL_TRACES_SAMPLER", otel_sampler, "parentbased_always_on",
+	      false,
+	      "parentbased_always_on, parentbased_always_off, parentbased_traceidratio, "
+	      "always_on, always_off or traceidratio"),
+	CFG_S("otel-traces-sampler-arg", "OTEL_TRACES_SAMPLER_ARG", otel_sampler_arg, "", false,
+	      "the traceidratio samplers' share of new traces, 0 to 1 (empty: 1)"),
+	CFG_S("otel-exporter-otlp-endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT", otel_endpoint, "",
+	      false,
+	      "the collector's OTLP/HTTP base URL (spans go to its /v1/traces); empty with "
+	      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT empty: no traces"),
+	CFG_S("otel-exporter-otlp-traces-endpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+	      otel_traces_endpoint, "", false, "the collector's traces URL, used as it is"),
+	CFG_S("otel-exporter-otlp-headers", "OTEL_EXPORTER_OTLP_HEADERS", otel_headers, "", true,
+	      "headers of each export: key=value,... (values percent-encoded)"),
+	CFG_S("otel-exporter-otlp-traces-headers", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+	      otel_traces_headers, "", true,
+	      "headers of each traces export (empty: OTEL_EXPORTER_OTLP_HEADERS)"),
+	CFG_L("otel-exporter-otlp-timeout", "OTEL_EXPORTER_OTLP_TIMEOUT", otel_timeout, "10000", 1,
+	      600000, "milliseconds an export may take"),
+	CFG_L("otel-exporter-otlp-traces-timeout", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+	      otel_traces_timeout, "0", 0, 600000,
+	      "milliseconds a traces export may take (0: OTEL_EXPORTER_OTLP_TIMEOUT)"),
+	CFG_S("otel-exporter-otlp-protocol", "OTEL_EXPORTER_OTLP_PROTOCOL", otel_protocol,
+	      "http/protobuf", false, "http/protobuf (http/json is sent as http/protobuf)"),
+	CFG_S("otel-exporter-otlp-traces-protocol", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+	      otel_traces_protocol, "", false,
+	      "the traces export's (empty: OTEL_EXPORTER_OTLP_PROTOCOL)"),
+	CFG_S("otel-exporter-otlp-compression", "OTEL_EXPORTER_OTLP_COMPRESSION", otel_compression,
+	      "none", false, "none (gzip is sent uncompressed, with a warning)"),
+	CFG_S("otel-exporter-otlp-traces-compression", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+	      otel_traces_compression, "", false,
+	      "the traces export's (empty: OTEL_EXPORTER_OTLP_COMPRESSION)"),
+	CFG_S("otel-exporter-otlp-certificate", "OTEL_EXPORTER_OTLP_CERTIFICATE", otel_ca, "",
+	      false, "PEM file of the CAs the collector's https certificate is checked against"),
+	CFG_S("otel-exporter-otlp-traces-certificate", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+	      otel_traces_ca, "", false, "the traces export's (empty: the one above)"),
+	CFG_S("otel-exporter-otlp-client-certificate", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+	      otel_client_cert, "", false, "PEM file of this client's certificate (mutual TLS)"),
+	CFG_S("otel-exporter-otlp-traces-client-certificate",
+	      "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE", otel_traces_client_cert, "", false,
+	      "the traces export's (empty: the one above)"),
+	CFG_S("otel-exporter-otlp-client-key", "OTEL_EXPORTER_OTLP_CLIENT_KEY", otel_client_key, "",
+	      false, "PEM file of this client's private key (mutual TLS)"),
+	CFG_S("otel-exporter-otlp-traces-client-key", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY",
+	      otel_traces_client_key, "", false, "the traces export's (empty: the one above)"),
+	CFG_L("otel-bsp-schedule-delay", "OTEL_BSP_SCHEDULE_DELAY", otel_bsp_delay, "5000", 1,
+	      600000, "milliseconds at most a span waits for its batch to fill"),
+	CFG_L("otel-bsp-export-timeout", "OTEL_BSP_EXPORT_TIMEOUT", otel_bsp_timeout, "30000", 1,
+	      600000, "milliseconds an export may take at most, whatever the OTLP timeout"),
+	CFG_L("otel-bsp-max-queue-size", "OTEL_BSP_MAX_QUEUE_SIZE", otel_bsp_queue, "2048", 64,
+	      65536,
+	      "spans waiting for export at most (rounded up to a power of two); past it new spans "
+	      "are dropped and counted"),
+	CFG_L("otel-bsp-max-export-batch-size", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", otel_bsp_batch,
+	      "512", 1, 65536, "spans in one export at most"),
+	CFG_L("trace-personal-data", "BIKAROO_TRACE_PERSONAL_DATA", trace_personal, "0", 0, 1,
+	      "1 puts personal data into spans: the subject (enduser.id), the client's address, "
+	      "URIs naming a bike or a case, database error messages; 0 leaves them out"),
 	CFG_S("settings-file", "BIKAROO_SETTINGS_FILE", settings_file, "", false,
 	      "a file of NAME=value lines (a systemd EnvironmentFile: # comments, optional quotes) "
 	      "whose settings win over the environment's; serve reads it again on SIGHUP"),
@@ -488,80 +560,13 @@ void cfg_log(const struct cfg *c)
 	}
 }
 
-/* Writes s for roff: a leading dot or quote escaped, backslashes and hyphens as roff wants. */
-static void cfg_roff(const char *s)
+bool cfg_row_at(size_t i, struct cfg_row *out)
 {
-	if (*s == '.' || *s == '\'')
-		fputs("\\&", stdout);
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\e", stdout);
-		else if (*s == '-')
-			fputs("\\-", stdout);
-		else
-			putchar(*s);
-	}
-}
-
-/* Writes s for a Markdown table cell: pipes escaped. */
-static void cfg_markdown(const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|')
-			fputs("\\|", stdout);
-		else
-			putchar(*s);
-	}
-}
-
-enum cfg_status cfg_print_table(const char *format)
-{
-	if (strcmp(format, "text") != 0 && strcmp(format, "man") != 0 &&
-	    strcmp(format, "markdown") != 0) {
-		fprintf(stderr, "configuration: --format must be text, man or markdown\n");
-		return CFG_INVALID;
-	}
-	if (strcmp(format, "text") == 0)
-		printf("%-24s %-26s %-26s %s\n", "variable", "flag", "default", "meaning");
-	else if (strcmp(format, "markdown") == 0)
-		printf("| variable | flag | default | meaning |\n|---|---|---|---|\n");
-	for (size_t i = 0; i < CFG_NKEYS; i++) {
-		const struct cfg_key *k = &cfg_keys[i];
-		const char *def = *k->def ? k->def : "(empty)";
-		char marks[32];
-		snprintf(marks, sizeof marks, "%s%s", k->secret ? " [secret]" : "",
-			 k->reload ? " [reloadable]" : "");
-		const char *secret = marks;
-		if (strcmp(format, "man") == 0) {
-			/* A .TP paragraph per setting, for the ENVIRONMENT section of a man page.
-			 */
-			printf(".TP\n.B ");
-			cfg_roff(k->env);
-			printf("\n(flag \\fB\\-\\-");
-			cfg_roff(k->flag);
-			printf("=\\fP; default \\fI");
-			cfg_roff(def);
-			printf("\\fP)\n");
-			cfg_roff(k->help);
-			cfg_roff(secret);
-			printf("\n");
-		} else if (strcmp(format, "markdown") == 0) {
-			printf("| `%s` | `--%s=` | `%s` | ", k->env, k->flag, def);
-			cfg_markdown(k->help);
-			printf("%s |\n", secret);
-		} else {
-			char flag[64];
-			snprintf(flag, sizeof flag, "--%s=", k->flag);
-			printf("%-24s %-26s %-26s %s%s\n", k->env, flag, def, k->help, secret);
-		}
-	}
-	return CFG_OK;
-}
-
-void cfg_print_help(void)
-{
-	if (cfg_print_table("text") != CFG_OK)
-		abort(); /* "text" is always a format */
+	if (i >= CFG_NKEYS)
+		return false;
+	const struct cfg_key *k = &cfg_keys[i];
+	*out = (struct cfg_row){k->env, k->flag, k->def, k->help, k->secret, k->reload};
+	return true;
 }
 
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv)

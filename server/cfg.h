@@ -4,6 +4,7 @@
 #define BIKAROO_CFG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Rows of the configuration table at most (cfg.c checks it at build time). */
 #define CFG_MAX_KEYS 96
@@ -71,6 +72,16 @@ struct cfg {
 	long rate_writes, rate_write_burst; /* BIKAROO_RATE_WRITES, BIKAROO_RATE_WRITE_BURST */
 	long rate_client_factor;            /* BIKAROO_RATE_CLIENT_FACTOR */
 	char *rate_store;                   /* BIKAROO_RATE_STORE: database or local */
+	/* Traces (common/trace.h): OpenTelemetry's variables, and what may go into spans. */
+	char *otel_disabled, *otel_service_name, *otel_resource, *otel_exporter;
+	char *otel_sampler, *otel_sampler_arg;
+	char *otel_endpoint, *otel_traces_endpoint, *otel_headers, *otel_traces_headers;
+	long otel_timeout, otel_traces_timeout;
+	char *otel_protocol, *otel_traces_protocol, *otel_compression, *otel_traces_compression;
+	char *otel_ca, *otel_traces_ca, *otel_client_cert, *otel_traces_client_cert;
+	char *otel_client_key, *otel_traces_client_key;
+	long otel_bsp_delay, otel_bsp_timeout, otel_bsp_queue, otel_bsp_batch;
+	long trace_personal; /* BIKAROO_TRACE_PERSONAL_DATA */
 	/* systemd (common/service.h). */
 	char *notify_socket; /* NOTIFY_SOCKET: "" when not run by systemd as Type=notify */
 	long watchdog_usec;  /* WATCHDOG_USEC: 0 without WatchdogSec= */
@@ -96,11 +107,13 @@ struct ratelimit_settings cfg_ratelimit_settings(const struct cfg *c);
 enum cfg_status cfg_load(struct cfg *c, int argc, char **argv) __attribute__((warn_unused_result));
 /* Logs every key at debug level, secrets masked. */
 void cfg_log(const struct cfg *c);
-/* Prints the configuration table (for --help and docs/configuration.md). */
-void cfg_print_help(void);
-/* Prints the configuration table as text, man (roff .TP paragraphs for a man page's
- * ENVIRONMENT section) or markdown (a table); CFG_INVALID for another format. */
-enum cfg_status cfg_print_table(const char *format) __attribute__((warn_unused_result));
+/* One row of the configuration table, as config-help prints it (server/cli/cli.c). */
+struct cfg_row {
+	const char *env, *flag, *def, *help;
+	bool secret, reload;
+};
+/* The i-th row into *out; false past the last. */
+bool cfg_row_at(size_t i, struct cfg_row *out);
 void cfg_free(struct cfg *c);
 /* Calls each(env, reloadable, ctx) for every setting whose value differs between a and b
  * (env: its variable's name; reloadable: marked [reloadable], applied again on SIGHUP). */

@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/service.h"
+#include "common/trace.h"
 #include "common/version.h"
 #include "domain/budgets.h"
 #include "domain/changes.h"
@@ -23,6 +24,7 @@
 #include "server/capabilities/catalog.h"
 #include "server/cfg.h"
 #include "server/cli/admin.h"
+#include "server/cli/help.h"
 #include "server/cli/cli.h"
 #include "server/cli/host_config.h"
 #include "server/cli/serve.h"
@@ -41,11 +43,6 @@ static void main_on_signal(int sig)
 	else
 		main_stop = 1;
 }
-
-/* The revision: set by the Makefile, from git when there is one. */
-#ifndef BIKAROO_REVISION
-#define BIKAROO_REVISION "unknown"
-#endif
 
 static int main_migrate(const struct cfg *cfg)
 {
@@ -110,6 +107,7 @@ static int main_server_open(const struct cfg *cfg, struct main_product *p)
 	struct mcp_service_config sc = {.resources_dir = cfg->resources_dir,
 					.prompts_dir = cfg->prompts_dir,
 					.limits = p->limits};
+	changes_watch(); /* the rights generation, for the lists' rights (domain/rights.h) */
 	p->svc = mcp_service_new(&p->desc, &sc);
 	if (!p->svc) {
 		log_error(
@@ -257,9 +255,9 @@ close:
 int main(int argc, char **argv)
 {
 	mem_install_jansson();
-	const char *cmd = argc > 1 ? argv[1] : "help";
-	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
-		return cli_usage();
+	if (cli_asks_help(argc, argv))
+		return cli_help(argc, argv);
+	const char *cmd = argv[1];
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("bikaroo-mcp %s (revision %s)\n", BIKAROO_VERSION, BIKAROO_REVISION);
 		return 0;
@@ -279,19 +277,19 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	int rc;
+	int rc = 2;
 	if (strcmp(cmd, "migrate") == 0) {
 		rc = main_migrate(&cfg);
-	} else if (strcmp(cmd, "serve") == 0) {
-		sigaction(SIGHUP, &sa, NULL); /* serve only: elsewhere a hang-up still ends it */
-		cfg_log(&cfg);
-		rc = main_serve(&cfg, argc - 1, argv + 1);
-	} else if (strcmp(cmd, "stdio") == 0) {
-		cfg_log(&cfg); /* stderr only: stdout carries nothing but JSON-RPC */
-		rc = main_stdio(&cfg);
+	} else if (strcmp(cmd, "serve") == 0 || strcmp(cmd, "stdio") == 0) {
+		bool serve = strcmp(cmd, "serve") == 0;
+		sigaction(SIGHUP, serve ? &sa : NULL, NULL); /* serve only: a hang-up ends stdio */
+		cfg_log(&cfg); /* stderr only: stdio's stdout carries nothing but JSON-RPC */
+		rc = cli_trace_start(&cfg) != 0 ? 2
+		     : serve                    ? main_serve(&cfg, argc - 1, argv + 1)
+						: main_stdio(&cfg);
+		trace_stop(cfg.drain_ms < 5000 ? cfg.drain_ms : 5000); /* what waits is sent */
 	} else {
 		fprintf(stderr, "unknown command %s (try: bikaroo-mcp help)\n", cmd);
-		rc = 2;
 	}
 	cfg_free(&cfg);
 	return rc;

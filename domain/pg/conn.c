@@ -1,6 +1,7 @@
 /* What every connection shares (conn.h). */
 #include "conn.h"
 
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,21 @@ void conn_ready(PGconn *pg)
 	PQsetnonblocking(pg, 1);
 }
 
+bool conn_idle_alive(PGconn *pg)
+{
+	/* The server's last words (a FATAL error) and the end of the stream may need two reads. */
+	for (int k = 0; k < 3; k++) {
+		struct pollfd p = {.fd = PQsocket(pg), .events = POLLIN};
+		if (poll(&p, 1, 0) <= 0)
+			return true;
+		if (!PQconsumeInput(pg) || PQstatus(pg) != CONNECTION_OK)
+			return false;
+		for (PGnotify *n; (n = PQnotifies(pg)) != NULL;)
+			PQfreemem(n);
+	}
+	return true;
+}
+
 void conn_close(PGconn *pg)
 {
 	if (!pg)
@@ -147,9 +163,17 @@ enum fleet_status conn_status(const PGresult *res, PGconn *pg)
 	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	if (state && strncmp(state, "08", 2) == 0)
 		return FLEET_UNAVAILABLE; /* connection exception */
-	if (state && (strcmp(state, "57P01") == 0 || strcmp(state, "57P03") == 0))
-		return FLEET_UNAVAILABLE; /* admin shutdown, cannot connect now */
+	/* Operator intervention (a statement timeout or cancel, an administrator's shutdown, a
+	 * server that cannot take connections now) and a lock timeout: not now, rolled back. */
+	if (state && (strncmp(state, "57", 2) == 0 || strcmp(state, "55P03") == 0))
+		return FLEET_UNAVAILABLE;
 	return FLEET_INTERNAL;
+}
+
+bool conn_cancelled(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	return state && (strcmp(state, "57014") == 0 || strcmp(state, "55P03") == 0);
 }
 
 void conn_count_error(const char *kind)
@@ -172,4 +196,25 @@ bool conn_stalled(void)
 {
 	long long out = atomic_load(&conn_timed_out_at);
 	return out && out >= atomic_load(&conn_answered_at) && conn_now_ms() - out < 30000;
+}
+
+bool conn_prepared_has(const struct conn_prepared *p, const char *name)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->name[i] == name || strcmp(p->name[i], name) == 0)
+			return true;
+	return false;
+}
+
+void conn_prepared_add(struct conn_prepared *p, const char *name)
+{
+	if (p->n < CONN_MAX_PREPARED)
+		p->name[p->n++] = name;
+}
+
+void conn_prepared_forget(struct conn_prepared *p, const char *name)
+{
+	for (int i = 0; i < p->n; i++)
+		if (strcmp(p->name[i], name) == 0)
+			p->name[i] = p->name[--p->n];
 }

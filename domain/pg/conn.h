@@ -32,15 +32,36 @@ PGconn *conn_start(const char *conninfo);
 PGconn *conn_open(const char *conninfo);
 /* A connection just made: notices to the debug log, non-blocking. */
 void conn_ready(PGconn *pg);
+/* Whether pg, idle, is still there: the server may have ended it while idle (an administrator's
+ * pg_terminate_backend, a restart) before its loop read its socket. What arrived is read first,
+ * so that no unit is sent into a connection already gone: a unit sent may have committed and is
+ * never run again, so it would fail its call. */
+bool conn_idle_alive(PGconn *pg);
 /* Closes a connection whose state is unknown without waiting on it (NULL: nothing). */
 void conn_close(PGconn *pg);
 /* A connection attempt failed: logged once a minute at most, with why (host and role, never the
  * password). */
 void conn_failed(const char *why);
 
+/* The statements a connection prepared (parsed once, by name, in the round trip of their
+ * first execution): names are static strings; past the room, a name is parsed each time. */
+#define CONN_MAX_PREPARED 64
+struct conn_prepared {
+	const char *name[CONN_MAX_PREPARED];
+	int n;
+};
+bool conn_prepared_has(const struct conn_prepared *p, const char *name);
+void conn_prepared_add(struct conn_prepared *p, const char *name);
+/* name's Parse failed: the next unit of that name prepares it again. */
+void conn_prepared_forget(struct conn_prepared *p, const char *name);
+
 /* The status of a failed result of pg: FLEET_UNAVAILABLE for a lost connection, an
- * administrator's shutdown or a server that cannot take connections, else FLEET_INTERNAL. */
+ * administrator's shutdown, a server that cannot take connections, a statement cancelled (its
+ * statement_timeout) or a lock not had in time (lock_timeout), else FLEET_INTERNAL. */
 enum fleet_status conn_status(const PGresult *res, PGconn *pg);
+/* Whether the server ended res's statement for its time: statement_timeout (or a cancel,
+ * SQLSTATE 57014) or lock_timeout (55P03). Its transaction rolled back, the connection is fine. */
+bool conn_cancelled(const PGresult *res);
 /* Counts a database error of that kind (connect, lost, timeout, statement). */
 void conn_count_error(const char *kind);
 /* A statement timed out / answered; whether statements time out now (one gave up within the

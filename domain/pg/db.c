@@ -108,9 +108,11 @@ static void db_failed(const char *name, const PGresult *bad, struct exec_stmt *s
 		size_t n = strlen(err->message);
 		while (n && err->message[n - 1] == ' ')
 			err->message[--n] = '\0';
-		conn_count_error("statement");
+		conn_count_error(u->timed_out ? "timeout" : "statement");
 		if (name)
-			log_error("statement %s failed: %s", name, err->message);
+			log_msg(u->timed_out ? LOG_WARN : LOG_ERROR, NULL, "statement %s %s: %s",
+				name, u->timed_out ? "ended at its deadline" : "failed",
+				err->message);
 	} else if (u->timed_out && name) {
 		log_error(
 			"statement %s: no answer within the call timeout (BIKAROO_CALL_TIMEOUT_MS)",
@@ -161,15 +163,16 @@ bool db_held(void)
 	return atomic_load(&db_holding);
 }
 
-PGresult *db_exec(const char *name, const char *sql, int nparams, const char *const *params,
-		  struct db_error *err)
+/* db_exec and db_exec_brief: one statement, a write or not (exec.h). */
+static PGresult *db_exec_one(const char *name, const char *sql, int nparams,
+			     const char *const *params, bool write, struct db_error *err)
 {
 	*err = (struct db_error){.st = FLEET_UNAVAILABLE};
 	if ((atomic_load(&db_holding) && strcmp(name, DB_CHECK_STATEMENT) != 0) ||
 	    task_deadline_passed())
 		return NULL; /* the call is over, or the database not checked: nothing is sent */
 	struct exec_stmt s = {.name = name, .sql = sql, .nparams = nparams, .params = params};
-	struct exec_unit u = {.stmts = &s, .n = 1, .until_ms = db_deadline_ms(), .write = true};
+	struct exec_unit u = {.stmts = &s, .n = 1, .until_ms = db_deadline_ms(), .write = write};
 	db_run(&u);
 	err->st = u.st;
 	if (u.st == FLEET_OK) {
@@ -178,6 +181,18 @@ PGresult *db_exec(const char *name, const char *sql, int nparams, const char *co
 	}
 	db_failed(name, NULL, &s, &u, err);
 	return NULL;
+}
+
+PGresult *db_exec(const char *name, const char *sql, int nparams, const char *const *params,
+		  struct db_error *err)
+{
+	return db_exec_one(name, sql, nparams, params, true, err);
+}
+
+PGresult *db_exec_brief(const char *name, const char *sql, int nparams, const char *const *params,
+			struct db_error *err)
+{
+	return db_exec_one(name, sql, nparams, params, false, err);
 }
 
 enum fleet_status db_check_login_role(const char **why)
@@ -191,7 +206,7 @@ enum fleet_status db_check_login_role(const char **why)
 	static const char *const names[] = {"superuser", "bypassrls", "owned"};
 	int col[3];
 	struct db_error err;
-	PGresult *res = db_exec(DB_CHECK_STATEMENT, sql, 0, NULL, &err);
+	PGresult *res = db_exec_brief(DB_CHECK_STATEMENT, sql, 0, NULL, &err);
 	enum fleet_status st = err.st;
 	if (!res) {
 		*why = "cannot query the database";

@@ -38,12 +38,19 @@ struct db_error {
 };
 
 /* Runs one statement (prepared as `name` on each connection on first use; behind a transaction
- * pooler, unnamed each time) with text parameters and waits for it. Returns the result (caller
- * PQclear()s), or NULL with *err set: FLEET_UNAVAILABLE when it could not run, or ran without
- * an answer in time (it may have committed: never run twice), FLEET_INTERNAL for an error the
- * server reported (logged). Once the call's deadline passed, nothing is sent. */
+ * pooler, unnamed each time) with text parameters and waits for it, as a write (exec.h): it may
+ * wait on row locks, so it never takes its loop's last free connection, and the server ends it
+ * at the call's deadline (statement_timeout), rolled back. Returns the result (caller
+ * PQclear()s), or NULL with *err set: FLEET_UNAVAILABLE when it could not run, was ended by the
+ * server for its time (SQLSTATE 57014 or 55P03: nothing committed) or ran without an answer in
+ * time (it may have committed: never run twice), FLEET_INTERNAL for an error the server
+ * reported (logged). Once the call's deadline passed, nothing is sent. */
 PGresult *db_exec(const char *name, const char *sql, int nparams, const char *const *params,
 		  struct db_error *err) __attribute__((warn_unused_result));
+/* The same for a statement that waits on no row lock (an audit row, a catalog read): it may take
+ * its loop's last free connection, beside the reads. */
+PGresult *db_exec_brief(const char *name, const char *sql, int nparams, const char *const *params,
+			struct db_error *err) __attribute__((warn_unused_result));
 
 /* Submits u and waits for it (u->st, its statements' results: the caller clears them). */
 void db_run(struct exec_unit *u);

@@ -6,7 +6,6 @@
 #include "exec.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +16,21 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "conn.h"
+#include "dbtrace.h"
 
 #define EXEC_MAX_CONNS 32
-#define EXEC_MAX_PREPARED 64
+#define EXEC_TRACE_STMTS 64 /* a unit's statements its span names at most (a batch's all) */
 /* A connection that cannot be made is tried again after this long, doubled up to the most. */
 #define EXEC_RETRY_MIN_MS 50
 #define EXEC_RETRY_MAX_MS 1000
+/* A write's own bound, sent before it in its transaction: the server ends it at its deadline,
+ * rolled back, its connection kept. Its connection is closed only this long after, when even
+ * the cancellation does not come (a path that stopped answering). */
+#define EXEC_BOUND_NAME "exec_bound"
+#define EXEC_BOUND_SQL "SELECT set_config('statement_timeout', $1, true)"
+#define EXEC_GRACE_MS 250
 
 enum exec_state { EXEC_DOWN, EXEC_CONNECTING, EXEC_READY };
 
@@ -35,14 +42,13 @@ struct exec_conn {
 	PGconn *pg;
 	enum exec_state state;
 	PostgresPollingStatusType polling;
-	long long until_ms;                      /* connecting: by when */
-	long long retry_ms;                      /* down: the next attempt, not before */
-	long backoff_ms;                         /* the wait after the next failure */
-	struct exec_unit *unit;                  /* in flight */
-	bool flushing;                           /* libpq holds output it could not send yet */
-	const char *prepared[EXEC_MAX_PREPARED]; /* statement names (static strings) */
-	int nprepared;
-	struct exec_unit setup; /* the session settings of a new direct connection */
+	long long until_ms;            /* connecting: by when */
+	long long retry_ms;            /* down: the next attempt, not before */
+	long backoff_ms;               /* the wait after the next failure */
+	struct exec_unit *unit;        /* in flight */
+	bool flushing;                 /* libpq holds output it could not send yet */
+	struct conn_prepared prepared; /* what it parsed already */
+	struct exec_unit setup;        /* the session settings of a new direct connection */
 	struct exec_stmt setup_stmt;
 	char setup_sql[96];
 };
@@ -58,6 +64,7 @@ struct exec_pool {
 	char why[256]; /* the last connection attempt's failure, on one line */
 	long nconns;
 	struct exec_conn conns[EXEC_MAX_CONNS];
+	struct dbtrace_memo memo; /* its units' summaries (dbtrace.h) */
 };
 
 static const char exec_key[] = "exec"; /* the loop slot of its default pool */
@@ -71,6 +78,12 @@ static void exec_finish(struct exec_unit *u, enum fleet_status st, bool timed_ou
 	metrics_add(&metrics_db_busy, NULL, -1);
 	if (st == FLEET_OK)
 		conn_note_answer();
+	const PGresult *bad = u->error;
+	for (size_t i = 0; !bad && st != FLEET_OK && i < u->n; i++)
+		if (PQresultStatus(u->stmts[i].res) == PGRES_FATAL_ERROR)
+			bad = u->stmts[i].res;
+	dbtrace_end(u->span, st != FLEET_OK, bad, timed_out, &u->trace);
+	u->span = NULL;
 	u->done(u);
 }
 
@@ -98,7 +111,7 @@ static void exec_close(struct exec_conn *c, bool timed_out, const char *why)
 	c->pg = NULL;
 	c->state = EXEC_DOWN;
 	c->flushing = false;
-	c->nprepared = 0;
+	c->prepared.n = 0;
 	c->retry_ms = 0;
 	if (u && u != &c->setup) {
 		for (size_t i = 0; i < u->n; i++) {
@@ -123,31 +136,34 @@ static void exec_watch(struct exec_conn *c, uint32_t events)
 	}
 }
 
-/* Whether c, idle, is still there: the server may have ended it while idle (an administrator's
- * pg_terminate_backend, a restart) before this loop read its socket. What arrived is read first,
- * so that no unit is sent into a connection already gone: a unit sent may have committed and is
- * never run again, so it would fail its call. */
-static bool exec_idle_alive(struct exec_conn *c)
+/* Whether u is a write the server ends at its deadline (on a pipeline, not a simple session). */
+static bool exec_bound(const struct exec_conn *c, const struct exec_unit *u)
 {
-	/* The server's last words (a FATAL error) and the end of the stream may need two reads. */
-	for (int k = 0; k < 3; k++) {
-		struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
-		if (poll(&p, 1, 0) <= 0)
-			return true;
-		if (!PQconsumeInput(c->pg) || PQstatus(c->pg) != CONNECTION_OK)
-			return false;
-		for (PGnotify *n; (n = PQnotifies(c->pg)) != NULL;)
-			PQfreemem(n);
-	}
-	return true;
+	return u->write && u->until_ms && !c->pool->simple;
 }
 
-static bool exec_is_prepared(const struct exec_conn *c, const char *name)
+/* When c's unit is given up and c closed. */
+static long long exec_close_at(const struct exec_conn *c)
 {
-	for (int i = 0; i < c->nprepared; i++)
-		if (c->prepared[i] == name || strcmp(c->prepared[i], name) == 0)
-			return true;
-	return false;
+	return c->unit->until_ms + (exec_bound(c, c->unit) ? EXEC_GRACE_MS : 0);
+}
+
+/* Sends one statement on c: its Parse first (*parse) when named and c has not prepared it yet. */
+static bool exec_send_one(struct exec_conn *c, bool named, const char *name, const char *sql,
+			  int nparams, const char *const *params, bool *parse)
+{
+	*parse = named && name && !conn_prepared_has(&c->prepared, name);
+	if (*parse) {
+		/* Parsed once per connection, in the round trip of its first execution. */
+		if (!PQsendPrepare(c->pg, name, sql, nparams, NULL))
+			return false;
+		conn_prepared_add(&c->prepared, name);
+	}
+	if (c->pool->simple && nparams == 0)
+		return PQsendQuery(c->pg, sql);
+	if (named && name)
+		return PQsendQueryPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+	return PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
 }
 
 /* Sends u on c; false when c broke (u then failed). */
@@ -156,32 +172,36 @@ static bool exec_send(struct exec_conn *c, struct exec_unit *u)
 	struct exec_pool *p = c->pool;
 	c->unit = u;
 	u->at = 0;
+	u->lead = 0;
 	u->sync = false;
 	u->error = NULL;
 	u->why = NULL;
 	u->rolled_back = false;
 	metrics_add(&metrics_db_busy, NULL, 1);
+	if (u->trace_parent && u != &c->setup) {
+		const char *sql[EXEC_TRACE_STMTS], *name[EXEC_TRACE_STMTS];
+		size_t n = u->n < EXEC_TRACE_STMTS ? u->n : EXEC_TRACE_STMTS;
+		for (size_t i = 0; i < n; i++) {
+			sql[i] = u->stmts[i].sql;
+			name[i] = u->stmts[i].name;
+		}
+		u->span = dbtrace_begin(u->trace_parent, sql, name, n, u->trace_calls, c->pg,
+					&p->memo);
+	}
 	bool ok = true, named = !p->simple && !conn_pooled() && u != &c->setup;
+	if (exec_bound(c, u)) { /* the write's statement_timeout: what is left until its deadline */
+		long long left = u->until_ms - loop_now_ms();
+		char ms[24];
+		snprintf(ms, sizeof ms, "%lld", left > 1 ? left : 1);
+		const char *v[] = {ms};
+		bool parse;
+		ok = exec_send_one(c, named, EXEC_BOUND_NAME, EXEC_BOUND_SQL, 1, v, &parse);
+		u->lead = 1 + parse;
+	}
 	for (size_t i = 0; ok && i < u->n; i++) {
 		struct exec_stmt *s = &u->stmts[i];
 		s->res = NULL;
-		s->parse = named && s->name && !exec_is_prepared(c, s->name);
-		if (s->parse) {
-			/* Parsed once per connection, in the round trip of its first execution. */
-			ok = PQsendPrepare(c->pg, s->name, s->sql, s->nparams, NULL);
-			if (ok && c->nprepared < EXEC_MAX_PREPARED)
-				c->prepared[c->nprepared++] = s->name;
-		}
-		if (!ok)
-			break;
-		if (p->simple && s->nparams == 0)
-			ok = PQsendQuery(c->pg, s->sql);
-		else if (named && s->name)
-			ok = PQsendQueryPrepared(c->pg, s->name, s->nparams, s->params, NULL, NULL,
-						 0);
-		else
-			ok = PQsendQueryParams(c->pg, s->sql, s->nparams, NULL, s->params, NULL,
-					       NULL, 0);
+		ok = exec_send_one(c, named, s->name, s->sql, s->nparams, s->params, &s->parse);
 	}
 	if (ok && !p->simple)
 		ok = PQpipelineSync(c->pg);
@@ -241,6 +261,18 @@ static bool exec_result(struct exec_conn *c, PGresult *r)
 		exec_finish(u, u->error ? conn_status(u->error, c->pg) : FLEET_OK, false);
 		return true;
 	}
+	if (u->lead) { /* the write's statement_timeout: its Parse, its result */
+		if (!r) {
+			u->lead--;
+		} else if (PQresultStatus(r) == PGRES_FATAL_ERROR && !u->error) {
+			conn_prepared_forget(&c->prepared,
+					     EXEC_BOUND_NAME); /* it may not be prepared */
+			u->error = r; /* then every statement of the unit is aborted */
+		} else {
+			PQclear(r);
+		}
+		return true;
+	}
 	if (!u->sync) {
 		bool parse = false;
 		struct exec_stmt *s = exec_group(u, &parse);
@@ -253,10 +285,7 @@ static bool exec_result(struct exec_conn *c, PGresult *r)
 		if (parse && rs == PGRES_COMMAND_OK) {
 			PQclear(r);
 		} else if (parse) {
-			/* Not prepared after all: the next unit of that name prepares again. */
-			for (int i = 0; i < c->nprepared; i++)
-				if (strcmp(c->prepared[i], s->name) == 0)
-					c->prepared[i] = c->prepared[--c->nprepared];
+			conn_prepared_forget(&c->prepared, s->name);
 			if (rs != PGRES_PIPELINE_ABORTED)
 				log_error("prepare %s failed: %s", s->name,
 					  PQresultErrorMessage(r));
@@ -308,7 +337,7 @@ static bool exec_result(struct exec_conn *c, PGresult *r)
 		}
 		return true;
 	}
-	exec_finish(u, st, false);
+	exec_finish(u, st, conn_cancelled(bad));
 	return true;
 }
 
@@ -429,40 +458,50 @@ static void exec_connect(struct exec_conn *c, long long now)
 	exec_watch(c, EPOLLOUT);
 }
 
-/* Fails the units queued in p past their deadline, or all of them (nothing was sent). */
+/* Fails the units queued in p past their deadline, or all of them (nothing was sent), oldest
+ * first. */
 static void exec_expire(struct exec_pool *p, long long now, bool all)
 {
-	struct exec_unit *late = NULL, **keep = &p->queue;
+	struct exec_unit *late = NULL, **late_tail = &late, **keep = &p->queue;
 	while (*keep) {
 		struct exec_unit *u = *keep;
 		if (all || (u->until_ms && u->until_ms <= now)) {
 			*keep = u->next;
-			u->next = late;
-			late = u;
+			*late_tail = u;
+			late_tail = &u->next;
+			u->next = NULL;
 		} else {
 			keep = &u->next;
 		}
 	}
 	p->tail = keep;
-	/* Oldest first: they were pushed on late in reverse. */
-	struct exec_unit *in_order = NULL;
 	while (late) {
 		struct exec_unit *next = late->next;
-		late->next = in_order;
-		in_order = late;
-		late = next;
-	}
-	while (in_order) {
-		struct exec_unit *next = in_order->next;
-		in_order->why = all && *p->why ? p->why : NULL;
+		late->why = all && *p->why ? p->why : NULL;
 		metrics_add(&metrics_db_busy, NULL, 1);
 		if (!all) {
 			conn_count_error("timeout");
 			conn_note_timeout();
 		}
-		exec_finish(in_order, FLEET_UNAVAILABLE, !all);
-		in_order = next;
+		exec_finish(late, FLEET_UNAVAILABLE, !all);
+		late = next;
 	}
+}
+
+/* Writes in flight on p. */
+static long exec_writes(const struct exec_pool *p)
+{
+	long writes = 0;
+	for (long i = 0; i < p->nconns; i++)
+		writes += p->conns[i].unit && p->conns[i].unit->write;
+	return writes;
+}
+
+/* Whether u may take a free connection of p with writes in flight: a write only while another
+ * connection stays free for reads. */
+static bool exec_may_go(const struct exec_pool *p, const struct exec_unit *u, long writes)
+{
+	return !u->write || p->nconns == 1 || writes < p->nconns - 1;
 }
 
 /* The loop's hook: connections, deadlines, what waits. */
@@ -489,7 +528,7 @@ static long long exec_due(struct loop_hook *h, long long now)
 					    "no answer within the call timeout "
 					    "(BIKAROO_CALL_TIMEOUT_MS)");
 		}
-		if (c->unit && c->unit->until_ms && c->unit->until_ms <= now) {
+		if (c->unit && c->unit->until_ms && exec_close_at(c) <= now) {
 			log_error("a unit of %zu statement(s): no answer within the call timeout "
 				  "(BIKAROO_CALL_TIMEOUT_MS); its connection is closed",
 				  c->unit->n);
@@ -499,26 +538,23 @@ static long long exec_due(struct loop_hook *h, long long now)
 		}
 		if (c->state == EXEC_CONNECTING)
 			EXEC_SOONER(c->until_ms);
-		if (c->unit)
-			EXEC_SOONER(c->unit->until_ms);
+		if (c->unit && c->unit->until_ms)
+			EXEC_SOONER(exec_close_at(c));
 	}
 	exec_expire(p, now, false);
-	long writes = 0;
-	for (long i = 0; i < p->nconns; i++)
-		writes += p->conns[i].unit && p->conns[i].unit->write;
+	long writes = exec_writes(p);
 	for (long i = 0; i < p->nconns && p->queue; i++) {
 		struct exec_conn *c = &p->conns[i];
 		if (c->state != EXEC_READY || c->unit || c->flushing)
 			continue;
-		if (!exec_idle_alive(c)) {
+		if (!conn_idle_alive(c->pg)) {
 			conn_count_error("lost");
 			exec_close(c, false, "ended by the server while idle");
 			continue;
 		}
-		/* The oldest unit that may go: a write only while another connection stays free
-		 * for reads. */
+		/* The oldest unit that may go. */
 		struct exec_unit **pick = &p->queue;
-		while (*pick && (*pick)->write && p->nconns > 1 && writes >= p->nconns - 1)
+		while (*pick && !exec_may_go(p, *pick, writes))
 			pick = &(*pick)->next;
 		struct exec_unit *u = *pick;
 		if (!u)
@@ -597,6 +633,9 @@ static void exec_queue(struct exec_pool *p, struct exec_unit *u)
 	u->rolled_back = false;
 	u->error = NULL;
 	u->why = NULL;
+	u->span = NULL;
+	if (!u->trace_parent) /* sent from the loop's top level: the submitter's span, now */
+		u->trace_parent = trace_current();
 	*p->tail = u;
 	p->tail = &u->next;
 }
@@ -609,15 +648,18 @@ void exec_submit(struct exec_unit *u)
 bool exec_room(bool write)
 {
 	struct exec_pool *p = exec_pool_here();
-	if (p->queue)
-		return false;
-	long free = 0, writes = 0;
-	for (long i = 0; i < p->nconns; i++) {
-		const struct exec_conn *c = &p->conns[i];
-		free += c->state != EXEC_CONNECTING && !c->unit;
-		writes += c->unit && c->unit->write;
-	}
-	return free > 0 && (!write || p->nconns == 1 || writes < p->nconns - 1);
+	long free = 0, writes = exec_writes(p);
+	for (long i = 0; i < p->nconns; i++)
+		free += p->conns[i].state != EXEC_CONNECTING && !p->conns[i].unit;
+	/* What is queued goes first, as exec_due sends it: a write that may not go yet takes no
+	 * connection from the units behind it. */
+	for (const struct exec_unit *u = p->queue; u && free > 0; u = u->next)
+		if (exec_may_go(p, u, writes)) {
+			free--;
+			writes += u->write;
+		}
+	struct exec_unit unit = {.write = write};
+	return free > 0 && exec_may_go(p, &unit, writes);
 }
 
 struct exec_session {

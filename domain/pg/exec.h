@@ -3,10 +3,13 @@
  * pipeline mode, watched by the loop itself: a statement is handed over as part of a unit, sent
  * at the loop's next turn on a free connection, and its unit's done() runs on the same thread
  * when its results are in. A unit is statements sent back to back with one Sync: one
- * transaction, one round trip. Units queue first come first served; writes may hold every
- * connection of a loop but one, so that slow writes (a report waiting on a bike's row) never
- * hold up its reads. A unit that does not answer by its deadline has its connection closed (it
- * may have committed: its caller hears FLEET_UNAVAILABLE, never a retry here).
+ * transaction, one round trip. Units queue first come first served, but writes may hold every
+ * connection of a loop but one, and a write that waits for a connection holds nothing up: slow
+ * writes (reports waiting on a bike's row) never hold up its reads. The server ends a write at
+ * its deadline (statement_timeout): it rolls back and its connection stays. Any other unit that
+ * does not answer by its deadline, or a write whose cancellation does not come, has its
+ * connection closed (it may have committed: its caller hears FLEET_UNAVAILABLE, never a retry
+ * here).
  *
  * A session is a connection of one's own on the calling code's loop, for a conninfo of one's
  * own (the admin commands, migrations as the owner role): the same units, one after the other,
@@ -19,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/span.h"
 #include "domain/types.h"
 
 struct loop;
@@ -37,12 +41,16 @@ struct exec_unit {
 	struct exec_stmt *stmts; /* borrowed until done() */
 	size_t n;
 	long long until_ms; /* CLOCK_MONOTONIC ms by which it must have answered (0: no bound) */
-	bool write;         /* may not take a loop's last free connection */
+	/* May wait on row locks: never takes a loop's last free connection, and the server ends it
+	 * by until_ms (a statement_timeout of what is left, set as it is sent, in its own
+	 * transaction). */
+	bool write;
 	/* Called once, on the loop's thread, when the out fields are set: it must not wait. */
 	void (*done)(struct exec_unit *u);
 	/* out */
 	enum fleet_status st; /* FLEET_OK: every statement ran and the transaction committed */
-	bool timed_out;       /* FLEET_UNAVAILABLE because until_ms passed */
+	bool timed_out;       /* FLEET_UNAVAILABLE because until_ms passed (or the server ended
+				 it for its time: statement_timeout, lock_timeout; rolled back) */
 	/* The server refused it (an error it reported: a statement's or the COMMIT's, the
 	 * connection fine): nothing of it committed, so that it may be run again in parts. */
 	bool rolled_back;
@@ -50,10 +58,18 @@ struct exec_unit {
 			    (the COMMIT's) */
 	const char *why; /* or NULL: why no connection could take it (libpq's message; valid
 			    during done()) */
+	/* Its span (common/trace.h), a child of trace_parent (NULL: the span the submitting code
+	 * runs in), from when it is sent to its end, serving trace_calls calls (0: its submitter
+	 * alone); out: that span's context (invalid: not recorded), for the calls' links. */
+	struct trace_span *trace_parent;
+	size_t trace_calls;
+	struct trace_ctx trace;
 	/* the executor's */
 	struct exec_unit *next;
-	size_t at; /* the result group being read: a Parse's or a statement's */
-	bool sync; /* every group read: the Sync's result is next */
+	size_t at;   /* the result group being read: a Parse's or a statement's */
+	size_t lead; /* result groups of the write's statement_timeout still to read */
+	bool sync;   /* every group read: the Sync's result is next */
+	struct trace_span *span;
 };
 
 /* Queues u on the calling code's loop (task_loop()), for its default connections. */

@@ -220,9 +220,10 @@ static int migrate_is_due(struct exec_session *pg, const struct migrate_kind *ki
 }
 
 /* Applies dir/name if due, with its record: in a transaction of its own, or in the caller's when
- * kind->together (which the caller rolls back when this fails). *done tells whether it ran. */
+ * kind->together (which the caller rolls back when this fails). *done tells whether it ran;
+ * then *text is the text applied (new string), when text is not NULL. */
 static int migrate_apply(struct exec_session *pg, const struct migrate_kind *kind, const char *dir,
-			 const char *name, bool *done)
+			 const char *name, bool *done, char **text)
 {
 	char *path = mem_printf("%s/%s", dir, name);
 	char *sql = migrate_read_file(path);
@@ -263,6 +264,10 @@ static int migrate_apply(struct exec_session *pg, const struct migrate_kind *kin
 	log_info("migrate: applied %s %s", kind->what, name);
 	*done = true;
 	ok = 1;
+	if (text) {
+		*text = sql;
+		sql = NULL;
+	}
 out:
 	free(sql);
 	free(path);
@@ -298,21 +303,37 @@ static int migrate_record_renamed(struct exec_session *pg, const char *dir)
 	return 1;
 }
 
-/* Applies every due file of dir of one kind, in name order; counts them into *applied. */
+/* Applies every due file of dir of one kind, in name order; counts them into *applied. Function
+ * files (kind->together) go in two passes in the caller's transaction: a SQL function's body
+ * names what it calls when it is created, whatever the order of their files (fleet.case_for
+ * calls fleet.case_visible), so they are created with check_function_bodies off, as
+ * pg_restore does, then created again with it on, once every one of them exists: a body that
+ * does not parse, or names what does not exist, fails migrate as it always did. */
 static int migrate_apply_all(struct exec_session *pg, const struct migrate_kind *kind,
 			     const char *dir, int *applied)
 {
 	char *names[MIGRATE_MAX_FILES];
+	char *texts[MIGRATE_MAX_FILES] = {0};
 	int count = migrate_list(dir, kind, names);
 	int ok = count >= 0;
+	if (ok && kind->together)
+		ok = migrate_exec(pg, "SET LOCAL check_function_bodies = off", "its setting");
 	for (int i = 0; ok && i < count; i++) {
 		bool done;
-		ok = migrate_apply(pg, kind, dir, names[i], &done);
+		ok = migrate_apply(pg, kind, dir, names[i], &done,
+				   kind->together ? &texts[i] : NULL);
 		if (ok && done)
 			(*applied)++;
 	}
-	for (int i = 0; i < count; i++)
+	if (ok && kind->together)
+		ok = migrate_exec(pg, "SET LOCAL check_function_bodies = on", "its setting");
+	for (int i = 0; ok && i < count; i++)
+		if (texts[i])
+			ok = migrate_exec(pg, texts[i], names[i]);
+	for (int i = 0; i < count; i++) {
 		free(names[i]);
+		free(texts[i]);
+	}
 	return ok;
 }
 

@@ -1,9 +1,10 @@
 -- Sets the acting identity for the rest of the current transaction and returns its rights.
 -- An unknown or inactive subject or client gets an empty perimeter and no rights.
--- The settings: app.subject, app.client, app.regions (the perimeter, for the policies),
--- app.may_use (the capabilities the caller may use, fleet.may_use over fleet.capabilities, as a
--- comma list, for fleet.may_read), and app.may_report cleared (a new identity writes nothing
--- until fleet.write_begin says it may).
+-- The settings: app.subject, app.client, app.role (for the read functions' rules by role,
+-- fleet.current_fleet_role), app.regions (the perimeter, for the policies), app.may_use (the
+-- capabilities the caller may use, fleet.may_use over fleet.capabilities, as a comma list, for
+-- fleet.may_read), and app.may_report cleared (a new identity writes nothing until
+-- fleet.write_begin says it may).
 --
 -- Rights at the cost of a probe (0008): the rights resolved here (three lookups under RLS) are
 -- kept for the rest of the backend's session in one of 64 session settings
@@ -41,13 +42,14 @@ BEGIN
         a.requires_confirmation := c[8]::boolean;
         a.regions := string_to_array(c[9], ',');
         PERFORM set_config('app.subject', p_subject, true) || set_config('app.client', p_client, true)
-                || set_config('app.regions', c[9], true) || set_config('app.may_use', c[10], true)
-                || set_config('app.may_report', '', true);
+                || set_config('app.role', c[4], true) || set_config('app.regions', c[9], true)
+                || set_config('app.may_use', c[10], true) || set_config('app.may_report', '', true);
         RETURN a;
     END IF;
     SELECT r.epoch INTO e FROM rights_epoch r;
     -- Clear any earlier identity first: the lookups below run under RLS as the new subject.
     PERFORM set_config('app.regions', '', true);
+    PERFORM set_config('app.role', '', true);
     PERFORM set_config('app.may_use', '', true);
     PERFORM set_config('app.may_report', '', true);
     PERFORM set_config('app.subject', coalesce(p_subject, ''), true);
@@ -80,6 +82,7 @@ BEGIN
                                            array_to_string(a.regions, ','), v_may), false);
     END IF;
     PERFORM set_config('app.regions', array_to_string(a.regions, ','), true);
+    PERFORM set_config('app.role', coalesce(a.role, ''), true);
     PERFORM set_config('app.may_use', v_may, true);
     RETURN a;
 END

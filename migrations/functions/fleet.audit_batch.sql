@@ -6,7 +6,7 @@
 -- fleet.audit_as already lets the login role name any. Time from the clock, lengths capped.
 -- The request reference comes in its parts (0011): the JSON-RPC id, the request's W3C trace id
 -- and the token's reference, split by the server as fleet.audit_ref splits it; the columns'
--- CHECK constraints refuse a malformed trace id or token reference.
+-- types (domains, 0027) refuse a malformed trace id or token reference.
 -- A lock on audit_log (an administrator's LOCK TABLE, ALTER TABLE, VACUUM FULL) fails the batch
 -- after lock_timeout instead of stalling it: every read of the instance waits for the batch in
 -- flight, and they answer 503 (retry) rather than hang behind the lock.

@@ -31,7 +31,6 @@ DECLARE
     cs      record;
     bk      record;
     v_to    text;
-    v_asker text;
     v_event bigint;
     v_now   timestamptz := clock_timestamp();
 BEGIN
@@ -54,7 +53,7 @@ BEGIN
         RETURN fleet.write_stop(w, 'case_' || cs.state, cs.region);
     ELSIF tr.branch = 'written_off' AND nullif(btrim(v_note), '') IS NULL THEN
         RETURN fleet.write_stop(w, 'note_required', cs.region, p_audit => 'invalid');
-    ELSIF c.tool = 'decide_write_off' AND cs.write_off_requested_by = c.subject THEN
+    ELSIF NOT fleet.case_step_allowed(c.tool, c.subject, cs.write_off_requested_by) THEN
         RETURN fleet.write_stop(w, 'same_person', cs.region, p_audit => 'denied');
     END IF;
 
@@ -68,42 +67,13 @@ BEGIN
                                          AND o.case_id <> v_case)
                  THEN 'available'
                  ELSE bk.status END;
-    IF cs.write_off_requested_by IS NOT NULL THEN
-        SELECT n.name INTO v_asker FROM fleet.case_names(v_case) n
-         WHERE n.kind = 'subject' AND n.id = cs.write_off_requested_by;
-        v_asker := coalesce(v_asker, cs.write_off_requested_by);
-    END IF;
     IF fleet.write_asks(w, coalesce(tr.branch = 'written_off', false)
                            OR (w.acting).requires_confirmation) THEN
-        RETURN fleet.write_stop(w, 'confirmation_required', cs.region, CASE tr.event
-            WHEN 'inspection_requested' THEN
-                format('request an inspection of bike %s for case %s (region %s): the case '
-                       'waits for a technician, and the bike stays %s', cs.bike_id, v_case,
-                       cs.region, bk.status)
-            WHEN 'inspected' THEN
-                format('record the finding "%s" for bike %s (case %s, region %s)',
-                       c.args ->> 'finding', cs.bike_id, v_case, cs.region)
-            WHEN 'closed' THEN
-                format('close case %s of bike %s (region %s) as %s: the bike %s %s', v_case,
-                       cs.bike_id, cs.region, tr.branch,
-                       CASE WHEN v_to = bk.status THEN 'stays' ELSE 'becomes' END, v_to)
-            WHEN 'write_off_requested' THEN
-                format('ask to write off bike %s (case %s, region %s): the case waits for '
-                       'the approval of another fleet operator, and the bike stays %s',
-                       cs.bike_id, v_case, cs.region, bk.status)
-            WHEN 'write_off_approved' THEN
-                format('approve the write-off of bike %s asked by %s (case %s, region %s): '
-                       'the case is closed and the bike is retired for good', cs.bike_id,
-                       v_asker, v_case, cs.region)
-            WHEN 'write_off_refused' THEN
-                format('refuse the write-off of bike %s asked by %s (case %s, region %s): the '
-                       'case goes back to inspected, and the bike stays %s', cs.bike_id,
-                       v_asker, v_case, cs.region, bk.status)
-            ELSE
-                format('%s: case %s of bike %s (region %s) goes from %s to %s, and the bike '
-                       'stays %s', replace(c.tool, '_', ' '), v_case, cs.bike_id, cs.region,
-                       cs.state, tr.step_to, bk.status)
-        END);
+        RETURN fleet.write_stop(w, 'confirmation_required', cs.region,
+                                fleet.case_step_question(tr.event,
+                                                         coalesce(c.args ->> 'finding', tr.branch),
+                                                         v_case, cs.bike_id, cs.region, bk.status,
+                                                         v_to, cs.write_off_requested_by));
     END IF;
 
     IF v_to <> bk.status THEN

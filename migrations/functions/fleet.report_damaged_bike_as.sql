@@ -44,15 +44,29 @@ BEGIN
     END IF;
     v_to := fleet.report_leaves(bk.status);
     IF fleet.write_asks(w) THEN
-        RETURN fleet.write_stop(w, 'confirmation_required', bk.region, format(
-            'report "%s" on bike %s (region %s, currently %s): a damage report is filed, the '
-            'bike %s %s, and %s', c.args ->> 'issue', bk.bike_id, bk.region, bk.status,
-            CASE WHEN v_to = bk.status THEN 'stays' ELSE 'becomes' END, v_to,
-            CASE WHEN oc.case_id IS NULL THEN 'a new investigation case is opened'
-                 ELSE format('the report is added to investigation case %s (%s)', oc.case_id,
-                             CASE oc.state WHEN 'inspection_requested' THEN 'waiting for an inspection'
-                                           WHEN 'awaiting_approval' THEN 'its write-off awaiting approval'
-                                           ELSE oc.state END) END));
+        -- The question the user confirms, in their words: the issue, the bike and its region
+        -- by name, what happens to the bike and to its case; no tool, code or client id.
+        RETURN fleet.write_stop(w, 'confirmation_required', bk.region, (
+            SELECT format('File a damage report "%s" on bike %s (%s)? %s, and %s.',
+                          replace(c.args ->> 'issue', '_', ' '), bk.bike_id,
+                          coalesce((SELECT r.name FROM regions r WHERE r.code = bk.region),
+                                   bk.region),
+                          CASE WHEN v_to = bk.status
+                               THEN format('The bike stays %s', lower(s_now.label))
+                               ELSE format('The bike becomes %s (it is %s now)',
+                                           lower(s_after.label), lower(s_now.label)) END,
+                          CASE WHEN oc.case_id IS NULL THEN 'a new investigation case is opened'
+                               ELSE 'the report is added to case ' || oc.case_id || ', '
+                                    || CASE oc.state
+                                           WHEN 'inspection_requested'
+                                               THEN 'which is waiting for an inspection'
+                                           WHEN 'inspected' THEN 'which has been inspected'
+                                           WHEN 'awaiting_approval'
+                                               THEN 'whose write-off is waiting for approval'
+                                           ELSE 'which is open' END
+                          END)
+              FROM status_codes s_now, status_codes s_after
+             WHERE s_now.code = bk.status AND s_after.code = v_to));
     END IF;
 
     v_case := oc.case_id;

@@ -9,9 +9,9 @@
 -- Returns the task as fleet.task_for shows it afterwards; no row for an unknown, expired or
 -- someone else's task (nothing is written then).
 CREATE OR REPLACE FUNCTION fleet.task_cancel_as(p_subject text, p_client text, p_task_id text)
-RETURNS TABLE (task_id text, tool text, status text, message text,
-               created_at_ms bigint, updated_at_ms bigint, ttl_ms bigint, poll_ms integer,
-               is_error boolean, result json)
+RETURNS TABLE (task_id text, status text, message text, created_at_ms bigint,
+               updated_at_ms bigint, ttl_ms bigint, poll_ms integer, is_error boolean,
+               result json, tool text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
 AS $$

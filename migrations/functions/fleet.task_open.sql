@@ -7,6 +7,8 @@
 -- task belongs to the call's subject and client application alone; it lives c.task_ttl_ms (NULL:
 -- 7 days), held between 1 s and 30 days. Each task opened takes up to 100 expired ones away, so
 -- that the table stays bounded by what is opened within a lifetime, with no job of its own.
+-- Its polling interval is 5 s: the step waits for a person (minutes, hours), and a finding shows
+-- at most that late to a client that polls (at once to one that listens), for 12 reads a minute.
 -- Returns the task as fleet.task_for shows it, an object by its column names.
 CREATE OR REPLACE FUNCTION fleet.task_open(c fleet.write_call, p_kind text, p_case_id text,
                                            p_region text, p_since bigint)
@@ -29,7 +31,7 @@ BEGIN
                        expires_at, poll_ms)
     VALUES (c.task_id, c.subject, c.client, p_case_id, p_region, p_kind, c.tool, p_since,
             s.status, s.message, s.is_error, s.result, v_now, v_now, v_ttl,
-            v_now + v_ttl * interval '1 millisecond', 30000);
+            v_now + v_ttl * interval '1 millisecond', 5000);
     RETURN (SELECT to_jsonb(r) FROM fleet.task_rows(ARRAY[c.task_id]) r);
 END
 $$;

@@ -5,21 +5,21 @@
 -- transaction shows. fleet.task_for (as the caller) and fleet.task_notice (as the owner, for
 -- the change feed) read tasks through it.
 CREATE OR REPLACE FUNCTION fleet.task_rows(p_task_ids text[])
-RETURNS TABLE (subject text, client_id text, task_id text, tool text, status text,
-               message text, created_at_ms bigint, updated_at_ms bigint, ttl_ms bigint,
-               poll_ms integer, is_error boolean, result json)
+RETURNS TABLE (subject text, client_id text, task_id text, status text, message text,
+               created_at_ms bigint, updated_at_ms bigint, ttl_ms bigint, poll_ms integer,
+               is_error boolean, result json, tool text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, fleet
 AS $$
 #variable_conflict use_column
 BEGIN
     RETURN QUERY
-    SELECT t.subject, t.client_id, t.task_id, t.tool, coalesce(s.status, t.status),
+    SELECT t.subject, t.client_id, t.task_id, coalesce(s.status, t.status),
            coalesce(s.message, t.message),
            (extract(epoch FROM t.created_at) * 1000)::bigint,
            (extract(epoch FROM greatest(t.updated_at, s.changed_at)) * 1000)::bigint,
            t.ttl_ms, t.poll_ms, coalesce(s.is_error, t.is_error),
-           coalesce(s.result, t.result)::json
+           coalesce(s.result, t.result)::json, t.tool
       FROM tasks t
       LEFT JOIN LATERAL (SELECT * FROM fleet.task_state(t.kind, t.case_id, t.since_event)
                           WHERE t.status = 'working') s ON true

@@ -1,7 +1,9 @@
 /* The resource-server side of OAuth 2.1: bearer parsing, JWT validation against a cached JWKS
  * (issuer metadata discovered lazily), RFC 7662 introspection, one short cache of validation
  * results for both (server/auth/tokcache.c), RFC 9728 metadata and WWW-Authenticate challenges.
- * Tokens are never logged or stored: the cache keys are SHA-256 digests. */
+ * Every fetch from the issuer waits through the caller's loop (fetch.h), one per purpose at a
+ * time (struct auth_once). Tokens are never logged or stored: the cache keys are SHA-256
+ * digests. */
 #include "auth.h"
 
 #include <cjose/cjose.h>
@@ -17,13 +19,16 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/task.h"
 #include "fetch.h"
 #include "jwt.h"
 #include "scopes.h"
 #include "tokcache.h"
 
 #define AUTH_JWKS_TTL 3600 /* seconds before a key set is refreshed in the background of use */
-#define AUTH_WAIT_FACTOR 3 /* a thread waits at most this many fetch timeouts for another */
+/* Introspections under way at once, all loops together: past it a token never seen gets 503 +
+ * Retry-After at once (a flood of made-up tokens must not become a flood at the issuer). */
+#define AUTH_INTROSPECTIONS_MAX 64
 
 /* A key set shared by the requests that use it; freed when the last one lets go. gen numbers
  * the sets in the order they were installed: a cached token verified with an older set is
@@ -35,6 +40,26 @@ struct auth_keys {
 	unsigned long gen;
 };
 
+/* One fetch at a time per purpose (the issuer's metadata, its key set, one token's
+ * introspection): the first call that needs it runs it; the others wait for its end, their
+ * tasks parked and their loops free (task_cond_wait), and use what it left. Under auth.lock. */
+struct auth_once {
+	bool running;
+	unsigned long round; /* fetches ended */
+	struct task_cond landed;
+};
+
+/* An introspection under way, and its verdict for the calls that present the same token. */
+struct auth_flight {
+	unsigned char d[TOKCACHE_DIGEST]; /* of the token */
+	struct auth_once once;
+	int refs; /* the call that runs it and those that wait for it */
+	enum auth_status st;
+	struct fleet_actor actor;
+	const char *why; /* static, or auth.audience_why */
+	struct auth_flight *next;
+};
+
 static struct {
 	enum auth_mode mode;
 	char *issuer, *resource, *prm_url, *prm_local;
@@ -44,16 +69,21 @@ static struct {
 	struct fetch_policy fetch;
 	long refresh_cooldown, cache_ttl;
 	pthread_mutex_t lock; /* guards everything below */
-	pthread_cond_t fetched;
-	bool fetching;
-	long last_attempt;
-	struct auth_keys *keys;
+	struct auth_once meta_once, keys_once;
+	bool discovered; /* the issuer's metadata was read: the two URIs below are set for good */
 	char *jwks_uri, *introspection_uri;
+	long last_attempt; /* of a key-set fetch */
+	bool keys_failed;  /* the last key-set fetch failed: a key it would name is not known absent
+			    */
+	struct auth_keys *keys;
 	long intro_down_until; /* introspection failed: answer 503 at once until then */
+	struct auth_flight *flights;
+	int nflights;
+	long flights_full_said; /* when the cap of introspections was last logged */
 	/* Outside the lock: read on every request. */
 	atomic_ulong keys_gen;  /* gen of auth.keys (0: none yet) */
 	struct tokcache *cache; /* validated tokens (JWT) or introspection answers */
-} auth = {.lock = PTHREAD_MUTEX_INITIALIZER, .fetched = PTHREAD_COND_INITIALIZER};
+} auth = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static long auth_now(void)
 {
@@ -177,6 +207,13 @@ void auth_cleanup(void)
 	atomic_store(&auth.keys_gen, 0);
 	auth.issuer = auth.resource = auth.prm_url = auth.prm_local = NULL;
 	auth.client_id = auth.client_secret = auth.jwks_uri = auth.introspection_uri = NULL;
+	if (auth.meta_once.running || auth.keys_once.running || auth.flights) {
+		log_error("auth_cleanup: a fetch from the issuer is under way");
+		abort(); /* our bug: its caller waits for it, and the server has stopped */
+	}
+	auth.discovered = false;
+	auth.last_attempt = auth.intro_down_until = 0;
+	auth.keys_failed = false;
 	auth.mode = AUTH_MODE_LOCAL;
 	curl_global_cleanup();
 }
@@ -268,6 +305,29 @@ static bool auth_actor_from(const json_t *claims, const unsigned char d[TOKCACHE
 	return true;
 }
 
+/* ---- one fetch per purpose ------------------------------------------------------------------ */
+
+/* With auth.lock held: true when the caller is to run o's fetch (auth_once_end once it ended);
+ * false when one was under way: the caller waited for its end (the lock held again). */
+static bool auth_once_begin(struct auth_once *o)
+{
+	if (!o->running) {
+		o->running = true;
+		return true;
+	}
+	for (unsigned long r = o->round; o->round == r;)
+		task_cond_wait(&o->landed, &auth.lock);
+	return false;
+}
+
+/* With auth.lock held: o's fetch ended; the calls that waited for it go on. */
+static void auth_once_end(struct auth_once *o)
+{
+	o->running = false;
+	o->round++;
+	task_cond_broadcast(&o->landed);
+}
+
 /* ---- discovery and keys ----------------------------------------------------------------- */
 
 /* Fetches the issuer's metadata (RFC 8414, then OpenID Connect discovery) and sets
@@ -318,26 +378,39 @@ static enum auth_status auth_discover(char **jwks_uri, char **introspection)
 	return st;
 }
 
-/* Fetches metadata (first time) and the key set; runs without the lock. */
-static struct jwt_keyset *auth_fetch_keys(void)
+/* The issuer's jwks_uri (jwks) or introspection endpoint (new string), its metadata fetched
+ * the first time: the calls that need it meanwhile wait for that one fetch. NULL when the
+ * metadata cannot be read or names none. Without the lock. */
+static char *auth_endpoint(bool jwks)
 {
 	pthread_mutex_lock(&auth.lock);
-	char *uri = auth.jwks_uri ? mem_strdup(auth.jwks_uri) : NULL;
-	pthread_mutex_unlock(&auth.lock);
-	if (!uri) {
-		char *intro = NULL;
-		if (auth_discover(&uri, &intro) != AUTH_OK || !uri) {
-			free(intro);
-			free(uri);
-			log_error("cannot discover the issuer's jwks_uri");
-			return NULL;
-		}
-		pthread_mutex_lock(&auth.lock);
-		if (!auth.jwks_uri)
-			auth.jwks_uri = mem_strdup(uri);
+	if (!auth.discovered && auth_once_begin(&auth.meta_once)) {
 		pthread_mutex_unlock(&auth.lock);
-		free(intro);
+		char *ju = NULL, *iu = NULL;
+		enum auth_status st = auth_discover(&ju, &iu);
+		pthread_mutex_lock(&auth.lock);
+		if (st == AUTH_OK) {
+			auth.jwks_uri = ju;
+			auth.introspection_uri = iu;
+			auth.discovered = true;
+		}
+		auth_once_end(&auth.meta_once);
 	}
+	const char *uri = jwks ? auth.jwks_uri : auth.introspection_uri;
+	char *out = uri ? mem_strdup(uri) : NULL;
+	pthread_mutex_unlock(&auth.lock);
+	if (!out)
+		log_error("cannot discover the issuer's %s",
+			  jwks ? "jwks_uri" : "introspection_endpoint");
+	return out;
+}
+
+/* Fetches the key set (its URI discovered the first time); runs without the lock. */
+static struct jwt_keyset *auth_fetch_keys(void)
+{
+	char *uri = auth_endpoint(true);
+	if (!uri)
+		return NULL;
 	char *body = NULL;
 	long code = 0;
 	struct jwt_keyset *ks = NULL;
@@ -356,58 +429,41 @@ static struct jwt_keyset *auth_fetch_keys(void)
 }
 
 /* A referenced key set to verify with (release with auth_keys_release). refresh: the current
- * set lacks a key the token names; refetch unless the cool-down forbids it. */
-static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
+ * set lacks a key the token names. Without a set, or for a key it lacks, the call waits for the
+ * fetch under way, or runs one when the cool-down allows; a set merely old is refreshed by the
+ * call that sees it first while the others use it. wait false: AUTH_PENDING instead of a fetch
+ * or a wait. */
+static enum auth_status auth_keys_get(bool refresh, bool wait, struct auth_keys **out)
 {
 	*out = NULL;
-	pthread_mutex_lock(&auth.lock);
-	for (;;) {
-		long now = auth_now();
-		struct auth_keys *k = auth.keys;
-		bool want = !k || refresh || now - k->fetched > AUTH_JWKS_TTL;
-		bool may =
-			auth.last_attempt == 0 || now - auth.last_attempt >= auth.refresh_cooldown;
-		if (want && may && !auth.fetching)
-			break; /* this thread fetches */
-		if (want && !k && auth.fetching) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += AUTH_WAIT_FACTOR * (auth.fetch.timeout_ms / 1000 + 1);
-			if (pthread_cond_timedwait(&auth.fetched, &auth.lock, &until) != 0)
-				break; /* took too long: answer from what we have */
-			refresh = false;
-			continue;
-		}
-		if (k) {
-			k->refs++;
-			*out = k;
-		}
-		pthread_mutex_unlock(&auth.lock);
-		return k ? AUTH_OK : AUTH_UNAVAILABLE;
-	}
-	if (auth.fetching) {
-		pthread_mutex_unlock(&auth.lock);
-		return AUTH_UNAVAILABLE;
-	}
-	auth.fetching = true;
-	auth.last_attempt = auth_now();
-	pthread_mutex_unlock(&auth.lock);
-
-	struct jwt_keyset *ks = auth_fetch_keys(); /* no lock held */
-
 	struct auth_keys *old = NULL;
 	pthread_mutex_lock(&auth.lock);
-	auth.fetching = false;
-	if (ks) {
-		struct auth_keys *k = mem_calloc(1, sizeof *k);
-		k->ks = ks;
-		k->fetched = auth_now();
-		k->refs = 1; /* the cache's own reference */
-		k->gen = (old = auth.keys) ? old->gen + 1 : 1;
-		auth.keys = k;
-		atomic_store(&auth.keys_gen, k->gen);
+	long now = auth_now();
+	struct auth_keys *k = auth.keys;
+	bool need = !k || refresh, stale = k && now - k->fetched > AUTH_JWKS_TTL;
+	bool may = auth.last_attempt == 0 || now - auth.last_attempt >= auth.refresh_cooldown;
+	bool fetch = auth.keys_once.running ? need : (need || stale) && may;
+	if (fetch && !wait) {
+		pthread_mutex_unlock(&auth.lock);
+		return AUTH_PENDING;
 	}
-	pthread_cond_broadcast(&auth.fetched);
+	if (fetch && auth_once_begin(&auth.keys_once)) {
+		auth.last_attempt = now;
+		pthread_mutex_unlock(&auth.lock);
+		struct jwt_keyset *ks = auth_fetch_keys(); /* no lock held */
+		pthread_mutex_lock(&auth.lock);
+		if (ks) {
+			k = mem_calloc(1, sizeof *k);
+			k->ks = ks;
+			k->fetched = auth_now();
+			k->refs = 1; /* the cache's own reference */
+			k->gen = (old = auth.keys) ? old->gen + 1 : 1;
+			auth.keys = k;
+			atomic_store(&auth.keys_gen, k->gen);
+		}
+		auth.keys_failed = ks == NULL;
+		auth_once_end(&auth.keys_once);
+	}
 	if (auth.keys) {
 		auth.keys->refs++;
 		*out = auth.keys;
@@ -417,28 +473,20 @@ static enum auth_status auth_keys_get(bool refresh, struct auth_keys **out)
 	return *out ? AUTH_OK : AUTH_UNAVAILABLE;
 }
 
-static void auth_count_cache(bool hit)
-{
-	static const char *const hit_label[] = {"hit"}, *const miss_label[] = {"miss"};
-	metrics_add(&metrics_token_cache, hit ? hit_label : miss_label, 1);
-}
-
-static enum auth_status auth_validate_jwt(const char *token, size_t len, struct fleet_actor *out,
-					  const char **why)
+static enum auth_status auth_validate_jwt(const char *token, size_t len, bool wait,
+					  struct fleet_actor *out, const char **why, bool *hit)
 {
 	unsigned char d[TOKCACHE_DIGEST];
 	tokcache_digest(token, len, d);
 	bool active = false;
-	bool hit = tokcache_get(auth.cache, d, atomic_load(&auth.keys_gen), auth_now(), out,
-				&active) &&
-		   active;
-	auth_count_cache(hit);
-	if (hit) {
+	*hit = tokcache_get(auth.cache, d, atomic_load(&auth.keys_gen), auth_now(), out, &active) &&
+	       active;
+	if (*hit) {
 		*why = NULL;
 		return AUTH_OK;
 	}
 	struct auth_keys *k = NULL;
-	enum auth_status st = auth_keys_get(false, &k);
+	enum auth_status st = auth_keys_get(false, wait, &k);
 	if (st != AUTH_OK) {
 		*why = "the authorization server is unavailable";
 		return st;
@@ -447,15 +495,30 @@ static enum auth_status auth_validate_jwt(const char *token, size_t len, struct 
 	unsigned long gen = k->gen; /* of the set that verified the token */
 	enum jwt_status js = jwt_verify(k->ks, &auth.policy, token, len, auth_now(), &claims, why);
 	if (js == JWT_UNKNOWN_KEY) {
-		/* Perhaps the issuer rotated its keys: one refresh, rate-limited. The old set stays
-		 * referenced meanwhile, so a new set can never reuse its address. */
+		/* Perhaps the issuer rotated its keys: one refresh, rate-limited, that every token
+		 * naming a new key waits for. The old set stays referenced meanwhile, so a new set
+		 * can never reuse its address. */
 		struct auth_keys *fresh = NULL;
-		if (auth_keys_get(true, &fresh) == AUTH_OK && fresh != k) {
+		st = auth_keys_get(true, wait, &fresh);
+		if (st == AUTH_OK && fresh != k) {
 			gen = fresh->gen;
 			js = jwt_verify(fresh->ks, &auth.policy, token, len, auth_now(), &claims,
 					why);
 		}
 		auth_keys_release(fresh);
+		pthread_mutex_lock(&auth.lock);
+		bool failed = auth.keys_failed;
+		pthread_mutex_unlock(&auth.lock);
+		if (st == AUTH_OK && js == JWT_UNKNOWN_KEY && failed) {
+			/* The issuer's current key set could not be had: whether it holds the key
+			 * is not known, so the token is neither refused nor accepted (503). */
+			*why = "the authorization server is unavailable";
+			st = AUTH_UNAVAILABLE;
+		}
+		if (st != AUTH_OK) {
+			auth_keys_release(k);
+			return st;
+		}
 	}
 	auth_keys_release(k);
 	if (js != JWT_OK)
@@ -486,42 +549,17 @@ static void auth_introspection_down(void)
 	pthread_mutex_unlock(&auth.lock);
 }
 
-static enum auth_status auth_validate_introspection(const char *token, size_t len,
-						    struct fleet_actor *out, const char **why)
+/* Asks the issuer about the token whose digest is d (RFC 7662) and caches its answer; the
+ * verdict in *out and *why. Without the lock. */
+static enum auth_status auth_introspect(const char *token, size_t len,
+					const unsigned char d[TOKCACHE_DIGEST],
+					struct fleet_actor *out, const char **why)
 {
-	unsigned char d[TOKCACHE_DIGEST];
-	tokcache_digest(token, len, d);
-	bool active = false;
-	bool hit = tokcache_get(auth.cache, d, 0, auth_now(), out, &active);
-	auth_count_cache(hit);
-	if (hit) {
-		*why = active ? NULL : "token is not active for this server";
-		return active ? AUTH_OK : AUTH_INVALID_TOKEN;
-	}
-	pthread_mutex_lock(&auth.lock);
-	char *uri = auth.introspection_uri ? mem_strdup(auth.introspection_uri) : NULL;
-	bool down = auth_now() < auth.intro_down_until;
-	pthread_mutex_unlock(&auth.lock);
-	if (down) {
-		/* The issuer failed moments ago: do not tie a worker up for another timeout. */
-		free(uri);
+	char *uri = auth_endpoint(false);
+	if (!uri) {
+		auth_introspection_down();
 		*why = "the authorization server is unavailable";
 		return AUTH_UNAVAILABLE;
-	}
-	if (!uri) {
-		char *jwks = NULL;
-		enum auth_status ds = auth_discover(&jwks, &uri);
-		free(jwks);
-		if (ds != AUTH_OK || !uri) {
-			free(uri);
-			auth_introspection_down();
-			*why = "the authorization server is unavailable";
-			return AUTH_UNAVAILABLE;
-		}
-		pthread_mutex_lock(&auth.lock);
-		if (!auth.introspection_uri)
-			auth.introspection_uri = mem_strdup(uri);
-		pthread_mutex_unlock(&auth.lock);
 	}
 	char *tok = mem_strndup(token, len);
 	char *enc = fetch_form_encode(tok);
@@ -531,6 +569,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	enum fetch_status fs = fetch_http(&auth.fetch, uri, form, auth.client_id,
 					  auth.client_secret, &body, &code);
 	memset(tok, 0, len);
+	memset(enc, 0, strlen(enc));
 	memset(form, 0, strlen(form));
 	free(tok);
 	free(enc);
@@ -580,7 +619,96 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	return *why ? AUTH_INVALID_TOKEN : AUTH_OK;
 }
 
-enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor *out,
+/* With auth.lock held: one call of f is done with it. */
+static void auth_flight_release(struct auth_flight *f)
+{
+	if (--f->refs == 0)
+		free(f);
+}
+
+static enum auth_status auth_validate_introspection(const char *token, size_t len, bool wait,
+						    struct fleet_actor *out, const char **why,
+						    bool *hit)
+{
+	unsigned char d[TOKCACHE_DIGEST];
+	tokcache_digest(token, len, d);
+	bool active = false;
+	*hit = tokcache_get(auth.cache, d, 0, auth_now(), out, &active);
+	if (*hit) {
+		*why = active ? NULL : "token is not active for this server";
+		return active ? AUTH_OK : AUTH_INVALID_TOKEN;
+	}
+	*why = "the authorization server is unavailable";
+	pthread_mutex_lock(&auth.lock);
+	if (auth_now() < auth.intro_down_until) {
+		/* The issuer failed moments ago: do not make this call wait for another timeout. */
+		pthread_mutex_unlock(&auth.lock);
+		return AUTH_UNAVAILABLE;
+	}
+	if (!wait) {
+		pthread_mutex_unlock(&auth.lock);
+		return AUTH_PENDING;
+	}
+	struct auth_flight *f = auth.flights;
+	while (f && memcmp(f->d, d, sizeof f->d) != 0)
+		f = f->next;
+	enum auth_status st;
+	if (f) {
+		/* The same token is being introspected: its verdict is this call's too. */
+		f->refs++;
+		(void)auth_once_begin(&f->once);
+		st = f->st;
+		*out = f->actor;
+		*why = f->why;
+		auth_flight_release(f);
+		pthread_mutex_unlock(&auth.lock);
+		return st;
+	}
+	if (auth.nflights >= AUTH_INTROSPECTIONS_MAX) {
+		long now = auth_now();
+		bool say = now != auth.flights_full_said; /* once a second at most */
+		auth.flights_full_said = now;
+		pthread_mutex_unlock(&auth.lock);
+		if (say)
+			log_warn("%d token introspections under way: a token never seen is refused "
+				 "(503) until one ends",
+				 AUTH_INTROSPECTIONS_MAX);
+		return AUTH_UNAVAILABLE;
+	}
+	f = mem_calloc(1, sizeof *f);
+	memcpy(f->d, d, sizeof f->d);
+	f->refs = 1;
+	(void)auth_once_begin(&f->once); /* never under way yet: this call runs it */
+	f->next = auth.flights;
+	auth.flights = f;
+	auth.nflights++;
+	pthread_mutex_unlock(&auth.lock);
+
+	st = auth_introspect(token, len, d, out, why); /* no lock held */
+
+	pthread_mutex_lock(&auth.lock);
+	f->st = st;
+	f->actor = *out;
+	f->why = *why;
+	for (struct auth_flight **p = &auth.flights; *p; p = &(*p)->next)
+		if (*p == f) {
+			*p = f->next;
+			break;
+		}
+	auth.nflights--;
+	auth_once_end(&f->once);
+	auth_flight_release(f);
+	pthread_mutex_unlock(&auth.lock);
+	return st;
+}
+
+static void auth_count_cache(bool hit)
+{
+	static const char *const hit_label[] = {"hit"}, *const miss_label[] = {"miss"};
+	metrics_add(&metrics_token_cache, hit ? hit_label : miss_label, 1);
+}
+
+enum auth_status auth_validate(const char *token, size_t len, bool wait, struct fleet_actor *out,
 			       const char **why)
 {
 	memset(out, 0, sizeof *out);
@@ -588,11 +716,18 @@ enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor
 	if (!token || len == 0 || len > JWT_MAX_TOKEN)
 		return AUTH_INVALID_TOKEN;
 	enum auth_status st = AUTH_INVALID_TOKEN;
+	bool hit = false;
 	switch (auth.mode) {
-	case AUTH_MODE_JWT: st = auth_validate_jwt(token, len, out, why); break;
-	case AUTH_MODE_INTROSPECTION: st = auth_validate_introspection(token, len, out, why); break;
+	case AUTH_MODE_JWT: st = auth_validate_jwt(token, len, wait, out, why, &hit); break;
+	case AUTH_MODE_INTROSPECTION:
+		st = auth_validate_introspection(token, len, wait, out, why, &hit);
+		break;
 	case AUTH_MODE_LOCAL: *why = "token validation is not configured"; break;
 	}
+	if (st == AUTH_PENDING)
+		return st; /* counted once, when the call asks again and waits */
+	if (auth.mode != AUTH_MODE_LOCAL)
+		auth_count_cache(hit);
 	const char *labels[] = {auth.mode == AUTH_MODE_JWT             ? "jwt"
 				: auth.mode == AUTH_MODE_INTROSPECTION ? "introspection"
 								       : "local",
@@ -608,7 +743,7 @@ const char *auth_ready(void)
 	if (auth.mode != AUTH_MODE_JWT || atomic_load(&auth.keys_gen) != 0)
 		return NULL;
 	struct auth_keys *k = NULL;
-	enum auth_status st = auth_keys_get(false, &k);
+	enum auth_status st = auth_keys_get(false, true, &k);
 	auth_keys_release(k);
 	return st == AUTH_OK ? NULL : "issuer keys: the issuer's key set is not loaded";
 }

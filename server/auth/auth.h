@@ -1,7 +1,8 @@
 /* Authorization for the HTTP transport (and tokens given to stdio): the server is an OAuth 2.1
  * resource server. Bearer tokens are validated locally as RFC 9068 JWTs against the issuer's
  * JWKS, or by RFC 7662 introspection; the principal comes only from a validated token.
- * Thread-safe: caches are locked, and no lock is held during a network fetch. */
+ * Thread-safe: caches are locked, and no lock is held during a network fetch. A fetch from the
+ * issuer waits the way a call waits (fetch.h): the calling task parks and its loop goes on. */
 #ifndef BIKAROO_AUTH_H
 #define BIKAROO_AUTH_H
 
@@ -20,6 +21,7 @@ enum auth_status {
 	AUTH_INVALID_TOKEN, /* 401 invalid_token */
 	AUTH_UNAVAILABLE,   /* issuer unreachable and nothing usable cached: 503 + Retry-After */
 	AUTH_CONFIG,        /* the configuration cannot work (start-up only) */
+	AUTH_PENDING,       /* auth_validate without wait: the answer needs the issuer */
 };
 
 /* The authorization settings (BIKAROO_AUTH_* and BIKAROO_RESOURCE_URI; strings borrowed). */
@@ -45,7 +47,7 @@ void auth_cleanup(void);
 enum auth_mode auth_mode(void);
 /* Readiness (GET /readyz): NULL when tokens can be validated now, else what is missing (static
  * text). In jwt mode the issuer's key set must be loaded: fetched here when there is none yet
- * (within the refresh cool-down). */
+ * (within the refresh cool-down), so it may wait (a task, or a thread that serves no loop). */
 const char *auth_ready(void);
 
 /* Picks the bearer token out of the Authorization header values of one request (n of them,
@@ -54,8 +56,11 @@ enum auth_status auth_bearer(const char *const *values, size_t n, const char **t
 	__attribute__((warn_unused_result));
 
 /* Validates a bearer token (len bytes, borrowed) and fills *out with the principal it names.
- * *why (static text, never token content) explains a refusal. */
-enum auth_status auth_validate(const char *token, size_t len, struct fleet_actor *out,
+ * *why (static text, never token content) explains a refusal. What the caches and the key set
+ * in hand decide is answered at once; what needs the issuer (its metadata, its key set, an
+ * introspection) waits for its fetch when wait is set: from a task, or a thread that serves no
+ * loop (fetch.h). Without wait that is AUTH_PENDING: ask again with wait from a task. */
+enum auth_status auth_validate(const char *token, size_t len, bool wait, struct fleet_actor *out,
 			       const char **why) __attribute__((warn_unused_result));
 
 /* RFC 9728 protected-resource metadata: whether a request path is one of the paths we serve it

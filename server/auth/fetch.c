@@ -1,13 +1,23 @@
-/* Bounded outbound HTTP with libcurl (see fetch.h for the policy). */
+/* Bounded outbound HTTP with libcurl's multi interface, driven by the calling code's loop (see
+ * fetch.h for the policy): libcurl's sockets in the loop's epoll set, its timer in a hook of the
+ * loop, the caller's task parked until its transfer is done (libcurl's internals document MULTI-EV
+ * and curl_multi_socket_action(3) describe this use). */
 #include "fetch.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 
+#include "common/log.h"
+#include "common/loop.h"
 #include "common/mem.h"
+#include "common/task.h"
 
 struct fetch_buf {
 	char *p;
@@ -101,59 +111,219 @@ char *fetch_form_encode(const char *s)
 	return out;
 }
 
+/* ---- the loop's multi handle ------------------------------------------------------------ */
+
+/* What a loop keeps for its fetches (a slot of the loop, made on its first fetch): one multi
+ * handle (its connections to the issuer are reused from fetch to fetch), the sockets libcurl
+ * asked it to watch, and libcurl's one timer, run by the loop's hook. Touched on the loop's
+ * thread only. */
+struct fetch_loop {
+	struct loop *loop;
+	CURLM *multi;
+	struct loop_hook hook;
+	long long timer_at; /* CLOCK_MONOTONIC ms when libcurl wants its timeout run; 0: none */
+	struct fetch_sock *socks;
+};
+
+/* A socket of a transfer, watched by the loop for libcurl. */
+struct fetch_sock {
+	struct loop_fd fd;
+	struct fetch_loop *fl;
+	struct fetch_sock *next;
+};
+
+/* One transfer, on its waiter's stack until it ends. */
+struct fetch_xfer {
+	struct task_wait wait;
+	CURLcode rc;
+	struct fetch_buf buf;
+};
+
+static const char fetch_key[] = "fetch"; /* the loop's slot */
+
+/* Ends the transfers that are done: each one's waiter is woken (it reads its result and frees
+ * its handle). After each libcurl call that may end one. */
+static void fetch_reap(struct fetch_loop *fl)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(fl->multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		CURL *e = m->easy_handle;
+		char *priv = NULL;
+		curl_easy_getinfo(e, CURLINFO_PRIVATE, &priv);
+		struct fetch_xfer *x = (struct fetch_xfer *)priv;
+		x->rc = m->data.result; /* m is libcurl's until the handle is removed */
+		curl_multi_remove_handle(fl->multi, e);
+		task_wake(&x->wait);
+	}
+}
+
+static void fetch_act(struct fetch_loop *fl, curl_socket_t s, int flags)
+{
+	int running;
+	curl_multi_socket_action(fl->multi, s, flags, &running);
+	fetch_reap(fl);
+}
+
+static void fetch_ready(struct loop_fd *f, uint32_t events)
+{
+	struct fetch_sock *fs = (struct fetch_sock *)((char *)f - offsetof(struct fetch_sock, fd));
+	int flags = (events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+		    (events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+		    (events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+	fetch_act(fs->fl, f->fd, flags);
+}
+
+/* CURLMOPT_SOCKETFUNCTION: what to watch on s changed. */
+static int fetch_socket(CURL *e, curl_socket_t s, int what, void *clientp, void *socketp)
+{
+	(void)e;
+	struct fetch_loop *fl = clientp;
+	struct fetch_sock *fs = socketp;
+	if (what == CURL_POLL_REMOVE) {
+		if (!fs)
+			return 0;
+		loop_unwatch(fl->loop, &fs->fd);
+		for (struct fetch_sock **p = &fl->socks; *p; p = &(*p)->next)
+			if (*p == fs) {
+				*p = fs->next;
+				break;
+			}
+		free(fs);
+		return 0;
+	}
+	if (!fs) {
+		fs = mem_calloc(1, sizeof *fs);
+		fs->fd = (struct loop_fd){.fd = s, .ready = fetch_ready};
+		fs->fl = fl;
+		fs->next = fl->socks;
+		fl->socks = fs;
+		curl_multi_assign(fl->multi, s, fs);
+	}
+	uint32_t ev = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+	if (loop_watch(fl->loop, &fs->fd, ev) != 0) {
+		log_error("fetch: cannot watch a socket: %s", strerror(errno));
+		return -1; /* libcurl fails the transfers: their waiters answer "unavailable" */
+	}
+	return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: libcurl's one timer, run by the loop's hook (never from here). */
+static int fetch_timer(CURLM *m, long timeout_ms, void *clientp)
+{
+	(void)m;
+	struct fetch_loop *fl = clientp;
+	fl->timer_at = timeout_ms < 0 ? 0 : loop_now_ms() + timeout_ms;
+	return 0;
+}
+
+static long long fetch_due(struct loop_hook *h, long long now)
+{
+	struct fetch_loop *fl =
+		(struct fetch_loop *)((char *)h - offsetof(struct fetch_loop, hook));
+	if (fl->timer_at && now >= fl->timer_at) {
+		fl->timer_at = 0;
+		fetch_act(fl, CURL_SOCKET_TIMEOUT, 0);
+	}
+	return fl->timer_at;
+}
+
+/* The loop is freed: no transfer is under way (each one's waiter holds the loop's thread). */
+static void fetch_end(struct loop_hook *h)
+{
+	struct fetch_loop *fl =
+		(struct fetch_loop *)((char *)h - offsetof(struct fetch_loop, hook));
+	curl_multi_cleanup(fl->multi); /* its cached connections close: their sockets go */
+	while (fl->socks) {
+		struct fetch_sock *fs = fl->socks;
+		fl->socks = fs->next;
+		free(fs);
+	}
+	free(fl);
+}
+
+/* The calling code's loop's (task_loop()), made on first use. */
+static struct fetch_loop *fetch_loop_here(void)
+{
+	struct loop *l = task_loop();
+	struct fetch_loop *fl = loop_get(l, fetch_key);
+	if (fl)
+		return fl;
+	fl = mem_calloc(1, sizeof *fl);
+	fl->loop = l;
+	fl->multi = curl_multi_init();
+	if (!fl->multi) {
+		log_error("fetch: libcurl has no multi handle (out of memory)");
+		abort(); /* the one out-of-memory policy */
+	}
+	curl_multi_setopt(fl->multi, CURLMOPT_SOCKETFUNCTION, fetch_socket);
+	curl_multi_setopt(fl->multi, CURLMOPT_SOCKETDATA, fl);
+	curl_multi_setopt(fl->multi, CURLMOPT_TIMERFUNCTION, fetch_timer);
+	curl_multi_setopt(fl->multi, CURLMOPT_TIMERDATA, fl);
+	fl->hook = (struct loop_hook){.due = fetch_due, .end = fetch_end};
+	loop_hook(l, &fl->hook);
+	loop_set(l, fetch_key, fl);
+	return fl;
+}
+
+/* ---- one fetch ------------------------------------------------------------------------------ */
+
 enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, const char *form,
 			     const char *user, const char *password, char **body, long *http_code)
 {
 	*body = NULL;
 	*http_code = 0;
+	enum fetch_status st = FETCH_UNAVAILABLE;
+	struct fetch_xfer x = {0};
+	struct curl_slist *h = NULL;
+	CURL *c = NULL;
 	CURLU *u = fetch_parse(p, url);
 	if (!u)
 		return FETCH_REFUSED_URL;
-	CURL *c = curl_easy_init();
-	if (!c) {
-		curl_url_cleanup(u);
-		return FETCH_UNAVAILABLE;
-	}
-	struct fetch_buf b = {0};
-	struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
+	c = curl_easy_init();
+	if (!c)
+		goto out;
+	h = curl_slist_append(NULL, "Accept: application/json");
 	curl_easy_setopt(c, CURLOPT_CURLU, u); /* what fetch_parse judged, not the text again */
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, p->allow_loopback_http ? "http,https" : "https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* worker threads: no SIGALRM for timeouts */
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, p->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, p->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)FETCH_MAX_BYTES);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fetch_collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &x.buf);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "bikaroo-mcp");
-	if (form) {
+	curl_easy_setopt(c, CURLOPT_PRIVATE, (char *)&x);
+	if (form)
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, form);
-	}
 	if (user) {
 		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_easy_setopt(c, CURLOPT_USERNAME, user);
 		curl_easy_setopt(c, CURLOPT_PASSWORD, password ? password : "");
 	}
-	CURLcode rc = curl_easy_perform(c);
-	enum fetch_status st;
-	if (b.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+	struct fetch_loop *fl = fetch_loop_here();
+	task_wait_init(&x.wait);
+	if (curl_multi_add_handle(fl->multi, c) != CURLM_OK)
+		goto out;
+	task_wait(&x.wait); /* fetch_reap ends it, within p->timeout_ms */
+	if (x.buf.too_large || x.rc == CURLE_FILESIZE_EXCEEDED) {
 		st = FETCH_TOO_LARGE;
-	} else if (rc != CURLE_OK) {
-		st = FETCH_UNAVAILABLE;
-	} else {
+	} else if (x.rc == CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http_code);
 		if (*http_code >= 200 && *http_code < 300)
 			st = FETCH_OK;
-		else if (*http_code >= 500)
-			st = FETCH_UNAVAILABLE;
-		else
+		else if (*http_code < 500)
 			st = FETCH_HTTP_ERROR;
 	}
+out:
 	if (st == FETCH_OK)
-		*body = b.p ? b.p : mem_strdup("");
+		*body = x.buf.p ? x.buf.p : mem_strdup("");
 	else
-		free(b.p);
+		free(x.buf.p);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	curl_url_cleanup(u);

@@ -1,6 +1,12 @@
 /* Outbound HTTP for the authorization module (issuer metadata, JWKS, introspection), with
  * libcurl: https only (http only to a loopback host when the test configuration allows it),
- * no redirects, short timeouts, a response size cap. Never called with a URL a client chose. */
+ * no redirects, short timeouts, a response size cap. Never called with a URL a client chose.
+ *
+ * A fetch waits the way a call waits: its transfer runs in libcurl's multi interface driven by
+ * the calling code's loop (common/loop.h), its sockets in that loop's epoll set and its timer in
+ * that loop's hooks, while the caller's task is parked (common/task.h); a thread that serves no
+ * loop turns its private loop meanwhile. Nothing else on the loop waits for it. A serving loop's
+ * thread outside a task cannot fetch (task_wait aborts): run the code that fetches as a task. */
 #ifndef BIKAROO_FETCH_H
 #define BIKAROO_FETCH_H
 
@@ -28,7 +34,9 @@ bool fetch_url_allowed(const struct fetch_policy *p, const char *url);
 
 /* GET url; on FETCH_OK *body is new memory (caller frees, NUL-terminated) and *http_code set.
  * form (may be NULL): POSTs it as application/x-www-form-urlencoded instead. user/password
- * (may be NULL): HTTP Basic credentials (already form-encoded as RFC 6749 2.3.1 wants). */
+ * (may be NULL): HTTP Basic credentials (already form-encoded as RFC 6749 2.3.1 wants). The one
+ * place where an outbound transfer starts and ends; it waits through the caller's loop (above),
+ * at most p->timeout_ms. */
 enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, const char *form,
 			     const char *user, const char *password, char **body, long *http_code)
 	__attribute__((warn_unused_result));

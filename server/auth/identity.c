@@ -36,7 +36,7 @@ enum identity_status identity_from_environment(const struct identity_env *env,
 			*why = "BIKAROO_TOKEN is empty: set it to an access token for this server";
 			return IDENTITY_NO_TOKEN;
 		}
-		enum auth_status st = auth_validate(env->token, strlen(env->token), out, why);
+		enum auth_status st = auth_validate(env->token, strlen(env->token), true, out, why);
 		if (st == AUTH_OK)
 			return IDENTITY_OK;
 		return st == AUTH_UNAVAILABLE ? IDENTITY_UNAVAILABLE : IDENTITY_INVALID;

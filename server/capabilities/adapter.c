@@ -7,11 +7,12 @@
 
 #include "common/jsonw.h"
 #include "common/log.h"
-#include "domain/bikes.h"
 #include "domain/case_tasks.h"
+#include "domain/ids.h"
 #include "domain/reads.h"
 #include "domain/rights.h"
 #include "gen/capabilities.h"
+#include "server/protocol/pager.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/tasks.h"
 #include "server/protocol/server.h"
@@ -36,6 +37,11 @@ const struct mcp_ext_meta adapter_card_link = {
 const struct mcp_ext_meta adapter_timeline_link = {
 	ADAPTER_UI_DECLARED,
 	.meta = "{\"ui\":{\"resourceUri\":\"" ADAPTER_UI_TIMELINE_URI "\"}}",
+};
+
+const struct mcp_ext_meta adapter_queue_link = {
+	ADAPTER_UI_DECLARED,
+	.meta = "{\"ui\":{\"resourceUri\":\"" ADAPTER_UI_QUEUE_URI "\"}}",
 };
 
 /* The documents are self-contained HTML5 (inline script and style, no external origin): no
@@ -95,13 +101,35 @@ static json_t *adapter_value(const struct declared_field *f, const char *v)
 	return json_string(v);
 }
 
-json_t *adapter_row(const struct declared_field *fields, size_t n, char *const *row)
+/* One row (n column texts) as the object of its shown columns, in declared order. */
+static json_t *adapter_row(const struct declared_field *fields, size_t n, char *const *row)
 {
 	json_t *o = json_object();
 	for (size_t i = 0; i < n; i++)
 		if (fields[i].name)
 			json_object_set_new(o, fields[i].name, adapter_value(&fields[i], row[i]));
 	return o;
+}
+
+json_t *adapter_document(const struct mcp_ctx *ctx, const struct declared_read *r,
+			 char *const *rows, size_t n, json_t *args)
+{
+	size_t w = r->query.ncolumns;
+	if (!r->query.list)
+		return adapter_row(r->fields, w, rows);
+	bool more = r->page_size && n > r->page_size;
+	n = more ? r->page_size : n;
+	json_t *list = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, adapter_row(r->fields, w, rows + i * w));
+	json_t *doc = json_pack("{s:o}", r->list, list);
+	if (more) {
+		const char *place = rows[(n - 1) * w + (size_t)r->page_after];
+		char *cursor = pager_cursor_seal(ctx, args, place ? place : "");
+		json_object_set_new(doc, "nextCursor", json_string(cursor));
+		free(cursor);
+	}
+	return doc;
 }
 
 json_t *adapter_result(const struct declared_write *w, const char *result)
@@ -161,6 +189,7 @@ void adapter_task(const struct case_task *f, struct mcp_task *t)
 			       .ttl_ms = f->ttl_ms,
 			       .poll_ms = f->poll_ms};
 	snprintf(t->id, sizeof t->id, "%s", f->id);
+	snprintf(t->tool, sizeof t->tool, "%s", f->tool);
 	snprintf(t->message, sizeof t->message, "%s", f->message);
 	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
 		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED
@@ -184,7 +213,7 @@ void adapter_request_ref(const struct mcp_ctx *ctx, char *buf, size_t cap)
 {
 	char id[96];
 	mcp_request_id(ctx, id, sizeof id);
-	const char *trace = ctx->req->trace_id;
+	const char *trace = ctx->trace_id;
 	const char *token = ctx->req->actor->token_ref;
 	bool t = trace && strlen(trace) == 32;
 	snprintf(buf, cap, "%s%s%s%s%s", t ? trace : "", t ? " " : "", token, *token ? " " : "",
@@ -222,7 +251,7 @@ void adapter_read_entry(struct mcp_ctx *ctx, const char *uri, const char *value,
 int adapter_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err)
 {
 	struct rights r;
-	enum fleet_status st = reads_rights(ctx->req->actor, &r);
+	enum fleet_status st = rights_known(ctx->req->actor, &r, reads_rights);
 	who->scopes = st == FLEET_OK ? rights_scopes(ctx->req->actor, &r) : 0;
 	who->person = st == FLEET_OK && r.human && !ctx->req->actor->machine;
 	snprintf(who->role, sizeof who->role, "%s", st == FLEET_OK ? r.role : "");
@@ -247,12 +276,13 @@ void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const ch
 		log_msg(LOG_WARN, ctx->req->reqid, "audit row missing for %s", tool);
 }
 
-int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
-			     struct mcp_error *err)
+/* Completion of an id of kind (ids.h) as ctx's caller. */
+static int adapter_complete_ids(struct mcp_ctx *ctx, enum ids_kind kind, const char *prefix,
+				json_t **values, long *total, struct mcp_error *err)
 {
-	char ids[BIKES_MAX_COMPLETIONS][FLEET_BIKE_ID_MAX];
+	char ids[IDS_MAX_COMPLETIONS][IDS_ID_MAX];
 	size_t n = 0;
-	enum fleet_status st = bikes_complete_ids(ctx->req->actor, prefix, ids, &n, total);
+	enum fleet_status st = ids_complete(kind, ctx->req->actor, prefix, ids, &n, total);
 	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
 		return adapter_domain_error(st, err);
 	/* A caller who may not read gets no suggestions, like a caller whose prefix matches
@@ -265,4 +295,16 @@ int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **v
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(*values, json_string(ids[i]));
 	return 0;
+}
+
+int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err)
+{
+	return adapter_complete_ids(ctx, IDS_BIKE, prefix, values, total, err);
+}
+
+int adapter_complete_case_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err)
+{
+	return adapter_complete_ids(ctx, IDS_CASE, prefix, values, total, err);
 }

@@ -1,6 +1,6 @@
 /* What every capability shares: the application settings its handlers read, the views' links, the
  * mapping of domain failures to MCP answers, what a caller is shown of a declared row, a write's
- * result and a workflow task, the audit entry of a call, the bike-id completer, and
+ * result and a workflow task, the audit entry of a call, the id completers, and
  * the hooks the server description gives the protocol core (the caller's effective scopes, the
  * audit row of a tools/call). No capability includes another; they all include this. */
 #ifndef BIKAROO_ADAPTER_H
@@ -26,13 +26,16 @@ const struct mcp_app *adapter_settings(const struct mcp_ctx *ctx);
 #define ADAPTER_UI_MIME_TYPE "text/html;profile=mcp-app"
 #define ADAPTER_UI_CARD_URI "ui://bikaroo/bike-card"
 #define ADAPTER_UI_TIMELINE_URI "ui://bikaroo/case-timeline"
+#define ADAPTER_UI_QUEUE_URI "ui://bikaroo/case-queue"
 
 /* A tool's link to the bike card (get_bike_status, report_damaged_bike); the case template's
- * link to the timeline. Shown only to clients that declared the extension. The views' own
- * documents: their rendering hints (_meta.ui.prefersBorder), rows that exist only for clients
- * that declared the extension. Declarations name them ("ext"). */
+ * link to the timeline; the work queues' link to the queue (list_cases). Shown only to clients
+ * that declared the extension. The views' own documents: their rendering hints
+ * (_meta.ui.prefersBorder), rows that exist only for clients that declared the extension.
+ * Declarations name them ("ext"). */
 extern const struct mcp_ext_meta adapter_card_link;
 extern const struct mcp_ext_meta adapter_timeline_link;
+extern const struct mcp_ext_meta adapter_queue_link;
 extern const struct mcp_ext_meta adapter_view_document;
 
 /* ---- answers ----------------------------------------------------------------------------- */
@@ -54,14 +57,17 @@ json_t *adapter_structured(json_t *sc);
 
 /* ---- rows and tasks as answers: what a caller is shown of a declared row (declared.h) ------ */
 
-struct declared_field;
+struct declared_read;
 struct declared_write;
 struct case_task;
 struct mcp_task;
-/* One row of a read (n column texts, borrowed, as PostgreSQL sends them) as the object of its
- * shown columns by their JSON names and forms, in declared order (new); withheld columns are
- * never shown. */
-json_t *adapter_row(const struct declared_field *fields, size_t n, char *const *row);
+/* A declared read's rows (n of them, each r->query.ncolumns texts, borrowed, as PostgreSQL sends
+ * them) as its document (new): the first row's object of its shown columns by their JSON names
+ * and forms, in declared order (withheld columns are never shown), or {list: [objects]}; a list
+ * in pages shows at most its page and, when there are more rows, nextCursor, the cursor of the
+ * next page (sealed for ctx's caller, tool and args: NULL for a whole list). */
+json_t *adapter_document(const struct mcp_ctx *ctx, const struct declared_read *r,
+			 char *const *rows, size_t n, json_t *args);
 /* A write's result (JSON text of an object by column names, borrowed) as its tool shows it:
  * the shown columns by their JSON names (new), or NULL, logged, when the result is not what w
  * declares (a column it does not list, a value of another form, a null it does not allow):
@@ -113,6 +119,11 @@ void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const ch
 /* completion_fn of a bike id (a template's {bikeId}, a prompt's bikeId): the caller's perimeter
  * only, prefix match, id order; nothing for a caller who may not read. */
 int adapter_complete_bike_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
+			     struct mcp_error *err);
+/* completion_fn of a case id (a template's {caseId}, a prompt's caseId): the cases the caller
+ * may read, as bikaroo://cases/{caseId} reads them; prefix match (with or without IC-), the
+ * active cases first, each kind in id order; nothing for a caller who may not read. */
+int adapter_complete_case_id(struct mcp_ctx *ctx, const char *prefix, json_t **values, long *total,
 			     struct mcp_error *err);
 
 #endif

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "server/protocol/mrtr.h"
+#include "server/protocol/pager.h"
 #include "server/protocol/resources.h"
 #include "server/protocol/tasks.h"
 #include "server/protocol/tools.h"
@@ -25,20 +26,6 @@
 #define DECLARED_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
 /* A task lives a day (tasks/get answers the same on every instance till then). */
 #define DECLARED_TASK_TTL_MS (24LL * 3600 * 1000)
-
-/* ---- rows as JSON ------------------------------------------------------------------------- */
-
-/* A read's rows as its document: the first row's object, or {list: [objects]}. */
-static json_t *declared_document(const struct declared_read *r, char *const *rows, size_t n)
-{
-	size_t w = r->query.ncolumns;
-	if (!r->query.list)
-		return adapter_row(r->fields, w, rows);
-	json_t *list = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(list, adapter_row(r->fields, w, rows + i * w));
-	return json_pack("{s:o}", r->list, list);
-}
 
 /* ---- refusals in the declaration's words -------------------------------------------------- */
 
@@ -117,27 +104,40 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 {
 	const struct declared_read *r = row->read;
 	const char *key = row->key ? json_string_value(json_object_get(args, row->key)) : NULL;
+	char *query = NULL, **rows = NULL;
+	size_t n = 0;
+	int rc = 0;
+	*result = NULL;
 	struct adapter_call call;
 	adapter_call_entry(ctx, args, &call);
-	char **rows;
-	size_t n;
+	const char *outcome = "invalid_cursor";
+	if (r->page_size && !(key = query = pager_cursor_query(ctx, args, r->page_size + 1))) {
+		/* Refused before any read: its audit row is written here. */
+		call.entry.outcome = ctx->outcome = "invalid";
+		call.entry.detail = "cursor";
+		if (audit_record(ctx->req->actor, &call.entry) != FLEET_OK)
+			rc = adapter_unavailable(err); /* no answer without its audit row */
+		goto out;
+	}
 	enum fleet_status st = declared_run(ctx, r, key, key ? &call.entry : NULL, &rows, &n);
 	if (st == FLEET_UNAVAILABLE) {
-		declared_free(r, rows, n);
-		return adapter_unavailable(err);
+		rc = adapter_unavailable(err);
+		goto out;
 	}
 	if (st == FLEET_OK) {
-		*result = adapter_structured(declared_document(r, rows, n));
-	} else {
-		if (st == FLEET_FORBIDDEN)
-			ctx->outcome =
-				"denied"; /* a refusal, not a failure (access line, metrics) */
-		const char *outcome = fleet_status_name(st);
+		*result = adapter_structured(adapter_document(ctx, r, rows, n, args));
+		goto out;
+	}
+	if (st == FLEET_FORBIDDEN)
+		ctx->outcome = "denied"; /* a refusal, not a failure (access line, metrics) */
+	outcome = fleet_status_name(st);
+out:
+	if (!rc && !*result)
 		*result = declared_refusal(r->refusals, outcome, args,
 					   (const char *[]){"key", key, "outcome", outcome, NULL});
-	}
 	declared_free(r, rows, n);
-	return 0;
+	free(query);
+	return rc;
 }
 
 enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, const char *value,
@@ -155,7 +155,7 @@ enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, con
 		declared_free(r, rows, n);
 		return adapter_read_failure(ctx, st, err);
 	}
-	json_t *doc = declared_document(r, rows, n);
+	json_t *doc = adapter_document(ctx, r, rows, n, NULL);
 	declared_free(r, rows, n);
 	char *text = jsonw_dump(doc);
 	json_decref(doc);
@@ -207,10 +207,12 @@ static int declared_answer(struct declared_call *c, json_t **result, struct mcp_
 			NULL);
 }
 
-/* The function asked for the user's confirmation: input_required with one form showing the
- * tool, the effect the database stated and the identity, its requestState sealed by the core for
- * this caller and call, valid as long as the server's confirmations are; or why it cannot be
- * asked (the core answers -32021 to a client without form elicitation). */
+/* The function asked for the user's confirmation: input_required with one form asking the
+ * question the database wrote (the step, its objects by name and what follows, in the user's
+ * words; the tool's title when it wrote none) under the declaration's title and description,
+ * its requestState sealed by the core for this caller and call, valid as long as the server's
+ * confirmations are; or why it cannot be asked (the core answers -32021 to a client without
+ * form elicitation). */
 static int declared_confirm(struct declared_call *c, const struct writes_result *r, json_t **result,
 			    struct mcp_error *err)
 {
@@ -220,17 +222,13 @@ static int declared_confirm(struct declared_call *c, const struct writes_result 
 					   (const char *[]){NULL});
 		return 0;
 	}
-	const struct fleet_actor *actor = ctx->req->actor;
-	char *message = mem_printf("Confirm %s: %s. You act as %s through %s.", ctx->tool->name,
-				   r->effect ? r->effect : ctx->tool->title, actor->subject,
-				   actor->client_id);
-	json_t *ask = mrtr_confirmation(DECLARED_CONFIRM_KEY, message, c->w->confirm_title,
-					c->w->confirm_description);
+	json_t *ask =
+		mrtr_confirmation(DECLARED_CONFIRM_KEY, r->effect ? r->effect : ctx->tool->title,
+				  c->w->confirm_title, c->w->confirm_description);
 	json_t *state = json_pack("{s:s}", "tool", ctx->tool->name);
 	int rc = mrtr_ask(ctx, json_pack("{s:o}", DECLARED_CONFIRM_KEY, ask), state,
 			  adapter_settings(ctx)->confirm_ttl_s, result, err);
 	json_decref(state);
-	free(message);
 	return rc;
 }
 

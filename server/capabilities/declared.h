@@ -36,6 +36,12 @@ struct declared_read {
 	const char *list;                    /* a list: the document's key for its rows */
 	const struct declared_refusal *refusals;
 	size_t nrefusals;
+	/* A list in pages (0: whole): at most page_size rows a call, then nextCursor, which seals
+	 * the column page_after of the last row shown. Its key is the query the server writes:
+	 * {"arguments": the call's but cursor, "after": that column's value from the cursor or
+	 * null, "limit": page_size + 1} (migrations/README.md, "A read in pages"). */
+	size_t page_size;
+	int page_after;
 };
 
 /* A declared write: its result's columns (an object by column names, writes.h) are fields. */

@@ -49,21 +49,53 @@ static const struct {
 	{"client_apps", "client_id", "CLIENT-ID", "1 to 255 characters"},
 };
 
-static int cli_admin_usage(void)
+/* The usage of command c (NULL: of every command) on out. */
+static void cli_admin_print(FILE *out, const struct cli_admin_cmd *c)
 {
-	fprintf(stderr, "usage: bikaroo-mcp admin COMMAND ... (as the owner role: "
-			"BIKAROO_MIGRATE_URL; each change but create-roles audited in "
-			"fleet.admin_log)\n");
+	if (c)
+		fprintf(out, "usage: bikaroo-mcp admin %s %s\n", c->name, c->args);
+	else
+		fprintf(out, "usage: bikaroo-mcp admin COMMAND ... (as the owner role: "
+			     "BIKAROO_MIGRATE_URL; each change but create-roles audited in "
+			     "fleet.admin_log)\n");
 	for (size_t i = 0; i < CLI_ADMIN_NCMDS; i++) {
-		const struct cli_admin_cmd *c = &cli_admin_cmds[i];
-		fprintf(stderr, "  %s %s\n", c->name, c->args);
-		for (const char *h = c->help; h && *h;) {
+		const struct cli_admin_cmd *k = &cli_admin_cmds[i];
+		if (c && c != k)
+			continue;
+		if (!c)
+			fprintf(out, "  %s %s\n", k->name, k->args);
+		for (const char *h = k->help; h && *h;) {
 			size_t n = strcspn(h, "\n");
-			fprintf(stderr, "      %.*s\n", (int)n, h);
+			fprintf(out, "      %.*s\n", (int)n, h);
 			h += n + (h[n] == '\n');
 		}
 	}
+}
+
+/* The command named name, or NULL. */
+static const struct cli_admin_cmd *cli_admin_find(const char *name)
+{
+	for (size_t i = 0; name && i < CLI_ADMIN_NCMDS; i++)
+		if (strcmp(cli_admin_cmds[i].name, name) == 0)
+			return &cli_admin_cmds[i];
+	return NULL;
+}
+
+static int cli_admin_usage(void)
+{
+	cli_admin_print(stderr, NULL);
 	return 2;
+}
+
+int cli_admin_help(const char *cmd)
+{
+	const struct cli_admin_cmd *c = cli_admin_find(cmd);
+	if (cmd && !c) {
+		fprintf(stderr, "admin: no command %s\n", cmd);
+		return cli_admin_usage();
+	}
+	cli_admin_print(stdout, c);
+	return 0;
 }
 
 /* The column a refusal names: PostgreSQL's own, else the one its constraint is named after
@@ -260,10 +292,7 @@ static enum fleet_status cli_admin_run(struct admin_session *s, char **w, int n)
  * of words, the words the database does not judge. 0, or 2 (said). */
 static int cli_admin_check(char **w, int n)
 {
-	const struct cli_admin_cmd *c = NULL;
-	for (size_t i = 0; n > 0 && i < CLI_ADMIN_NCMDS; i++)
-		if (strcmp(cli_admin_cmds[i].name, w[0]) == 0)
-			c = &cli_admin_cmds[i];
+	const struct cli_admin_cmd *c = cli_admin_find(n > 0 ? w[0] : NULL);
 	if (!c) {
 		if (n > 0)
 			fprintf(stderr, "admin: no command %s\n", w[0]);

@@ -8,5 +8,8 @@
 /* argv as main() got it (argv[1] is "admin"): 0; 1 when a load file or the database refused
  * (nothing changed) or the database failed, said why; 2 for a usage error (said). */
 int cli_admin_main(int argc, char **argv);
+/* bikaroo-mcp admin help [COMMAND] (or COMMAND --help): the usage of every command, or of cmd,
+ * on stdout: 0; a command that does not exist: said on stderr with the usage, 2. */
+int cli_admin_help(const char *cmd);
 
 #endif

@@ -11,36 +11,79 @@
 
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/trace.h"
+#include "common/version.h"
 #include "domain/pg/db.h"
 #include "domain/rights.h"
 #include "server/cfg.h"
 
-int cli_usage(void)
+/* Writes s for roff: a leading dot or quote escaped, backslashes and hyphens as roff wants. */
+static void cli_roff(const char *s)
 {
-	printf("usage: bikaroo-mcp "
-	       "serve|stdio|migrate|admin|config-help|host-config|help|--version "
-	       "[--flag=value "
-	       "...]"
-	       "\n\n"
-	       "  serve        serve MCP over Streamable HTTP at http://LISTEN:PORT/mcp\n"
-	       "               (GET /healthz, /readyz; GET /metrics on BIKAROO_METRICS_LISTEN;\n"
-	       "               SIGHUP reloads the settings marked [reloadable] below)\n"
-	       "  stdio        serve MCP over stdin/stdout (for IDEs that launch the server)\n"
-	       "  migrate      apply the SQL migrations (as the owner role)\n"
-	       "  config-help  print the configuration table: --format=text|man|markdown\n"
-	       "  admin COMMAND ...\n"
-	       "               an operator's changes: the database roles, regions, stations and\n"
-	       "               bikes from CSV, principals, client applications (bikaroo-mcp admin\n"
-	       "               lists them)\n"
-	       "  host-config HOST [--link]\n"
-	       "               print the configuration file of an MCP host (vscode, vscode-http,\n"
-	       "               cursor, cursor-http, claude-desktop) that launches this binary "
-	       "with\n"
-	       "               this DATABASE_URL and identity, or reaches this server; --link:\n"
-	       "               its install link (VS Code, Cursor)\n"
-	       "  --version    print the version and source revision\n\n"
-	       "Configuration (environment variable or flag):\n");
-	cfg_print_help();
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", stdout);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", stdout);
+		else if (*s == '-')
+			fputs("\\-", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+/* Writes s for a Markdown table cell: pipes escaped. */
+static void cli_markdown(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			fputs("\\|", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+int cli_print_table(const char *format)
+{
+	if (strcmp(format, "text") != 0 && strcmp(format, "man") != 0 &&
+	    strcmp(format, "markdown") != 0) {
+		fprintf(stderr, "configuration: --format must be text, man or markdown\n");
+		return 2;
+	}
+	if (strcmp(format, "text") == 0)
+		printf("%-24s %-26s %-26s %s\n", "variable", "flag", "default", "meaning");
+	else if (strcmp(format, "markdown") == 0)
+		printf("| variable | flag | default | meaning |\n|---|---|---|---|\n");
+	struct cfg_row row, *k = &row;
+	for (size_t i = 0; cfg_row_at(i, &row); i++) {
+		const char *def = *k->def ? k->def : "(empty)";
+		char marks[32];
+		snprintf(marks, sizeof marks, "%s%s", k->secret ? " [secret]" : "",
+			 k->reload ? " [reloadable]" : "");
+		const char *secret = marks;
+		if (strcmp(format, "man") == 0) {
+			/* A .TP paragraph per setting, for the ENVIRONMENT section of a man page.
+			 */
+			printf(".TP\n.B ");
+			cli_roff(k->env);
+			printf("\n(flag \\fB\\-\\-");
+			cli_roff(k->flag);
+			printf("=\\fP; default \\fI");
+			cli_roff(def);
+			printf("\\fP)\n");
+			cli_roff(k->help);
+			cli_roff(secret);
+			printf("\n");
+		} else if (strcmp(format, "markdown") == 0) {
+			printf("| `%s` | `--%s=` | `%s` | ", k->env, k->flag, def);
+			cli_markdown(k->help);
+			printf("%s |\n", secret);
+		} else {
+			char flag[64];
+			snprintf(flag, sizeof flag, "--%s=", k->flag);
+			printf("%-24s %-26s %-26s %s%s\n", k->env, flag, def, k->help, secret);
+		}
+	}
 	return 0;
 }
 
@@ -57,7 +100,7 @@ int cli_config_help(int argc, char **argv)
 			return 2;
 		}
 	}
-	return cfg_print_table(format) == CFG_OK ? 0 : 2;
+	return cli_print_table(format);
 }
 
 int cli_check_dir(const char *setting, const char *dir)
@@ -196,4 +239,72 @@ struct identity_env cli_identity_env(const struct cfg *cfg)
 				     .local_scopes = cfg->local_scopes,
 				     .development_db = rights_development_db,
 				     .any_database = cfg->local_any_database != 0};
+}
+
+/* The traces setting's own value when it is set, else the general one (the OpenTelemetry
+ * exporter's rule: OTEL_EXPORTER_OTLP_TRACES_X over OTEL_EXPORTER_OTLP_X). */
+static const char *cli_otel(const char *traces, const char *general)
+{
+	return traces && *traces ? traces : general;
+}
+
+int cli_trace_start(const struct cfg *cfg)
+{
+	struct trace_settings set = {.personal_data = cfg->trace_personal != 0};
+	const char *why = NULL;
+	if (trace_parse_sampler(cfg->otel_sampler, cfg->otel_sampler_arg, &set, &why) != TRACE_OK) {
+		log_error("configuration: %s", why);
+		return -1;
+	}
+	const char *exporter = cfg->otel_exporter;
+	if (*exporter && strcmp(exporter, "otlp") != 0 && strcmp(exporter, "none") != 0) {
+		log_error("configuration: OTEL_TRACES_EXPORTER must be otlp or none");
+		return -1;
+	}
+	const char *protocol = cli_otel(cfg->otel_traces_protocol, cfg->otel_protocol);
+	if (strcmp(protocol, "http/protobuf") != 0 && strcmp(protocol, "http/json") != 0) {
+		log_error(
+			"configuration: OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=%s is not served: "
+			"this server sends OTLP/HTTP (http/protobuf) only, to the collector's port "
+			"for HTTP (4318 by default)",
+			protocol);
+		return -1;
+	}
+	char *url = NULL;
+	if (*cfg->otel_traces_endpoint)
+		url = mem_strdup(cfg->otel_traces_endpoint);
+	else if (*cfg->otel_endpoint) /* the base URL: signals go to its /v1/SIGNAL */
+		url = mem_printf("%s%sv1/traces", cfg->otel_endpoint,
+				 cfg->otel_endpoint[strlen(cfg->otel_endpoint) - 1] == '/' ? ""
+											   : "/");
+	bool off = strcasecmp(cfg->otel_disabled, "true") == 0 || strcmp(exporter, "none") == 0;
+	if (url && !off) {
+		if (strcmp(protocol, "http/json") == 0)
+			log_warn("traces: http/json asked, http/protobuf sent (the same endpoint "
+				 "takes both)");
+		if (strcmp(cli_otel(cfg->otel_traces_compression, cfg->otel_compression), "gzip") ==
+		    0)
+			log_warn("traces: gzip compression asked, spans sent uncompressed");
+		long timeout =
+			cfg->otel_traces_timeout ? cfg->otel_traces_timeout : cfg->otel_timeout;
+		set.export = (struct otlp_settings){
+			.endpoint = url,
+			.headers = cli_otel(cfg->otel_traces_headers, cfg->otel_headers),
+			.certificate = cli_otel(cfg->otel_traces_ca, cfg->otel_ca),
+			.client_key = cli_otel(cfg->otel_traces_client_key, cfg->otel_client_key),
+			.client_certificate =
+				cli_otel(cfg->otel_traces_client_cert, cfg->otel_client_cert),
+			.timeout_ms =
+				timeout < cfg->otel_bsp_timeout ? timeout : cfg->otel_bsp_timeout,
+			.service_name = cfg->otel_service_name,
+			.resource_attributes = cfg->otel_resource,
+			.version = BIKAROO_VERSION,
+			.queue_size = cfg->otel_bsp_queue,
+			.batch_size = cfg->otel_bsp_batch,
+			.schedule_delay_ms = cfg->otel_bsp_delay,
+		};
+	}
+	int rc = trace_start(&set) == TRACE_OK ? 0 : -1;
+	free(url);
+	return rc;
 }

@@ -1,5 +1,6 @@
-/* What the subcommands of bikaroo-mcp share (server/main.c dispatches them): the usage text,
- * config-help, and the checks of settings that every command reading them makes the same way. */
+/* What the subcommands of bikaroo-mcp share (server/main.c dispatches them): config-help, and
+ * the checks of settings that every command reading them makes the same way (the usage text:
+ * help.h). */
 #ifndef BIKAROO_CLI_H
 #define BIKAROO_CLI_H
 
@@ -10,10 +11,12 @@
 
 struct cfg;
 
-/* bikaroo-mcp help: the subcommands, then the configuration table (stdout); 0. */
-int cli_usage(void);
 /* bikaroo-mcp config-help [--format=text|man|markdown]: 0, or 2 (said on stderr). */
 int cli_config_help(int argc, char **argv);
+/* Prints the configuration table (cfg.c) as text, man (roff .TP paragraphs for a man page's
+ * ENVIRONMENT section) or markdown (a table, docs/configuration.md): 0, or 2 (said on stderr)
+ * for another format. */
+int cli_print_table(const char *format) __attribute__((warn_unused_result));
 
 /* 0 when url (the value of setting) is set; else -1, logged with what to set. */
 int cli_check_database_url(const char *url, const char *setting);
@@ -28,6 +31,11 @@ bool cli_is_loopback(const char *addr);
 int cli_db_configure(const struct cfg *cfg) __attribute__((warn_unused_result));
 /* Where a local or stdio identity comes from (identity.h), from cfg (strings borrowed). */
 struct identity_env cli_identity_env(const struct cfg *cfg);
+
+/* Starts traces (common/trace.h) with the OTEL_* settings of cfg: export when an endpoint is
+ * set and OTEL_SDK_DISABLED is not true. 0, or -1 (logged, naming the setting) when they
+ * cannot work. */
+int cli_trace_start(const struct cfg *cfg) __attribute__((warn_unused_result));
 
 /* Whether the libpq conninfo url carries a password (postgresql://user:SECRET@... or
  * password=SECRET, keyword or query form). */

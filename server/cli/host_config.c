@@ -228,6 +228,14 @@ static int host_config_print(const struct host_config_host *h, json_t *e, bool l
 	return 0;
 }
 
+void host_config_hosts_help(FILE *out)
+{
+	fprintf(out, "HOST is one of:\n");
+	for (size_t i = 0; i < HOST_CONFIG_N; i++)
+		fprintf(out, "  %-15s %s: %s\n", host_config_hosts[i].name,
+			host_config_hosts[i].note, host_config_hosts[i].file);
+}
+
 int host_config_main(int argc, char **argv)
 {
 	const char *name = argc > 2 ? argv[2] : "";
@@ -239,11 +247,9 @@ int host_config_main(int argc, char **argv)
 		if (strcmp(host_config_hosts[i].name, name) == 0)
 			h = &host_config_hosts[i];
 	if (!h) {
-		fprintf(stderr, "usage: bikaroo-mcp host-config HOST [--link] [--flag=value ...]; "
-				"HOST is one of:\n");
-		for (size_t i = 0; i < HOST_CONFIG_N; i++)
-			fprintf(stderr, "  %-15s %s: %s\n", host_config_hosts[i].name,
-				host_config_hosts[i].note, host_config_hosts[i].file);
+		fprintf(stderr,
+			"usage: bikaroo-mcp host-config HOST [--link] [--flag=value ...]; ");
+		host_config_hosts_help(stderr);
 		return 2;
 	}
 	/* The settings as serve and stdio read them; --link is ours, not a setting. */

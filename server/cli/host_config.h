@@ -5,6 +5,10 @@
 #ifndef BIKAROO_HOST_CONFIG_H
 #define BIKAROO_HOST_CONFIG_H
 
+#include <stdio.h>
+
+/* The hosts HOST may name, one a line with its file, on out. */
+void host_config_hosts_help(FILE *out);
 /* argv as main() got it (argv[1] is "host-config"); 0, or 2 (said on stderr). */
 int host_config_main(int argc, char **argv);
 

@@ -13,9 +13,11 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/trace.h"
 #include "methods.h"
 #include "mrtr.h"
 #include "notify.h"
+#include "observe.h"
 #include "prompts.h"
 #include "resources.h"
 #include "service.h"
@@ -45,6 +47,8 @@ static void mcp_error_out(struct mcp_response *out, int status, json_t *id, int 
 		json_object_set_new(e, "data", data);
 	json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
 				"error", e);
+	out->op.rpc_code = code;
+	trace_fail(out->span, message);
 	out->http_status = status;
 	free(out->body);
 	out->body = mcp_dump(msg);
@@ -198,6 +202,7 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	}
 	bool http = ctx->req->transport == MCP_TRANSPORT_HTTP;
 	out->method = m->name;
+	out->op.version = ctx->version;
 	out->name = ctx->label;
 	out->outcome = ctx->outcome         ? ctx->outcome
 		       : rc == 0            ? "ok"
@@ -207,6 +212,7 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	if (rc == MCP_DEFERRED) {
 		out->http_status = 200; /* the stream is the answer; its end, the transport's */
 	} else if (rc == 0) {
+		out->op.tool_error = json_is_true(json_object_get(result, "isError"));
 		mcp_shape_result(ctx, result);
 		mcp_result_out(out, ctx->id, result);
 	} else {
@@ -364,8 +370,13 @@ void mcp_handle(const struct mcp_service *svc, const struct mcp_request *req,
 		struct mcp_response *out)
 {
 	memset(out, 0, sizeof *out);
-	struct mcp_ctx ctx = {
-		.server = svc->server, .service = svc, .req = req, .version = "2025-03-26"};
+	struct mcp_ctx ctx = {.server = svc->server,
+			      .service = svc,
+			      .req = req,
+			      .version = "2025-03-26",
+			      .trace_id = out->trace_id};
+	snprintf(out->trace_id, sizeof out->trace_id, "%s", req->trace_id ? req->trace_id : "");
+	struct trace_span *prev = NULL;
 	json_t *empty_caps = json_object();
 	ctx.client_caps = empty_caps;
 	ctx.client_extensions = empty_caps;
@@ -404,6 +415,9 @@ void mcp_handle(const struct mcp_service *svc, const struct mcp_request *req,
 	}
 	method = json_string_value(jm);
 	ctx.id = good_id;
+	out->op.method = observe_method(&ctx, method);
+	out->span = observe_begin(&ctx, msg, out->op.method, out->trace_id);
+	prev = trace_swap(out->span);
 	bool enveloped = mcp_has_envelope(msg);
 	bool header_modern = req->transport == MCP_TRANSPORT_HTTP &&
 			     mcp_is_modern_version(req->h_protocol_version);
@@ -447,6 +461,14 @@ void mcp_handle(const struct mcp_service *svc, const struct mcp_request *req,
 out:
 	if (!out->outcome)
 		out->outcome = out->http_status == 202 ? "notification" : "invalid";
+	if (out->op.method) {
+		trace_swap(prev);
+		observe_end(out->span, &ctx, msg, method, &out->op);
+	}
+	if (out->not_local) { /* it runs again where it may wait: this span was for nothing */
+		trace_discard(out->span);
+		out->span = NULL;
+	}
 	log_msg(LOG_DEBUG, req->reqid, "%s %s -> %d", ctx.modern ? "modern" : "legacy", method,
 		out->http_status);
 	json_decref(msg);
@@ -457,6 +479,8 @@ void mcp_response_free(struct mcp_response *r)
 {
 	free(r->body);
 	r->body = NULL;
+	trace_end(r->span, 0);
+	r->span = NULL;
 }
 
 /* ---- loading a description ----------------------------------------------------------- */

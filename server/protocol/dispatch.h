@@ -30,6 +30,14 @@ struct mcp_response {
 	/* The request was local_only and its method is not local: nothing was run or answered,
 	 * the transport runs it again where it may wait. */
 	bool not_local;
+	/* The trace the message belongs to (its params._meta traceparent's, else the transport's):
+	 * 32 hex digits, for the access line. */
+	char trace_id[33];
+	/* Its server span (common/trace.h; NULL: not recorded): the transport adds its own parts
+	 * and ends it once the answer is sent (mcp_response_free ends it when still there). */
+	struct trace_span *span;
+	/* The message as the conventions describe it, for mcp.server.operation.duration. */
+	struct mcp_operation op;
 };
 
 /* The change feed of the description svc serves (NULL: none), for a transport's sinks. */

@@ -50,6 +50,8 @@ enum mcp_transport { MCP_TRANSPORT_HTTP, MCP_TRANSPORT_STDIO };
 typedef void (*mcp_emit_fn)(void *emit_ctx, const json_t *notification);
 
 struct mcp_subscriptions; /* subscriptions.h: where a connection keeps its subscriptions */
+struct trace_ctx;         /* common/span.h: a W3C trace context */
+struct trace_span;        /* common/span.h: a span */
 struct mcp_listen;        /* subscriptions.h: where it keeps its listen streams */
 
 /* One inbound message, as a transport hands it over. All pointers are borrowed. */
@@ -82,12 +84,28 @@ struct mcp_request {
 	 * dropped, e.g. an HTTP client whose Accept does not admit text/event-stream). */
 	mcp_emit_fn emit;
 	void *emit_ctx;
-	/* The W3C trace id of the request (32 lowercase hex digits: the client's traceparent's, or
-	 * one made for it), for logs and audit rows; NULL: none. */
+	/* The W3C trace id of the request as the transport knows it (32 lowercase hex digits: the
+	 * HTTP traceparent's, or one made for it); a traceparent in the message's params._meta
+	 * wins (mcp_ctx.trace_id). NULL: none. */
 	const char *trace_id;
+	/* The transport's trace context (the HTTP traceparent header's; NULL: none) and its
+	 * tracestate (NULL: none), and when the message arrived (unix ns; 0: now): its span's. */
+	const struct trace_ctx *transport_trace;
+	const char *transport_tracestate;
+	long long arrived_ns;
 	/* The transport runs this request where nothing may wait (an HTTP event thread): a method
 	 * that is not local (server.h) is not run, and the response says not_local. */
 	bool local_only;
+};
+
+/* One message as OpenTelemetry's MCP conventions describe it (server/protocol/observe.h): for
+ * its span and mcp.server.operation.duration. */
+struct mcp_operation {
+	const char *method;  /* as the conventions name it (static; "_OTHER": one unknown); NULL: no
+				message was read (a parse error) */
+	const char *version; /* the revision it spoke (static); NULL: unknown */
+	int rpc_code;        /* the JSON-RPC error code answered; 0: a result */
+	bool tool_error;     /* a tool result with isError */
 };
 
 struct mcp_server;   /* server.h: the server description (immutable once built) */
@@ -122,6 +140,8 @@ struct mcp_ctx {
 	 * description's name of what is called, and its outcome word; static, or NULL. */
 	const char *label;
 	const char *outcome;
+	/* The trace this message belongs to, for audit rows: 32 hex digits (borrowed). */
+	const char *trace_id;
 };
 
 /* Error a handler reports; message is static or owned by data's lifetime. The last three say

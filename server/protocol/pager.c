@@ -5,6 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capability.h"
+#include "common/mem.h"
+#include "reqstate.h"
+
+/* The method a list cursor is sealed for: never a request's, so that neither a cursor nor a
+ * requestState opens as the other. */
+#define PAGER_CURSOR_METHOD "pager/cursor"
+
 static unsigned pager_check(size_t offset)
 {
 	return (unsigned)((offset * 2654435761u) >> 7) & 0xFFFFu;
@@ -70,4 +78,49 @@ int pager_page(struct mcp_ctx *ctx, json_t *params, json_t *all, const char *key
 	mcp_cacheable(r, ttl_ms, private_scope);
 	*result = r;
 	return 0;
+}
+
+/* The digest a cursor is bound to: the tool and its arguments but the cursor. */
+static void pager_cursor_digest(const struct mcp_ctx *ctx, json_t *args, char out[65])
+{
+	json_t *list = json_is_object(args) ? json_copy(args) : json_object();
+	json_object_del(list, "cursor");
+	json_t *bound = json_pack("{s:s, s:o}", "tool", ctx->tool ? ctx->tool->name : "",
+				  "arguments", list);
+	reqstate_digest(bound, out);
+	json_decref(bound);
+}
+
+char *pager_cursor_seal(const struct mcp_ctx *ctx, json_t *args, const char *place)
+{
+	char digest[65];
+	pager_cursor_digest(ctx, args, digest);
+	json_t *payload = json_pack("{s:s}", "after", place);
+	char *cursor = reqstate_seal(ctx->req->actor, PAGER_CURSOR_METHOD, digest, payload,
+				     PAGER_CURSOR_TTL_S, NULL);
+	json_decref(payload);
+	return cursor;
+}
+
+char *pager_cursor_query(const struct mcp_ctx *ctx, json_t *args, size_t limit)
+{
+	json_t *cursor = json_object_get(args, "cursor"), *payload = NULL;
+	char digest[65];
+	pager_cursor_digest(ctx, args, digest);
+	if (cursor && (!json_is_string(cursor) ||
+		       reqstate_open(json_string_value(cursor), ctx->req->actor,
+				     PAGER_CURSOR_METHOD, digest, &payload, NULL) != REQSTATE_OK))
+		return NULL;
+	const char *after = json_string_value(json_object_get(payload, "after"));
+	char *text = NULL;
+	if (!cursor || after) {
+		json_t *list = json_copy(args);
+		json_object_del(list, "cursor");
+		json_t *q = json_pack("{s:o, s:s?, s:I}", "arguments", list, "after", after,
+				      "limit", (json_int_t)limit);
+		text = json_dumps(q, JSON_COMPACT | JSON_SORT_KEYS);
+		json_decref(q);
+	}
+	json_decref(payload);
+	return text;
 }

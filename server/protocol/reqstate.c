@@ -17,6 +17,7 @@
 #include "common/keyring.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/trace.h"
 
 #define REQSTATE_DOMAIN "mcp-requestState-v1."
 
@@ -73,6 +74,15 @@ char *reqstate_seal(const struct fleet_actor *actor, const char *method, const c
 		json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:O}", "v", 1, "k", key->id,
 			  "sub", actor->subject, "cid", actor->client_id, "m", method, "d", digest,
 			  "exp", (json_int_t)(time(NULL) + ttl_s), "n", nonce, "p", payload);
+	/* The span that asks, and when: its retry's span shows the round trip (reqstate_trace). */
+	struct trace_span *asker = trace_current();
+	if (asker) {
+		char tp[TRACE_PARENT_LEN];
+		struct trace_ctx c = trace_ctx_of(asker);
+		trace_format(&c, tp);
+		json_object_set_new(body, "tp", json_stringn(tp, TRACE_PARENT_LEN - 1));
+		json_object_set_new(body, "at", json_integer(trace_now_ns() / 1000000));
+	}
 	char *text = jsonw_dump(body);
 	json_decref(body);
 	char *b = b64_encode((const unsigned char *)text, strlen(text), true);
@@ -86,6 +96,23 @@ char *reqstate_seal(const struct fleet_actor *actor, const char *method, const c
 	if (nonce_out)
 		memcpy(nonce_out, nonce, sizeof nonce);
 	return state;
+}
+
+/* The retry of a request that asked for input (body: its state's, opened): a child of the
+ * running span from the asking to now (the client's round trip: the user's answer included),
+ * and a link to the span that asked. */
+static void reqstate_trace(json_t *body)
+{
+	struct trace_span *s = trace_current();
+	struct trace_ctx asker;
+	json_t *at = json_object_get(body, "at");
+	if (!s || !trace_parse(json_string_value(json_object_get(body, "tp")), &asker) ||
+	    !json_is_integer(at) || !trace_link(s, &asker, "input_request"))
+		return; /* not traced, or seen already (the core and the handler both open it) */
+	struct trace_span *trip = trace_child(s, "input round trip", TRACE_INTERNAL,
+					      json_integer_value(at) * 1000000);
+	trace_link(trip, &asker, "input_request");
+	trace_end(trip, 0);
 }
 
 enum reqstate_status reqstate_open(const char *state, const struct fleet_actor *actor,
@@ -150,6 +177,7 @@ enum reqstate_status reqstate_open(const char *state, const struct fleet_actor *
 		goto out;
 	}
 	*payload = json_incref(json_object_get(body, "p"));
+	reqstate_trace(body);
 	if (nonce_out)
 		snprintf(nonce_out, REQSTATE_NONCE_HEX + 1, "%s", n);
 	st = REQSTATE_OK;

@@ -1,7 +1,8 @@
 /* Resources: the generic registry over a server description's resource and template tables:
  * listing, URI matching, documents, reading, and subscriptions of both eras. No file-system
  * path is ever derived from a URI: documents are loaded at start from the file names written in
- * the table, and a URI only selects a row. */
+ * the table (with the shared parts they include from their folder), and a URI only selects a
+ * row. */
 #include "resources.h"
 
 #include <errno.h>
@@ -25,7 +26,7 @@ struct resources_loaded {
 };
 
 /* Reads dir/name whole, at most RESOURCES_FILE_MAX bytes, as UTF-8 text (new, or NULL). */
-static char *resources_load_file(const char *dir, const char *name)
+static char *resources_read_text(const char *dir, const char *name)
 {
 	char path[4096];
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
@@ -54,6 +55,94 @@ static char *resources_load_file(const char *dir, const char *name)
 	}
 	json_decref(probe);
 	return buf;
+}
+
+/* A document takes shared parts from files of its folder: each directive
+ * <!--#include file="NAME" --> (the form of server-side includes) is replaced by the text of
+ * the file NAME at load, so that what several documents share is written once and each is
+ * still served as one whole document. NAME is a plain file name (a letter or digit, then
+ * letters, digits, '.', '_' or '-': no path, so nothing outside the folder); a part includes
+ * nothing itself; the assembled document stays within RESOURCES_FILE_MAX. */
+#define RESOURCES_INCLUDE_OPEN "<!--#include file=\""
+#define RESOURCES_INCLUDE_CLOSE "\" -->"
+#define RESOURCES_INCLUDE_NAME_MAX 64
+
+/* The name of the directive at p (RESOURCES_INCLUDE_OPEN), into name; the directive's length,
+ * or 0 when it is not a well-formed one. */
+static size_t resources_include_name(const char *p, char name[RESOURCES_INCLUDE_NAME_MAX + 1])
+{
+	const char *s = p + strlen(RESOURCES_INCLUDE_OPEN);
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	if (n == 0 || n > RESOURCES_INCLUDE_NAME_MAX || s[0] == '.' || s[0] == '-' || s[0] == '_' ||
+	    strncmp(s + n, RESOURCES_INCLUDE_CLOSE, strlen(RESOURCES_INCLUDE_CLOSE)) != 0)
+		return 0;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	return (size_t)(s - p) + n + strlen(RESOURCES_INCLUDE_CLOSE);
+}
+
+/* Appends n bytes of text to *doc (*len bytes so far, kept NUL-terminated); false when the
+ * document would pass RESOURCES_FILE_MAX. */
+static bool resources_append(char **doc, size_t *len, const char *text, size_t n)
+{
+	if (*len + n > RESOURCES_FILE_MAX)
+		return false;
+	*doc = mem_realloc(*doc, *len + n + 1);
+	memcpy(*doc + *len, text, n);
+	*len += n;
+	(*doc)[*len] = '\0';
+	return true;
+}
+
+/* dir/name's document with its parts in place (new, or NULL: logged, naming the document, the
+ * part and why). */
+static char *resources_load_file(const char *dir, const char *name)
+{
+	char *text = resources_read_text(dir, name);
+	if (!text || !strstr(text, RESOURCES_INCLUDE_OPEN))
+		return text;
+	char *doc = NULL, *part = NULL, *result = NULL;
+	size_t len = 0;
+	const char *rest = text, *at;
+	while ((at = strstr(rest, RESOURCES_INCLUDE_OPEN))) {
+		char part_name[RESOURCES_INCLUDE_NAME_MAX + 1];
+		size_t n = resources_include_name(at, part_name);
+		if (n == 0) {
+			log_error("resources: %s/%s: an include is <!--#include file=\"NAME\" --> "
+				  "with "
+				  "NAME a file of the same folder (letters, digits, '.', '_', '-')",
+				  dir, name);
+			goto out;
+		}
+		part = resources_read_text(dir, part_name);
+		if (!part)
+			goto out;
+		if (strstr(part, RESOURCES_INCLUDE_OPEN)) {
+			log_error(
+				"resources: %s/%s includes %s, which includes another part: parts "
+				"include nothing",
+				dir, name, part_name);
+			goto out;
+		}
+		if (!resources_append(&doc, &len, rest, (size_t)(at - rest)) ||
+		    !resources_append(&doc, &len, part, strlen(part)))
+			break;
+		free(part);
+		part = NULL;
+		rest = at + n;
+	}
+	if (at || !resources_append(&doc, &len, rest, strlen(rest))) {
+		log_error("resources: %s/%s with its parts is over %zu bytes", dir, name,
+			  RESOURCES_FILE_MAX);
+		goto out;
+	}
+	result = doc;
+	doc = NULL;
+out:
+	free(part);
+	free(doc);
+	free(text);
+	return result;
 }
 
 int resources_load(struct mcp_service *svc, const char *dir)

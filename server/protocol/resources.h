@@ -15,8 +15,9 @@
 /* Most resource URIs one subscriptions/listen request may name. */
 #define RESOURCES_MAX_SUBSCRIPTIONS 256
 
-/* Loads the documents of every file row of svc's description from dir (mcp_service_new); 0 on
- * success, -1 (logged, naming the file and why) otherwise. */
+/* Loads the documents of every file row of svc's description from dir (mcp_service_new), each
+ * with the parts it includes from dir (<!--#include file="NAME" -->, resources.c) in place; 0
+ * on success, -1 (logged, naming the file and why) otherwise. */
 int resources_load(struct mcp_service *svc, const char *dir) __attribute__((warn_unused_result));
 void resources_unload(struct mcp_service *svc);
 

@@ -66,8 +66,9 @@ struct mcp_server {
 	/* Leaves the audit row of a tools/call that its tool does not record itself (arguments
 	 * borrowed, may be NULL; ctx->tool is the row, NULL for an unknown tool), or of a
 	 * template's resources/read refused before its read (tool: the template, ctx->tool NULL,
-	 * args {"uri": the URI, "value": its variable's value}). NULL: no audit (unit tests, the
-	 * conformance fixtures). */
+	 * args {"uri": the URI, "value": its variable's value}), or of a task refused to a task
+	 * method or listen (tool: the method, args {"taskId": the id}). NULL: no audit (unit tests,
+	 * the conformance fixtures). */
 	void (*audit)(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		      const char *detail);
 	/* The Tasks extension (tasks.h): where tasks live, the application's (NULL: the extension

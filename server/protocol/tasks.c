@@ -87,11 +87,16 @@ json_t *mcp_task_detail(const struct mcp_task *t)
 				    t->input_requests ? json_deep_copy(t->input_requests)
 						      : json_object());
 		break;
-	case MCP_TASK_COMPLETED:
-		json_object_set_new(o, "result",
-				    t->result ? json_deep_copy(t->result)
-					      : json_pack("{s:[], s:b}", "content", "isError", 0));
+	case MCP_TASK_COMPLETED: {
+		/* The call's result as a 2026-07-28 client takes it from tools/call: a complete
+		 * CallToolResult, which carries its resultType (the dispatcher adds it to direct
+		 * answers; a task's result never passes through it). */
+		json_t *r = t->result ? json_deep_copy(t->result)
+				      : json_pack("{s:[], s:b}", "content", "isError", 0);
+		json_object_set_new(r, "resultType", json_string("complete"));
+		json_object_set_new(o, "result", r);
 		break;
+	}
 	case MCP_TASK_FAILED:
 		json_object_set_new(o, "error",
 				    t->error ? json_deep_copy(t->error)
@@ -219,7 +224,8 @@ static int tasks_begin(struct mcp_ctx *ctx, json_t *params, bool write, const ch
 }
 
 /* The answer to a provider's rc: 0 for MCP_TASK_OK; the same -32602 for a task never issued,
- * expired or another's (nothing tells them apart); -1 with the provider's err otherwise. */
+ * expired, another's or out of the token's scope (nothing tells them apart); -1 with the
+ * provider's err otherwise. */
 static int tasks_answer(struct mcp_ctx *ctx, enum mcp_task_rc rc, struct mcp_error *err)
 {
 	if (rc == MCP_TASK_OK)
@@ -239,16 +245,51 @@ static bool tasks_id_fits(const char *id)
 	return strlen(id) <= MCP_TASK_ID_MAX;
 }
 
+/* The scope a request needs for task t: that of the tool whose call created it (reading the task
+ * is reading that tool's result; cancelling or answering it, that tool's write). NULL when the
+ * token carries it; else the scope's name ("" for a tool no longer served: nobody's task). */
+static const char *tasks_missing_scope(const struct mcp_ctx *ctx, const struct mcp_task *t)
+{
+	const struct mcp_server *s = ctx->server;
+	for (size_t i = 0; i < s->ntools; i++)
+		if (strcmp(s->tools[i].name, t->tool) == 0)
+			return !s->tools[i].scope || (ctx->req->actor->scopes & s->tools[i].scope)
+				       ? NULL
+				       : s->tools[i].scope_name;
+	return "";
+}
+
+/* Task id as the caller may see it, into *t: the provider's read, then the token's scope for
+ * the tool that made it. A task refused for its scope is MCP_TASK_NOT_FOUND after the same read
+ * as an unknown one, and both leave an audit row as a refused read does (the method, the task
+ * id's digest; "denied" naming the scope, or "not_found"). */
+static enum mcp_task_rc tasks_read(struct mcp_ctx *ctx, const char *id, struct mcp_task *t,
+				   struct mcp_error *err)
+{
+	const struct mcp_task_provider *p = ctx->server->tasks;
+	enum mcp_task_rc rc =
+		tasks_id_fits(id) ? p->get(p, ctx->req->actor, id, t, err) : MCP_TASK_NOT_FOUND;
+	const char *scope = rc == MCP_TASK_OK ? tasks_missing_scope(ctx, t) : NULL;
+	if (scope) {
+		mcp_task_clear(t);
+		rc = MCP_TASK_NOT_FOUND;
+	}
+	if (rc == MCP_TASK_NOT_FOUND && ctx->server->audit) {
+		json_t *args = json_pack("{s:s}", "taskId", id);
+		ctx->server->audit(ctx, ctx->method, args, scope ? "denied" : "not_found",
+				   scope && *scope ? scope : NULL);
+		json_decref(args);
+	}
+	return rc;
+}
+
 int tasks_get(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
 	const char *id;
 	if (tasks_begin(ctx, params, false, &id, err) != 0)
 		return -1;
-	const struct mcp_task_provider *p = ctx->server->tasks;
 	struct mcp_task t = {0};
-	enum mcp_task_rc rc =
-		tasks_id_fits(id) ? p->get(p, ctx->req->actor, id, &t, err) : MCP_TASK_NOT_FOUND;
-	if (tasks_answer(ctx, rc, err) != 0)
+	if (tasks_answer(ctx, tasks_read(ctx, id, &t, err), err) != 0)
 		return -1;
 	*result = mcp_task_detail(&t);
 	mcp_task_clear(&t);
@@ -268,8 +309,11 @@ int tasks_update(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mc
 					    "tasks/update needs an inputResponses object", NULL);
 	}
 	const struct mcp_task_provider *p = ctx->server->tasks;
-	enum mcp_task_rc rc = tasks_id_fits(id) ? p->update(p, ctx->req->actor, id, responses, err)
-						: MCP_TASK_NOT_FOUND;
+	struct mcp_task t = {0};
+	enum mcp_task_rc rc = tasks_read(ctx, id, &t, err);
+	mcp_task_clear(&t);
+	if (rc == MCP_TASK_OK)
+		rc = p->update(p, ctx->req->actor, id, responses, err);
 	if (tasks_answer(ctx, rc, err) != 0)
 		return -1;
 	*result = json_object(); /* an acknowledgement: the task's state is for tasks/get */
@@ -282,8 +326,11 @@ int tasks_cancel(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mc
 	if (tasks_begin(ctx, params, true, &id, err) != 0)
 		return -1;
 	const struct mcp_task_provider *p = ctx->server->tasks;
-	enum mcp_task_rc rc =
-		tasks_id_fits(id) ? p->cancel(p, ctx->req->actor, id, err) : MCP_TASK_NOT_FOUND;
+	struct mcp_task t = {0};
+	enum mcp_task_rc rc = tasks_read(ctx, id, &t, err);
+	mcp_task_clear(&t);
+	if (rc == MCP_TASK_OK)
+		rc = p->cancel(p, ctx->req->actor, id, err);
 	if (tasks_answer(ctx, rc, err) != 0)
 		return -1;
 	*result = json_object();
@@ -316,11 +363,12 @@ int tasks_listen(struct mcp_ctx *ctx, json_t *filter, json_t **honoured, struct 
 			dup = dup || json_equal(seen, id);
 		if (!json_is_string(id) || dup || !tasks_id_fits(json_string_value(id)))
 			continue;
-		/* Each task honoured is a read of it: the caller's budget, the provider's check. */
+		/* Each task honoured is a read of it: the caller's budget, the provider's check,
+		 * the token's scope; one refused is left out as an unknown one is. */
 		struct mcp_task t = {0};
 		enum mcp_task_rc rc = MCP_TASK_ERROR;
 		if (mcp_budget_take(ctx, false, "subscriptions/listen", err) == 0)
-			rc = p->get(p, ctx->req->actor, json_string_value(id), &t, err);
+			rc = tasks_read(ctx, json_string_value(id), &t, err);
 		mcp_task_clear(&t);
 		if (rc == MCP_TASK_ERROR) {
 			json_decref(yes);

@@ -8,7 +8,10 @@
  * the server description): callbacks that create, read, update and cancel tasks where the
  * application keeps them (a database, memory), each given the caller's principal. A provider
  * binds a task to whoever created it and answers MCP_TASK_NOT_FOUND to anyone else, exactly as
- * for an id it never issued: the core then answers both with the same -32602. The provider tells
+ * for an id it never issued: the core then answers both with the same -32602. The core also
+ * asks, on every task method and listen, for the scope of the tool whose call created the task
+ * (mcp_task.tool): a token without it gets the same -32602 after the same read, and every
+ * refusal leaves the audit row of a refused read (the description's audit hook). The provider tells
  * listeners of a change through the application's change feed (changes.h, struct
  * mcp_task_change, its detail made by mcp_task_detail()).
  *
@@ -26,6 +29,8 @@
 
 /* Longest task id a provider hands out (bytes); a longer one asked for is an unknown task. */
 #define MCP_TASK_ID_MAX 128
+/* Longest tool name a task names (bytes, NUL included). */
+#define MCP_TASK_TOOL_MAX 129
 /* Longest statusMessage (bytes, NUL included); longer is cut. */
 #define MCP_TASK_MESSAGE_MAX 512
 /* Most task ids one subscriptions/listen request may name. */
@@ -43,6 +48,9 @@ enum mcp_task_status {
  * mcp_task_clear() releases. */
 struct mcp_task {
 	char id[MCP_TASK_ID_MAX + 1];
+	/* The tool whose call created it (the name create() was given): its row's scope guards
+	 * every method and listen on the task; a task naming no tool served is nobody's. */
+	char tool[MCP_TASK_TOOL_MAX];
 	enum mcp_task_status status;
 	char message[MCP_TASK_MESSAGE_MAX]; /* statusMessage; "" for none */
 	long long created_ms, updated_ms;   /* milliseconds since the epoch */
@@ -107,8 +115,9 @@ int mcp_tasks_missing(struct mcp_error *err);
 
 /* ---- for providers ------------------------------------------------------------------------ */
 
-/* The DetailedTask of t (new): the Task fields, and inputRequests, result or error as its status
- * has them; what tasks/get answers (without resultType) and notifications/tasks carry. */
+/* The DetailedTask of t (new): the Task fields, and inputRequests, result (a complete
+ * CallToolResult: resultType "complete" added) or error as its status has them; what tasks/get
+ * answers (without its own resultType) and notifications/tasks carry. */
 json_t *mcp_task_detail(const struct mcp_task *t);
 /* A new unguessable task id (a random UUID, 122 bits of entropy) into out. */
 void mcp_task_id_new(char out[MCP_TASK_ID_MAX + 1]);

@@ -2,9 +2,49 @@
 #include "access.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/trace.h"
+
+/* mcp.server.operation.duration, labelled as the MCP conventions say. */
+static void access_operation(const struct access_entry *e, double secs, const char *code)
+{
+	bool tool = strcmp(e->op.method, "tools/call") == 0;
+	bool prompt = strcmp(e->op.method, "prompts/get") == 0;
+	const char *labels[] = {
+		e->op.method,
+		tool && e->name ? e->name : "",
+		prompt && e->name ? e->name : "",
+		tool ? "execute_tool" : "",
+		*code              ? code
+		: e->op.tool_error ? "tool_error"
+				   : "",
+		code,
+		strcmp(e->transport, "http") == 0 ? "tcp" : "pipe",
+		e->op.version ? e->op.version : "",
+	};
+	metrics_observe(&metrics_mcp_duration, labels, secs);
+}
+
+/* What the span of a message says that the protocol core does not know: this server's words
+ * for the call (outcome, request id, what was called, the client application), the HTTP
+ * status, and the subject with personal data only. Then it ends. */
+static void access_span(const struct access_entry *e)
+{
+	struct trace_span *s = e->span;
+	trace_str(s, "bikaroo.outcome", e->outcome);
+	trace_str(s, "bikaroo.request.id", e->reqid);
+	trace_str(s, "bikaroo.target", e->name);
+	if (e->client && *e->client)
+		trace_str(s, "bikaroo.client.id", e->client);
+	if (e->subject && *e->subject && trace_personal_data())
+		trace_str(s, "enduser.id", e->subject);
+	if (e->status)
+		trace_int(s, "http.response.status_code", e->status);
+	trace_end(s, 0);
+}
 
 void access_record(const struct access_entry *e)
 {
@@ -21,6 +61,12 @@ void access_record(const struct access_entry *e)
 				e->outcome ? e->outcome : "", status};
 	metrics_add(&metrics_requests, labels, 1);
 	metrics_observe(&metrics_request_seconds, labels, secs); /* its labels: the first three */
+	char code[16] = "";
+	if (e->op.rpc_code)
+		snprintf(code, sizeof code, "%d", e->op.rpc_code);
+	if (e->op.method)
+		access_operation(e, secs, code);
+	access_span(e);
 	const struct log_field f[] = {
 		{"transport", e->transport},
 		{"trace", e->trace},

@@ -1,11 +1,14 @@
 /* One access line and the request metrics of each request, for every transport: who (subject,
  * client), what (method, tool or resource), how it ended (outcome, status) and how long it
- * took. Never a token, never the arguments, never a URI (it may name a bike or a case). */
+ * took. Never a token, never the arguments, never a URI (it may name a bike or a case). For an
+ * MCP message also OpenTelemetry's mcp.server.operation.duration, and the end of its span. */
 #ifndef BIKAROO_ACCESS_H
 #define BIKAROO_ACCESS_H
 
 #include <stdbool.h>
 #include <time.h>
+
+#include "server/protocol/mcp.h"
 
 /* One finished request; every string borrowed, NULL when unknown. Labels of the metrics come
  * from transport, method, name, outcome and status only: static strings from bounded sets. */
@@ -22,6 +25,9 @@ struct access_entry {
 	unsigned status;    /* HTTP status (0: none: stdio, or an aborted connection) */
 	struct timespec t0; /* CLOCK_MONOTONIC at the request's arrival */
 	bool quiet;         /* write the line at debug (probes, stdio) */
+	/* An MCP message (op.method NULL: none was read) and its span (NULL: none), ended here. */
+	struct mcp_operation op;
+	struct trace_span *span;
 };
 
 void access_record(const struct access_entry *e);

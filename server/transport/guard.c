@@ -33,6 +33,7 @@ struct guard_conn {
 	bool cut;                  /* shut down already */
 	void (*hangup)(void *arg); /* GUARD_WATCH: told once when the peer closes */
 	void *arg;
+	bool served; /* a request of its was answered (guard_fresh) */
 };
 
 struct guard_queue {
@@ -206,6 +207,8 @@ bool guard_room(struct guard *g, long long now)
 	if (!room) {
 		struct guard_conn *victim = guard_oldest_slow(g, now);
 		if (victim) {
+			if (g->set.cut_for_room)
+				g->set.cut_for_room(victim->fd);
 			guard_cut(g, victim, &g->counts.evicted, "pending_cap");
 			room = true;
 		}
@@ -245,7 +248,14 @@ void guard_body_done(struct guard *g, struct guard_conn *c)
 
 void guard_request_done(struct guard *g, struct guard_conn *c)
 {
+	if (c)
+		c->served = true;
 	guard_set(g, c, GUARD_IDLE);
+}
+
+bool guard_fresh(const struct guard_conn *c)
+{
+	return c && !c->served;
 }
 
 void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg), void *arg)

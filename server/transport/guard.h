@@ -5,13 +5,13 @@
  * header_ms to send them since its loop accepted it (and the loop accepts only what it reads at
  * once), and at the cap the oldest fresh connection is cut only when it has had a grace of its
  * own and the server has read all it sent (a valid client sends its headers at once; a dribbler
- * is always the oldest); otherwise nothing is cut and the loop stops accepting: new connections
- * wait in the kernel's backlog, never reset. Kept-alive connections between two requests have
- * shown a valid one already: they have the header deadline, not the cap. Knows sockets, not
- * HTTP: the transport tells it what happened on each connection; it shuts down the sockets whose
- * time is up (shutdown(2), so the event loop sees the end and closes the connection itself; the
- * descriptor stays valid until then). Ticked by its loop; a mutex guards it all the same, since
- * listen streams are watched and unwatched from other threads. */
+ * is always the oldest; it is told why first, cut_for_room); otherwise nothing is cut and the
+ * loop stops accepting: new connections wait in the kernel's backlog, never reset. Kept-alive
+ * connections between two requests have shown a valid one already: they have the header deadline,
+ * not the cap. Knows sockets, not HTTP: the transport tells it what happened on each connection; it
+ * shuts down the sockets whose time is up (shutdown(2), so the event loop sees the end and closes
+ * the connection itself; the descriptor stays valid until then). Ticked by its loop; a mutex guards
+ * it all the same, since listen streams are watched and unwatched from other threads. */
 #ifndef BIKAROO_GUARD_H
 #define BIKAROO_GUARD_H
 
@@ -21,6 +21,9 @@ struct guard_settings {
 	long header_ms;   /* a request's headers must be complete this long after it began */
 	long body_ms;     /* its body this long after its headers */
 	long max_pending; /* fresh connections at most; 0: no cap */
+	/* Told of the socket of a fresh connection cut to make room, before it is shut down: its
+	 * client is told why (it sent nothing yet: the socket's buffer is empty). NULL: nothing. */
+	void (*cut_for_room)(int fd);
 };
 
 struct guard_counts {
@@ -58,6 +61,8 @@ void guard_watch(struct guard *g, struct guard_conn *c, void (*hangup)(void *arg
 /* Whatever connection watches with arg no longer does; hangup(arg) is not called after this
  * returns. */
 void guard_unwatch(struct guard *g, void *arg);
+/* Whether c has had no request answered yet (a fresh connection; NULL: not fresh). */
+bool guard_fresh(const struct guard_conn *c);
 /* The connection is gone (before its descriptor is closed); c is freed. */
 void guard_closed(struct guard *g, struct guard_conn *c);
 /* Closes every connection waiting for headers (fresh or kept alive): nothing was begun on them.

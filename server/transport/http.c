@@ -26,8 +26,10 @@
 #include "common/metrics.h"
 #include "common/task.h"
 #include "guard.h"
+#include "http_door.h"
 #include "http_frame.h"
 #include "http_health.h"
+#include "http_reply.h"
 #include "http_route.h"
 #include "http_server.h"
 #include "http_stream.h"
@@ -41,6 +43,9 @@
 #define HTTP_CONNECTION_MEMORY ((size_t)16 * 1024)
 /* Connections a loop accepts at one turn at most, so that it also answers what it has. */
 #define HTTP_ACCEPT_BATCH 64
+/* Connections a loop answers at its door at once at most (http_door.h): a refused client reads
+ * its answer and closes within milliseconds, so that few are there at a time. */
+#define HTTP_DOOR_MAX 256
 
 /* ---- connections: accepted by their loop, followed by its guard (guard.h) ---------------- */
 
@@ -76,15 +81,24 @@ static void http_pause_accepting(struct http_loop *hl)
 	hl->accepting = false;
 }
 
-/* The loop's listening socket is readable: accepts what it can serve now. */
+/* Whether a new connection can be accepted now: by the loop (below its share of connections,
+ * and below the guard's cap on fresh ones, or once it made room), or at its door. */
+static bool http_can_accept(struct http_loop *hl, long long now)
+{
+	if (atomic_load(&hl->stop))
+		return false;
+	return hl->conns >= hl->conns_max ? http_door_room(hl->door) : guard_room(hl->guard, now);
+}
+
+/* The loop's listening socket is readable: accepts what it can serve now, and what it cannot at
+ * its door. */
 static void http_accept(struct loop_fd *f, uint32_t events)
 {
 	(void)events;
 	struct http_loop *hl = (struct http_loop *)((char *)f - offsetof(struct http_loop, listen));
 	long long now = loop_now_ms();
 	for (int i = 0; i < HTTP_ACCEPT_BATCH; i++) {
-		if (hl->conns >= hl->conns_max || !guard_room(hl->guard, now) ||
-		    atomic_load(&hl->stop)) {
+		if (!http_can_accept(hl, now)) {
 			http_pause_accepting(hl);
 			return;
 		}
@@ -104,10 +118,14 @@ static void http_accept(struct loop_fd *f, uint32_t events)
 			}
 			return;
 		}
-		if (!peers_take(hl->srv->peers, (struct sockaddr *)&sa, len)) {
-			const char *reason[] = {"per_address"};
-			metrics_add(&metrics_connections_cut, reason, 1);
-			close(fd);
+		bool full = hl->conns >= hl->conns_max;
+		if (full || !peers_take(hl->srv->peers, (struct sockaddr *)&sa, len)) {
+			if (!http_door_take(hl->door, fd,
+					    full ? HTTP_DOOR_FULL : HTTP_DOOR_PER_ADDRESS)) {
+				const char *reason[] = {"door_full"};
+				metrics_add(&metrics_connections_cut, reason, 1);
+				close(fd);
+			}
 			continue;
 		}
 		if (MHD_add_connection(hl->daemon, fd, (struct sockaddr *)&sa, len) != MHD_YES)
@@ -132,12 +150,15 @@ static long long http_loop_due(struct loop_hook *h, long long now)
 		hl->resumed = false;
 		MHD_run(hl->daemon);
 	}
-	if (!hl->accepting && !atomic_load(&hl->stop) && hl->conns < hl->conns_max &&
-	    guard_room(hl->guard, now) && loop_watch(hl->loop, &hl->listen, EPOLLIN) == 0)
+	long long due = guard_tick(hl->guard, now), admit = http_admit(hl, now),
+		  door = http_door_tick(hl->door, now);
+	if (!hl->accepting && http_can_accept(hl, now) &&
+	    loop_watch(hl->loop, &hl->listen, EPOLLIN) == 0)
 		hl->accepting = true;
-	long long due = guard_tick(hl->guard, now), admit = http_admit(hl, now);
 	if (admit < due)
 		due = admit;
+	if (door && door < due)
+		due = door;
 	if (hl->resumed) { /* refusals of waiting calls, and calls that did not wait */
 		hl->resumed = false;
 		MHD_run(hl->daemon);
@@ -150,6 +171,16 @@ static long long http_loop_due(struct loop_hook *h, long long now)
 	if (MHD_get_timeout(hl->daemon, &to) == MHD_YES && (long long)(now + (long long)to) < due)
 		due = now + (long long)to;
 	return due;
+}
+
+/* A fresh connection that sent nothing yet, cut to make room for others: its client reads why. */
+static void http_cut_for_room(int fd)
+{
+	char *body = http_error_body(MCP_RATE_LIMITED,
+				     "Service Unavailable: too many connections without a request "
+				     "yet; retry (nothing was done)");
+	(void)http_answer_on_socket(fd, 503, "Service Unavailable", "Retry-After: 1\r\n", body);
+	free(body);
 }
 
 /* Raises the soft limit on open descriptors to what max_conn connections need (plus database
@@ -355,6 +386,8 @@ static void *http_loop_run(void *arg)
 	http_pause_accepting(hl);
 	MHD_stop_daemon(hl->daemon);
 	hl->daemon = NULL;
+	http_door_free(hl->door);
+	hl->door = NULL;
 	loop_free(hl->loop);
 	hl->loop = NULL;
 	task_idle_free();
@@ -387,7 +420,8 @@ static int http_loop_open(struct http_server *s, long i, const struct http_setti
 	struct guard_settings gs = {
 		.header_ms = set->header_timeout_ms,
 		.body_ms = set->body_timeout_ms,
-		.max_pending = max_pending / s->nloops > 0 ? max_pending / s->nloops : 1};
+		.max_pending = max_pending / s->nloops > 0 ? max_pending / s->nloops : 1,
+		.cut_for_room = http_cut_for_room};
 	hl->guard = guard_new(&gs);
 	hl->daemon = MHD_start_daemon(
 		MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG |
@@ -406,6 +440,7 @@ static int http_loop_open(struct http_server *s, long i, const struct http_setti
 		return -1;
 	}
 	hl->loop = loop_new();
+	hl->door = http_door_new(hl->loop, HTTP_DOOR_MAX);
 	hl->mhd = (struct loop_fd){.fd = di->epoll_fd, .ready = http_daemon_ready};
 	hl->hook = (struct loop_hook){.due = http_loop_due};
 	if (loop_watch(hl->loop, &hl->mhd, EPOLLIN) != 0 ||
@@ -423,6 +458,7 @@ static void http_loop_close(struct http_loop *hl)
 {
 	if (hl->daemon)
 		MHD_stop_daemon(hl->daemon);
+	http_door_free(hl->door);
 	loop_free(hl->loop);
 	if (hl->listen.fd >= 0)
 		close(hl->listen.fd);
@@ -458,7 +494,11 @@ enum http_status http_start(const struct http_settings *set, const struct mcp_se
 	s->loops = mem_calloc((size_t)s->nloops, sizeof *s->loops);
 	for (long i = 0; i < s->nloops; i++)
 		s->loops[i].listen.fd = -1;
-	long max_conn = http_fd_budget(set->max_connections);
+	/* The doors' connections come on top of the loops' own. */
+	long doors = HTTP_DOOR_MAX * s->nloops;
+	long max_conn = http_fd_budget(set->max_connections + doors) - doors;
+	if (max_conn < s->nloops)
+		max_conn = s->nloops;
 	long port = set->port;
 	for (long i = 0; i < s->nloops; i++)
 		if (http_loop_open(s, i, set, &sa, salen, &port, max_conn) != 0) {

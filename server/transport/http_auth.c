@@ -7,6 +7,7 @@
 
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/task.h"
 #include "http_reply.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
@@ -37,21 +38,57 @@ enum MHD_Result http_prm(struct http_server *s, struct MHD_Connection *c, const 
 	return http_send_headers(s, c, 200, body, h);
 }
 
-bool http_authenticate(struct http_server *s, struct MHD_Connection *c, struct http_req *st,
-		       struct fleet_actor *actor, enum MHD_Result *ret)
+/* A check that needs the issuer, as a task of the request's loop: its fetch (or the one under
+ * way for the same key set or token) parks the task and leaves the loop free; then the
+ * connection resumes and the handler asks again (http_authenticate). */
+static void http_auth_task(void *arg)
 {
-	struct http_values a = http_header_all(c, MHD_HTTP_HEADER_AUTHORIZATION);
-	const char *token = NULL, *why = NULL;
-	size_t len = 0;
-	enum auth_status as = auth_bearer(a.values, a.n < 2 ? a.n : 2, &token, &len);
-	/* A token in the query (RFC 6750 section 2.3) is never used. Alone it is no credentials
-	 * (401 above); next to a header it is more than one method: a malformed request. */
-	if (a.n && MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "access_token"))
-		as = AUTH_BAD_REQUEST, why = "a token in the header and in the query";
+	struct http_req *st = arg;
+	st->auth_st = auth_validate(st->token, st->token_len, true, &st->actor, &st->auth_why);
+	st->auth_decided = true;
+	if (st->auth_suspended) {
+		MHD_resume_connection(st->conn);
+		st->hl->resumed = true;
+	}
+}
+
+enum http_auth_step http_authenticate(struct http_server *s, struct MHD_Connection *c,
+				      struct http_req *st, enum MHD_Result *ret)
+{
+	enum auth_status as;
+	const char *why = NULL;
+	if (st->auth_decided) {
+		as = st->auth_st; /* the task's, now that the connection resumed */
+		why = st->auth_why;
+	} else {
+		struct http_values a = http_header_all(c, MHD_HTTP_HEADER_AUTHORIZATION);
+		const char *token = NULL;
+		size_t len = 0;
+		as = auth_bearer(a.values, a.n < 2 ? a.n : 2, &token, &len);
+		/* A token in the query (RFC 6750 section 2.3) is never used. Alone it is no
+		 * credentials (401 above); next to a header it is more than one method: a
+		 * malformed request. */
+		if (a.n && MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "access_token"))
+			as = AUTH_BAD_REQUEST, why = "a token in the header and in the query";
+		if (as == AUTH_OK)
+			as = auth_validate(token, len, false, &st->actor, &why);
+		if (as == AUTH_PENDING) {
+			/* libmicrohttpd keeps the headers until the request ends. */
+			st->token = token;
+			st->token_len = len;
+			st->conn = c;
+			task_start(st->hl->loop, http_auth_task, st);
+			if (!st->auth_decided) {
+				st->auth_suspended = true;
+				MHD_suspend_connection(c);
+				return HTTP_AUTH_WAITS;
+			}
+			as = st->auth_st; /* decided without waiting (the issuer just failed) */
+			why = st->auth_why;
+		}
+	}
 	if (as == AUTH_OK)
-		as = auth_validate(token, len, actor, &why);
-	if (as == AUTH_OK)
-		return true;
+		return HTTP_AUTH_OK;
 	st->outcome = as == AUTH_UNAVAILABLE ? "unavailable" : "unauthorized";
 	unsigned status;
 	const char *error, *text;
@@ -85,5 +122,5 @@ bool http_authenticate(struct http_server *s, struct MHD_Connection *c, struct h
 			   status == 503 ? retry : challenge, NULL};
 	*ret = http_send_headers(s, c, status, body, h);
 	free(challenge);
-	return false;
+	return HTTP_AUTH_REFUSED;
 }

@@ -13,10 +13,21 @@
  * readable cross-origin. */
 enum MHD_Result http_prm(struct http_server *s, struct MHD_Connection *c, const char *method);
 
-/* Steps 4-5 of the order of checks: the bearer token names the actor, or the request is
- * refused here (401/400/503) with a challenge, queued with its result in *ret. Returns true
- * when *actor is set. */
-bool http_authenticate(struct http_server *s, struct MHD_Connection *c, struct http_req *st,
-		       struct fleet_actor *actor, enum MHD_Result *ret);
+/* How far the bearer token's check went. */
+enum http_auth_step {
+	HTTP_AUTH_OK = 0,  /* st->actor is the token's principal */
+	HTTP_AUTH_REFUSED, /* refused (401/400/503 with its challenge), queued with its result */
+	HTTP_AUTH_WAITS,   /* the check needs the issuer: a task of the loop runs it while the
+			    * connection waits, suspended; libmicrohttpd calls the handler again
+			    * once it is resumed, before the body, and this is asked again */
+};
+
+/* Steps 4-5 of the order of checks, on the headers of a request: the bearer token names the
+ * actor, or the request is refused here, or it waits for the issuer (above). The one place
+ * where a request's authorization begins and, once decided, ends. *ret: what to return to
+ * libmicrohttpd on a refusal. */
+enum http_auth_step http_authenticate(struct http_server *s, struct MHD_Connection *c,
+				      struct http_req *st, enum MHD_Result *ret)
+	__attribute__((warn_unused_result));
 
 #endif

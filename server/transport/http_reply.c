@@ -50,6 +50,30 @@ enum MHD_Result http_refuse_with(struct http_server *s, struct MHD_Connection *c
 	return http_send_headers(s, c, status, http_error_body(code, message), name ? h : NULL);
 }
 
+char *http_answer_text(unsigned status, const char *reason, const char *extra, const char *body)
+{
+	char date[64];
+	struct tm tm;
+	time_t now = time(NULL);
+	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &tm));
+	return mem_printf("HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
+			  "Content-Type: application/json\r\nCache-Control: no-store\r\n%s"
+			  "Content-Length: %zu\r\n\r\n%s",
+			  status, reason, date, extra, strlen(body), body);
+}
+
+bool http_answer_on_socket(int fd, unsigned status, const char *reason, const char *extra,
+			   const char *body)
+{
+	char *answer = http_answer_text(status, reason, extra, body);
+	size_t n = strlen(answer);
+	/* Nothing else is being written on this connection: the socket's buffer is empty and
+	 * takes the answer whole at once. */
+	bool whole = send(fd, answer, n, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)n;
+	free(answer);
+	return whole;
+}
+
 bool http_refuse_on_socket(struct MHD_Connection *c, unsigned status, const char *reason, int code,
 			   const char *message)
 {
@@ -57,21 +81,10 @@ bool http_refuse_on_socket(struct MHD_Connection *c, unsigned status, const char
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (!ci)
 		return false;
-	char date[64];
-	struct tm tm;
-	time_t now = time(NULL);
-	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &tm));
+	/* libmicrohttpd answers a request after its body: nothing of it is on the socket. */
 	char *body = http_error_body(code, message);
-	char *answer = mem_printf("HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
-				  "Content-Type: application/json\r\nCache-Control: no-store\r\n"
-				  "Content-Length: %zu\r\n\r\n%s",
-				  status, reason, date, strlen(body), body);
-	size_t n = strlen(answer);
-	/* Nothing else is being written on this connection (libmicrohttpd answers a request
-	 * after its body): the socket's buffer is empty and takes the answer whole at once. */
-	bool whole = send(ci->connect_fd, answer, n, MSG_NOSIGNAL) == (ssize_t)n;
+	bool whole = http_answer_on_socket(ci->connect_fd, status, reason, "", body);
 	shutdown(ci->connect_fd, SHUT_WR);
-	free(answer);
 	free(body);
 	return whole;
 }

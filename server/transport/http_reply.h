@@ -32,6 +32,13 @@ enum MHD_Result http_refuse(struct http_server *s, struct MHD_Connection *c, uns
  * True when the whole answer went out; false when it could not (close at once). */
 bool http_refuse_on_socket(struct MHD_Connection *c, unsigned status, const char *reason, int code,
 			   const char *message);
+/* A whole HTTP/1.1 answer that closes its connection (new): the status line, Date, Connection:
+ * close, the headers of a JSON body, extra (whole header lines, or ""), then body. */
+char *http_answer_text(unsigned status, const char *reason, const char *extra, const char *body);
+/* Writes that answer on fd (a socket nothing else writes on yet: it goes whole or not at all);
+ * whether it went. */
+bool http_answer_on_socket(int fd, unsigned status, const char *reason, const char *extra,
+			   const char *body);
 /* A 200 whose body is SSE events (sse.h); body is stolen. */
 enum MHD_Result http_send_sse(struct http_server *s, struct MHD_Connection *c, char *body);
 /* Queues r (consumed) as a 200 SSE stream. */

@@ -2,6 +2,7 @@
 #include "http_route.h"
 
 #include <limits.h>
+#include <netdb.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "http_allow.h"
 #include "http_auth.h"
 #include "http_frame.h"
@@ -22,6 +24,7 @@
 #include "http_reply.h"
 #include "http_server.h"
 #include "http_stream.h"
+#include "http_trace.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
 #include "sse.h"
@@ -46,6 +49,9 @@ static bool http_call_answer(struct http_req *st, bool local_only)
 		.reqid = st->reqid,
 		.per_principal = s->tokens,
 		.trace_id = st->trace,
+		.transport_trace = &st->tctx,
+		.transport_tracestate = st->tracestate,
+		.arrived_ns = st->arrived_ns,
 		.local_only = local_only,
 	};
 	snprintf(st->subject, sizeof st->subject, "%s", req.actor->subject);
@@ -70,8 +76,16 @@ static bool http_call_answer(struct http_req *st, bool local_only)
 	st->method = resp.method;
 	st->name = resp.name;
 	st->outcome = resp.outcome;
+	memcpy(st->trace, resp.trace_id, sizeof st->trace);
+	st->op = resp.op;
+	st->span = resp.span;
+	resp.span = NULL;
+	http_trace_parts(st);
 	struct http_out *o = &st->out;
 	if (lr.opened) {
+		/* A listen stream lives on: its message was answered by its opening. */
+		trace_end(st->span, 0);
+		st->span = NULL;
 		o->stream = lr.opened;
 	} else {
 		o->status = (unsigned)resp.http_status;
@@ -157,7 +171,9 @@ static enum MHD_Result http_run_task(struct MHD_Connection *c, struct http_req *
  * whose clients are still there and the oldest wait out (the adaptive LIFO of B. Maurer, "Fail
  * at Scale", ACM Queue 13(8), 2015). A call that waited HTTP_WAIT_MAX_MS is answered 503 +
  * Retry-After, nothing done: many clients at once are served at the loop's pace, an excess of
- * calls is refused in words, and no request read is ever reset. */
+ * calls is refused in words, and no request read is ever reset. The bound's other shapes
+ * measured against it (shrinking once the wait has stood, as CoDel's; by the wait's length):
+ * bench/README.md, decision 3. */
 #define HTTP_NEWEST_AFTER_MS 100
 #define HTTP_WAIT_MAX_MS 1000
 
@@ -169,6 +185,8 @@ static void http_wait_unlink(struct http_loop *hl, struct http_req *st)
 	hl->waiting--;
 }
 
+#define HTTP_SHED_TEXT "Service Unavailable: too many calls under way; retry (nothing was done)"
+
 /* A waiting call answered 503 without being run (why: the metric's reason). */
 static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const char *why)
 {
@@ -178,9 +196,7 @@ static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const ch
 	st->outcome = "shed";
 	st->out = (struct http_out){
 		.status = 503,
-		.body = http_error_body(MCP_RATE_LIMITED,
-					"Service Unavailable: too many calls under way; retry "
-					"(nothing was done)"),
+		.body = http_error_body(MCP_RATE_LIMITED, HTTP_SHED_TEXT),
 		.retry_after = 1,
 	};
 	st->answered = true;
@@ -198,6 +214,7 @@ long long http_admit(struct http_loop *hl, long long now)
 		struct http_req *st = newest ? hl->wait_last : hl->wait_first;
 		http_wait_unlink(hl, st);
 		hl->calls++;
+		st->wait_ns[1] = st->wait_ns[0] ? trace_now_ns() : 0;
 		task_start(hl->loop, http_call_task, st);
 	}
 	if (!hl->wait_first) {
@@ -227,6 +244,7 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 	if (hl->calls >= hl->calls_max || hl->wait_first) {
 		st->queued = st->suspended = true;
 		st->wait_t0 = loop_now_ms();
+		st->wait_ns[0] = trace_enabled() ? trace_now_ns() : 0;
 		if (!hl->wait_first)
 			hl->busy_since = st->wait_t0;
 		st->wait_prev = hl->wait_last;
@@ -254,8 +272,21 @@ static enum MHD_Result http_check_headers(struct http_server *s, struct MHD_Conn
 {
 	enum MHD_Result ret = MHD_YES;
 	st->refused = true;
-	if (s->tokens && !http_authenticate(s, c, st, &st->actor, &ret))
-		return ret;
+	/* The authorization's span covers the issuer's wait too: its start is kept when the
+	 * connection resumes and these checks run again. */
+	if (!st->auth_ns[0])
+		st->auth_ns[0] = s->tokens && trace_enabled() ? trace_now_ns() : 0;
+	switch (s->tokens ? http_authenticate(s, c, st, &ret) : HTTP_AUTH_OK) {
+	case HTTP_AUTH_OK: break;
+	case HTTP_AUTH_REFUSED: return ret;
+	case HTTP_AUTH_WAITS:
+		/* Suspended for the issuer: the wait is the server's, not the client's (no body
+		 * deadline meanwhile); these checks go on once it resumes (http_route). */
+		guard_body_done(st->hl->guard, http_guard_conn(c));
+		st->refused = false;
+		return MHD_YES;
+	}
+	st->auth_ns[1] = st->auth_ns[0] ? trace_now_ns() : 0;
 	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || !http_media_is(ct, "application/json"))
 		return http_refuse(s, c, 415, MCP_INVALID_REQUEST,
@@ -369,6 +400,20 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 					   "Method Not Allowed: this endpoint accepts POST only",
 					   "POST");
 		}
+		/* While the loop's calls wait a round of slots long, a call on a new connection
+		 * would wait out its bound too: it is refused on its headers, its token and body
+		 * never read (libmicrohttpd then closes the connection). Methods that need no slot
+		 * (server/discover), like probes, are answered as ever. */
+		struct http_loop *hl = st->hl;
+		if (hl->waiting >= hl->calls_max && guard_fresh(http_guard_conn(c)) &&
+		    !mcp_method_local(s->mcp, http_header(c, "Mcp-Method"))) {
+			const char *reason[] = {"queue"};
+			metrics_add(&metrics_http_shed, reason, 1);
+			st->refused = true;
+			st->outcome = "shed";
+			return http_refuse_with(s, c, 503, MCP_RATE_LIMITED, HTTP_SHED_TEXT,
+						MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		}
 		/* 3: the declared size, before reading anything. */
 		const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > s->max_body) {
@@ -383,6 +428,13 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 		if (st->refused)
 			return ret;
 		return MHD_YES;
+	}
+	if (st->auth_suspended) {
+		/* Resumed once the token was judged (http_auth.c): libmicrohttpd asks again before
+		 * the body, where a refusal may be queued; the body's deadline starts now. */
+		st->auth_suspended = false;
+		guard_headers_done(st->hl->guard, http_guard_conn(c));
+		return http_check_headers(s, c, st);
 	}
 	if (!*upload_size)
 		guard_body_done(st->hl->guard, http_guard_conn(c));
@@ -442,7 +494,15 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 		clock_gettime(CLOCK_MONOTONIC, &st->t0);
 		snprintf(st->reqid, sizeof st->reqid, "r%lu", atomic_fetch_add(&s->counter, 1) + 1);
 		st->path = http_path_label(url);
-		log_trace_id(http_header(c, "traceparent"), st->trace);
+		/* The trace of the access line: the client's traceparent's, else a new one (a
+		 * traceparent in the message's _meta wins once it is read). */
+		if (!trace_parse(http_header(c, "traceparent"), &st->tctx))
+			trace_new_id(&st->tctx);
+		trace_id_hex(&st->tctx, st->trace);
+		st->tracestate = http_header(c, "tracestate");
+		st->arrived_ns = trace_enabled() ? trace_now_ns() : 0;
+		snprintf(st->proto, sizeof st->proto, "%s",
+			 strncmp(version, "HTTP/", 5) == 0 ? version + 5 : version);
 		snprintf(st->verb, sizeof st->verb, "%s", method);
 		*con_cls = st;
 		atomic_fetch_add(&s->inflight, 1); /* until http_completed */
@@ -463,7 +523,7 @@ enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url
 }
 
 /* The request's access line and metrics (access.h). */
-static void http_account(const struct http_req *st, unsigned http_status)
+static void http_account(struct http_req *st, unsigned http_status)
 {
 	/* Probes come every few seconds: their lines are debug, the rest info. */
 	bool probe = strcmp(st->path, "/healthz") == 0 || strcmp(st->path, "/readyz") == 0;
@@ -484,8 +544,11 @@ static void http_account(const struct http_req *st, unsigned http_status)
 		.status = http_status,
 		.t0 = st->t0,
 		.quiet = probe,
+		.op = st->op,
+		.span = st->span,
 	};
 	access_record(&e);
+	st->span = NULL; /* ended there */
 }
 
 void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,

@@ -17,14 +17,17 @@
 #include "domain/types.h"
 #include "guard.h"
 #include "listen.h"
+#include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
 
 #include "common/loop.h"
+#include "common/span.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;
 struct http_stream;
 struct http_server;
+struct http_door;
 
 /* One event loop of the transport, on a thread of its own: its listening socket (each loop has
  * one on the shared port, SO_REUSEPORT), the connections it accepted, its libmicrohttpd daemon
@@ -36,12 +39,13 @@ struct http_loop {
 	struct loop *loop;
 	pthread_t thread;
 	struct MHD_Daemon *daemon;
-	struct loop_fd listen; /* its own listening socket */
-	struct loop_fd mhd;    /* the daemon's epoll set */
-	struct loop_hook hook; /* accepts, the daemon's timeouts and resumed connections, guard */
-	struct guard *guard;   /* header and body deadlines, the pending-headers cap */
-	long conns, conns_max; /* connections open, and at most */
-	long calls, calls_max; /* calls under way (tasks), and at most: past it they wait */
+	struct loop_fd listen;  /* its own listening socket */
+	struct loop_fd mhd;     /* the daemon's epoll set */
+	struct loop_hook hook;  /* accepts, the daemon's timeouts and resumed connections, guard */
+	struct guard *guard;    /* header and body deadlines, the pending-headers cap */
+	struct http_door *door; /* new connections it does not take, answered (http_door.h) */
+	long conns, conns_max;  /* connections open, and at most */
+	long calls, calls_max;  /* calls under way (tasks), and at most: past it they wait */
 	/* Calls read whole that wait for one of calls_max (http_admit), oldest first, and since
 	 * when the wait has not been empty. */
 	struct http_req *wait_first, *wait_last;
@@ -108,7 +112,26 @@ struct http_req {
 	const char *outcome; /* static, or NULL (then from the status) */
 	char subject[FLEET_ID_MAX], client[FLEET_ID_MAX];
 	char trace[33];
+	/* Traces (common/trace.h): the traceparent header's context and its tracestate (borrowed
+	 * from libmicrohttpd), the HTTP version ("1.1"), when the request arrived, when its token
+	 * was checked and when it waited for a call slot (unix ns, 0: it did not); its message's
+	 * span once the core answered, ended with the access line, and the message as
+	 * mcp.server.operation.duration labels it. */
+	struct trace_ctx tctx;
+	const char *tracestate;
+	char proto[4];
+	long long arrived_ns, auth_ns[2], wait_ns[2];
+	struct trace_span *span;
+	struct mcp_operation op;
 	struct fleet_actor actor; /* the bearer token's principal, checked on the headers */
+	/* A token whose check needs the issuer: checked by a task of the loop while the connection
+	 * waits, suspended, before its body is read (http_auth.c). */
+	const char *token; /* the bearer token (libmicrohttpd's, in the request's headers) */
+	size_t token_len;
+	bool auth_suspended; /* the connection waits for the check */
+	bool auth_decided;   /* the task's verdict is in auth_st and auth_why */
+	enum auth_status auth_st;
+	const char *auth_why; /* static */
 	/* A call: run as a task of its loop (common/task.h). */
 	struct http_loop *hl;
 	struct http_server *srv;

@@ -27,6 +27,7 @@
 #include "access.h"
 #include "common/mem.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "listen.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
@@ -48,6 +49,7 @@ struct stdio_job {
 	size_t len;
 	json_t *id; /* new reference: the request id, for cancellation */
 	struct stdio_session session;
+	long long arrived_ns; /* when its line was read (unix ns; 0: tracing off) */
 	bool cancelled;
 	bool session_call; /* initialize or logging/setLevel: what it sets holds afterwards */
 	const char *method;
@@ -148,11 +150,13 @@ static enum mcp_listen_status stdio_listen_open(void *ctx, const struct fleet_ac
 
 static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const char *line, size_t len,
 			  const struct stdio_session *session, unsigned long seq,
-			  struct mcp_response *resp)
+			  long long arrived_ns, struct mcp_response *resp)
 {
 	char reqid[24], trace[33];
 	snprintf(reqid, sizeof reqid, "s%lu", seq);
-	log_trace_id(NULL, trace);
+	struct trace_ctx root;
+	trace_new_id(&root); /* a message's _meta traceparent wins (mcp_response.trace_id) */
+	trace_id_hex(&root, trace);
 	struct access_entry acc = {.transport = "stdio",
 				   .reqid = reqid,
 				   .trace = trace,
@@ -176,11 +180,16 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.emit = stdio_emit_line,
 		.emit_ctx = &emit,
 		.trace_id = trace,
+		.arrived_ns = arrived_ns,
 	};
 	mcp_handle(c->server, &req, resp);
-	acc.method = resp->method;
+	acc.trace = resp->trace_id;
+	acc.method = resp->method ? resp->method : resp->op.method; /* a notification: its name */
 	acc.name = resp->name;
 	acc.outcome = resp->outcome;
+	acc.op = resp->op;
+	acc.span = resp->span; /* ended with the access line */
+	resp->span = NULL;
 	access_record(&acc);
 }
 
@@ -197,7 +206,7 @@ static void stdio_job_run(void *arg)
 	struct mcp_response resp = {0};
 	if (!j->cancelled)
 		stdio_run_one(c, j->session_call ? NULL : j, j->line, j->len, &j->session, j->seq,
-			      &resp);
+			      j->arrived_ns, &resp);
 	if (j->session_call)
 		stdio_session_result(c, &resp, j->method, j->params);
 	if (resp.body && !j->cancelled)
@@ -275,10 +284,15 @@ static void stdio_line(struct stdio_conn *c, char *line, size_t len)
 	json_t *id = json_object_get(msg, "id");
 	bool enveloped = json_object_get(json_object_get(params, "_meta"),
 					 "io.modelcontextprotocol/protocolVersion") != NULL;
+	long long arrived_ns = trace_enabled() ? trace_now_ns() : 0;
 	if (json_is_object(msg) && !id && method) {
 		if (strcmp(method, "notifications/cancelled") == 0)
 			stdio_cancel(c, json_object_get(params, "requestId"));
 		json_decref(msg); /* other notifications need no answer and change nothing */
+		/* Its access line and span all the same: the core reads it and answers nothing. */
+		struct mcp_response resp;
+		stdio_run_one(c, NULL, line, len, &c->session, ++c->seq, arrived_ns, &resp);
+		mcp_response_free(&resp);
 		return;
 	}
 	if (json_is_object(msg) && !method && id &&
@@ -307,6 +321,7 @@ static void stdio_line(struct stdio_conn *c, char *line, size_t len)
 	j->session = c->session;
 	json_incref(j->session.extensions);
 	j->seq = ++c->seq;
+	j->arrived_ns = arrived_ns;
 	c->inflight++;
 	j->next = c->jobs;
 	if (c->jobs)

@@ -16,7 +16,16 @@
 //   GET /forge?kind=KIND[&sub=..&client=..&scope=..&exp_in=SECONDS]
 //       hand-made tokens for adversarial tests, some signed with the provider's real keys
 //       (valid signature, wrong claims), some not (alg none, HS256 with the public key, ...).
-//       exp_in sets a valid token's lifetime (default 600 s).
+//       exp_in sets a valid token's lifetime (default 600 s). kind=valid_rotated: signed with
+//       the newest key /rotate added.
+//   GET /rotate
+//       the issuer rotates its keys: a new RSA key (kid rsa-2, then rsa-3...) joins the published
+//       key set (the old ones stay published, as during a real rotation); answers {"kid": ...}.
+//   GET /slow?path=PATH&ms=MS
+//       from now on PATH (e.g. /jwks, /token/introspection) answers MS milliseconds late, as an
+//       identity provider under load would (ms=0: at once again).
+//   GET /stats
+//       what the server under test fetched: {"jwks": key-set downloads, "introspections": N}.
 // Logins are scripted through the provider's interaction API (login_hint names the account):
 // no browser, no devInteractions.
 import crypto from 'node:crypto';
@@ -73,7 +82,11 @@ const confidential = Object.entries(SECRETS).map(([id, secret]) => ({
 }));
 
 let issuer; // known once listening
-const stats = { jwks: 0 }; // key-set downloads, for the refresh rate-limit test
+const stats = { jwks: 0, introspections: 0 }; // what was fetched, for the coalescing tests
+const rotated = []; // keys added by /rotate: { key (private), jwk (public) }, newest last
+const delays = new Map(); // path -> milliseconds it answers late (/slow)
+// The published key set once /rotate added keys: the provider's own public keys and the new ones.
+const publicJwk = (key, kid, alg) => ({ ...key.export({ format: 'jwk' }), kid, use: 'sig', alg });
 let provider;
 
 function buildProvider() {
@@ -225,6 +238,11 @@ async function forge(q) {
   switch (kind) {
     case 'valid': return signWith(realRsa, 'RS256', at, claims(q));
     case 'valid_es256': return signWith(ec.privateKey, 'ES256', { typ: 'at+jwt', kid: 'ec-1' }, claims(q));
+    case 'valid_rotated': {
+      if (!rotated.length) throw new Error('no rotated key: GET /rotate first');
+      const r = rotated[rotated.length - 1];
+      return signWith(r.key, 'RS256', { typ: 'at+jwt', kid: r.jwk.kid }, claims(q));
+    }
     case 'typ_application': return signWith(realRsa, 'RS256', { ...at, typ: 'application/AT+JWT' }, claims(q));
     case 'role_claims': return signWith(realRsa, 'RS256', at,
       claims(q, { role: 'fleet_operator', regions: ['FR-PAR', 'FR-LYO', 'BE-BRU'], subject: 'olivia' }));
@@ -304,10 +322,30 @@ const server = http.createServer(async (req, res) => {
       const r = machine ? await clientCredentials(spec) : await authorizationCodeFlow(spec);
       return send(res, r.status, r.json);
     }
-    if (demo && (u.pathname === '/forge' || u.pathname === '/stats')) return send(res, 404, { error: 'not in --demo' });
+    if (demo && ['/forge', '/stats', '/rotate', '/slow'].includes(u.pathname)) return send(res, 404, { error: 'not in --demo' });
     if (u.pathname === '/forge') return send(res, 200, { access_token: await forge(u.searchParams) });
     if (u.pathname === '/stats') return send(res, 200, stats);
+    if (u.pathname === '/slow') {
+      delays.set(u.searchParams.get('path'), Number(u.searchParams.get('ms') ?? 0));
+      return send(res, 200, Object.fromEntries(delays));
+    }
+    if (u.pathname === '/rotate') {
+      const kid = `rsa-${rotated.length + 2}`;
+      const k = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+      rotated.push({ key: k.privateKey, jwk: publicJwk(k.publicKey, kid, 'RS256') });
+      return send(res, 200, { kid });
+    }
+    // Counted when asked, before any delay: a test sees that a fetch is under way.
+    if (u.pathname === '/token/introspection') stats.introspections += 1;
     if (u.pathname === '/jwks') stats.jwks += 1;
+    const late = delays.get(u.pathname);
+    if (late) await new Promise((r) => { setTimeout(r, late); });
+    if (u.pathname === '/jwks') {
+      if (rotated.length) {
+        return send(res, 200, { keys: [publicJwk(rsa.publicKey, 'rsa-1', 'RS256'),
+          publicJwk(ec.publicKey, 'ec-1', 'ES256'), ...rotated.map((r) => r.jwk)] });
+      }
+    }
   } catch (e) {
     return send(res, 500, { error: String(e?.message ?? e) });
   }

@@ -1,10 +1,10 @@
-/* conformance-server: a test-only MCP server built from the same server/ objects as bikaroo-mcp,
- * its description the product's with the fixtures the official conformance suite calls by name
- * after the product's rows. It needs no database: the fixtures never reach domain/. When
- * DATABASE_URL is set, the product's own rows listed next to the fixtures can be used too (the
- * suite's caching scenario reads the first resource listed). Configured like bikaroo-mcp
- * (server/cfg.c; BIKAROO_AUTH=local, loopback only). Subcommands: serve (HTTP), stdio
- * (newline-delimited JSON-RPC on stdin/stdout, as `bikaroo-mcp stdio`). */
+/* conformance-server: a test-only MCP server built from the same server/ objects as bikaroo-mcp:
+ * the product's description (its name, version, instructions, extensions) serving the fixtures
+ * the official conformance suite calls by name instead of the product's rows. It needs no
+ * database and opens none, whatever DATABASE_URL says: the fixtures never reach domain/ (the
+ * product itself is judged by the suite as itself, against a database). Configured like
+ * bikaroo-mcp (server/cfg.c; BIKAROO_AUTH=local, loopback only). Subcommands: serve (HTTP),
+ * stdio (newline-delimited JSON-RPC on stdin/stdout, as `bikaroo-mcp stdio`). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,13 +12,11 @@
 
 #include "common/log.h"
 #include "common/mem.h"
-#include "domain/pg/db.h"
 #include "fixtures.h"
 #include "registries.h"
 #include "taskstore.h"
 #include "server/auth/identity.h"
 #include "server/capabilities/catalog.h"
-#include "domain/changes.h"
 #include "server/cfg.h"
 #include "server/protocol/dispatch.h"
 #include "server/protocol/reqstate.h"
@@ -48,13 +46,10 @@ static int conf_open(const struct cfg *cfg, struct conf_server *server, struct f
 {
 	if (identity_local(cfg->local_subject, cfg->local_client, cfg->local_scopes, actor) != 0)
 		return -1;
-	if (*cfg->database_url)
-		db_configure(&(struct db_settings){.conninfo = cfg->database_url});
 	server->app.confirm_ttl_s = cfg->confirm_ttl;
 	if (catalog_describe(&server->product, &server->app) != 0)
 		return -1;
-	server->tasks = taskstore_new(conf_task_finish(),
-				      *cfg->database_url ? server->product.changes : NULL);
+	server->tasks = taskstore_new(conf_task_finish());
 	conf_describe(&server->desc, &server->product, taskstore_provider(server->tasks));
 	struct mcp_service_config sc = {.resources_dir = cfg->resources_dir,
 					.prompts_dir = cfg->prompts_dir};
@@ -66,15 +61,12 @@ static int conf_open(const struct cfg *cfg, struct conf_server *server, struct f
 	return 0;
 }
 
-static void conf_close(const struct cfg *cfg, struct conf_server *server)
+static void conf_close(struct conf_server *server)
 {
-	changes_stop();
 	mcp_service_free(server->svc);
 	taskstore_free(server->tasks);
 	mcp_server_release(&server->product);
 	conf_subscriptions_cleanup();
-	if (*cfg->database_url)
-		db_shutdown();
 }
 
 static int conf_serve(const struct cfg *cfg)
@@ -99,7 +91,7 @@ static int conf_serve(const struct cfg *cfg)
 	struct http_settings hset = cfg_http_settings(cfg);
 	if (conf_open(cfg, &server, &actor) != 0 ||
 	    http_start(&hset, server.svc, &actor, &srv, &port) != HTTP_OK) {
-		conf_close(cfg, &server);
+		conf_close(&server);
 		return 1;
 	}
 	log_info("conformance server at http://%s:%u/mcp (%zu tools)", cfg->listen, port,
@@ -108,7 +100,7 @@ static int conf_serve(const struct cfg *cfg)
 		sigsuspend(&old);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	http_stop(srv);
-	conf_close(cfg, &server);
+	conf_close(&server);
 	return 0;
 }
 
@@ -120,7 +112,7 @@ static int conf_stdio(const struct cfg *cfg)
 	int rc = 1;
 	if (conf_open(cfg, &server, &actor) == 0)
 		rc = stdio_serve(server.svc, &actor, (size_t)cfg->max_body);
-	conf_close(cfg, &server);
+	conf_close(&server);
 	return rc;
 }
 
@@ -129,7 +121,8 @@ int main(int argc, char **argv)
 	mem_install_jansson();
 	if (argc < 2 || (strcmp(argv[1], "serve") != 0 && strcmp(argv[1], "stdio") != 0)) {
 		fprintf(stderr,
-			"usage: conformance-server serve|stdio [--flag=value ...] (test only)\n");
+			"usage: conformance-server serve|stdio [--flag=value ...] (test only; no "
+			"database)\n");
 		return 2;
 	}
 	struct cfg cfg;

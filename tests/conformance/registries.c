@@ -1,5 +1,5 @@
-/* The conformance server's description: the product's rows, then the fixtures (fixtures.h) the
- * official suite calls by name. */
+/* The conformance server's description: the product's, serving the fixtures (fixtures.h) the
+ * official suite calls by name in place of its rows (registries.h). */
 #include <string.h>
 
 #include "server/protocol/prompts.h"
@@ -96,24 +96,19 @@ void conf_describe(struct mcp_server *out, const struct mcp_server *product,
 		   const struct mcp_task_provider *tasks)
 {
 	*out = *product;
-	out->audit = NULL; /* no business database behind the fixtures */
+	/* No business database behind the fixtures: every row shown, nothing audited. */
+	out->caller = NULL;
+	out->audit = NULL;
 	out->changes = &taskstore_feed;
 	out->tasks = tasks;
 	out->default_subscriptions = &conf_subscriptions;
 	/* The suite's 2025-era logging scenarios expect the fixtures' info messages unasked. */
 	out->legacy_log_level = "info";
 	size_t ntools = 0, nres = 0, ntpl = 0, npr = 0, nf;
-	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, product->tools, product->ntools,
-		    sizeof *conf_all_tools);
 	const struct tool_desc *ft = conf_tools(&nf);
 	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, ft, nf, sizeof *conf_all_tools);
 	ft = conf_task_tools(&nf);
 	conf_append(conf_all_tools, &ntools, CONF_ROWS * 2, ft, nf, sizeof *conf_all_tools);
-	conf_append(conf_res, &nres, CONF_ROWS, product->resources, product->nresources,
-		    sizeof *conf_res);
-	conf_append(conf_tpl, &ntpl, CONF_ROWS, product->templates, product->ntemplates,
-		    sizeof *conf_tpl);
-	conf_append(conf_pr, &npr, CONF_ROWS, product->prompts, product->nprompts, sizeof *conf_pr);
 	size_t n;
 	const struct conf_resource *r = conf_resources(&n);
 	for (size_t i = 0; i < n && i < CONF_MAX; i++)

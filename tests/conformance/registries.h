@@ -1,5 +1,5 @@
-/* The conformance server's description: the product's, with the fixtures (fixtures.h) after
- * its rows. */
+/* The conformance server's description: the product's, serving the fixtures (fixtures.h) in place
+ * of its rows. */
 #ifndef BIKAROO_CONF_REGISTRIES_H
 #define BIKAROO_CONF_REGISTRIES_H
 
@@ -7,9 +7,10 @@
 
 #include "server/protocol/server.h"
 
-/* Fills *out from product (its rows copied, then the fixtures'), its tasks kept by tasks (the
- * task store's provider) and its changes told through the task store's feed (which carries the
- * product's too when the server has a database). Call once; the rows live in static storage. */
+/* Fills *out from product (its name, version, instructions and extensions) with the fixtures'
+ * rows and none of the product's, and none of its hooks that reach the business database (the
+ * caller's rights, the audit): its tasks kept by tasks (the task store's provider), its changes
+ * told through the task store's feed. Call once; the rows live in static storage. */
 void conf_describe(struct mcp_server *out, const struct mcp_server *product,
 		   const struct mcp_task_provider *tasks);
 

@@ -69,9 +69,10 @@ run() {
 }
 
 ready="$out/conf.port"
+# As its usage line says, with no database: the test database's settings are not its.
 # shellcheck disable=SC2086
-BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready BIKAROO_LOG_LEVEL=warn ${BIKAROO_WRAPPER:-} \
-  "$B/conformance-server" serve 2>"$out/conf-server.log" &
+env -u DATABASE_URL -u BIKAROO_MIGRATE_URL BIKAROO_PORT=0 BIKAROO_READY_FILE=$ready BIKAROO_LOG_LEVEL=warn \
+  ${BIKAROO_WRAPPER:-} "$B/conformance-server" serve 2>"$out/conf-server.log" &
 conf_pid=$!
 for _ in $(seq 1 300); do [[ -s $ready ]] && break; sleep 0.1; done
 if [[ -s $ready ]]; then

@@ -44,7 +44,6 @@ struct taskstore_news {
 static pthread_mutex_t feed_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mcp_change_sink *feed_sinks[64];
 static size_t feed_n;
-static const struct mcp_change_feed *feed_product;
 
 static void feed_add(struct mcp_change_sink *s)
 {
@@ -57,8 +56,6 @@ static void feed_add(struct mcp_change_sink *s)
 	else if (!known)
 		log_error("task feed: too many sinks; one hears of no task");
 	pthread_mutex_unlock(&feed_lock);
-	if (feed_product)
-		feed_product->add(s);
 }
 
 static void feed_remove(struct mcp_change_sink *s)
@@ -68,8 +65,6 @@ static void feed_remove(struct mcp_change_sink *s)
 		if (feed_sinks[i] == s)
 			feed_sinks[i] = feed_sinks[--feed_n];
 	pthread_mutex_unlock(&feed_lock);
-	if (feed_product)
-		feed_product->remove(s);
 }
 
 const struct mcp_change_feed taskstore_feed = {.add = feed_add, .remove = feed_remove};
@@ -260,6 +255,7 @@ static enum mcp_task_rc store_create(const struct mcp_task_provider *p,
 	} else {
 		struct taskstore_task *x = mem_calloc(1, sizeof *x);
 		mcp_task_id_new(x->t.id);
+		snprintf(x->t.tool, sizeof x->t.tool, "%s", tool);
 		snprintf(x->subject, sizeof x->subject, "%s", who->subject);
 		snprintf(x->client, sizeof x->client, "%s", who->client_id);
 		x->work = json_deep_copy(work);
@@ -368,7 +364,7 @@ static enum mcp_task_rc store_cancel(const struct mcp_task_provider *p,
 	return store_change(p, who, id, NULL);
 }
 
-struct taskstore *taskstore_new(taskstore_finish_fn finish, const struct mcp_change_feed *product)
+struct taskstore *taskstore_new(taskstore_finish_fn finish)
 {
 	struct taskstore *s = mem_calloc(1, sizeof *s);
 	pthread_mutex_init(&s->lock, NULL);
@@ -382,7 +378,6 @@ struct taskstore *taskstore_new(taskstore_finish_fn finish, const struct mcp_cha
 						 .update = store_update,
 						 .cancel = store_cancel,
 						 .state = s};
-	feed_product = product;
 	if (pthread_create(&s->worker, NULL, store_worker, s) != 0) {
 		log_error("task store: cannot start its worker");
 		abort();

@@ -27,16 +27,16 @@ typedef void (*taskstore_finish_fn)(json_t *work, json_t *answers, json_t **resu
 
 struct taskstore;
 
-/* A new store whose jobs end with finish; its changes also go to the sinks of product (the
- * product's change feed, or NULL) through taskstore_feed. Starts the worker thread. */
-struct taskstore *taskstore_new(taskstore_finish_fn finish, const struct mcp_change_feed *product);
+/* A new store whose jobs end with finish; its changes go to the sinks of taskstore_feed. Starts
+ * the worker thread. */
+struct taskstore *taskstore_new(taskstore_finish_fn finish);
 /* Stops the worker and forgets every task (call it once nothing can reach the store). */
 void taskstore_free(struct taskstore *s);
 /* The provider to put in the server description (borrowed, the store's life). */
 const struct mcp_task_provider *taskstore_provider(const struct taskstore *s);
 
-/* The change feed of the conformance server: the store's task changes, and the product's feed
- * given to taskstore_new() (process-wide: struct mcp_change_feed takes no context). */
+/* The change feed of the conformance server: the store's task changes (process-wide: struct
+ * mcp_change_feed takes no context). */
 extern const struct mcp_change_feed taskstore_feed;
 
 #endif

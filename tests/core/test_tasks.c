@@ -1,7 +1,8 @@
 /* The Tasks extension (io.modelcontextprotocol/tasks) in the protocol core, over a provider of
  * the test's own: advertised only with a provider; a task answered only to a request that
  * declared the extension; -32021 where the spec says; the DetailedTask of every status; another
- * caller's task answered exactly as an unknown one; the Mcp-Name rule; task ids in listen
+ * caller's task answered exactly as an unknown one, and so one out of the token's scope (the
+ * scope of the tool that created it), both audited; the Mcp-Name rule; task ids in listen
  * filters; the 2025-11-25 task methods gone. */
 #include <check.h>
 #include <regex.h>
@@ -24,10 +25,13 @@ static struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE
 				  ""};
 static struct fleet_actor marie_elsewhere = {"marie", "another-app", FLEET_SCOPE_READ, false, 0,
 					     ""};
+/* marie's token with the scope of the tool "report" too. */
+static struct fleet_actor marie_full = {
+	"marie", "customer-care-assistant", FLEET_SCOPE_READ | FLEET_SCOPE_REPORT, false, 0, ""};
 
 /* ---- the test's provider: a few tasks in fixed states, and what it was asked ---------------- */
 
-#define NTASKS 8
+#define NTASKS 16
 static struct {
 	struct mcp_task t;
 	const struct fleet_actor *owner;
@@ -61,6 +65,7 @@ static struct mcp_task *put(const char *id, const struct fleet_actor *owner,
 			       .ttl_ms = 60000,
 			       .poll_ms = 500};
 	snprintf(t->id, sizeof t->id, "%s", id);
+	snprintf(t->tool, sizeof t->tool, "optional");
 	return t;
 }
 
@@ -76,6 +81,7 @@ static enum mcp_task_rc p_create(const struct mcp_task_provider *p, const struct
 	char id[MCP_TASK_ID_MAX + 1];
 	mcp_task_id_new(id);
 	struct mcp_task *t = put(id, who, MCP_TASK_WORKING);
+	snprintf(t->tool, sizeof t->tool, "%s", tool);
 	snprintf(t->message, sizeof t->message, "started");
 	*out = *t;
 	return MCP_TASK_OK;
@@ -164,7 +170,26 @@ static const struct tool_desc rows[] = {
 	{.name = "never", .title = "N", .description = "n", .input_schema = any, .fn = maybe_task},
 	{.name = "rogue", .title = "X", .description = "x", .input_schema = any, .fn = rogue},
 	{.name = "eager", .title = "E", .description = "e", .input_schema = any, .fn = eager},
+	{.name = "report",
+	 .title = "W",
+	 .description = "a write",
+	 .input_schema = any,
+	 .fn = maybe_task,
+	 .tasks = MCP_TASKS_OPTIONAL,
+	 .scope = FLEET_SCOPE_REPORT,
+	 .scope_name = "fleet:report"},
 };
+
+/* The audit rows the core asked for: "METHOD OUTCOME DETAIL TASKID" lines. */
+static char audited[1024];
+static void audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
+		  const char *detail)
+{
+	(void)ctx;
+	size_t n = strlen(audited);
+	snprintf(audited + n, sizeof audited - n, "%s %s %s %s\n", tool, outcome,
+		 detail ? detail : "-", json_string_value(json_object_get(args, "taskId")));
+}
 
 static struct mcp_server server, plain;
 static struct mcp_service *svc, *plain_svc;
@@ -177,7 +202,9 @@ static void setup(void)
 				     .version = "1",
 				     .tools = rows,
 				     .ntools = MCP_COUNT(rows),
+				     .audit = audit,
 				     .tasks = &provider};
+	audited[0] = '\0';
 	svc = core_load(&server);
 	plain_svc = core_server(&plain, NULL, 0, NULL, 0);
 	put("t-working", &marie, MCP_TASK_WORKING)->ttl_ms = -1;
@@ -191,6 +218,8 @@ static void setup(void)
 		json_pack("{s:i, s:s}", "code", -32603, "message", "crashed");
 	put("t-cancelled", &marie, MCP_TASK_CANCELLED);
 	put("t-paul", &paul, MCP_TASK_WORKING);
+	snprintf(put("t-report", &marie, MCP_TASK_WORKING)->tool, MCP_TASK_TOOL_MAX, "report");
+	snprintf(put("t-orphan", &marie, MCP_TASK_WORKING)->tool, MCP_TASK_TOOL_MAX, "retired");
 }
 
 static void teardown(void)
@@ -335,6 +364,27 @@ START_TEST(the_2025_task_methods_are_gone)
 	ck_assert_int_eq(code_of(r), -32601);
 	json_decref(r);
 	mcp_response_free(&out);
+	/* Over HTTP too, in-band with 200 as for any method a 2025-era request does not have
+	 * (docs/using.md: a 404 there would read as a session gone). */
+	const char *const methods[] = {"tasks/get", "tasks/cancel"};
+	for (size_t i = 0; i < 2; i++) {
+		char *b = mem_printf("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"%s\",\"params\":{"
+				     "\"taskId\":\"t-done\"}}",
+				     methods[i]);
+		struct mcp_request h = {.transport = MCP_TRANSPORT_HTTP,
+					.body = b,
+					.body_len = strlen(b),
+					.h_protocol_version = "2025-11-25",
+					.actor = &marie,
+					.reqid = "tasks"};
+		mcp_handle(svc, &h, &out);
+		r = json_loads(out.body, 0, NULL);
+		ck_assert_int_eq(out.http_status, 200);
+		ck_assert_int_eq(code_of(r), -32601);
+		json_decref(r);
+		mcp_response_free(&out);
+		free(b);
+	}
 }
 END_TEST
 
@@ -452,7 +502,12 @@ START_TEST(tasks_get_details_each_status)
 	r = task_rpc(&marie, "tasks/get", "t-done", "", &st);
 	res = result_of(r);
 	ck_assert_str_eq(str(res, "status"), "completed");
-	ck_assert(json_equal(json_object_get(res, "result"), store[2].t.result)); /* isError too */
+	/* The provider's CallToolResult (isError too), complete as a direct answer is: a
+	 * 2026-07-28 client refuses a result without its resultType. */
+	json_t *want = json_deep_copy(store[2].t.result);
+	json_object_set_new(want, "resultType", json_string("complete"));
+	ck_assert(json_equal(json_object_get(res, "result"), want));
+	json_decref(want);
 	ck_assert_ptr_null(json_object_get(res, "error"));
 	json_decref(r);
 
@@ -497,6 +552,48 @@ START_TEST(another_callers_task_is_answered_as_an_unknown_one)
 		json_decref(unknown);
 	}
 	ck_assert_int_eq(store[5].t.status, MCP_TASK_WORKING); /* paul's, untouched */
+}
+END_TEST
+
+/* A task asks for the scope of the tool whose call created it: a token without it is answered
+ * exactly as for an unknown id (same error, same status), nothing is done, and each refusal is
+ * audited as a refused read; a task of a tool no longer served is nobody's. */
+START_TEST(a_task_out_of_the_tokens_scope_is_answered_as_an_unknown_one)
+{
+	const char *const methods[] = {"tasks/get", "tasks/update", "tasks/cancel"};
+	for (size_t i = 0; i < 3; i++) {
+		const char *more = i == 1 ? ",\"inputResponses\":{}" : "";
+		int st_unknown, st;
+		audited[0] = '\0';
+		json_t *unknown = task_rpc(&marie, methods[i], "no-such-task", more, &st_unknown);
+		json_t *e = json_object_get(unknown, "error");
+		ck_assert_int_eq(code_of(unknown), -32602);
+		json_t *r = task_rpc(&marie, methods[i], "t-report", more, &st);
+		ck_assert_msg(json_equal(json_object_get(r, "error"), e), "%s", methods[i]);
+		ck_assert_int_eq(st, st_unknown);
+		json_decref(r);
+		r = task_rpc(&marie_full, methods[i], "t-orphan", more, &st);
+		ck_assert(json_equal(json_object_get(r, "error"), e));
+		json_decref(r);
+		char want[512];
+		snprintf(want, sizeof want,
+			 "%s not_found - no-such-task\n%s denied fleet:report t-report\n"
+			 "%s denied - t-orphan\n",
+			 methods[i], methods[i], methods[i]);
+		ck_assert_str_eq(audited, want);
+		json_decref(unknown);
+	}
+	ck_assert_int_eq(store[6].t.status, MCP_TASK_WORKING); /* not cancelled */
+	ck_assert_ptr_null(last_responses);                    /* not handed over */
+	/* With the scope, the same task is there. */
+	int st;
+	json_t *r = task_rpc(&marie_full, "tasks/get", "t-report", "", &st);
+	ck_assert_str_eq(str(result_of(r), "status"), "working");
+	json_decref(r);
+	r = task_rpc(&marie_full, "tasks/cancel", "t-report", "", &st);
+	ck_assert_ptr_nonnull(result_of(r));
+	json_decref(r);
+	ck_assert_int_eq(store[6].t.status, MCP_TASK_CANCELLED);
 }
 END_TEST
 
@@ -597,13 +694,17 @@ START_TEST(listen_follows_only_the_callers_own_tasks)
 {
 	json_t *r = listen_with(svc,
 				"{\"taskIds\":[\"t-working\",\"t-paul\",\"nope\",\"t-working\",7,"
-				"\"t-done\"]}",
+				"\"t-report\",\"t-done\"]}",
 				DECLARED);
 	ck_assert_ptr_null(r); /* the stream is the answer */
 	json_t *ids = json_object_get(acked, "taskIds");
 	ck_assert_uint_eq(json_array_size(ids), 2);
 	ck_assert_str_eq(json_string_value(json_array_get(ids, 0)), "t-working");
 	ck_assert_str_eq(json_string_value(json_array_get(ids, 1)), "t-done");
+	/* t-report is out of the token's scope: left out, audited as the unknown ones are. */
+	ck_assert_str_eq(audited, "subscriptions/listen not_found - t-paul\n"
+				  "subscriptions/listen not_found - nope\n"
+				  "subscriptions/listen denied fleet:report t-report\n");
 	/* Nothing the caller may hear of: no taskIds in the acknowledgement. */
 	r = listen_with(svc, "{\"taskIds\":[\"t-paul\"]}", DECLARED);
 	ck_assert_ptr_null(r);
@@ -649,6 +750,7 @@ CHECK_SUITE(tasks)
 	tcase_add_test(tc, a_task_where_none_may_be_is_an_internal_error);
 	tcase_add_test(tc, tasks_get_details_each_status);
 	tcase_add_test(tc, another_callers_task_is_answered_as_an_unknown_one);
+	tcase_add_test(tc, a_task_out_of_the_tokens_scope_is_answered_as_an_unknown_one);
 	tcase_add_test(tc, mcp_name_carries_the_task_id);
 	tcase_add_test(tc, update_and_cancel_acknowledge_with_nothing_else);
 	tcase_add_test(tc, listen_follows_only_the_callers_own_tasks);

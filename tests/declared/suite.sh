@@ -17,8 +17,57 @@ sed 's/^#/# /' "$t/real.out" | grep -v '^ok - \|^not ok - ' >&2
 grep -E '^(ok|not ok) - ' "$t/real.out"
 failures=$((failures + $(grep -c '^not ok - ' "$t/real.out")))
 
-check "docs/capabilities.md's capability table is the one the declarations make (make docs-tables)" \
-  python3 scripts/doctable.py check docs/capabilities.md
+check "docs/capabilities.md's governance table and README.md's and docs/capabilities.md's \"What it serves\" tables are the ones the declarations make (make docs-tables)" \
+  python3 scripts/doctable.py check README.md docs/capabilities.md
+# A table that lost a row, or that a doc no longer holds, is named.
+sed '/`decide_write_off`/d' README.md >"$t/README.md"
+python3 scripts/doctable.py check "$t/README.md" >"$t/table.out" 2>&1
+check "a \"What it serves\" table without one of the tools is refused, saying to run make docs-tables" \
+  grep -q 'README.md: its table `| kind | name | what for | scope | roles |` is not the one the declarations make: run `make docs-tables`' "$t/table.out"
+
+# The texts that say how a case is worked (the procedure, the prompt, docs/cases.md) against the
+# declarations and the database; then each kind of drift, planted in a copy, is named.
+python3 scripts/casetexts.py "$IT_SUPER_URL" >"$t/texts.out" 2>&1
+grep -E '^(ok|not ok) - ' "$t/texts.out"
+grep '^#' "$t/texts.out" >&2
+failures=$((failures + $(grep -c '^not ok - ' "$t/texts.out")))
+mkdir -p "$t/texts"
+planted() { # planted WHAT FILE SED_EXPR EXPECTED_TEXT: FILE's copy edited by SED_EXPR is refused
+  local what=$1 file=$2 expr=$3 want=$4 copy
+  copy="$t/texts/$(basename "$file")"
+  sed -E "$expr" "$file" >"$copy"
+  if python3 scripts/casetexts.py "$IT_SUPER_URL" "$copy" >"$t/planted-text.out" 2>&1; then
+    nok "$what: the text was accepted"
+  elif grep -qF "$want" "$t/planted-text.out"; then
+    ok "$what"
+  else
+    nok "$what: $(cat "$t/planted-text.out")"
+  fi
+}
+planted "a field no answer has (the prompt's old caseStep) is named" prompts/investigate-damaged-bike.md \
+  's/shows it as openCaseId/shows it as openCaseId, its step as caseStep/' 'names caseStep, which the server has not'
+planted "a step said to be taken by people its tool's roles do not allow is named" resources/damaged-bike.md \
+  's/^(\| `inspection_requested` \| )a technician/\1a fleet operator/' \
+  "inspection_requested: record_inspection is for ['technician'], the table says ['fleet_operator']"
+planted "a value a step's tool does not take, or one left out, is named" docs/cases.md \
+  's/`no_fault` or `beyond_repair`/`no_fault` or `scrapped`/' \
+  "record_inspection chooses among ['beyond_repair', 'no_fault', 'repairable'], the table says ['no_fault', 'repairable', 'scrapped']"
+planted "a step leading elsewhere than the workflow says is named" resources/damaged-bike.md \
+  's/^(\| `open` .*)`inspection_requested`: the case waits/\1`inspected`: the case waits/' \
+  "open: request_inspection leads to ['inspection_requested'], the table says ['inspected']"
+planted "a text that leaves out a step's tool is named" prompts/investigate-damaged-bike.md \
+  's/decide_write_off/the second operator/g' 'does not name decide_write_off'
+planted "a text that leaves out a person's queue is named" resources/damaged-bike.md \
+  's/"step": "awaiting_approval", "waitingForMe": true/"step": "awaiting_approval"/' \
+  'does not show the queue {"step": "awaiting_approval", "waitingForMe": true} (list_cases)'
+planted "queue arguments the tool would refuse are named" prompts/investigate-damaged-bike.md \
+  's/\{"waitingForMe": true\}/{"waitingForMe": "yes"}/' \
+  'shows {"waitingForMe": "yes"}, which list_cases refuses: waitingForMe must be a boolean'
+planted "a step no case has, in a queue's arguments, is named" docs/cases.md \
+  's/"step": "inspected", "waitingForMe"/"step": "repaired", "waitingForMe"/' \
+  'which list_cases refuses: step is one of open, inspection_requested, inspected, awaiting_approval, closed'
+planted "a URI no resource has is named" docs/cases.md \
+  's#`bikaroo://fleet/regions`#`bikaroo://fleet/areas`#' 'names bikaroo://fleet/areas, which is no declared resource or template'
 
 # 2. A declaration that no longer matches its function is named, with the fix.
 mkdir -p "$t/decl"
@@ -72,6 +121,15 @@ check "a state the declaration's enum lacks is named against the step table" \
   grep -q "case_workflow.json: write.columns state's enum says .*, the step table .*'awaiting_approval'.*: make them the same" "$t/planted.out"
 check "a step's branch its tool's argument does not take is named" \
   grep -q "close_case's argument resolution takes .*, its steps in fleet.case_steps() .*'written_off'" "$t/planted.out"
+# A read function PostgreSQL cannot inline (a SET clause routes every call through
+# fmgr_security_definer) is named, with what keeps it from being inlined.
+psql -X -q "$IT_SUPER_URL" -c "ALTER FUNCTION fleet.bike_status_for(text[]) SET search_path = pg_catalog, fleet"
+python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json >"$t/planted.out" 2>&1
+psql -X -q "$IT_SUPER_URL" -c "ALTER FUNCTION fleet.bike_status_for(text[]) RESET ALL"
+check "a read function PostgreSQL cannot inline is named, with what keeps it from being inlined" \
+  grep -q 'fleet.bike_status_for is not a read PostgreSQL can inline (SET search_path=pg_catalog, fleet): make it LANGUAGE sql STABLE' "$t/planted.out"
+check "and the function as migrate made it is one" \
+  python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json
 psql -X -q "$IT_SUPER_URL" -c "UPDATE fleet.capabilities SET roles = '{fleet_operator}' WHERE name = 'bike_status'"
 python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json >"$t/planted.out" 2>&1
 check "roles in fleet.capabilities that differ from the declaration's say to run migrate" \
@@ -99,7 +157,7 @@ PY
 }
 mkdir -p "$t/gen"
 refused "an unknown field" 'd["read"]["colums"] = []' \
-  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals) (server/capabilities/declaration.schema.json)'
+  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, page, columns, refusals) (server/capabilities/declaration.schema.json)'
 refused "an unknown field deep in a row, named by its path" 'd["resources"][0]["governance"]["owners"] = "x"' \
   'status_codes.json: resources[0].governance: unknown field "owners" (known: version, risk'
 refused "a type the server does not read" 'd["read"]["columns"][0]["type"] = "varchar"' \
@@ -140,6 +198,8 @@ check "a declaration's refusal words take the place of the schema's" \
   grep -qF '{"forbidden", "Staff only ({outcome})."}' "$t/gen/capabilities.c"
 check "an outcome a declaration leaves out has the schema's words" \
   grep -qF '{"other", "The request could not be completed ({outcome})."}' "$t/gen/capabilities.c"
+refused "a list in pages without a key (its query)" 'd["read"]["page"] = {"size": 20, "after": "code"}' \
+  'read.page: a list in pages (returns "list", with its key) names as "after" the column of each row'"'"'s place in the list'
 refused "a file that is no JSON object" 'd = None' \
   "status_codes.json: JSON: line 1, column 4: '[' or '{' expected"
 suite_exit

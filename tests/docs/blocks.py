@@ -32,7 +32,7 @@ import tempfile
 import time
 
 COMMANDS = {"sh", "bash", "console", "sql"}
-DATA = {"json", "ini", "text", "yaml", "toml", "html", "c", "diff"}
+DATA = {"json", "ini", "text", "yaml", "toml", "html", "c", "js", "diff"}
 MARK = re.compile(r"<!--\s*docs-test:\s*(.*?)\s*-->\s*$")
 TIMEOUT = 60
 

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { slow, startServer as startAs } from './serve.mjs';
+import { rejection, slow, startServer as startAs } from './serve.mjs';
 
 const TEST_TIMEOUT_MS = 20_000;
 const REQ = { timeout: slow ? 30_000 : 10_000 };
@@ -42,17 +42,6 @@ const report = (client, bikeId, extra = {}, opts = {}) =>
 const status = async (client, bikeId) =>
   (await client.callTool({ name: 'get_bike_status', arguments: { bikeId } }, REQ)).structuredContent;
 
-// The error a call rejects with (fails when it resolves).
-async function rejection(promise) {
-  try {
-    const value = await promise;
-    assert.fail(`expected an error, got ${JSON.stringify(value)}`);
-  } catch (err) {
-    if (err?.code === 'ERR_ASSERTION') throw err;
-    return err;
-  }
-}
-
 describe('server-side confirmation (careful-assistant), v2 client at 2026-07-28', { timeout: 4 * 60_000 }, () => {
   let marie, olivia, shortLived;
 
@@ -69,7 +58,7 @@ describe('server-side confirmation (careful-assistant), v2 client at 2026-07-28'
     }
   }, { timeout: TEST_TIMEOUT_MS });
 
-  test('accept: the form shows tool, bike, effect and identity; then the report is filed', { timeout: TEST_TIMEOUT_MS }, async () => {
+  test('accept: the form asks in the user\'s words (the bike, its region, the effect); then the report is filed', { timeout: TEST_TIMEOUT_MS }, async () => {
     const seen = [];
     const client = await connect(marie.url, { answer: { action: 'accept', content: { confirm: true } }, seen });
     try {
@@ -77,8 +66,11 @@ describe('server-side confirmation (careful-assistant), v2 client at 2026-07-28'
       assert.notEqual(result.isError, true, textOf(result));
       assert.equal(seen.length, 1, 'exactly one confirmation asked');
       assert.equal(seen[0].mode ?? 'form', 'form');
-      for (const part of ['report_damaged_bike', 'VL-2147', 'unavailable', 'marie', 'careful-assistant']) {
+      for (const part of ['VL-2147', 'Paris', 'unavailable']) {
         assert.ok(seen[0].message.includes(part), `the message shows ${part}: ${seen[0].message}`);
+      }
+      for (const word of ['report_damaged_bike', 'marie', 'careful-assistant', 'FR-PAR', 'act as']) {
+        assert.ok(!seen[0].message.includes(word), `the message says ${word}: ${seen[0].message}`);
       }
       assert.equal(seen[0].requestedSchema.properties.confirm.type, 'boolean');
       const sc = result.structuredContent;

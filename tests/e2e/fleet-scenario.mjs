@@ -9,6 +9,7 @@ export const OTHER_REGION = 'VL-2047'; // demo bike in FR-LYO: must read like an
 export const STATUS_URI = 'bikaroo://fleet/status-codes';
 export const PROCEDURE_URI = 'bikaroo://procedures/damaged-bike';
 export const CATALOG_URI = 'bikaroo://catalog';
+export const REGIONS_URI = 'bikaroo://fleet/regions';
 export const GOVERNANCE = 'com.bikaroo/governance';
 export const BIKE_TEMPLATE = 'bikaroo://fleet/bikes/{bikeId}';
 export const PROMPT = 'investigate-damaged-bike';
@@ -94,7 +95,7 @@ export async function catalogueScenario(client, { era, callTool, opts }) {
 
   // resources
   const { resources } = await client.listResources(undefined, opts);
-  assert.deepEqual(resources.map((r) => r.uri).sort(), [CATALOG_URI, PROCEDURE_URI, STATUS_URI].sort());
+  assert.deepEqual(resources.map((r) => r.uri).sort(), [CATALOG_URI, PROCEDURE_URI, REGIONS_URI, STATUS_URI].sort());
   // the catalogue: what this caller may use, each with its governance and contract version
   const catalog = JSON.parse((await client.readResource({ uri: CATALOG_URI }, opts)).contents[0].text);
   const entry = catalog.capabilities.find((c) => c.kind === 'tool' && c.name === 'get_bike_status');
@@ -123,6 +124,13 @@ export async function catalogueScenario(client, { era, callTool, opts }) {
     assert.equal(codes.cacheScope, 'public');
     assert.equal(typeof codes.ttlMs, 'number');
   }
+
+  // Every region named: the one the bike's status gives by its code too.
+  const regions = await client.readResource({ uri: REGIONS_URI }, opts);
+  assert.equal(regions.contents[0].mimeType, 'application/json');
+  const named = JSON.parse(regions.contents[0].text).regions;
+  assert.equal(named.find((g) => g.code === status.region)?.name, 'Paris');
+  if (modern) assert.equal(regions.cacheScope, 'public');
 
   const proc = await client.readResource({ uri: PROCEDURE_URI }, opts);
   assert.equal(proc.contents[0].mimeType, 'text/markdown');

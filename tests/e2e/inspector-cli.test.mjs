@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BIKE_TEMPLATE, CATALOG_URI, OTHER_REGION, PROCEDURE_URI, PROMPT, STATUS_URI, VISIBLE, statusCodesOf, stdioServerParams,
+  BIKE_TEMPLATE, CATALOG_URI, OTHER_REGION, PROCEDURE_URI, PROMPT, REGIONS_URI, STATUS_URI, VISIBLE, statusCodesOf, stdioServerParams,
 } from './fleet-scenario.mjs';
 import { startServer } from './serve.mjs';
 
@@ -64,7 +64,7 @@ describe('inspector --cli', { timeout: 5 * 60_000 }, () => {
         assert.ok(tools.tools.some((t) => t.name === 'get_bike_status'));
 
         const resources = await ok(transport, era, ['--method', 'resources/list']);
-        assert.deepEqual(resources.resources.map((r) => r.uri).sort(), [CATALOG_URI, PROCEDURE_URI, STATUS_URI].sort());
+        assert.deepEqual(resources.resources.map((r) => r.uri).sort(), [CATALOG_URI, PROCEDURE_URI, REGIONS_URI, STATUS_URI].sort());
 
         const templates = await ok(transport, era, ['--method', 'resources/templates/list']);
         assert.deepEqual(templates.resourceTemplates.map((t) => t.uriTemplate), [BIKE_TEMPLATE, 'bikaroo://cases/{caseId}']);

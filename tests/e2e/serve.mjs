@@ -1,6 +1,9 @@
 // Starts `bikaroo-mcp serve` (BIKAROO_BIN, under BIKAROO_WRAPPER when set) acting as subject
 // through client, on a free port of 127.0.0.1, for the e2e tests that need a caller of their own
 // (a declaration's example caller: server/capabilities/NAME.json). Resolves { url, stop, log }.
+// Also what the tests that start their own processes share: waiting for a ready file, stopping
+// a child, the error a call rejects with.
+import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,4 +77,37 @@ export function declaredExample(name) {
     if (tool) return tool.example;
   }
   throw new Error(`no declaration has a tool ${name}`);
+}
+
+// The content of file once a process (child) has written it; throws when child exits first.
+// Both the server and the authorization server start in about a second; a loaded machine may
+// take far longer (see auth-client.test.mjs).
+export async function waitForFile(file, child, what, tail) {
+  // Polls counted, not clock readings: a paused machine's clock jump must not end the wait.
+  for (let i = 0; i < 2400; i++) {
+    if (existsSync(file) && readFileSync(file, 'utf8').trim()) return readFileSync(file, 'utf8').trim();
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}: ${tail()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} did not start within 2400 polls: ${tail()}`);
+}
+
+// SIGTERM to child; resolves its exit code.
+export function stop(child) {
+  return new Promise((resolve) => {
+    if (!child || child.exitCode !== null) return resolve(child?.exitCode);
+    child.once('exit', (code) => resolve(code));
+    process.kill(child.pid, 'SIGTERM');
+  });
+}
+
+// The error a promise rejects with (fails when it resolves).
+export async function rejection(promise) {
+  try {
+    const value = await promise;
+    assert.fail(`expected an error, got ${JSON.stringify(value)}`);
+  } catch (err) {
+    if (err?.code === 'ERR_ASSERTION') throw err;
+    return err;
+  }
 }

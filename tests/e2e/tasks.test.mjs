@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { slow } from './serve.mjs';
+import { rejection, slow, stop, waitForFile } from './serve.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = process.env.BIKAROO_BIN;
@@ -40,25 +40,6 @@ const anyObject = {
       : { issues: [{ message: 'not an object' }] }),
   },
 };
-
-// Both start in about a second; a loaded machine may take far longer (see auth-client.test.mjs).
-async function waitForFile(file, child, what, tail) {
-  // Polls counted, not clock readings: a paused machine's clock jump must not end the wait.
-  for (let i = 0; i < 2400; i++) {
-    if (fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim()) return fs.readFileSync(file, 'utf8').trim();
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}: ${tail()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what} did not start within 2400 polls: ${tail()}`);
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (!child || child.exitCode !== null) return resolve(child?.exitCode);
-    child.once('exit', (code) => resolve(code));
-    process.kill(child.pid, 'SIGTERM');
-  });
-}
 
 // The JSON-RPC messages of an HTTP answer (application/json or an SSE stream).
 function messagesOf(contentType, text) {
@@ -110,16 +91,6 @@ describe('Tasks extension over the case workflow, v2 client, bearer tokens, thre
 
   const taskGet = (client, taskId) => client.request({ method: 'tasks/get', params: { taskId } }, anyObject, REQ);
 
-  // The error a promise rejects with (fails when it resolves).
-  async function rejection(promise) {
-    try {
-      const value = await promise;
-      assert.fail(`expected an error, got ${JSON.stringify(value)}`);
-    } catch (err) {
-      if (err?.code === 'ERR_ASSERTION') throw err;
-      return err;
-    }
-  }
 
   // marie reports bike damaged (ordinary call): its case id.
   async function report(client, bikeId) {

@@ -6,7 +6,7 @@
 # copy-on-write view of the machine's root. The installed binary looks for its files in
 # /usr/share/bikaroo-mcp: a private mount namespace (unshare -m) lays the package's
 # /usr/share over the machine's for that process only. Also: the unit passes systemd-analyze,
-# the man page is well-formed and lists every setting.
+# the man page is well-formed and lists every setting, the package ships every document it cites.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 # shellcheck source=tests/lib/harness.sh
@@ -56,6 +56,26 @@ check "the package holds the binary, the unit, the man page and /usr/share/bikar
   -a -f "$root/usr/share/man/man1/bikaroo-mcp.1.gz" -a -f "$root/usr/share/bikaroo-mcp/resources/damaged-bike.md"
 check "the package depends on the shared libraries it links (dpkg-shlibdeps) and adduser" \
   grep -qE '^Depends: adduser, .*libmicrohttpd12.*libpq5' "$root/DEBIAN/control"
+
+# The package ships what it cites: every document one of its files names (the unit, the settings,
+# the monitoring files, the man page, the binary; by its installed path, never docs/ of a source
+# tree it does not have) is in /usr/share/doc/bikaroo-mcp, and so is every document those link to.
+doc=$root/usr/share/doc/bikaroo-mcp
+zcat "$root/usr/share/man/man1/bikaroo-mcp.1.gz" | sed 's/\\-/-/g' >"$t/page.txt"
+mapfile -t files < <(find "$root" -path "$root/DEBIAN" -prune -o -path "$doc" -prune -o -type f ! -name '*.gz' -print)
+cited=$( {
+  grep -ahoE '(docs|share/doc/bikaroo-mcp)/[a-z-]+\.md' "${files[@]}" "$t/page.txt"
+  sed -n '/^\.SH SEE ALSO/,$p' "$t/page.txt" | grep -oE '[a-z-]+\.md'
+  grep -ohE '\]\([a-z-]+\.md' "$doc"/*.md | cut -c3-
+} | sed 's|.*/||' | sort -u)
+missing=$(for f in $cited; do [[ -f $doc/$f ]] || echo "$f"; done)
+check "the package ships every document it cites ($(wc -w <<<"$cited") cited)${missing:+; missing: ${missing//$'\n'/ }}" \
+  test -n "$cited" -a -z "$missing"
+# What an operator reads (the unit, the settings, the monitoring files, the man page) names them
+# where they are installed; the migrations' SQL comments are the source's, applied as they are.
+stale=$(grep -alE '(^|[^a-z/])docs/[a-z-]+\.md' "${files[@]}" "$t/page.txt" | grep -v '/share/bikaroo-mcp/migrations/' | sed "s|^$root||")
+check "no installed file an operator reads cites a document by its place in the source tree (docs/...)${stale:+: ${stale//$'\n'/ }}" \
+  test -z "$stale"
 
 # The unit: systemd-analyze verify prints nothing (it exits 0 on unknown keys, so read stderr);
 # the binary path points into the extracted root, the man reference is not looked up.

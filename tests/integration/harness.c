@@ -2,15 +2,18 @@
 #define _GNU_SOURCE /* for close_range */
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -555,6 +558,26 @@ void it_conn_close(struct it_conn *c)
 {
 	curl_easy_cleanup(c->curl);
 	c->curl = NULL;
+}
+
+int it_tcp_connect(unsigned port, const char *from)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in src = {.sin_family = AF_INET};
+	if (from && (inet_pton(AF_INET, from, &src.sin_addr) != 1 ||
+		     bind(fd, (struct sockaddr *)&src, sizeof src) != 0)) {
+		close(fd);
+		return -1;
+	}
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 void it_conn_tool(struct it_conn *c, const char *token, const char *id, const char *tool,

@@ -121,6 +121,11 @@ char *it_as_mint(const struct it_as *as, const char *sub, const char *client, co
 
 long long it_now_us(void); /* a monotonic clock, microseconds */
 
+/* A non-blocking TCP connection to 127.0.0.1:port from the loopback address from (NULL: the
+ * kernel's choice), under way (-1 when connect fails at once): for what libcurl would hide (a
+ * reset, a connection left in the kernel's backlog). */
+int it_tcp_connect(unsigned port, const char *from);
+
 /* One HTTP connection, reused from call to call (one thread's). */
 struct it_conn {
 	void *curl;

@@ -49,21 +49,6 @@ static bool ab_slow_build(void)
 	return *it_env("BIKAROO_WRAPPER") != '\0'; /* valgrind */
 }
 
-/* A non-blocking TCP connection to the server (-1 when the connect fails at once). */
-static int ab_connect(unsigned port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* True once the server closed fd (EOF or reset), within wait_ms. */
 static bool ab_closed_within(int fd, int wait_ms)
 {
@@ -80,7 +65,7 @@ static bool ab_closed_within(int fd, int wait_ms)
 /* A new connection that has sent request whole; returns its descriptor. */
 static int ab_send(unsigned port, const char *request)
 {
-	int fd = ab_connect(port);
+	int fd = it_tcp_connect(port, NULL);
 	ck_assert_int_ge(fd, 0);
 	struct pollfd p = {.fd = fd, .events = POLLOUT};
 	poll(&p, 1, 5000);
@@ -306,7 +291,7 @@ START_TEST(header_and_body_deadlines_close_dribblers_whatever_their_rate)
 	/* Each time from before what starts its deadline: a stall of this thread (a loaded
 	 * machine) can then only make a close look later, never earlier. */
 	double t_head = ab_now_ms();
-	int head = ab_connect(s.port), body = ab_connect(s.port);
+	int head = it_tcp_connect(s.port, NULL), body = it_tcp_connect(s.port, NULL);
 	ck_assert_int_ge(head, 0);
 	ck_assert_int_ge(body, 0);
 	ab_sleep_ms(50);
@@ -349,8 +334,9 @@ START_TEST(header_and_body_deadlines_close_dribblers_whatever_their_rate)
 }
 END_TEST
 
-/* BIKAROO_MAX_CONNECTIONS_PER_IP: past it a connection from that address is closed at once;
- * when one of the others ends, the address is served again. */
+/* BIKAROO_MAX_CONNECTIONS_PER_IP: past it a connection from that address is answered 429 +
+ * Retry-After at once, whatever it asks, and closed (never reset, never served); when one of
+ * the others ends, the address is served again. */
 START_TEST(connections_per_address_are_limited)
 {
 	struct it_server s;
@@ -358,14 +344,21 @@ START_TEST(connections_per_address_are_limited)
 	ck_assert_int_eq(it_server_start(&s, env), 0);
 	int fds[4];
 	for (int i = 0; i < 4; i++) {
-		fds[i] = ab_connect(s.port);
+		fds[i] = it_tcp_connect(s.port, NULL);
 		ck_assert_int_ge(fds[i], 0);
 	}
 	ab_sleep_ms(200);
-	int extra = ab_connect(s.port);
-	ck_assert_int_ge(extra, 0);
+	int extra = ab_send(s.port, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+				    "application/json\r\nContent-Length: 2\r\n\r\n{}");
+	char buf[1024] = {0};
+	size_t n = 0;
+	while (ab_recv_more(extra, buf, sizeof buf, &n, 2000))
+		;
+	ck_assert_msg(strncmp(buf, "HTTP/1.1 429 ", 13) == 0 && strstr(buf, "Retry-After: 1\r\n") &&
+			      strstr(buf, "-32029"),
+		      "a fifth connection from one address: %s", buf);
 	ck_assert_msg(ab_closed_within(extra, 2000),
-		      "a fifth connection from one address stayed open");
+		      "a fifth connection from one address stayed open after its answer");
 	close(extra);
 	for (int i = 0; i < 4; i++)
 		ck_assert_msg(!ab_closed_within(fds[i], 0), "connection %d was closed", i);
@@ -405,7 +398,7 @@ static void *ab_dribble_run(void *p)
 		for (int i = 0; i < d->n; i++) {
 			if (fd[i] < 0 && budget > 0) {
 				budget--;
-				fd[i] = ab_connect(d->port);
+				fd[i] = it_tcp_connect(d->port, NULL);
 				if (fd[i] >= 0)
 					d->opened++;
 				last[i] = 0;

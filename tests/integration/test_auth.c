@@ -673,19 +673,29 @@ END_TEST
 static struct it_as as_opaque;
 static struct it_server intro_srv;
 
+/* Starts the server introspecting tokens at the test authorization server as (opaque), with
+ * extra settings (NULL-terminated list of "NAME=value", at most 4, or NULL). */
+static void intro_server(struct it_server *s, const struct it_as *as, const char *const *extra)
+{
+	char issuer[128];
+	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as->issuer);
+	const char *env[11] = {"BIKAROO_AUTH=introspection",
+			       issuer,
+			       "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
+			       "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
+			       "BIKAROO_AUTH_CLIENT_ID=bikaroo-mcp",
+			       "BIKAROO_AUTH_CLIENT_SECRET=bikaroo-mcp-secret"};
+	size_t n = 6;
+	for (; extra && *extra && n < 10; extra++)
+		env[n++] = *extra;
+	env[n] = NULL;
+	ck_assert_int_eq(it_server_start(s, env), 0);
+}
+
 static void intro_setup(void)
 {
 	it_as_start(&as_opaque, "opaque");
-	char issuer[128];
-	snprintf(issuer, sizeof issuer, "BIKAROO_AUTH_ISSUER=%s", as_opaque.issuer);
-	const char *env[] = {"BIKAROO_AUTH=introspection",
-			     issuer,
-			     "BIKAROO_RESOURCE_URI=" AUTH_RESOURCE,
-			     "BIKAROO_AUTH_INSECURE_LOOPBACK=1",
-			     "BIKAROO_AUTH_CLIENT_ID=bikaroo-mcp",
-			     "BIKAROO_AUTH_CLIENT_SECRET=bikaroo-mcp-secret",
-			     NULL};
-	ck_assert_int_eq(it_server_start(&intro_srv, env), 0);
+	intro_server(&intro_srv, &as_opaque, NULL);
 }
 
 static void intro_teardown(void)
@@ -1150,6 +1160,13 @@ static const struct rls_read rls_reads[] = {
 	 "fleet.bikes", "\"VL-2047\""},
 	{"the case resource", "resources/read", "bikaroo://cases/IC-99990047",
 	 "\"uri\":\"bikaroo://cases/IC-99990047\"", "fleet.cases", "FR-LYO"},
+	{"the work queues", "tools/call", "list_cases",
+	 "\"name\":\"list_cases\",\"arguments\":{\"bikeId\":\"VL-2047\",\"includeClosed\":true}",
+	 "fleet.cases", "IC-99990047"},
+	{"case id completion", "completion/complete", NULL,
+	 "\"ref\":{\"type\":\"ref/resource\",\"uri\":\"bikaroo://cases/{caseId}\"},"
+	 "\"argument\":{\"name\":\"caseId\",\"value\":\"IC-9999004\"}",
+	 "fleet.cases", "\"IC-99990047\""},
 };
 
 /* Whether read r, asked on port, shows the object. */
@@ -1287,6 +1304,357 @@ START_TEST(concurrent_first_requests_share_one_key_fetch)
 }
 END_TEST
 
+/* ---- a slow issuer holds no loop ------------------------------------------------------------
+ * The issuer's answers (an introspection, a key set after a rotation) take 2 s. The server runs
+ * one loop (BIKAROO_THREADS=1): whatever else that loop serves, /healthz and a caller whose token
+ * is already known, must be answered meanwhile, well within the issuer's delay, while the call
+ * that needs the issuer waits for it and is then served. */
+
+#define SLOW_MS 2000
+/* Well under SLOW_MS, and far above what a loop free to serve takes on a loaded machine. */
+#define SLOW_BOUND_MS 1000
+
+/* GET path on the AS, the answer dropped (its helpers: /slow, /rotate). */
+static void as_do(const struct it_as *as, const char *path)
+{
+	json_decref(as_get(as, path));
+}
+
+/* The AS's count of one fetch kind ("jwks", "introspections"). */
+static long as_stat(const struct it_as *as, const char *what)
+{
+	json_t *st = as_get(as, "/stats");
+	long n = (long)json_integer_value(json_object_get(st, what));
+	json_decref(st);
+	return n;
+}
+
+/* Waits (at most 10 s) until the AS has been asked for what more than `than` times: the fetch
+ * under test is under way. */
+static void as_wait_stat(const struct it_as *as, const char *what, long than)
+{
+	for (int i = 0; i < 500 && as_stat(as, what) <= than; i++)
+		it_sleep_ms(20);
+	ck_assert_msg(as_stat(as, what) > than, "the server never asked the issuer (%s)", what);
+}
+
+/* A get_bike_status call of marie's VL-2048 with token on port: its status, *ms its duration. */
+static long slow_call(unsigned port, const char *token, long *ms)
+{
+	char auth[9000];
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+	const char *body =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+		"\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"VL-2048\"},"
+		"\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+		"modelcontextprotocol/clientCapabilities\":{}}}}";
+	const char *h[] = {"Content-Type: application/json",
+			   "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/call",
+			   "Mcp-Name: get_bike_status",
+			   auth,
+			   NULL};
+	struct it_response r;
+	long long t0 = it_now_us();
+	it_http(port, "POST", "/mcp", h, body, strlen(body), &r);
+	*ms = (long)((it_now_us() - t0) / 1000);
+	long status = r.status;
+	if (status == 200 &&
+	    !json_is_false(json_object_get(json_object_get(r.json, "result"), "isError")))
+		status = -2; /* answered, but not served */
+	if (status != 200 && status != 401 && status != 503)
+		fprintf(stderr, "slow_call: %ld %s\n", r.status, r.body);
+	it_response_free(&r);
+	return status;
+}
+
+/* GET /healthz on port: its duration in ms (fails the test unless it is a 200). */
+static long slow_health_ms(unsigned port)
+{
+	struct it_response r;
+	long long t0 = it_now_us();
+	it_http(port, "GET", "/healthz", NULL, NULL, 0, &r);
+	long ms = (long)((it_now_us() - t0) / 1000);
+	ck_assert_msg(r.status == 200, "/healthz: %ld", r.status);
+	it_response_free(&r);
+	return ms;
+}
+
+/* A call on a thread of its own. */
+struct slow_caller {
+	pthread_t thread;
+	unsigned port;
+	const char *token;
+	long status, ms;
+};
+
+static void *slow_caller_run(void *p)
+{
+	struct slow_caller *c = p;
+	c->status = slow_call(c->port, c->token, &c->ms);
+	return NULL;
+}
+
+static void slow_caller_start(struct slow_caller *c, unsigned port, const char *token)
+{
+	*c = (struct slow_caller){.port = port, .token = token};
+	ck_assert_int_eq(pthread_create(&c->thread, NULL, slow_caller_run, c), 0);
+}
+
+/* While the issuer's answer is late, /healthz and the victim (a cached token) are answered on
+ * the same loop well within its delay; then the waiting call ends served, after the delay. */
+static void slow_expect_loop_free(unsigned port, const char *victim, struct slow_caller *waiting)
+{
+	long health = slow_health_ms(port), victim_ms = 0;
+	long st = slow_call(port, victim, &victim_ms);
+	pthread_join(waiting->thread, NULL);
+	ck_assert_msg(health < SLOW_BOUND_MS,
+		      "/healthz took %ld ms while the issuer was slow: the loop waited for it",
+		      health);
+	ck_assert_int_eq(st, 200);
+	ck_assert_msg(victim_ms < SLOW_BOUND_MS,
+		      "a cached token's call took %ld ms while the issuer was slow", victim_ms);
+	ck_assert_msg(waiting->status == 200, "the call that needed the issuer: %ld",
+		      waiting->status);
+	ck_assert_msg(waiting->ms >= SLOW_MS - 200, "the call did not wait for the issuer (%ld ms)",
+		      waiting->ms);
+}
+
+/* A slow-issuer test's world: the test authorization server, a server of its tokens (jwt or
+ * opaque: introspection) with extra settings, and the victim: a token of marie's whose first
+ * call was served, so that the server knows it. */
+struct slow_world {
+	struct it_as as;
+	struct it_server s;
+	bool jwt;
+	char *victim;
+};
+
+/* A new token of marie's: forged with kind (jwt), or minted (opaque). New string. */
+static char *slow_mint(struct slow_world *w, const char *kind)
+{
+	json_t *spec = w->jwt ? json_pack("{s:s}", "forge", kind)
+			      : json_pack("{s:s, s:s, s:s}", "sub", "marie", "client",
+					  "customer-care-assistant", "scope", "fleet:read");
+	char *t = as_token(&w->as, spec);
+	json_decref(spec);
+	return t;
+}
+
+/* A token the server has not seen: signed by the newest key of /rotate (jwt), or minted. */
+static char *slow_token(struct slow_world *w)
+{
+	return slow_mint(w, "valid_rotated");
+}
+
+static void slow_world_start(struct slow_world *w, const char *format, const char *const *extra)
+{
+	w->jwt = strcmp(format, "jwt") == 0;
+	it_as_start(&w->as, format);
+	if (w->jwt)
+		auth_jwt_server(&w->s, w->as.issuer, extra);
+	else
+		intro_server(&w->s, &w->as, extra);
+	w->victim = slow_mint(w, "valid");
+	long ms;
+	ck_assert_int_eq(slow_call(w->s.port, w->victim, &ms), 200);
+}
+
+static void slow_world_stop(struct slow_world *w)
+{
+	ck_assert_int_eq(it_server_stop(&w->s), 0);
+	it_as_stop(&w->as);
+	free(w->victim);
+}
+
+/* The issuer rotates its keys, and its key set answers ms late from now; past the server's
+ * refresh cool-down (1 s). Returns the key-set downloads so far. */
+static long slow_rotate(struct slow_world *w, int ms)
+{
+	as_do(&w->as, "/rotate");
+	char *path = mem_printf("/slow?path=/jwks&ms=%d", ms);
+	as_do(&w->as, path);
+	free(path);
+	it_sleep_ms(1100);
+	return as_stat(&w->as, "jwks");
+}
+
+/* Calls with each of the n tokens at once, each on its own connection: all are served. */
+static void slow_all_served(unsigned port, char *const *tokens, int n)
+{
+	struct slow_caller c[16];
+	ck_assert_int_le(n, 16);
+	for (int i = 0; i < n; i++)
+		slow_caller_start(&c[i], port, tokens[i]);
+	for (int i = 0; i < n; i++) {
+		pthread_join(c[i].thread, NULL);
+		ck_assert_msg(c[i].status == 200, "call %d: %ld", i, c[i].status);
+	}
+}
+
+START_TEST(slow_introspection_holds_no_loop)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_TIMEOUT_MS=10000", "BIKAROO_THREADS=1", NULL};
+	slow_world_start(&w, "opaque", extra);
+	char *fresh = slow_token(&w);
+	long asked = as_stat(&w.as, "introspections");
+	as_do(&w.as, "/slow?path=/token/introspection&ms=2000");
+	struct slow_caller waiting;
+	slow_caller_start(&waiting, w.s.port, fresh);
+	as_wait_stat(&w.as, "introspections", asked);
+	slow_expect_loop_free(w.s.port, w.victim, &waiting);
+	slow_world_stop(&w);
+	free(fresh);
+}
+END_TEST
+
+/* The issuer rotates its keys and its key set answers late: a token signed by the new key waits
+ * for the one fetch of the new set (never 401 "unknown key") while the loop serves the rest. */
+START_TEST(slow_key_rotation_holds_no_loop)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_REFRESH_SECONDS=1", "BIKAROO_AUTH_TIMEOUT_MS=10000",
+			       "BIKAROO_THREADS=1", NULL};
+	slow_world_start(&w, "jwt", extra);
+	long fetched = slow_rotate(&w, SLOW_MS);
+	char *rotated = slow_token(&w);
+	struct slow_caller waiting;
+	slow_caller_start(&waiting, w.s.port, rotated);
+	as_wait_stat(&w.as, "jwks", fetched);
+	slow_expect_loop_free(w.s.port, w.victim, &waiting);
+	ck_assert_int_eq(as_stat(&w.as, "jwks"), fetched + 1);
+	slow_world_stop(&w);
+	free(rotated);
+}
+END_TEST
+
+/* The issuer publishes a new key, and its key set then answers past BIKAROO_AUTH_TIMEOUT_MS: a
+ * token of the new key cannot be judged, so it gets 503 + Retry-After (retry later), neither 401
+ * (the key may well be the issuer's) nor acceptance; tokens of the known keys are served. */
+START_TEST(a_new_key_whose_key_set_cannot_be_had_is_503)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_REFRESH_SECONDS=1", "BIKAROO_AUTH_TIMEOUT_MS=500",
+			       NULL};
+	slow_world_start(&w, "jwt", extra);
+	(void)slow_rotate(&w, 3000);
+	char *rotated = slow_token(&w);
+	long ms;
+	for (int i = 0; i < 2; i++) /* the fetch that times out, then inside its cool-down */
+		ck_assert_int_eq(slow_call(w.s.port, rotated, &ms), 503);
+	ck_assert_int_eq(slow_call(w.s.port, w.victim, &ms), 200);
+	slow_world_stop(&w);
+	free(rotated);
+}
+END_TEST
+
+/* Several calls at once on the server's loops (2), each with a token of its own signed by the
+ * new key: all wait for the one download of the new key set, none gets 401. */
+START_TEST(tokens_of_a_new_key_wait_for_one_key_fetch)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_REFRESH_SECONDS=1", "BIKAROO_AUTH_TIMEOUT_MS=10000",
+			       "BIKAROO_THREADS=2", NULL};
+	slow_world_start(&w, "jwt", extra);
+	long fetched = slow_rotate(&w, 1000);
+	enum { N = 8 };
+	char *tokens[N];
+	for (int i = 0; i < N; i++)
+		tokens[i] = slow_token(&w);
+	slow_all_served(w.s.port, tokens, N);
+	ck_assert_int_eq(as_stat(&w.as, "jwks"), fetched + 1);
+	for (int i = 0; i < N; i++)
+		free(tokens[i]);
+	slow_world_stop(&w);
+}
+END_TEST
+
+/* Calls that present the same unknown token at once, on both loops, share one introspection. */
+START_TEST(one_token_one_introspection)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_TIMEOUT_MS=10000", "BIKAROO_THREADS=2", NULL};
+	slow_world_start(&w, "opaque", extra);
+	enum { N = 8 };
+	char *token = slow_token(&w), *same[N];
+	for (int i = 0; i < N; i++)
+		same[i] = token;
+	as_do(&w.as, "/slow?path=/token/introspection&ms=1000");
+	long asked = as_stat(&w.as, "introspections");
+	slow_all_served(w.s.port, same, N);
+	ck_assert_int_eq(as_stat(&w.as, "introspections"), asked + 1);
+	slow_world_stop(&w);
+	free(token);
+}
+END_TEST
+
+/* A flood of tokens the server has never seen (made up: the issuer answers "not active" after
+ * 3 s) makes at most 64 introspections at once; the calls past that are refused at once with
+ * 503 + Retry-After, never accepted, and the rest are refused as the issuer says. */
+START_TEST(a_flood_of_unknown_tokens_is_capped)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_TIMEOUT_MS=15000", NULL};
+	slow_world_start(&w, "opaque", extra);
+	as_do(&w.as, "/slow?path=/token/introspection&ms=3000");
+	long asked = as_stat(&w.as, "introspections");
+	enum { N = 80 };
+	struct slow_caller *c = mem_calloc(N, sizeof *c);
+	char *tokens[N];
+	for (int i = 0; i < N; i++) {
+		tokens[i] = mem_printf("made-up-token-%d-%ld", i, (long)getpid());
+		slow_caller_start(&c[i], w.s.port, tokens[i]);
+	}
+	int refused = 0, busy = 0;
+	for (int i = 0; i < N; i++) {
+		pthread_join(c[i].thread, NULL);
+		refused += c[i].status == 401;
+		busy += c[i].status == 503;
+		ck_assert_msg(c[i].status == 401 || c[i].status == 503, "call %d: %ld", i,
+			      c[i].status);
+		free(tokens[i]);
+	}
+	long made = as_stat(&w.as, "introspections") - asked;
+	ck_assert_msg(made <= 64, "%ld introspections for %d calls at once", made, N);
+	ck_assert_msg(busy >= N - 64 && refused >= 1, "401: %d, 503: %d", refused, busy);
+	free(c);
+	slow_world_stop(&w);
+}
+END_TEST
+
+/* An issuer slower than BIKAROO_AUTH_TIMEOUT_MS: the call that needs it gets 503 + Retry-After
+ * when the timeout (a timer of the loop) fires, never a token accepted, never a hang. */
+START_TEST(issuer_past_the_timeout_is_503)
+{
+	struct slow_world w;
+	const char *extra[] = {"BIKAROO_AUTH_TIMEOUT_MS=500", "BIKAROO_THREADS=1", NULL};
+	slow_world_start(&w, "opaque", extra);
+	char *token = slow_token(&w);
+	as_do(&w.as, "/slow?path=/token/introspection&ms=4000");
+	char auth[9000];
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+	const char *body =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+		"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io."
+		"modelcontextprotocol/clientCapabilities\":{}}}}";
+	const char *h[] = {"Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+			   "Mcp-Method: tools/list", auth, NULL};
+	struct it_response r;
+	long long t0 = it_now_us();
+	it_http(w.s.port, "POST", "/mcp", h, body, strlen(body), &r);
+	long ms = (long)((it_now_us() - t0) / 1000);
+	ck_assert_int_eq(r.status, 503);
+	ck_assert_ptr_nonnull(strcasestr(r.headers, "Retry-After: 30"));
+	ck_assert_ptr_null(strstr(r.body, "\"result\""));
+	ck_assert_msg(ms >= 400 && ms < 3500, "the timeout of 500 ms fired after %ld ms", ms);
+	it_response_free(&r);
+	ck_assert_int_eq(slow_call(w.s.port, w.victim, &ms), 200); /* the known token serves */
+	slow_world_stop(&w);
+	free(token);
+}
+END_TEST
+
 /* Runs `bikaroo-mcp stdio` with env (a shell prefix of NAME='value' words) and the request lines
  * on stdin; returns its stdout (new) and sets *status to its exit status. */
 static char *stdio_run(const char *env, const char *lines, int *status)
@@ -1391,5 +1759,15 @@ CHECK_SUITE(auth)
 	tcase_add_test(tm, stdio_binary_acts_as_the_token_in_its_environment);
 	tcase_add_test(tm, rls_alone_refuses_when_the_c_check_is_compiled_out);
 	suite_add_tcase(s, tm);
+	TCase *tw = tcase_create("slow-issuer");
+	tcase_set_timeout(tw, 180);
+	tcase_add_test(tw, slow_introspection_holds_no_loop);
+	tcase_add_test(tw, slow_key_rotation_holds_no_loop);
+	tcase_add_test(tw, a_new_key_whose_key_set_cannot_be_had_is_503);
+	tcase_add_test(tw, tokens_of_a_new_key_wait_for_one_key_fetch);
+	tcase_add_test(tw, one_token_one_introspection);
+	tcase_add_test(tw, issuer_past_the_timeout_is_503);
+	tcase_add_test(tw, a_flood_of_unknown_tokens_is_capped);
+	suite_add_tcase(s, tw);
 	return s;
 }

@@ -497,8 +497,9 @@ static void batch_poison_install(void)
 		"IF; "
 		"RETURN true; END $$; "
 		"CREATE FUNCTION it_batch.read(p_bike text) RETURNS text LANGUAGE plpgsql AS $$ "
-		"BEGIN RETURN (SELECT bike_id FROM fleet.bike_status_for('marie', '" BATCH_CLIENT
-		"', ARRAY[p_bike])); EXCEPTION WHEN raise_exception THEN RETURN 'raised'; END $$; "
+		"BEGIN PERFORM fleet.act_as('marie', '" BATCH_CLIENT "'); "
+		"RETURN (SELECT bike_id FROM fleet.bike_status_for(ARRAY[p_bike])); "
+		"EXCEPTION WHEN raise_exception THEN RETURN 'raised'; END $$; "
 		"GRANT USAGE ON SCHEMA it_batch TO fleet_app; "
 		"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA it_batch TO fleet_app; "
 		"CREATE POLICY it_batch_poison ON fleet.bikes AS RESTRICTIVE FOR SELECT "

@@ -88,6 +88,30 @@ START_TEST(status_codes_resource_is_the_reference_table)
 }
 END_TEST
 
+START_TEST(regions_resource_names_every_region)
+{
+	struct it_response r;
+	json_t *doc = cat_read(cat_srv.port, "bikaroo://fleet/regions", &r);
+	ck_assert_msg(doc != NULL, "%s", r.body);
+	char *want = it_sql("SELECT string_agg(code || '=' || name, ',' ORDER BY code) "
+			    "FROM fleet.regions");
+	char got[1024] = "";
+	size_t i;
+	json_t *g;
+	json_t *regions = json_object_get(doc, "regions");
+	json_array_foreach (regions, i, g) {
+		snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s=%s", i ? "," : "",
+			 json_string_value(json_object_get(g, "code")),
+			 json_string_value(json_object_get(g, "name")));
+	}
+	ck_assert_str_eq(got, want);
+	ck_assert_ptr_nonnull(strstr(got, "FR-PAR=Paris"));
+	free(want);
+	json_decref(doc);
+	it_response_free(&r);
+}
+END_TEST
+
 START_TEST(bike_resource_is_the_tool_answer)
 {
 	struct it_response r, t;
@@ -155,12 +179,12 @@ END_TEST
 START_TEST(rls_alone_hides_other_regions_from_completion)
 {
 	/* The SQL function itself, as the server's login role, with no C-side check involved. */
-	char *n = it_sql_as_app("SELECT count(*) FROM fleet.bike_ids_for('marie',"
-				"'customer-care-assistant',ARRAY['VL-2047'])");
+	char *n = it_sql_as_app("SELECT fleet.act_as('marie','customer-care-assistant');"
+				"SELECT count(*) FROM fleet.bike_ids_for(ARRAY['VL-2047'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
-	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_ids_for('nobody',"
-			  "'customer-care-assistant',ARRAY['VL-'])");
+	n = it_sql_as_app("SELECT fleet.act_as('nobody','customer-care-assistant');"
+			  "SELECT count(*) FROM fleet.bike_ids_for(ARRAY['VL-'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
 }
@@ -447,6 +471,7 @@ CHECK_SUITE(catalogue)
 	tcase_add_unchecked_fixture(tc, cat_setup, cat_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, status_codes_resource_is_the_reference_table);
+	tcase_add_test(tc, regions_resource_names_every_region);
 	tcase_add_test(tc, bike_resource_is_the_tool_answer);
 	tcase_add_test(tc, completion_follows_the_callers_perimeter);
 	tcase_add_test(tc, rls_alone_hides_other_regions_from_completion);

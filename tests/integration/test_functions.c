@@ -85,6 +85,76 @@ START_TEST(change_feed_names_entities_not_uris)
 }
 END_TEST
 
+/* ---- the audit log's formats ------------------------------------------------------------ */
+
+/* One direct INSERT into fleet.audit_log, as the superuser (no function in between), of a row
+ * of subject it-audit-format with these SQL values: whether it was stored. */
+static bool fn_audit_stored(const char *digest, const char *outcome, const char *trace,
+			    const char *token)
+{
+	char *sql = mem_printf("INSERT INTO fleet.audit_log (subject, client_id, tool, args_digest,"
+			       " outcome, trace_id, token_ref) VALUES ('it-audit-format', 'c', 't',"
+			       " %s, %s, %s, %s)",
+			       digest, outcome, trace, token);
+	char *v = it_sql(sql);
+	free(sql);
+	free(v);
+	return v != NULL;
+}
+
+#define FN_HEX64 "repeat('0123456789abcdef', 4)"
+#define FN_HEX32 "repeat('0123456789abcdef', 2)"
+
+/* A malformed audit row is refused whoever writes it (the formats hold for the table, not for one
+ * writer), and so is a batch of read rows with one malformed entry; well-formed rows are kept. */
+START_TEST(the_audit_log_refuses_a_malformed_row)
+{
+	free(it_sql("DELETE FROM fleet.audit_log WHERE subject = 'it-audit-format'"));
+	ck_assert(fn_audit_stored(FN_HEX64, "'ok'", "NULL", "NULL"));
+	ck_assert(fn_audit_stored(FN_HEX64, "'not_found'", FN_HEX32, "'jti:a-1.b_2~'"));
+	ck_assert(fn_audit_stored(FN_HEX64, "'denied'", "NULL", "'sha256:' || " FN_HEX64));
+	static const char *const bad[][4] = {
+		{"left(" FN_HEX64 ", 63)", "'ok'", "NULL", "NULL"},
+		{"upper(" FN_HEX64 ")", "'ok'", "NULL", "NULL"},
+		{"NULL", "'ok'", "NULL", "NULL"},
+		{FN_HEX64, "'maybe'", "NULL", "NULL"},
+		{FN_HEX64, "NULL", "NULL", "NULL"},
+		{FN_HEX64, "'ok'", "'xyz'", "NULL"},
+		{FN_HEX64, "'ok'", "upper(" FN_HEX32 ")", "NULL"},
+		{FN_HEX64, "'ok'", FN_HEX32 " || '0'", "NULL"},
+		{FN_HEX64, "'ok'", "NULL", "'Bearer abc'"},
+		{FN_HEX64, "'ok'", "NULL", "'jti:'"},
+		{FN_HEX64, "'ok'", "NULL", "'jti:a b'"},
+		{FN_HEX64, "'ok'", "NULL", "'jti:' || repeat('a', 129)"},
+		{FN_HEX64, "'ok'", "NULL", "'sha256:' || left(" FN_HEX64 ", 63)"},
+		{FN_HEX64, "'ok'", "NULL", "'sha256:' || upper(" FN_HEX64 ")"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(!fn_audit_stored(bad[i][0], bad[i][1], bad[i][2], bad[i][3]),
+			      "stored: digest %s, outcome %s, trace %s, token %s", bad[i][0],
+			      bad[i][1], bad[i][2], bad[i][3]);
+	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.audit_log WHERE subject ="
+				  " 'it-audit-format'"),
+			 3);
+	/* Through the writers of the login role: a read batch's rows, one entry malformed. */
+	char *v = it_sql_as_app(
+		"SELECT fleet.audit_reads('it-audit-format', 'c', '[{\"tool\": \"t\", \"key\":"
+		" \"k\", \"digest\": \""
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+		"\", \"id\": \"1\"}, {\"tool\": \"t\", \"key\": \"k\", \"digest\": \"0\","
+		" \"id\": \"2\"}]', true, '{k}')");
+	ck_assert_ptr_null(v);
+	v = it_sql_as_app(
+		"SELECT fleet.act_as('marie', 'customer-care-assistant');"
+		"SELECT fleet.audit_record('t', NULL, 'not a digest', 'ok', NULL, '1', NULL)");
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.audit_log WHERE subject ="
+				  " 'it-audit-format' OR args_digest = 'not a digest'"),
+			 3);
+	free(it_sql("DELETE FROM fleet.audit_log WHERE subject = 'it-audit-format'"));
+}
+END_TEST
+
 CHECK_SUITE(functions)
 {
 	Suite *s = suite_create("functions");
@@ -94,5 +164,9 @@ CHECK_SUITE(functions)
 	TCase *feed = tcase_create("notify_resource_change");
 	tcase_add_test(feed, change_feed_names_entities_not_uris);
 	suite_add_tcase(s, feed);
+	TCase *audit = tcase_create("audit_log");
+	tcase_set_timeout(audit, 60); /* a connection per row tried */
+	tcase_add_test(audit, the_audit_log_refuses_a_malformed_row);
+	suite_add_tcase(s, audit);
 	return s;
 }

@@ -27,12 +27,14 @@
 			"', 'Hot path probe')"
 #define HOT_TEARDOWN                                                                               \
 	IT_RIGHTS_TEARDOWN "; DELETE FROM fleet.client_apps WHERE client_id = '" HOT_CLIENT "'"
-/* What rights-probe (FR-PAR) reads through HOT_CLIENT: the bike's id when visible, "" when
- * not, and the rights fleet.act_as states. */
+/* What rights-probe (FR-PAR) reads through HOT_CLIENT, as the server's statement reads it (the
+ * capability judged once, the read under the identity act_as set): the bike's id when
+ * visible, "" when not, and the rights fleet.act_as states. */
 #define HOT_READ(bike)                                                                             \
-	"SELECT coalesce((SELECT bike_id FROM fleet.bike_status_for('rights-probe', '" HOT_CLIENT  \
-	"', ARRAY['" bike "'])), '') || '|' || coalesce(a.role, '') || '|' || a.regions::text || " \
-	"'|' || a.client_may_read FROM fleet.act_as('rights-probe', '" HOT_CLIENT "') a"
+	"SELECT coalesce((SELECT bike_id FROM fleet.bike_status_for(ARRAY['" bike "']) "           \
+	"WHERE fleet.may_read('bike_status')), '') || '|' || coalesce(a.role, '') || '|' || "      \
+	"a.regions::text || '|' || a.client_may_read FROM fleet.act_as('rights-probe', "           \
+	"'" HOT_CLIENT "') a"
 #define HOT_PAR "VL-3101" /* FR-PAR */
 #define HOT_LYO "VL-3100" /* FR-LYO */
 #define HOT_CONNS 4
@@ -95,8 +97,8 @@ START_TEST(a_rights_change_is_honoured_by_the_next_call_on_every_connection)
 	/* The client application's may_read revoked. */
 	free(it_sql("UPDATE fleet.client_apps SET may_read = false WHERE client_id = '" HOT_CLIENT
 		    "'"));
-	/* (act_as states the right; the read function answers nothing without it, and the C
-	 * check behind it refuses the read.) */
+	/* (act_as states the right; the read answers nothing without it, and the C check behind
+	 * it refuses the read.) */
 	hot_expect_all(pg, HOT_READ(HOT_LYO), "|customer_care|{FR-LYO}|false", "may_read revoked");
 
 	/* A principal that did not exist when its "unknown" was cached is known at once. */
@@ -420,6 +422,168 @@ START_TEST(a_long_non_ascii_request_id_is_read_and_audited)
 }
 END_TEST
 
+/* The tools a tools/list of server s lists, as " name name ... " (new string). */
+static char *hot_tools(const struct it_server *s)
+{
+	struct it_response r;
+	it_mcp(s->port, "tools/list", NULL, "", &r);
+	json_t *tools = json_object_get(json_object_get(r.json, "result"), "tools");
+	ck_assert_msg(json_is_array(tools), "%s", r.body);
+	char *names = mem_strdup(" ");
+	size_t i;
+	json_t *t;
+	json_array_foreach (tools, i, t) {
+		char *more =
+			mem_printf("%s%s ", names, json_string_value(json_object_get(t, "name")));
+		free(names);
+		names = more;
+	}
+	it_response_free(&r);
+	return names;
+}
+
+#define HOT_UNITS "bikaroo_audit_batches_total{result=\"ok\"}"
+#define HOT_HITS "bikaroo_rights_cache_lookups_total{result=\"hit\"}"
+
+/* A list takes the caller's rights from what its loop already knows: no database unit for them
+ * while no rights change has been heard. A role narrowed between two lists: the call is refused
+ * at once (judged in the database as it runs), and the list shows the narrower rights as soon as
+ * the change's notification is heard, never the wider ones again. */
+START_TEST(lists_use_known_rights_until_a_rights_change_is_heard)
+{
+	free(it_sql(
+		HOT_SETUP
+		"; UPDATE fleet.client_apps SET may_report = true WHERE client_id = '" HOT_CLIENT
+		"'"));
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe",
+			     "BIKAROO_LOCAL_CLIENT=" HOT_CLIENT, "BIKAROO_THREADS=1", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	/* Lists until one is answered from rights already known: the change feed listens (it
+	 * starts with the server, on a connection of its own). */
+	char *before = NULL;
+	for (int i = 0; i < 250 && it_metric(&s, HOT_HITS) < 1; i++) {
+		free(before);
+		before = hot_tools(&s);
+		it_sleep_ms(20);
+	}
+	ck_assert_msg(strstr(before, " get_bike_status ") &&
+			      strstr(before, " report_damaged_bike "),
+		      "%s", before);
+	long units = it_metric(&s, HOT_UNITS), hits = it_metric(&s, HOT_HITS);
+	for (int i = 0; i < 5; i++) {
+		char *again = hot_tools(&s);
+		ck_assert_str_eq(again, before);
+		free(again);
+	}
+	ck_assert_int_eq(it_metric(&s, HOT_UNITS), units);
+	ck_assert_int_eq(it_metric(&s, HOT_HITS), hits + 5);
+
+	long heard = it_metric(&s, "bikaroo_rights_changes_heard_total");
+	free(it_sql("UPDATE fleet.principals SET role = 'viewer' WHERE subject = 'rights-probe'"));
+	struct it_response r;
+	it_mcp(s.port, "tools/call", "report_damaged_bike",
+	       "\"name\":\"report_damaged_bike\",\"arguments\":{\"bikeId\":\"" HOT_PAR
+	       "\",\"issue\":\"flat_tire\"}",
+	       &r);
+	json_t *res = json_object_get(r.json, "result");
+	ck_assert_msg(res && json_is_true(json_object_get(res, "isError")), "not refused: %s",
+		      r.body);
+	it_response_free(&r);
+	for (int i = 0; i < 250 && it_metric(&s, "bikaroo_rights_changes_heard_total") <= heard;
+	     i++)
+		it_sleep_ms(20);
+	ck_assert_int_gt(it_metric(&s, "bikaroo_rights_changes_heard_total"), heard);
+	for (int i = 0; i < 3; i++) {
+		char *after = hot_tools(&s);
+		ck_assert_msg(strstr(after, " get_bike_status ") &&
+				      !strstr(after, " report_damaged_bike "),
+			      "list %d after the change: %s", i, after);
+		free(after);
+	}
+	ck_assert_int_eq(it_metric(&s, HOT_UNITS), units + 1); /* read once more, then known */
+	free(before);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	free(it_sql(HOT_TEARDOWN));
+}
+END_TEST
+
+/* ---- the read's plan ---------------------------------------------------------------------- */
+
+/* The plan of the server's statement for read (its text as the server's connections last ran
+ * it, found by fn, e.g. "fleet.bike_status_for("), made generic and pinned as the server makes
+ * it, for a caller whose perimeter holds no row (a region just opened): new string. */
+static char *hot_plan(const char *fn, const char *params)
+{
+	char *like = mem_printf("SELECT query FROM pg_stat_activity WHERE usename = 'fleet_app' AND"
+				" query LIKE 'WITH r AS MATERIALIZED (%%%s%%' LIMIT 1",
+				fn);
+	char *stmt = it_sql(like);
+	ck_assert_msg(stmt && *stmt, "no statement of the server's calls %s", fn);
+	PGconn *pg = PQconnectdb(it_env("DATABASE_URL"));
+	ck_assert_int_eq(PQstatus(pg), CONNECTION_OK);
+	free(hot_value(pg, "BEGIN"));
+	free(hot_value(pg, "SELECT 1 FROM fleet.act_as('hot-new', '" HOT_CLIENT "'), "
+			   "set_config('plan_cache_mode', 'force_generic_plan', true)"));
+	PGresult *r = PQprepare(pg, "read", stmt, 0, NULL);
+	ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
+	PQclear(r);
+	char *explain = mem_printf("EXPLAIN EXECUTE read(%s)", params);
+	r = PQexec(pg, explain);
+	ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
+	char *plan = mem_strdup("");
+	for (int i = 0; i < PQntuples(r); i++) {
+		char *more = mem_printf("%s%s\n", plan, PQgetvalue(r, i, 0));
+		free(plan);
+		plan = more;
+	}
+	PQclear(r);
+	PQfinish(pg);
+	free(explain);
+	free(stmt);
+	free(like);
+	return plan;
+}
+
+/* The read function is inlined into the server's statement (no call of it, no plpgsql, no SET
+ * clause per call), and the rows are found by their keys whoever the plan is made for: a plan
+ * made once per connection for a caller whose region has no bike yet still reads by primary
+ * key, never a scan of a region that every later caller of the connection would pay. */
+START_TEST(the_read_is_inlined_and_found_by_its_keys_whoever_its_plan_is_made_for)
+{
+	free(it_sql(HOT_SETUP "; DELETE FROM fleet.principals WHERE subject = 'hot-new';"
+			      "DELETE FROM fleet.regions WHERE code = 'ZZ-NEW';"
+			      "INSERT INTO fleet.regions (code, name) VALUES ('ZZ-NEW', 'New');"
+			      "INSERT INTO fleet.principals (subject, display_name, role) VALUES "
+			      "('hot-new', 'New region', 'fleet_operator');"
+			      "INSERT INTO fleet.principal_regions (subject, region) VALUES "
+			      "('hot-new', 'ZZ-NEW')"));
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=rights-probe",
+			     "BIKAROO_LOCAL_CLIENT=" HOT_CLIENT, NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	bool ok;
+	ck_assert_int_eq(hot_call(s.port, "plan", HOT_PAR, &ok), 200);
+	ck_assert(ok);
+	char *plan = hot_plan("fleet.bike_status_for(", "'{" HOT_PAR "}', '[]'");
+	ck_assert_msg(!strstr(plan, "Function Scan on bike_status_for"), "not inlined:\n%s", plan);
+	ck_assert_msg(strstr(plan, "Index Scan using bikes_pkey on bikes"), "not by key:\n%s",
+		      plan);
+	free(plan);
+	/* (A case is found by its key too once there are many; the suite's few are read whole.) */
+	struct it_response r;
+	it_mcp(s.port, "resources/read", "bikaroo://cases/IC-1", "\"uri\":\"bikaroo://cases/IC-1\"",
+	       &r);
+	it_response_free(&r);
+	plan = hot_plan("fleet.case_for(", "'{IC-1}', '[]'");
+	ck_assert_msg(!strstr(plan, "Function Scan on case_for"), "not inlined:\n%s", plan);
+	free(plan);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	free(it_sql(HOT_TEARDOWN "; DELETE FROM fleet.principals WHERE subject = 'hot-new';"
+				 "DELETE FROM fleet.regions WHERE code = 'ZZ-NEW'"));
+}
+END_TEST
+
 CHECK_SUITE(hotpath)
 {
 	Suite *s = suite_create("hotpath");
@@ -428,6 +592,7 @@ CHECK_SUITE(hotpath)
 	tcase_add_test(rights, a_rights_change_is_honoured_by_the_next_call_on_every_connection);
 	tcase_add_test(rights, a_stale_or_forged_epoch_widens_nothing);
 	tcase_add_test(rights, a_rights_change_is_honoured_by_every_instance);
+	tcase_add_test(rights, lists_use_known_rights_until_a_rights_change_is_heard);
 	suite_add_tcase(s, rights);
 	TCase *audit = tcase_create("audit rows of reads");
 	tcase_set_timeout(audit, 120);
@@ -437,5 +602,10 @@ CHECK_SUITE(hotpath)
 	tcase_add_test(audit, a_locked_audit_log_fails_reads_with_503_not_a_hang);
 	tcase_add_test(audit, a_long_non_ascii_request_id_is_read_and_audited);
 	suite_add_tcase(s, audit);
+	TCase *plan = tcase_create("the read's plan");
+	tcase_set_timeout(plan, 60);
+	tcase_add_test(plan,
+		       the_read_is_inlined_and_found_by_its_keys_whoever_its_plan_is_made_for);
+	suite_add_tcase(s, plan);
 	return s;
 }

@@ -117,7 +117,7 @@ static char *mig_dump(const char *db)
  * - every function of migrations/functions/ (its text is today's file, on both paths);
  * - every object a numbered file added since d73423a (one not in MIG_OLD_DIR) creates, alters or
  *   drops, as the file names it (CREATE/ALTER TABLE, CREATE TRIGGER/INDEX/POLICY/TYPE/SEQUENCE,
- *   CREATE/DROP FUNCTION). */
+ *   CREATE/DROP FUNCTION, DROP INDEX, CREATE/ALTER DOMAIN). */
 #define MIG_MAX_NAMES 256
 struct mig_names {
 	char name[MIG_MAX_NAMES][128];
@@ -165,10 +165,11 @@ static const char *mig_skip_words(const char *p)
 static void mig_new_objects(struct mig_names *ns)
 {
 	static const char *const verbs[] = {
-		"CREATE TABLE ",    "ALTER TABLE ",        "CREATE TRIGGER ",
-		"CREATE INDEX ",    "CREATE POLICY ",      "CREATE TYPE ",
-		"CREATE SEQUENCE ", "CREATE FUNCTION ",    "CREATE OR REPLACE FUNCTION ",
-		"DROP FUNCTION ",   "CREATE UNIQUE INDEX "};
+		"CREATE TABLE ",    "ALTER TABLE ",         "CREATE TRIGGER ",
+		"CREATE INDEX ",    "CREATE POLICY ",       "CREATE TYPE ",
+		"CREATE SEQUENCE ", "CREATE FUNCTION ",     "CREATE OR REPLACE FUNCTION ",
+		"DROP FUNCTION ",   "CREATE UNIQUE INDEX ", "DROP INDEX ",
+		"CREATE DOMAIN ",   "ALTER DOMAIN "};
 	DIR *d = opendir("migrations");
 	ck_assert_ptr_nonnull(d);
 	for (struct dirent *e; (e = readdir(d)) != NULL;) {
@@ -205,7 +206,9 @@ static void mig_new_objects(struct mig_names *ns)
 						      strspn(on + 4,
 							     "abcdefghijklmnopqrstuvwxyz_.");
 				}
-				const char *dot = fn ? memchr(p, '.', len) : NULL;
+				/* pg_dump names a function, and an index, without its schema. */
+				bool bare = fn || strcmp(verbs[v], "DROP INDEX ") == 0;
+				const char *dot = bare ? memchr(p, '.', len) : NULL;
 				if (dot) {
 					len -= (size_t)(dot + 1 - p);
 					p = dot + 1;

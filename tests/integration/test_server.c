@@ -172,19 +172,22 @@ START_TEST(rls_alone_refuses_other_regions)
 		" LATERAL (SELECT 1 FROM fleet.bikes WHERE region = 'FR-LYO') b");
 	ck_assert_str_eq(n, "0");
 	free(n);
-	n = it_sql_as_app(
-		"SELECT count(*) FROM fleet.bike_status_for('marie','customer-care-assistant',"
-		"ARRAY['VL-2047'])");
+	/* The read function alone, under the identity the transaction acts as. */
+	n = it_sql_as_app("SELECT fleet.act_as('marie','customer-care-assistant');"
+			  "SELECT count(*) FROM fleet.bike_status_for(ARRAY['VL-2047'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
-	n = it_sql_as_app(
-		"SELECT count(*) FROM fleet.bike_status_for('paul','customer-care-assistant',"
-		"ARRAY['VL-2047'])");
+	n = it_sql_as_app("SELECT fleet.act_as('paul','customer-care-assistant');"
+			  "SELECT count(*) FROM fleet.bike_status_for(ARRAY['VL-2047'])");
 	ck_assert_str_eq(n, "1");
 	free(n);
+	/* No identity, no row. */
+	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_for(ARRAY['VL-2047'])");
+	ck_assert_str_eq(n, "0");
+	free(n);
 	/* An unknown client application sees nothing, whoever the subject. */
-	n = it_sql_as_app("SELECT count(*) FROM fleet.bike_status_for('marie','evil-client',"
-			  "ARRAY['VL-2048'])");
+	n = it_sql_as_app("SELECT fleet.act_as('marie','evil-client');"
+			  "SELECT count(*) FROM fleet.bike_status_for(ARRAY['VL-2048'])");
 	ck_assert_str_eq(n, "0");
 	free(n);
 	/* The identity is transaction-local: the next statement on the connection sees nothing. */

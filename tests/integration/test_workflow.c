@@ -439,6 +439,9 @@ START_TEST(a_task_follows_the_inspection_for_its_creator_only)
 	ck_assert_str_eq(json_string_value(json_object_get(got, "status")), "completed");
 	json_t *result = json_object_get(got, "result");
 	ck_assert(json_is_false(json_object_get(result, "isError")));
+	/* A complete CallToolResult, as tools/call would answer it (the official Tasks library
+	 * takes a completed task without it for a failed one). */
+	ck_assert_str_eq(json_string_value(json_object_get(result, "resultType")), "complete");
 	ck_assert_str_eq(wf_sc(result, "finding"), "no_fault");
 	ck_assert_str_eq(wf_sc(result, "state"), "inspected");
 	ck_assert_str_eq(wf_sc(result, "caseId"), c);

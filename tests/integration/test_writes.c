@@ -660,18 +660,16 @@ START_TEST(report_asks_first_saying_what_it_would_do)
 	char *snap = wr_super(WR_SNAPSHOT);
 	char *ask = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_ASK, "flat_tire"),
 			      "NULL", '8', "ask-1", false);
-	ck_assert_str_eq(
-		ask, "confirmation_required|FR-PAR|||||report \"flat_tire\" on bike " WR_BIKE_ASK
-		     " (region FR-PAR, currently available): a damage report is filed,"
-		     " the bike becomes unavailable, and a new investigation case is"
-		     " opened");
+	ck_assert_str_eq(ask,
+			 "confirmation_required|FR-PAR|||||File a damage report \"flat tire\""
+			 " on bike " WR_BIKE_ASK " (Paris)? The bike becomes unavailable (it is"
+			 " available now), and a new investigation case is opened.");
 	char *repair = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_REPAIR, "other"),
 				 "NULL", '8', "ask-2", false);
 	ck_assert_str_eq(repair,
-			 "confirmation_required|FR-PAR|||||report \"other\" on bike " WR_BIKE_REPAIR
-			 " (region FR-PAR, currently in_repair): a damage report is filed,"
-			 " the bike stays in_repair, and a new investigation case is"
-			 " opened");
+			 "confirmation_required|FR-PAR|||||File a damage report \"other\""
+			 " on bike " WR_BIKE_REPAIR " (Paris)? The bike stays in repair, and a"
+			 " new investigation case is opened.");
 	char *snap2 = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(snap, snap2);
 	/* Confirmed: filed; asked again, the question names the open case. */
@@ -683,9 +681,10 @@ START_TEST(report_asks_first_saying_what_it_would_do)
 	char *again = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_ASK, "frame_damage"),
 				"NULL", '8', "ask-4", false);
 	snprintf(want, sizeof want,
-		 "confirmation_required|FR-PAR|||||report \"frame_damage\" on bike " WR_BIKE_ASK
-		 " (region FR-PAR, currently unavailable): a damage report is filed, the bike stays"
-		 " unavailable, and the report is added to investigation case %s (open)",
+		 "confirmation_required|FR-PAR|||||File a damage report \"frame damage\" on "
+		 "bike " WR_BIKE_ASK
+		 " (Paris)? The bike stays unavailable, and the report is added to"
+		 " case %s, which is open.",
 		 cse);
 	ck_assert_str_eq(again, want);
 	char *audit = wr_super("SELECT string_agg(outcome, ' ' ORDER BY audit_id) FROM"
@@ -704,29 +703,52 @@ END_TEST
 
 /* ---- reads by role ------------------------------------------------------------------------ */
 
-/* marie's reads on one connection: "bikes statuses case-rows" (new string). */
-static char *wr_reads(PGconn *pg, const char *cse)
+/* What a server acting as subject through client reads (get_bike_status of WR_BIKE_CASE,
+ * bikaroo://fleet/status-codes, bikaroo://cases/cse), as "bikes statuses cases": how many bikes,
+ * status codes and cases it answered (new string). */
+static char *wr_reads(const char *subject, const char *client, const char *cse)
 {
-	char *sql = mem_printf(
-		"SELECT (SELECT count(*) FROM fleet.bike_status_for('marie',"
-		" 'customer-care-assistant', ARRAY['" WR_BIKE_CASE "'])) || ' ' || (SELECT count(*)"
-		" FROM fleet.status_codes_for('marie', 'customer-care-assistant')) || ' ' || "
-		"(SELECT"
-		" count(*) FROM fleet.case_for('marie', 'customer-care-assistant', ARRAY['%s']))",
-		cse);
-	PGresult *r = PQexec(pg, sql);
-	ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
-	char *v = mem_strdup(PQgetvalue(r, 0, 0));
-	PQclear(r);
-	free(sql);
-	return v;
+	char se[64], ce[64];
+	snprintf(se, sizeof se, "BIKAROO_LOCAL_SUBJECT=%s", subject);
+	snprintf(ce, sizeof ce, "BIKAROO_LOCAL_CLIENT=%s", client);
+	const char *env[] = {se, ce, NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	struct it_response r;
+	it_mcp(s.port, "tools/call", "get_bike_status",
+	       "\"name\":\"get_bike_status\",\"arguments\":{\"bikeId\":\"" WR_BIKE_CASE "\"}", &r);
+	json_t *res = json_object_get(r.json, "result");
+	ck_assert_msg(res != NULL, "%s", r.body);
+	int bikes = json_is_false(json_object_get(res, "isError"));
+	it_response_free(&r);
+	it_mcp(s.port, "resources/read", "bikaroo://fleet/status-codes",
+	       "\"uri\":\"bikaroo://fleet/status-codes\"", &r);
+	json_t *c =
+		json_array_get(json_object_get(json_object_get(r.json, "result"), "contents"), 0);
+	json_t *doc = json_loads(json_string_value(json_object_get(c, "text")), 0, NULL);
+	ck_assert_msg(doc != NULL, "%s", r.body);
+	size_t codes = json_array_size(json_object_get(doc, "statusCodes"));
+	json_decref(doc);
+	it_response_free(&r);
+	char *uri = mem_printf("bikaroo://cases/%s", cse);
+	char *params = mem_printf("\"uri\":\"%s\"", uri);
+	it_mcp(s.port, "resources/read", uri, params, &r);
+	int cases = json_object_get(r.json, "result") != NULL;
+	it_response_free(&r);
+	free(params);
+	free(uri);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	return mem_printf("%d %zu %d", bikes, codes, cases);
 }
 
+/* Who may use a read is judged by the database too: the server's statement reads nothing for a
+ * role that the capability's row of fleet.capabilities does not list, even when the server's
+ * own rules (the declaration's roles) allow it, and the call's audit row says denied. */
 START_TEST(reads_answer_nothing_to_a_role_their_capability_does_not_list)
 {
 	char *cse = wr_super("SELECT max(case_id) FROM fleet.damage_reports WHERE reported_by ="
 			     " 'marie' AND region = 'FR-PAR'");
-	if (!*cse) { /* a case of marie's own, for case_for */
+	if (!*cse) { /* a case of marie's own, for bikaroo://cases/{caseId} */
 		char *v = wr_report("marie", "customer-care-assistant",
 				    WR_ARGS(WR_BIKE_CASE, "other"), "NULL", '9', "reads", false);
 		free(cse);
@@ -734,24 +756,23 @@ START_TEST(reads_answer_nothing_to_a_role_their_capability_does_not_list)
 			       " 'marie' AND region = 'FR-PAR'");
 		free(v);
 	}
-	PGconn *pg = PQconnectdb(it_env("DATABASE_URL"));
-	ck_assert_int_eq(PQstatus(pg), CONNECTION_OK);
-	char *before = wr_reads(pg, cse); /* marie's rights are now cached on this connection */
-	ck_assert_msg(strncmp(before, "1 7 ", 4) == 0 && strcmp(before, "1 7 0") != 0, "%s",
-		      before);
+	char *before = wr_reads("marie", "customer-care-assistant", cse);
+	ck_assert_str_eq(before, "1 7 1");
 	free(wr_super("UPDATE fleet.capabilities SET roles = '{viewer,fleet_operator}' WHERE name"
 		      " IN ('bike_status', 'status_codes', 'cases')"));
-	char *after = wr_reads(pg, cse);
+	char *after = wr_reads("marie", "customer-care-assistant", cse);
 	ck_assert_str_eq(after, "0 0 0");
+	char *outcome = wr_super("SELECT outcome FROM fleet.audit_log WHERE subject = 'marie' AND"
+				 " tool = 'get_bike_status' AND target = '" WR_BIKE_CASE "'"
+				 " ORDER BY audit_id DESC LIMIT 1");
+	ck_assert_str_eq(outcome, "denied");
 	/* Another role the rows still list reads as before. */
-	char *olivia = wr_app("SELECT (SELECT count(*) FROM fleet.bike_status_for('olivia',"
-			      " 'ops-assistant', ARRAY['" WR_BIKE_CASE "'])) || ' ' || (SELECT"
-			      " count(*) FROM fleet.status_codes_for('olivia', 'ops-assistant'))");
-	ck_assert_str_eq(olivia ? olivia : "(refused)", "1 7");
+	char *olivia = wr_reads("olivia", "ops-assistant", cse);
+	ck_assert_str_eq(olivia, "1 7 1");
 	free(olivia);
+	free(outcome);
 	free(after);
 	free(before);
-	PQfinish(pg);
 	free(cse);
 }
 END_TEST

@@ -162,6 +162,9 @@ case_ "a thread-local in the domain fails: a call's state lives in its task" 1 \
 case_ "a pthread condition wait in a transport fails: it would hold the loop" 1 \
   "server/transport/http.c:5: pthread_cond_wait outside anywhere" \
   server/transport/http.c 'void f(void) { pthread_cond_wait(&c, &m); }'
+case_ "a blocking libcurl transfer in the authorization module fails: it would hold the loop" 1 \
+  "server/auth/jwt.c:4: curl_easy_perform outside common/otlp.c" \
+  server/auth/jwt.c 'CURLcode f(CURL *c) { return curl_easy_perform(c); }'
 case_ "the words in a comment are no rule broken" 0 "0 concurrency rules broken" \
   server/transport/http.c '/* never pthread_cond_wait here, nor _Thread_local */'
 case_ "a scope string in protocol fails" 1 \

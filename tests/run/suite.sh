@@ -4,7 +4,8 @@
 # in use never stops it (the next free one, said in the banner); BIKAROO_METRICS_LISTEN= serves
 # no metrics; the banner's database URL works; a port in use is named with its owner and the fix;
 # `make reset-demo` is refused while one serves and restores the demo data after, also from a root
-# shell whose PATH lacks /usr/sbin; a password in
+# shell whose PATH lacks /usr/sbin; BIKAROO_METRICS_LISTEN=127.0.0.1:0 is shown as the port bound;
+# a port in use is named at once (a bounded number of programs run); a password in
 # DATABASE_URL is printed by nothing (make run, host-config, admin, serve) and written only to a
 # file of the user's own (0600) that the host files name. Each run has a cluster of its own
 # (RUN_PG_DIR) in a temporary folder. Prints `ok - ` / `not ok - ` lines.
@@ -126,13 +127,35 @@ else
   check "make run with BIKAROO_METRICS_LISTEN= serves" false
 fi
 
-# --- the port in use: its owner and the fix, before anything is started.
+# --- BIKAROO_METRICS_LISTEN=127.0.0.1:0: the banner names the port the server bound.
+if start anyport BIKAROO_METRICS_LISTEN=127.0.0.1:0; then
+  mline=$(grep '^  Health:' "$t/anyport.log")
+  mport=$(sed -n 's|.*metrics: http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' <<<"$mline")
+  check "BIKAROO_METRICS_LISTEN=127.0.0.1:0: the banner names the bound port, not 0 ($mline)" \
+    test -n "$mport" -a "$mport" != 0 -a "$mport" != "$PORT"
+  [[ -n $mport && $mport != 0 ]] && check "... and GET /metrics answers there" \
+    grep -q '^bikaroo_build_info' <(curl -s -m 5 "http://127.0.0.1:$mport/metrics")
+  kill -TERM -- "-$PID" 2>/dev/null
+  wait "$PID" 2>/dev/null
+else
+  check "make run with BIKAROO_METRICS_LISTEN=127.0.0.1:0 serves" false
+fi
+
+# --- the port in use: its owner and the fix, before anything is started, at once: the owner was
+# looked up with one readlink process per open file of the machine (half a minute on a busy one),
+# so the programs run are counted (strace), not the time, which the machine's load decides.
 if listener 0 "$t/lport"; then
   busy=$(cat "$t/lport")
-  out=$(env -u DATABASE_URL RUN_PG_DIR="$t/taken/pg" BIKAROO_PORT="$busy" timeout 60 scripts/run.sh "$B/bikaroo-mcp" 2>&1)
+  t0=$(date +%s%N)
+  out=$(env -u DATABASE_URL RUN_PG_DIR="$t/taken/pg" BIKAROO_PORT="$busy" timeout 120 \
+    strace -f -qq -e trace=execve -o "$t/taken.trace" scripts/run.sh "$B/bikaroo-mcp" 2>&1)
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  execs=$(grep -c 'execve(' "$t/taken.trace")
   check "a port in use is named with the process holding it and the fix (BIKAROO_PORT=...)" \
     test -n "$(grep "port $busy on 127.0.0.1 is already in use by PID $LPID (" <<<"$out")" \
     -a -n "$(grep "BIKAROO_PORT=$((busy + 1)) make run" <<<"$out")"
+  check "... running a bounded number of programs whatever is open on the machine ($execs, $ms ms under strace, $(find /proc/[0-9]*/fd -maxdepth 1 2>/dev/null | wc -l) descriptors open)" \
+    test "$execs" -le 60
   check "... before any cluster was started" test ! -e "$t/taken/pg/data" -a ! -e "$t/taken/pg/real"
 fi
 # --- make reset-demo from a root shell whose PATH lacks the sbin folders (su without -): it finds

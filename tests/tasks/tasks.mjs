@@ -122,6 +122,26 @@ await test('a listen naming a task hears it complete, with the result tasks/get 
   JSON.stringify({ ack, done: done.params, got }));
 });
 
+// The official client-side Tasks library (@modelcontextprotocol/ext-tasks) validates a completed
+// task's result as a complete CallToolResult: without resultType "complete" it reports the task
+// as failed ("Protocol value failed schema validation").
+await test('a completed task\'s result is a complete CallToolResult, its tool error too', async () => {
+  const ok = (await post('tools/call', { name: 'slow_compute', arguments: { seconds: 1 } })).body.result;
+  const bad = (await post('tools/call', { name: 'failing_job', arguments: {} })).body.result;
+  const settled = async (taskId) => {
+    for (let i = 0; i < 150; i++) {
+      const t = await detail(taskId);
+      if (t.status !== 'working') return t;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`task ${taskId} still working after 15 s`);
+  };
+  const [a, b] = [await settled(ok.taskId), await settled(bad.taskId)];
+  report(a.status === 'completed' && a.result?.resultType === 'complete' && a.result.isError === false &&
+    b.status === 'completed' && b.result?.resultType === 'complete' && b.result.isError === true,
+  'a completed task\'s result is a complete CallToolResult, its tool error too', JSON.stringify({ a, b }));
+});
+
 await test('input asked on the stream, answered with tasks/update, then working and completed', async () => {
   const created = (await post('tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' } })).body.result;
   const l = await listen({ taskIds: [created.taskId] });

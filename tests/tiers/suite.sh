@@ -44,7 +44,8 @@ for tier in run idp test bench fuzz; do
   fi
 done
 
-# The sizes README.md and docs/contributing.md give: what Debian's archives count for each tier on
+# The sizes README.md and docs/contributing.md give: one place (the table, README.md its run row),
+# and what Debian's archives count for each tier on
 # a fresh Debian 12 (tiers.py docs), within 10 %.
 python3 tests/tiers/tiers.py docs || failures=$((failures + 1))
 

@@ -10,6 +10,7 @@
                                  (Markdown), from Debian's archives as apt's lists hold them
                                  (apt-get update first)
   tiers.py docs                  the figures README.md and docs/contributing.md give for each tier
+                                 have one place (the table; README.md's run tier is its row) and
                                  are what `sizes` counts, within 10 % (`ok - ` / `not ok - ` lines;
                                  a `skip - ` line when apt has no list of Debian's archives)
 
@@ -246,13 +247,41 @@ def near(said, count):
     return abs(said - count) <= max(0.1 * count, 2)
 
 
+def one_place():
+    """The tiers' figures have one place, docs/contributing.md's table (what `sizes` prints): the
+    section's prose states none of its own, and README.md's run tier is the table's run row.
+    Whatever apt's lists hold. 0, or 1 (said)."""
+    page = open(os.path.join(ROOT, "docs/contributing.md"), encoding="utf-8").read()
+    section = page.split("## Dependencies by tier", 1)[1].split("\n## ", 1)[0]
+    prose = section.split("\n| tier |", 1)[0]
+    stated = [" ".join(x.split()) for x in
+              re.findall(r"\b\d[\d,]*\s+(?:Debian\s+)?packages\b|\b\d+\s+MB\b", prose)]
+    bad = 0
+    if stated:
+        bad += 1
+        print(f"not ok - docs/contributing.md's tiers prose states figures of its own ({', '.join(stated)}): "
+              f"the table is their one place")
+    else:
+        print("ok - docs/contributing.md's tiers prose states no figure of its own: the table is their place")
+    row = re.search(r"^\| run \|.*\| (\d+) \| (\d+) MB \| (\d+) MB \|$", section, re.M)
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    m = re.search(r"\((\d+) Debian packages, (\d+) MB to\s+download", readme)
+    if row and m and (m.group(1), m.group(2)) == (row.group(1), row.group(3)):
+        print(f"ok - README.md's run tier ({m.group(1)} packages, {m.group(2)} MB) is the table's run row")
+    else:
+        bad += 1
+        print(f"not ok - README.md's run tier ({m.group(0) if m else 'none'}) is not the table's run row "
+              f"({row.groups() if row else 'none'})")
+    return bad
+
+
 def docs():
     """The docs' figures against counted(): README.md's run tier, docs/contributing.md's table."""
+    bad = one_place()
     c = counted()
     if not c:
         print("skip - the tiers' sizes in the docs: apt has no list of Debian's archives here (apt-get update)")
-        return 0
-    bad = 0
+        return 1 if bad else 0
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     m = re.search(r"\((\d+) Debian packages, (\d+) MB to\s+download", readme)
     n, _, down = c["run"]

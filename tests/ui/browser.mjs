@@ -4,8 +4,9 @@
 // frames, and the tests assert what a person sees and what PostgreSQL holds. Prints one
 // "ok - ..." / "not ok - ..." line per test. Screenshots go to UI_OUT.
 //
-// Env: UI_MCP_MARIE, UI_MCP_DEV, UI_MCP_CAREFUL (the /mcp URLs of three products: marie via
-// customer-care-assistant, dev via developer-ide, marie via careful-assistant), UI_DB_URL (psql conninfo of the test database, a role that reads every
+// Env: UI_MCP_MARIE, UI_MCP_DEV, UI_MCP_CAREFUL, UI_MCP_TOM, UI_MCP_OLIVIA, UI_MCP_NADIA (the /mcp
+// URLs of the products: marie via customer-care-assistant, dev via developer-ide, marie via
+// careful-assistant, tom, olivia and nadia via ops-assistant), UI_DB_URL (psql conninfo of the test database, a role that reads every
 // row), UI_OUT (a directory for screenshots), UI_CHROMIUM (the browser binary).
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -22,7 +23,10 @@ const env = (k) => {
   if (!process.env[k]) throw new Error(`${k} is not set`);
   return process.env[k];
 };
-const PRODUCTS = { marie: env("UI_MCP_MARIE"), dev: env("UI_MCP_DEV"), careful: env("UI_MCP_CAREFUL") };
+const PRODUCTS = {
+  marie: env("UI_MCP_MARIE"), dev: env("UI_MCP_DEV"), careful: env("UI_MCP_CAREFUL"),
+  tom: env("UI_MCP_TOM"), olivia: env("UI_MCP_OLIVIA"), nadia: env("UI_MCP_NADIA"),
+};
 const DB = env("UI_DB_URL");
 const OUT = env("UI_OUT");
 const UI = "io.modelcontextprotocol/ui";
@@ -72,8 +76,29 @@ const BIKE = psql(`SELECT bike_id FROM fleet.bikes b WHERE region = 'FR-PAR' AND
   AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id AND c.state <> 'closed')
   ORDER BY bike_id DESC LIMIT 1`);
 assert(/^VL-\d+$/.test(BIKE), `no available bike without an open case in FR-PAR: ${JSON.stringify(BIKE)}`);
-// marie's name as PostgreSQL holds it (the views name people, never their ids).
+// marie's name as PostgreSQL holds it (the views name people, never their ids), and FR-PAR's.
 const MARIE = psql("SELECT display_name FROM fleet.principals WHERE subject = 'marie'");
+const PARIS = psql("SELECT name FROM fleet.regions WHERE code = 'FR-PAR'");
+const NAMES = Object.fromEntries(psql("SELECT subject || '|' || display_name FROM fleet.principals").split("\n").map((l) => l.split("|")));
+const OPS = psql("SELECT name FROM fleet.client_apps WHERE client_id = 'ops-assistant'");
+// One step of a case's workflow taken straight through its write function (what the tools call),
+// as `who` via their application (marie's customer-care-assistant, the others' ops-assistant),
+// confirmed: what other people or devices do meanwhile. Its outcome.
+const sqlStep = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as((${quote(who)}, ${quote(who === "marie" ? "customer-care-assistant" : "ops-assistant")},
+  ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), ${quote("ui-" + tool)}, true,
+  ${quote(args.caseId)}, NULL, NULL)::fleet.write_call)`);
+// Another bike of FR-PAR, available and without a case, for a test of its own: its id, and the
+// case a report by marie opened for it.
+function freshCase(issue = "frame_damage") {
+  const bike = psql(`SELECT bike_id FROM fleet.bikes b WHERE region = 'FR-PAR' AND status = 'available' AND bike_id <> ${quote(BIKE)}
+    AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id) ORDER BY bike_id DESC LIMIT 1`);
+  const kase = psql(`SELECT result ->> 'case_id' FROM fleet.report_damaged_bike_as(('marie', 'customer-care-assistant',
+    ${quote(JSON.stringify({ bikeId: bike, issue }))}::jsonb, 'report_damaged_bike', NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), 'ui-report', false,
+    ${quote(bike)}, NULL, NULL)::fleet.write_call)`);
+  assert(/^VL-\d+$/.test(bike) && /^IC-\d+$/.test(kase), `a fresh case: ${bike} ${kase}`);
+  return { bike, kase };
+}
+const caseState = (id) => psql(`SELECT concat_ws('|', state, finding, resolution) FROM fleet.cases WHERE case_id = ${quote(id)}`);
 
 // ---- the host page's files and a small static server (127.0.0.1 only) ---------------------------
 mkdirSync(OUT, { recursive: true });
@@ -103,7 +128,7 @@ function proxy(req, res, target) {
 const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8" };
 const server = http.createServer((req, res) => {
   const u = new URL(req.url, "http://x");
-  const who = /^\/mcp\/(marie|dev|careful)$/.exec(u.pathname);
+  const who = /^\/mcp\/(marie|dev|careful|tom|olivia|nadia)$/.exec(u.pathname);
   if (who) return proxy(req, res, PRODUCTS[who[1]]);
   const file = { "/host.html": "host.html", "/host.bundle.js": "host.bundle.js", "/sandbox.html": "sandbox.html" }[u.pathname];
   if (!file || req.method !== "GET") { res.writeHead(404); res.end(); return; }
@@ -204,13 +229,14 @@ async function keys(page, ...list) {
 const focused = (frame) => frame.evaluate(() => document.activeElement && (document.activeElement.id || document.activeElement.tagName));
 
 // What a person reads in a view: the text of every rendered element, except what a user typed
-// (.quote) and the values of form fields.
+// (.quote), the server's own words a view quotes as it said them (.server: a refusal) and the
+// values of form fields.
 const SHOWN_TEXT = `(() => {
   const out = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n; (n = walker.nextNode());) {
     const el = n.parentElement;
-    if (!n.data.trim() || el.closest(".quote, script, style, textarea, select") || !el.checkVisibility()) continue;
+    if (!n.data.trim() || el.closest(".quote, .server, script, style, textarea, select") || !el.checkVisibility()) continue;
     out.push(n);
   }
   return out;
@@ -248,7 +274,8 @@ const textReach = (frame) => frame.evaluate(`Math.max(...${SHOWN_TEXT}.map((n) =
 
 // ---- the tests ---------------------------------------------------------------------------------
 const listedWith = {};
-await check("a client that declares the extension sees the links and reads both views; one that does not sees neither", async () => {
+const VIEWS = ["ui://bikaroo/bike-card", "ui://bikaroo/case-queue", "ui://bikaroo/case-timeline"];
+await check("a client that declares the extension sees the links and reads the three views, each one whole document with the parts they share; one that does not sees neither", async () => {
   const connect = async (caps) => {
     const c = new Client({ name: "bikaroo-ui-test", version: "1.0.0" }, { capabilities: caps, versionNegotiation: { mode: { pin: "2026-07-28" } } });
     await c.connect(new StreamableHTTPClientTransport(new URL(PRODUCTS.marie)));
@@ -261,6 +288,7 @@ await check("a client that declares the extension sees the links and reads both 
     for (const t of a) listedWith[t.name] = t;
     assert(a.find((t) => t.name === "get_bike_status")?._meta?.ui?.resourceUri === "ui://bikaroo/bike-card", "get_bike_status links the card");
     assert(a.find((t) => t.name === "report_damaged_bike")?._meta?.ui?.resourceUri === "ui://bikaroo/bike-card", "report_damaged_bike links the card");
+    assert(a.find((t) => t.name === "list_cases")?._meta?.ui?.resourceUri === "ui://bikaroo/case-queue", "list_cases links the queue");
     const tpl = (await withExt.listResourceTemplates()).resourceTemplates.find((t) => t.uriTemplate === "bikaroo://cases/{caseId}");
     assert(tpl?._meta?.ui?.resourceUri === "ui://bikaroo/case-timeline", "the case template links the timeline");
     // Without the extension: the same descriptors as with it, less _meta.ui, and no ui:// rows.
@@ -269,13 +297,18 @@ await check("a client that declares the extension sees the links and reads both 
     assert(b.every((t) => !t._meta?.ui), "no _meta.ui without the extension");
     const resWith = (await withExt.listResources()).resources.map((r) => r.uri);
     const resWithout = (await without.listResources()).resources.map((r) => r.uri);
-    assert(resWith.includes("ui://bikaroo/bike-card") && resWith.includes("ui://bikaroo/case-timeline"), `listed with: ${resWith}`);
+    assert(VIEWS.every((u) => resWith.includes(u)), `listed with: ${resWith}`);
     assert(!resWithout.some((u) => u.startsWith("ui://")), `listed without: ${resWithout}`);
-    for (const uri of ["ui://bikaroo/bike-card", "ui://bikaroo/case-timeline"]) {
+    // The parts the views share (resources/view.css, view.js), put in by the server at load:
+    // each view is one document that holds them, and nothing of the directive is left.
+    const shared = readFileSync(path.join(here, "../../resources/view.js"), "utf8");
+    for (const uri of VIEWS) {
       const r = await withExt.readResource({ uri });
       const c = r.contents[0];
       assert(c.mimeType === MIME && /^<!DOCTYPE html>/i.test(c.text) && c._meta?.ui?.prefersBorder === true, `${uri} as read`);
       assert(!/(src|href)\s*=\s*["']?(https?:)?\/\//i.test(c.text), `${uri} names an external origin`);
+      assert(!c.text.includes("<!--#include") && c.text.includes(shared) && c.text.match(/<\/html>/g).length === 1,
+        `${uri} is not one document with the shared parts in place`);
       let refused = false;
       try { await without.readResource({ uri }); } catch { refused = true; }
       assert(refused, `${uri} is readable without the extension`);
@@ -298,7 +331,8 @@ await check("the card shows the bike as a person reads it: status in its colour,
   const [label, code, battery, seen] = psql(`SELECT s.label || '|' || b.status || '|' || coalesce(b.battery_pct::text, '') || '|' || to_char(b.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM fleet.bikes b JOIN fleet.status_codes s ON s.code = b.status WHERE b.bike_id = ${quote(BIKE)}`).split("|");
   assert((await text(card, "#f-status")) === label, `status ${await text(card, "#f-status")} != ${label}`);
   assert((await card.$eval("#f-status", (e) => e.dataset.code)) === code, "status code");
-  assert((await text(card, "#f-region")) === "FR-PAR", "region");
+  // The region by its name (bikaroo://fleet/regions), as the timeline names it.
+  await waitText(card, "#f-region", new RegExp(`^${PARIS}$`));
   // get_bike_status 1.1.0 answers the station's id only (docs/capabilities.md: across a rolling upgrade).
   const station = psql(`SELECT coalesce(b.station_id, 'none') FROM fleet.bikes b WHERE b.bike_id = ${quote(BIKE)}`);
   assert((await text(card, "#f-station")) === station, `station ${await text(card, "#f-station")} != ${station}`);
@@ -358,7 +392,7 @@ await check("with the keyboard alone, the card shows what will happen, then file
   await keys(page, "Tab", "Enter"); // Review the report
   assert((await focused(card)) === "confirm", "the review takes the focus");
   assert((await text(card, "#c-bike")) === BIKE, "bike");
-  assert((await text(card, "#c-region")) === "FR-PAR", "region");
+  assert((await text(card, "#c-region")) === PARIS, `region: ${await text(card, "#c-region")}`);
   assert((await text(card, "#c-issue")) === "Brake failure", "issue");
   assert(/damage report is filed.*unavailable.*new investigation case/.test(await text(card, "#c-effect")), "effect");
   // How the review reads is judged after the report is filed (the later tests need its case).
@@ -405,7 +439,10 @@ await check("the open case opens its timeline, which reads the case through the 
   assert(hostLog.some((e) => e.event === "open-link" && e.detail === `bikaroo://cases/${caseId}`), "opened by ui/open-link");
   assert(await tl.evaluate(() => fetch("http://127.0.0.1:1/").then(() => false, () => true)), "the view reaches no network (CSP connect-src 'none')");
   await shot(page, "case-timeline-en-light");
-  await waitText(tl, "#next", new RegExp(`^This case is open\\. A new damage report on bike ${BIKE} is added to it\\.$`));
+  // marie opened the case and may report: her next step is to ask for an inspection.
+  await waitText(tl, "#next", new RegExp(`^You can ask the workshop to inspect bike ${BIKE}\\.$`));
+  await waitVisible(tl, "#step-buttons button");
+  assert((await text(tl, "#step-buttons button")) === "Ask for an inspection", "the step offered");
   await assertPlain(tl, "the timeline");
 });
 
@@ -429,11 +466,8 @@ await page?.close();
 await check("the timeline shows each step of the workflow: its note, who took it, and the finding", async () => {
   // The case of the report above, taken two steps further by the write functions the tools call,
   // as the people who take them: marie asks for an inspection, tom records what he found.
-  const step = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as((${quote(who)}, ${quote(who === "tom" ? "ops-assistant" : "customer-care-assistant")},
-    ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(tool)}::bytea), 'hex'), ${quote("ui-" + tool)}, true,
-    ${quote(caseId)}, NULL, NULL)::fleet.write_call)`);
-  assert(step("marie", "request_inspection", { caseId, note: "the brakes squeal downhill" }) === "ok", "inspection requested");
-  assert(step("tom", "record_inspection", { caseId, finding: "repairable", note: "brake pads worn out" }) === "ok", "inspection recorded");
+  assert(sqlStep("marie", "request_inspection", { caseId, note: "the brakes squeal downhill" }) === "ok", "inspection requested");
+  assert(sqlStep("tom", "record_inspection", { caseId, finding: "repairable", note: "brake pads worn out" }) === "ok", "inspection recorded");
   const tom = psql("SELECT display_name FROM fleet.principals WHERE subject = 'tom'");
   const p = await openHost("marie");
   try {
@@ -451,9 +485,517 @@ await check("the timeline shows each step of the workflow: its note, who took it
   }
 });
 
+// Opens the timeline of case id as `who` (host options o): the page and the view's frame, once the
+// case is shown.
+async function openTimeline(who, id, o) {
+  const p = await openHost(who, o);
+  await p.evaluate((u) => window.bikarooHost.openResource(u), `bikaroo://cases/${id}`);
+  const v = await viewFrame(p, "investigation-case");
+  await waitVisible(v, "#timeline li");
+  return { p, v };
+}
+// With the keyboard alone: the nth step button, then the step's form (down: how many times the
+// choice moves down from the first; note: typed when given), then Review. Returns the review's
+// "what follows".
+async function prepareStep(p, v, { nth = 0, down = 0, note } = {}) {
+  await waitVisible(v, "#step-buttons button");
+  await v.$$eval("#step-buttons button", (bs, n) => bs[n].focus(), nth);
+  await keys(p, "Enter");
+  await waitVisible(v, "#step-form");
+  for (let i = 0; i < down; i++) await keys(p, "ArrowDown");
+  if (!(await v.$eval("#choice", (e) => e.hidden))) await keys(p, "Tab");
+  assert((await focused(v)) === "note", `the note after the choice: ${await focused(v)}`);
+  if (note) await p.keyboard.type(note);
+  await keys(p, "Tab", "Enter"); // Review
+  await waitVisible(v, "#review");
+  assert((await focused(v)) === "review", `the review takes the focus: ${await focused(v)}`);
+  return text(v, "#r-effect");
+}
+// Send from the review; with confirm, the server's question is asked in the view and confirmed.
+async function sendStep(p, v, { confirm = false } = {}) {
+  await keys(p, "Tab", "Enter"); // Send
+  if (confirm) {
+    await waitVisible(v, "#ask");
+    assert((await focused(v)) === "ask", `the server's question takes the focus: ${await focused(v)}`);
+    await keys(p, "Tab", "Enter"); // Confirm
+  }
+  return waitText(v, "#outcome", /^Done: /);
+}
+
+// The STEPS table of the timeline against the tools' inputSchemas as tools/list gives them.
+await check("the timeline's step forms offer exactly the tools' choices", async () => {
+  const c = new Client({ name: "bikaroo-ui-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await c.connect(new StreamableHTTPClientTransport(new URL(PRODUCTS.olivia)));
+  const t = new Client({ name: "bikaroo-ui-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await t.connect(new StreamableHTTPClientTransport(new URL(PRODUCTS.tom)));
+  try {
+    const listed = Object.fromEntries([...(await c.listTools()).tools, ...(await t.listTools()).tools].map((x) => [x.name, x.inputSchema]));
+    const html = (await readFileSync(path.join(here, "../../resources/case-timeline.html"), "utf8"));
+    const steps = JSON.parse(/const STEPS = (\{[\s\S]*?\n  \});/.exec(html)[1].replace(/(\w+):/g, '"$1":'));
+    for (const [tool, spec] of Object.entries(steps)) {
+      const props = listed[tool]?.properties;
+      assert(props, `${tool} is not listed`);
+      if (spec.arg) assert(JSON.stringify(props[spec.arg].enum) === JSON.stringify(spec.values), `${tool}.${spec.arg}: ${props[spec.arg].enum} != ${spec.values}`);
+      assert(props.note.maxLength === 1000 && /const NOTE_MAX = 1000;/.test(html), `${tool}: the note's limit`);
+    }
+  } finally {
+    await c.close();
+    await t.close();
+  }
+});
+
+const worked = {};
+await check("each person takes their step in the timeline, reviewed first, through the host; a write-off waits for a second operator, who retires the bike", async () => {
+  const { bike, kase } = freshCase();
+  Object.assign(worked, { bike, kase });
+  // marie asks for the inspection.
+  let { p, v } = await openTimeline("marie", kase);
+  try {
+    assert((await text(v, "#step-buttons")) === "Ask for an inspection", "marie's step");
+    const effect = await prepareStep(p, v, { note: "the frame creaks at the seat post" });
+    assert(effect === `The case waits for a technician to inspect bike ${bike}; the bike stays out of service.`, effect);
+    await assertPlain(v, "marie's review");
+    assert(caseState(kase) === "open", "sent before Send");
+    await sendStep(p, v);
+    assert(caseState(kase) === "inspection_requested", caseState(kase));
+    await waitText(v, "#next", /^Waiting for a technician to inspect bike/);
+    assert(!(await visible(v, "#step-buttons")), "a step is still offered to marie");
+    assert((await v.$$eval("#timeline li", (ls) => ls.map((l) => l.textContent))).some((x) => x.includes("Inspection requested") && x.includes("the frame creaks")), "the step in the timeline");
+    await shot(p, "case-timeline-step-done");
+  } finally {
+    await p.close();
+  }
+  // tom records what he found: beyond repair.
+  ({ p, v } = await openTimeline("tom", kase));
+  try {
+    await waitText(v, "#next", new RegExp(`^Bike ${bike} is waiting for your inspection`));
+    await prepareStep(p, v, { down: 2, note: "head tube cracked" });
+    assert((await text(v, "#r-step")) === "Record the inspection: Beyond repair", await text(v, "#r-step"));
+    await sendStep(p, v);
+    assert(caseState(kase) === "inspected|beyond_repair", caseState(kase));
+  } finally {
+    await p.close();
+  }
+  // olivia asks for the write-off: a note is required, the review and the server's question say
+  // it waits for a second operator, confirmed in the view.
+  ({ p, v } = await openTimeline("olivia", kase, { elicit: "manual" }));
+  try {
+    await waitVisible(v, "#step-buttons button");
+    await v.focus("#step-buttons button");
+    await keys(p, "Enter", "ArrowDown", "ArrowDown", "Tab", "Tab", "Enter"); // written off, no note, Review
+    await waitText(v, "#note-count", /^Say why the bike should be written off\.$/);
+    assert(!(await visible(v, "#review")), "reviewed without the note a write-off needs");
+    await p.keyboard.type("head tube cracked, not worth a new frame");
+    await keys(p, "Tab", "Enter");
+    await waitVisible(v, "#review");
+    assert(/^Nothing is closed yet: the write-off waits for a second fleet operator/.test(await text(v, "#r-effect")), await text(v, "#r-effect"));
+    await keys(p, "Tab", "Enter"); // Send: the server asks first
+    await waitVisible(v, "#ask");
+    assert((await text(v, "#step-title")) === "Ask for a write-off", `the step's title: ${await text(v, "#step-title")}`);
+    await waitText(v, "#ask-text", new RegExp(`^Bikaroo asks you to confirm this step before it is taken: Ask for the bike to be written off, case ${kase}\\.`));
+    assert(caseState(kase) === "inspected|beyond_repair", "written off before it was confirmed");
+    await assertPlain(v, "the server's question in the timeline");
+    await shot(p, "case-timeline-confirmation-asked");
+    await keys(p, "Tab", "Enter"); // Confirm
+    await waitText(v, "#outcome", /^Done: the write-off is requested\. It now waits for a second fleet operator\.$/);
+    assert(caseState(kase) === "awaiting_approval|beyond_repair", caseState(kase));
+    // Not hers to decide: said so, nothing offered.
+    await waitText(v, "#next", /^You asked for this write-off yourself: another fleet operator approves or refuses it\.$/);
+    assert(!(await visible(v, "#step-buttons")), "olivia is offered her own write-off's decision");
+    // Named, never by ids: who asked, through which application.
+    await waitText(v, "#f-writeoff", new RegExp(`by ${NAMES.olivia} via ${OPS}$`));
+    await assertPlain(v, "the write-off asked");
+  } finally {
+    await p.close();
+  }
+  // nadia approves: the case is closed, the timeline shows the bike retired.
+  ({ p, v } = await openTimeline("nadia", kase, { elicit: "manual" }));
+  try {
+    await waitText(v, "#next", new RegExp(`^${NAMES.olivia} asked for bike ${bike} to be written off: you can approve or refuse it\\.$`));
+    assert((await v.$$eval("#step-buttons button", (bs) => bs.map((b) => b.textContent))).join() === "Approve the write-off,Refuse the write-off", "nadia's choices");
+    const effect = await prepareStep(p, v, { note: "agreed" });
+    assert(effect === `The case is closed and bike ${bike} is retired for good.`, effect);
+    await sendStep(p, v, { confirm: true });
+    assert(caseState(kase) === "closed|beyond_repair|written_off", caseState(kase));
+    assert(psql(`SELECT status FROM fleet.bikes WHERE bike_id = ${quote(bike)}`) === "retired", "the bike in PostgreSQL");
+    await waitText(v, "#timeline", /Bike retired for good: Unavailable → Retired/);
+    await waitText(v, "#next", new RegExp(`^This case is closed: bike ${bike} was written off and retired from the fleet\\.$`));
+    await assertPlain(v, "the case closed");
+    await shot(p, "case-timeline-retired");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a retired bike's card offers no report, and says why", async () => {
+  const p = await openHost("marie");
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), worked.bike);
+    const f = await viewFrame(p, "get_bike_status");
+    await waitText(f, "#f-status", /^Retired$/);
+    await waitText(f, "#next-retired", /^This bike has been retired from the fleet for good: there is nothing more to report on it\.$/);
+    assert(!(await visible(f, "#open-report")) && !(await visible(f, "#next-report")), "Report damage is offered for a retired bike");
+    await assertPlain(f, "a retired bike");
+    await shot(p, "bike-card-retired");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a case closed as repaired shows the bike back in service", async () => {
+  const { bike, kase } = freshCase("flat_tire");
+  assert(sqlStep("marie", "request_inspection", { caseId: kase }) === "ok", "inspection requested");
+  assert(sqlStep("tom", "record_inspection", { caseId: kase, finding: "repairable" }) === "ok", "inspection recorded");
+  const { p, v } = await openTimeline("olivia", kase);
+  try {
+    assert((await text(v, "#step-buttons")) === "Close the case", "olivia's step");
+    const effect = await prepareStep(p, v, { note: "new inner tube" });
+    assert(/^The case is closed; bike VL-\d+ goes back into service/.test(effect), effect);
+    await sendStep(p, v);
+    assert(caseState(kase) === "closed|repairable|repaired", caseState(kase));
+    assert(psql(`SELECT status FROM fleet.bikes WHERE bike_id = ${quote(bike)}`) === "available", "the bike in PostgreSQL");
+    await waitText(v, "#timeline", /Bike back in service: Unavailable → Available/);
+    await shot(p, "case-timeline-back-in-service");
+  } finally {
+    await p.close();
+  }
+});
+
+// A refusal is shown in the server's own words, and stays: after the case is read again, and until
+// the person acts again.
+const REFUSED = /^Not done: Case IC-\d+ /;
+await check("a refusal stays on screen in the server's words: the host's call, and the view's own step after the case moved on", async () => {
+  // The host calls a step the case is past (an assistant's mistake): refused, said, and still
+  // said once the case has been read.
+  const { kase } = freshCase("chain_broken");
+  assert(sqlStep("marie", "request_inspection", { caseId: kase }) === "ok", "inspection requested");
+  for (const o of [{}, { locale: "fr-FR", theme: "dark", width: 320 }]) {
+    const p = await openHost("marie", o);
+    try {
+      const r = await p.evaluate((id) => window.bikarooHost.callTool("request_inspection", { caseId: id }), kase);
+      assert(r.isError === true, "the host's call was not refused");
+      const v = await viewFrame(p, "request_inspection");
+      const fr = o.locale === "fr-FR";
+      await waitText(v, "#outcome", fr ? /^Non fait : Case IC-\d+ / : REFUSED);
+      await waitVisible(v, "#timeline li");
+      await new Promise((res) => setTimeout(res, 1000));
+      assert(await visible(v, "#outcome"), "the refusal is hidden once the case is read");
+      assert((await text(v, "#outcome .server")) === r.content[0].text, `not the server's words: ${await text(v, "#outcome")}`);
+      assert((await v.$eval("#outcome", (e) => e.getAttribute("role"))) === "alert", "announced as an alert");
+      await assertPlain(v, "a refusal");
+      assert((await brokenIds(v)).length === 0 && !(await overflows(v)), "an id broken or the view wider than its frame");
+      await shot(p, fr ? "case-timeline-refused-fr-dark-320" : "case-timeline-refused");
+    } finally {
+      await p.close();
+    }
+  }
+  // nadia prepares her approval while, on another device, she refuses it: the server refuses the
+  // approval, the view reads the case again (back to inspected: closing it is offered now), and
+  // the refusal stays until she takes the next step.
+  const { kase: k2 } = freshCase("brake_failure");
+  assert(sqlStep("olivia", "request_inspection", { caseId: k2 }) === "ok", "inspection requested");
+  assert(sqlStep("tom", "record_inspection", { caseId: k2, finding: "beyond_repair" }) === "ok", "inspection recorded");
+  assert(sqlStep("olivia", "close_case", { caseId: k2, resolution: "written_off", note: "rusted through" }) === "ok", "write-off asked");
+  const { p, v } = await openTimeline("nadia", k2, { elicit: "manual" });
+  try {
+    await prepareStep(p, v, { note: "agreed" });
+    assert(sqlStep("nadia", "decide_write_off", { caseId: k2, decision: "refuse", note: "repair it" }) === "ok", "refused elsewhere");
+    await keys(p, "Tab", "Enter"); // Send
+    await waitText(v, "#outcome", REFUSED);
+    await waitText(v, "#step-buttons", /^Close the case$/);
+    await new Promise((res) => setTimeout(res, 1000));
+    assert(await visible(v, "#outcome"), "the refusal is hidden once the case is read again");
+    assert(/has no write-off waiting for approval/.test(await text(v, "#outcome .server")), await text(v, "#outcome"));
+    assert(caseState(k2) === "inspected|beyond_repair", caseState(k2));
+    await shot(p, "case-timeline-refused-race");
+    await v.focus("#step-buttons button");
+    await keys(p, "Enter"); // she acts again
+    await waitVisible(v, "#step-form");
+    assert(!(await visible(v, "#outcome")), "the refusal stays after she acted again");
+  } finally {
+    await p.close();
+  }
+});
+
+// ---- the queues: each person starts from the cases waiting for them -----------------------------
+
+// The queue `who` asks their host for (list_cases with args, host options o): the page and the
+// view's frame, once the rows are shown.
+async function openQueue(who, args, o) {
+  const p = await openHost(who, o);
+  await p.evaluate((a) => window.bikarooHost.callTool("list_cases", a), args);
+  const q = await viewFrame(p, "list_cases");
+  await waitVisible(q, "#list-actions");
+  return { p, q };
+}
+// The selector of case id's row in queue q, looked for as a person does: on the page shown, then
+// with "Show more" (keyboard) page after page; null when the queue does not hold it.
+async function queueRow(p, q, id) {
+  const sel = `#cases li[data-case="${id}"]`;
+  for (let page = 0; page < 100; page++) {
+    if (await q.$(sel)) return sel;
+    if (!(await visible(q, "#more"))) return null;
+    const n = await q.$$eval("#cases li", (ls) => ls.length);
+    await q.focus("#more");
+    await keys(p, "Enter");
+    await q.waitForFunction((k) => document.querySelectorAll("#cases li").length > k || document.getElementById("more").hidden,
+      { timeout: STEP_MS }, n);
+  }
+  throw new Error(`case ${id}: no end to the queue after 100 pages`);
+}
+// Opens the case of row sel from queue q with the keyboard: the timeline the host opens for it.
+async function openFromQueue(p, q, sel, nth = 0) {
+  await q.focus(`${sel} button`);
+  await keys(p, "Enter");
+  const v = await viewFrame(p, "investigation-case", nth);
+  await waitVisible(v, "#timeline li");
+  return v;
+}
+const rowText = (q, sel) => q.$eval(sel, (e) => e.innerText.replace(/\s+/g, " ").trim());
+
+const walked = {};
+await check("tried as a new user would: customer care, a technician and two fleet operators each find their part of a case in their queue and finish it in the views, never typing an id they were not shown", async () => {
+  // A rider calls marie about a bike: its id on the frame is all anyone types, in her host's
+  // call of get_bike_status. Everything after is read off what the views show.
+  const bike = psql(`SELECT bike_id FROM fleet.bikes b WHERE region = 'FR-PAR' AND status = 'available'
+    AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id) ORDER BY bike_id LIMIT 1`);
+  assert(/^VL-\d+$/.test(bike), `no available FR-PAR bike without a case: ${bike}`);
+  walked.bike = bike;
+  let kase;
+  // 1. marie (customer care) reports the damage from the bike's card.
+  let p = await openHost("marie");
+  try {
+    await p.evaluate((id) => window.bikarooHost.callTool("get_bike_status", { bikeId: id }), bike);
+    const card = await viewFrame(p, "get_bike_status");
+    await waitVisible(card, "#open-report");
+    await card.focus("#open-report");
+    await keys(p, "Enter", "ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown", "Tab"); // frame_damage
+    await p.keyboard.type("The down tube is bent after a fall.");
+    await keys(p, "Tab", "Enter", "Tab", "Enter"); // Review, Send
+    await waitText(card, "#message", /^Report DR-\d+ filed/);
+    kase = await waitText(card, "#f-case", /^IC-\d+$/); // the case she is shown
+    assert(psql(`SELECT concat_ws('|', c.state, b.status, r.issue) FROM fleet.cases c JOIN fleet.bikes b USING (bike_id)
+      JOIN fleet.damage_reports r USING (case_id) WHERE c.case_id = ${quote(kase)}`) === "open|unavailable|frame_damage", "the report in PostgreSQL");
+  } finally {
+    await p.close();
+  }
+  walked.kase = kase;
+  // 2. marie's queue: her open case waits for her inspection request; she asks for it from its
+  // timeline.
+  let q, v;
+  ({ p, q } = await openQueue("marie", { waitingForMe: true }));
+  try {
+    await waitText(q, "#title", /^Cases waiting for you$/);
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `marie's queue does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes(`Case ${kase}, bike ${bike}`) && said.includes("Your turn: ask the workshop for an inspection.")
+      && said.includes(`Last step taken by ${MARIE} via`), said);
+    await assertPlain(q, "marie's queue");
+    await shot(p, "walk-1-marie-queue");
+    v = await openFromQueue(p, q, sel);
+    await waitText(v, "#title", new RegExp(`^Case ${kase}$`));
+    await prepareStep(p, v, { note: "Bent down tube: please check the frame." });
+    await sendStep(p, v);
+    assert(caseState(kase) === "inspection_requested", `after marie: ${caseState(kase)}`);
+    await shot(p, "walk-2-marie-asked");
+  } finally {
+    await p.close();
+  }
+  // 3. tom (technician): the inspection is in his queue; he records what he found.
+  ({ p, q } = await openQueue("tom", { waitingForMe: true }));
+  try {
+    await waitText(q, "#title", /^Cases waiting for you$/);
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `tom's queue does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes("Your turn: record the inspection.") && said.includes("Bent down tube: please check the frame.")
+      && said.includes("Frame damage, 1 report") && said.includes(PARIS), said);
+    await assertPlain(q, "tom's queue");
+    await shot(p, "walk-3-tom-queue");
+    v = await openFromQueue(p, q, sel);
+    await prepareStep(p, v, { down: 2, note: "Down tube cracked at the weld." });
+    assert((await text(v, "#r-step")) === "Record the inspection: Beyond repair", await text(v, "#r-step"));
+    await sendStep(p, v);
+    assert(caseState(kase) === "inspected|beyond_repair", `after tom: ${caseState(kase)}`);
+  } finally {
+    await p.close();
+  }
+  // 4. olivia (fleet operator): among the cases to close; she asks for a write-off, confirmed in
+  // the view; then her queue of write-offs to decide does not hold it.
+  ({ p, q } = await openQueue("olivia", { step: "inspected", waitingForMe: true }, { elicit: "manual" }));
+  try {
+    await waitText(q, "#title", /^Cases waiting for you to close them$/);
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `olivia's queue of cases to close does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes("Your turn: close the case, or ask for a write-off.") && said.includes("Finding: beyond repair")
+      && said.includes(`Last step taken by ${NAMES.tom} via`), said);
+    await shot(p, "walk-4-olivia-queue");
+    v = await openFromQueue(p, q, sel);
+    await prepareStep(p, v, { down: 2, note: "Cracked frame: not worth a repair." });
+    await sendStep(p, v, { confirm: true });
+    assert(caseState(kase) === "awaiting_approval|beyond_repair", `after olivia: ${caseState(kase)}`);
+    assert(psql(`SELECT write_off_requested_by FROM fleet.cases WHERE case_id = ${quote(kase)}`) === "olivia", "who asked");
+  } finally {
+    await p.close();
+  }
+  ({ p, q } = await openQueue("olivia", { step: "awaiting_approval", waitingForMe: true }));
+  try {
+    await waitText(q, "#title", /^Write-offs waiting for your decision$/);
+    assert((await queueRow(p, q, kase)) === null, `olivia is offered her own write-off ${kase} to decide`);
+  } finally {
+    await p.close();
+  }
+  // 5. nadia (another fleet operator): the write-off waits for her decision; she approves it.
+  ({ p, q } = await openQueue("nadia", { step: "awaiting_approval", waitingForMe: true }, { elicit: "manual" }));
+  try {
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `nadia's queue of write-offs does not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(said.includes("Your turn: approve or refuse the write-off.") && said.includes(`Last step taken by ${NAMES.olivia} via ${OPS}`)
+      && said.includes("Cracked frame: not worth a repair."), said);
+    await assertPlain(q, "nadia's queue");
+    await shot(p, "walk-5-nadia-queue");
+    v = await openFromQueue(p, q, sel);
+    await waitText(v, "#next", new RegExp(`^${NAMES.olivia} asked for bike ${bike} to be written off`));
+    await prepareStep(p, v, { note: "Agreed: retire it." });
+    await sendStep(p, v, { confirm: true });
+    assert(caseState(kase) === "closed|beyond_repair|written_off", `after nadia: ${caseState(kase)}`);
+    assert(psql(`SELECT status FROM fleet.bikes WHERE bike_id = ${quote(bike)}`) === "retired", "the bike in PostgreSQL");
+    await waitText(v, "#timeline", /Bike retired for good: Unavailable → Retired/);
+    await shot(p, "walk-6-nadia-approved");
+    // Back in her queue, it lists again: the case has left it.
+    await q.$eval("#cases li", (li) => li.focus());
+    await q.waitForFunction((id) => !document.querySelector(`#cases li[data-case="${id}"]`), { timeout: STEP_MS }, kase);
+  } finally {
+    await p.close();
+  }
+  // 6. The rider calls again: marie lists the bike's cases, closed ones too, and reads how it ended.
+  ({ p, q } = await openQueue("marie", { bikeId: bike, includeClosed: true }));
+  try {
+    await waitText(q, "#title", new RegExp(`^Cases of bike ${bike}$`));
+    const sel = await queueRow(p, q, kase);
+    assert(sel, `the bike's cases do not list ${kase}`);
+    const said = await rowText(q, sel);
+    assert(/^Closed /.test(said) && said.includes("The bike is retired.") && said.includes(`Last step taken by ${NAMES.nadia} via`)
+      && !said.includes("Your turn"), said);
+    await assertPlain(q, "the bike's cases");
+    await shot(p, "walk-7-marie-bike-history");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("the queue in English and French, light and dark, at 320 and 800 px: plain words, ids kept whole, the case's action beside its facts, the asker told the decision is someone else's", async () => {
+  // A write-off olivia asked for: in her list of write-offs, not hers to decide.
+  const { kase } = freshCase("battery_fault");
+  assert(sqlStep("olivia", "request_inspection", { caseId: kase, note: "battery swollen" }) === "ok", "inspection requested");
+  assert(sqlStep("tom", "record_inspection", { caseId: kase, finding: "beyond_repair", note: "cells damaged" }) === "ok", "inspection recorded");
+  assert(sqlStep("olivia", "close_case", { caseId: kase, resolution: "written_off", note: "battery and frame gone" }) === "ok", "write-off asked");
+  const problems = [];
+  for (const locale of ["en-US", "fr-FR"]) {
+    for (const theme of ["light", "dark"]) {
+      for (const width of [320, 800]) {
+        const name = `queue-${locale.slice(0, 2)}-${theme}-${width}`;
+        const { p, q } = await openQueue("olivia", { step: "awaiting_approval" }, { locale, theme, width });
+        try {
+          const fr = locale === "fr-FR";
+          const sel = await queueRow(p, q, kase);
+          if (!sel) { problems.push(`${name}: ${kase} is not listed`); continue; }
+          const want = fr ? "Vous avez demandé cette mise au rebut : un autre gestionnaire de flotte l’approuve ou la refuse."
+            : "You asked for this write-off: another fleet operator approves or refuses it.";
+          if (!(await rowText(q, sel)).includes(want)) problems.push(`${name}: the asker reads ${await rowText(q, sel)}`);
+          if ((await text(q, "#title")) !== (fr ? "Mises au rebut à approuver" : "Write-offs awaiting approval"))
+            problems.push(`${name}: title ${await text(q, "#title")}`);
+          for (const w of await jargon(q)) problems.push(`${name}: says ${JSON.stringify(w)}`);
+          for (const id of await brokenIds(q)) problems.push(`${name}: ${id} is broken across two lines`);
+          if (await overflows(q)) problems.push(`${name}: wider than the frame`);
+          if ((await q.evaluate(() => document.documentElement.dataset.theme)) !== theme) problems.push(`${name}: not ${theme}`);
+          if (width === 800) {
+            const a = await box(q, `${sel} .facts`), b = await box(q, `${sel} .actions`);
+            if (!(b.left >= a.right && b.top < a.bottom)) problems.push(`${name}: the case's action is not beside its facts`);
+          }
+          await q.$eval(sel, (li) => li.scrollIntoView());
+          await shot(p, name);
+        } finally {
+          await p.close();
+        }
+      }
+    }
+  }
+  assert(problems.length === 0, problems.join("\n"));
+  // Whom it waits for, to someone else: marie reads a case of hers waiting for a technician.
+  const other = freshCase("lighting_fault");
+  assert(sqlStep("marie", "request_inspection", { caseId: other.kase }) === "ok", "inspection requested");
+  const { p, q } = await openQueue("marie", { bikeId: other.bike });
+  try {
+    const sel = await queueRow(p, q, other.kase);
+    assert(sel && (await rowText(q, sel)).includes("Waiting for a technician."), sel && (await rowText(q, sel)));
+    await assertPlain(q, "a case waiting for someone else");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a long queue comes a page at a time: \"Show more\" adds the next page after the last case shown, none twice, and the focus goes to the first one added", async () => {
+  // At least 21 active cases in olivia's regions, the page size being 20.
+  const active = () => Number(psql("SELECT count(*) FROM fleet.cases WHERE state <> 'closed' AND region IN ('FR-PAR', 'FR-LYO')"));
+  while (active() < 21) freshCase("flat_tire");
+  const { p, q } = await openQueue("olivia", {});
+  try {
+    await waitText(q, "#title", /^Active cases$/);
+    assert((await q.$$eval("#cases li", (ls) => ls.length)) === 20, "the first page is not 20 cases");
+    await waitText(q, "#about", /^20 cases shown, the one waiting longest first; more below\.$/);
+    const first = await q.$$eval("#cases li", (ls) => ls.map((l) => l.dataset.case));
+    await q.focus("#more");
+    await keys(p, "Enter");
+    await q.waitForFunction(() => document.querySelectorAll("#cases li").length > 20, { timeout: STEP_MS });
+    const all = await q.$$eval("#cases li", (ls) => ls.map((l) => l.dataset.case));
+    assert(JSON.stringify(all.slice(0, 20)) === JSON.stringify(first) && new Set(all).size === all.length, `pages: ${all}`);
+    // The queue's order is PostgreSQL's: when each case reached its step, then its id.
+    const want = psql(`SELECT string_agg(case_id, ',' ORDER BY step_at, case_id) FROM (SELECT case_id, step_at FROM fleet.cases
+      WHERE state <> 'closed' AND region IN ('FR-PAR', 'FR-LYO') ORDER BY step_at, case_id LIMIT ${all.length}) x`);
+    assert(all.join() === want, `order: ${all.join()} != ${want}`);
+    assert((await q.evaluate(() => document.activeElement.closest("li")?.dataset.case)) === all[20], "the focus is not on the first case added");
+    await shot(p, "queue-more");
+  } finally {
+    await p.close();
+  }
+});
+
+await check("a queue the server refuses says so in the server's words and lists again on Refresh; a queue with nothing in it says so in the person's", async () => {
+  // The host passes a cursor that is not one (an assistant's mistake).
+  let { p, q } = await openQueue("olivia", { cursor: "not-a-cursor" });
+  try {
+    await waitText(q, "#message", /^The cases could not be listed: This cursor is not one for this list/);
+    assert((await text(q, "#message .server")).startsWith("This cursor is not one for this list"), "not in the server's words");
+    assert((await q.$eval("#message", (e) => e.getAttribute("role"))) === "alert", "announced as an alert");
+    assert(!(await visible(q, "#cases")), "cases are shown beside the refusal");
+    await assertPlain(q, "a refused queue");
+    await shot(p, "queue-refused");
+    await q.focus("#refresh");
+    await keys(p, "Enter");
+    await waitVisible(q, "#cases li");
+    assert(!(await visible(q, "#message")), "the refusal stays once the list is shown");
+  } finally {
+    await p.close();
+  }
+  ({ p, q } = await openQueue("dev", { waitingForMe: true }, { locale: "fr-FR" }));
+  try {
+    await waitText(q, "#title", /^Dossiers qui vous attendent$/);
+    await waitText(q, "#message", /^Rien ne vous attend\.$/);
+    assert(!(await visible(q, "#cases")), "an empty list is shown");
+    await assertPlain(q, "an empty queue");
+  } finally {
+    await p.close();
+  }
+});
+
 // The card (with its review before sending) and the timeline in both languages, both themes, at
-// 320 and 800 px: plain words, ids whole on one line, nothing wider than the frame, and at 800 px
-// the width used (what you can do beside the facts). A screenshot of each: views-LANG-THEME-WIDTH.
+// 320 and 800 px, and the timeline's next step for the person who may take it: plain words, ids
+// whole on one line, nothing wider than the frame, and at 800 px the width used (what you can do
+// beside the facts). A screenshot of each: views-LANG-THEME-WIDTH, steps-LANG-THEME-WIDTH.
 await check("in English and French, light and dark, at 320 and 800 px: plain words, ids kept whole, the width used", async () => {
   const problems = [];
   for (const locale of ["en-US", "fr-FR"]) {
@@ -491,6 +1033,23 @@ await check("in English and French, light and dark, at 320 and 800 px: plain wor
           await shot(p, name);
         } finally {
           await p.close();
+        }
+        // The timeline's step, as olivia may take it on that case: its form, then its review
+        // (nothing is sent). A screenshot of each: steps-LANG-THEME-WIDTH.
+        const { p: q, v } = await openTimeline("olivia", caseId, { locale, theme, width });
+        try {
+          await prepareStep(q, v, { down: 2, note: "Le cadre est fissuré." });
+          const steps = name.replace("views-", "steps-");
+          for (const w of await jargon(v)) problems.push(`${steps} timeline: says ${JSON.stringify(w)}`);
+          for (const id of await brokenIds(v)) problems.push(`${steps} timeline: ${id} is broken across two lines`);
+          if (await overflows(v)) problems.push(`${steps} timeline: wider than the frame`);
+          if (width === 800) {
+            const a = await box(v, "#case > dl"), b = await box(v, "#step");
+            if (!(b.left >= a.right)) problems.push(`${steps} timeline: the step is not beside the facts`);
+          }
+          await shot(q, steps);
+        } finally {
+          await q.close();
         }
       }
     }
@@ -732,7 +1291,10 @@ await check("a host that asks its user and is told yes: the report is filed once
     await keys(p, "Tab", "Enter", "Tab", "Enter");
     await waitText(f, "#message", /^Report DR-\d+ filed/);
     const asked = (await p.evaluate(() => window.hostLog)).filter((e) => e.event === "elicitation");
-    assert(asked.length === 1 && asked[0].detail.includes(BIKE) && asked[0].detail.includes("careful-assistant"), JSON.stringify(asked));
+    // The host showed the server's question, in the user's words: the bike and its region by
+    // name, never the application's id or the tool.
+    assert(asked.length === 1 && asked[0].detail.includes(BIKE) && asked[0].detail.includes("(Paris)")
+      && !/careful-assistant|report_damaged_bike|act as/.test(asked[0].detail), JSON.stringify(asked));
     const rows = psql(`SELECT reported_via FROM fleet.damage_reports WHERE description = ${quote(said)}`).split("\n");
     assert(rows.length === 1 && rows[0] === "careful-assistant", `reports: ${rows}`);
   } finally {

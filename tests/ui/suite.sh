@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Browser tests of the MCP Apps views (docs/views.md), run by scripts/test.sh:
-# starts three products on free ports (marie via customer-care-assistant, who may report; dev via
-# developer-ide, who may not; marie via careful-assistant, which must confirm on the server's side) and runs tests/ui/browser.mjs with the pinned Node 22, Debian's
+# starts products on free ports (marie via customer-care-assistant, who may report; dev via
+# developer-ide, who may not; marie via careful-assistant, which must confirm on the server's side;
+# and the people who take a case's next steps: tom, technician, and olivia and nadia, fleet
+# operators, via ops-assistant) and runs tests/ui/browser.mjs with the pinned Node 22, Debian's
 # Chromium (scripts/deps.sh) and puppeteer-core. Screenshots of each view (and the two products'
 # logs) stay in BUILD_DIR/ui (not committed). Skipped, with a visible skip line, only where no
 # Chromium is installed.
@@ -37,12 +39,16 @@ start() {
 start marie marie customer-care-assistant
 start dev dev developer-ide
 start careful marie careful-assistant
+start tom tom ops-assistant
+start olivia olivia ops-assistant
+start nadia nadia ops-assistant
 
 # The database as its owner, who reads every row (the tests count what was written).
-# shellcheck disable=SC2154  # url_marie, url_dev, url_careful: set by start() through printf -v
-UI_MCP_MARIE=$url_marie UI_MCP_DEV=$url_dev UI_MCP_CAREFUL=$url_careful UI_DB_URL=${IT_SUPER_URL:-$BIKAROO_MIGRATE_URL} UI_OUT=$out \
-  UI_CHROMIUM=$chromium PUPPETEER_SKIP_DOWNLOAD=1 timeout 240 "$node" tests/ui/browser.mjs
+# shellcheck disable=SC2154  # url_NAME: set by start() through printf -v
+UI_MCP_MARIE=$url_marie UI_MCP_DEV=$url_dev UI_MCP_CAREFUL=$url_careful UI_MCP_TOM=$url_tom \
+  UI_MCP_OLIVIA=$url_olivia UI_MCP_NADIA=$url_nadia UI_DB_URL=${IT_SUPER_URL:-$BIKAROO_MIGRATE_URL} UI_OUT=$out \
+  UI_CHROMIUM=$chromium PUPPETEER_SKIP_DOWNLOAD=1 timeout 600 "$node" tests/ui/browser.mjs
 rc=$?
-[[ $rc == 124 ]] && echo "not ok - the browser tests ended within 240 s"
+[[ $rc == 124 ]] && echo "not ok - the browser tests ended within 600 s"
 echo "# screenshots in $out"
 exit "$rc"

@@ -1,5 +1,5 @@
 /* What an operator reads: the metrics registry (exact counts under concurrent adds, histogram
- * buckets, label escaping), W3C traceparent parsing, and the listen addresses accepted. */
+ * buckets, label escaping) and the listen addresses accepted (traceparent: test_trace.c). */
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
@@ -104,36 +104,6 @@ START_TEST(label_values_are_escaped)
 }
 END_TEST
 
-START_TEST(traceparent_is_taken_only_when_valid)
-{
-	char id[33];
-	log_trace_id("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", id);
-	ck_assert_str_eq(id, "4bf92f3577b34da6a3ce929d0e0e4736");
-	/* A later version may append fields. */
-	log_trace_id("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", id);
-	ck_assert_str_eq(id, "4bf92f3577b34da6a3ce929d0e0e4736");
-	static const char *const bad[] = {
-		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",   /* version ff */
-		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",   /* zero trace id */
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",   /* zero parent id */
-		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",   /* upper case */
-		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", /* 00 with more */
-		"00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",    /* short */
-		"",
-	};
-	char other[33];
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		log_trace_id(bad[i], id);
-		ck_assert_msg(strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32, "%s",
-			      bad[i]);
-		ck_assert_msg(strcmp(id, "4bf92f3577b34da6a3ce929d0e0e4736") != 0, "%s", bad[i]);
-	}
-	log_trace_id(NULL, id);
-	log_trace_id(NULL, other);
-	ck_assert_str_ne(id, other);
-}
-END_TEST
-
 /* BIKAROO_LOG_FORMAT=json: a message cut at the line's limit inside a character ("é" across
  * the cut) keeps its text, never becomes "(not UTF-8)". */
 START_TEST(a_json_log_line_cut_inside_a_character_keeps_its_text)
@@ -200,7 +170,6 @@ CHECK_SUITE(ops)
 	tcase_add_test(tc, counters_only_grow_and_gauges_go_both_ways);
 	tcase_add_test(tc, histograms_are_cumulative_with_sum_and_count);
 	tcase_add_test(tc, label_values_are_escaped);
-	tcase_add_test(tc, traceparent_is_taken_only_when_valid);
 	tcase_add_test(tc, listen_addresses_v4_and_v6);
 	tcase_add_test(tc, a_json_log_line_cut_inside_a_character_keeps_its_text);
 	suite_add_tcase(s, tc);

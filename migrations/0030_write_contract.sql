@@ -1,4 +1,4 @@
--- 0028: the write contract written once (migrations/README.md, "A write function"). A write
+-- 0030: the write contract written once (migrations/README.md, "A write function"). A write
 -- function takes its call as one value and answers one value, whatever the write:
 --   fleet.write_call   what the server passes: who calls, the arguments, the tool, the
 --                      idempotency key, the digest of the arguments, the audit reference,
@@ -57,14 +57,8 @@ DROP FUNCTION IF EXISTS fleet.idempotency_claim(text, text, text, text);
 DROP FUNCTION IF EXISTS fleet.idempotency_keep(text, text, text, text, text, text, jsonb);
 DROP FUNCTION IF EXISTS fleet.needs_confirmation(text, fleet.acting, boolean, boolean);
 DROP FUNCTION IF EXISTS fleet.task_create_as(text, text, text, text, text, text, bigint);
--- A task now names the tool whose call opened it (its result is that tool's, by column names).
-DROP FUNCTION IF EXISTS fleet.task_for(text, text, text[]);
-DROP FUNCTION IF EXISTS fleet.task_notice(text);
-DROP FUNCTION IF EXISTS fleet.task_cancel_as(text, text, text);
-DROP FUNCTION IF EXISTS fleet.task_rows(text[]);
 DELETE FROM fleet_meta.schema_functions
  WHERE name IN ('fleet.report_damaged_bike_as.sql', 'fleet.case_step_as.sql',
                 'fleet.case_steps.sql', 'fleet.case_step_view.sql', 'fleet.write_begin.sql',
                 'fleet.idempotency_claim.sql', 'fleet.idempotency_keep.sql',
-                'fleet.needs_confirmation.sql', 'fleet.task_create_as.sql', 'fleet.task_for.sql',
-                'fleet.task_notice.sql', 'fleet.task_cancel_as.sql', 'fleet.task_rows.sql');
+                'fleet.needs_confirmation.sql', 'fleet.task_create_as.sql');

@@ -1,0 +1,515 @@
+// E2E: traces. An OTLP/HTTP receiver of the test's own decodes what the server exports with the
+// official protocol definitions (opentelemetry-proto's messages as @opentelemetry/otlp-transformer
+// 0.214.0 generated them with protobufjs, the code its exporters used), and checks names,
+// attributes, parents and links: a get_bike_status, reads of several callers batched into one
+// unit, refused calls, a report with its server-side confirmation, an inspection task, stdio. The
+// official v2 client (@modelcontextprotocol/client) sends the caller's trace context in each
+// request's _meta, as a traced host does. Then the collector down, and silent: every call
+// answered, the spans that could not go counted.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { rejection, slow, stop, waitForFile } from './serve.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BIN = process.env.BIKAROO_BIN;
+const RESOURCE = 'https://mcp.bikaroo.test/mcp';
+const TASKS = 'io.modelcontextprotocol/tasks';
+const T = { timeout: slow ? 180_000 : 60_000 };
+const REQ = { timeout: slow ? 30_000 : 10_000 };
+// Bikes of the demo data used by no other test: FR-PAR ones (n % 3 = 2), one of FR-LYO.
+const BIKE_READ = 'VL-3401';
+const BIKE_CONFIRM = 'VL-3404';
+const BIKE_TASK = 'VL-3407';
+const BIKE_LYON = 'VL-3400';
+
+// The generated protobufjs module of opentelemetry-proto (collector/trace/v1 and what it uses).
+const proto = createRequire(import.meta.url)(
+  path.join(here, '../node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js'),
+).opentelemetry.proto;
+const ExportTraceServiceRequest = proto.collector.trace.v1.ExportTraceServiceRequest;
+const SERVER = proto.trace.v1.Span.SpanKind.SPAN_KIND_SERVER;
+const CLIENT = proto.trace.v1.Span.SpanKind.SPAN_KIND_CLIENT;
+const INTERNAL = proto.trace.v1.Span.SpanKind.SPAN_KIND_INTERNAL;
+const ERROR = proto.trace.v1.Status.StatusCode.STATUS_CODE_ERROR;
+
+const hex = (b) => Buffer.from(b ?? []).toString('hex');
+const value = (v) => v.stringValue ?? (v.intValue != null ? Number(v.intValue) : v.boolValue);
+const attributes = (list) => Object.fromEntries((list ?? []).map((kv) => [kv.key, value(kv.value)]));
+
+// An OTLP/HTTP receiver on 127.0.0.1: decodes each export into spans. mode silent: it takes the
+// connection and the body, and never answers.
+function startReceiver(mode = 'ok') {
+  const spans = [];
+  const held = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      if (mode === 'silent') {
+        held.push(res);
+        return;
+      }
+      assert.equal(req.method, 'POST');
+      assert.equal(req.url, '/v1/traces');
+      assert.equal(req.headers['content-type'], 'application/x-protobuf');
+      const msg = ExportTraceServiceRequest.decode(Buffer.concat(chunks));
+      for (const rs of msg.resourceSpans) {
+        const resource = attributes(rs.resource?.attributes);
+        for (const ss of rs.scopeSpans) {
+          for (const s of ss.spans) {
+            spans.push({
+              traceId: hex(s.traceId),
+              spanId: hex(s.spanId),
+              parentSpanId: hex(s.parentSpanId),
+              traceState: s.traceState ?? '',
+              name: s.name,
+              kind: s.kind,
+              start: BigInt(s.startTimeUnixNano.toString()),
+              end: BigInt(s.endTimeUnixNano.toString()),
+              attrs: attributes(s.attributes),
+              links: (s.links ?? []).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId), attrs: attributes(l.attributes) })),
+              status: s.status ?? {},
+              flags: s.flags,
+              scope: ss.scope?.name,
+              resource,
+            });
+          }
+        }
+      }
+      res.writeHead(200, { 'Content-Type': 'application/x-protobuf' });
+      res.end(); // an empty ExportTraceServiceResponse: everything taken
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({
+    url: `http://127.0.0.1:${server.address().port}`,
+    spans,
+    close: () => new Promise((r) => { for (const x of held) x.destroy(); server.closeAllConnections(); server.close(r); }),
+  })));
+}
+
+// A free port of 127.0.0.1 (for a listener the server binds itself).
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+// A caller's span: a W3C traceparent of a new trace (or of trace), sampled.
+function callerSpan(trace = crypto.randomBytes(16).toString('hex')) {
+  const span = crypto.randomBytes(8).toString('hex');
+  return { trace, span, traceparent: `00-${trace}-${span}-01` };
+}
+
+// Polls until pick() returns something truthy (counted polls, not clock readings).
+async function waitFor(what, pick, polls = slow ? 1200 : 400) {
+  for (let i = 0; i < polls; i++) {
+    const v = pick();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`waited in vain for ${what}`);
+}
+
+// Every string attribute of spans, for the personal-data checks.
+const everyValue = (spans) => spans.flatMap((s) => [s.name, ...Object.values(s.attrs).map(String)]).join('\n');
+
+describe('traces over OTLP/HTTP, decoded with the official protocol definitions', { ...T, timeout: 10 * 60_000, skip: !BIN && 'BIKAROO_BIN not set' }, () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bikaroo-e2e-traces-'));
+  let as, asPort, receiver, server, url, metricsUrl;
+  const children = [];
+
+  const mint = async (sub, client, scope = 'fleet:read fleet:report') => {
+    const q = new URLSearchParams({ sub, client, scope, resource: RESOURCE });
+    const j = await (await fetch(`http://127.0.0.1:${asPort}/mint?${q}`)).json();
+    assert.ok(j.access_token, JSON.stringify(j));
+    return j.access_token;
+  };
+
+  // bikaroo-mcp serve in JWT mode with extra settings; resolves its URL.
+  async function serve(name, env) {
+    const ready = path.join(tmp, `${name}.port`);
+    const wrapper = (process.env.BIKAROO_WRAPPER ?? '').split(' ').filter(Boolean);
+    const argv = [...wrapper, BIN, 'serve'];
+    const child = spawn(argv[0], argv.slice(1), {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: {
+        ...process.env, BIKAROO_AUTH: 'jwt', BIKAROO_AUTH_ISSUER: `http://127.0.0.1:${asPort}`, BIKAROO_RESOURCE_URI: RESOURCE,
+        BIKAROO_AUTH_INSECURE_LOOPBACK: '1', BIKAROO_PORT: '0', BIKAROO_LISTEN: '127.0.0.1', BIKAROO_READY_FILE: ready,
+        BIKAROO_STATE_SECRET: 'e2e-traces-secret-0123456789abcdef', ...env,
+      },
+    });
+    let tail = '';
+    child.stderr.on('data', (d) => { tail = (tail + d).slice(-8192); });
+    children.push(child);
+    return { child, url: `http://127.0.0.1:${await waitForFile(ready, child, name, () => tail)}/mcp`, log: () => tail };
+  }
+
+  // A v2 client pinned to 2026-07-28 as sub through app. answer: the elicitation it gives.
+  async function connect(target, sub, app, { answer = null, scope } = {}) {
+    const token = await mint(sub, app, scope);
+    const client = new Client({ name: 'bikaroo-e2e-traces', version: '1.0.0' }, {
+      versionNegotiation: { mode: { pin: '2026-07-28' }, probe: { timeoutMs: 10_000 } },
+      capabilities: answer ? { elicitation: { form: {} } } : {},
+    });
+    if (answer) client.setRequestHandler('elicitation/create', async () => answer);
+    await client.connect(new StreamableHTTPClientTransport(new URL(target), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }), REQ);
+    return client;
+  }
+
+  // One JSON-RPC request at 2026-07-28 over plain fetch: its answer (the JSON body).
+  async function rpc(token, method, params, { headers = {}, extensions, target = url } = {}) {
+    const body = {
+      jsonrpc: '2.0', id: crypto.randomInt(1e9), method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': extensions ? { extensions } : {},
+          ...params._meta,
+        },
+      },
+    };
+    const name = params.name ?? params.uri ?? params.taskId;
+    const res = await fetch(target, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}`,
+        'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(name && { 'Mcp-Name': name }), ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json() };
+  }
+
+  const inTrace = (trace) => receiver.spans.filter((s) => s.traceId === trace);
+  const serverSpans = (trace, name) => inTrace(trace).filter((s) => s.kind === SERVER && (!name || s.name === name));
+
+  before(async () => {
+    const asLog = path.join(process.env.IT_TMP ?? tmp, 'as-e2e-traces.log');
+    const fd = fs.openSync(asLog, 'w');
+    as = spawn(process.execPath, [path.join(here, '../auth/as.mjs'), '--ready', path.join(tmp, 'as.port'), '--resource', RESOURCE],
+      { stdio: ['ignore', 'ignore', fd] });
+    fs.closeSync(fd);
+    asPort = await waitForFile(path.join(tmp, 'as.port'), as, 'the authorization server', () => fs.readFileSync(asLog, 'utf8').slice(-4096));
+    receiver = await startReceiver();
+    const metrics = await freePort();
+    metricsUrl = `http://127.0.0.1:${metrics}/metrics`;
+    // One loop and one connection: concurrent reads gather into batches.
+    ({ child: server, url } = await serve('traced', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_SERVICE_NAME: 'bikaroo-e2e',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=e2e', BIKAROO_THREADS: '1', BIKAROO_DB_CONNECTIONS: '1',
+      BIKAROO_METRICS_LISTEN: `127.0.0.1:${metrics}`,
+    }));
+  }, { timeout: 150_000 });
+
+  after(async () => {
+    for (const c of children) assert.equal(await stop(c), 0, 'a server did not stop cleanly');
+    await stop(as);
+    await receiver?.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }, T);
+
+  test('a get_bike_status continues the caller\'s trace: its span, the token\'s check and its database unit inside', T, async () => {
+    const caller = callerSpan();
+    const client = await connect(url, 'marie', 'customer-care-assistant');
+    try {
+      const r = await client.callTool({
+        name: 'get_bike_status', arguments: { bikeId: BIKE_READ }, _meta: { traceparent: caller.traceparent, tracestate: 'bk=e2e' },
+      }, REQ);
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+    } finally {
+      await client.close();
+    }
+    const call = await waitFor('the call\'s server span', () => serverSpans(caller.trace, 'tools/call get_bike_status')[0]);
+    assert.equal(call.parentSpanId, caller.span, 'parented on the caller\'s span from _meta');
+    assert.equal(call.traceState, 'bk=e2e');
+    assert.equal(call.flags & 0x3ff, 0x301, 'sampled, its parent remote');
+    assert.equal(call.scope, 'bikaroo-mcp');
+    assert.equal(call.resource['service.name'], 'bikaroo-e2e');
+    assert.equal(call.resource['deployment.environment.name'], 'e2e');
+    assert.deepEqual(
+      Object.fromEntries(['mcp.method.name', 'gen_ai.tool.name', 'gen_ai.operation.name', 'mcp.protocol.version', 'network.transport',
+        'network.protocol.name', 'bikaroo.outcome', 'http.response.status_code'].map((k) => [k, call.attrs[k]])),
+      {
+        'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'get_bike_status', 'gen_ai.operation.name': 'execute_tool',
+        'mcp.protocol.version': '2026-07-28', 'network.transport': 'tcp', 'network.protocol.name': 'http', 'bikaroo.outcome': 'ok',
+        'http.response.status_code': 200,
+      },
+    );
+    assert.match(call.attrs['jsonrpc.request.id'], /^\d+$/);
+    assert.equal(call.attrs['error.type'], undefined);
+    assert.notEqual(call.status.code, ERROR);
+    // The token's check, inside the call's span.
+    const authorize = inTrace(caller.trace).find((s) => s.name === 'authorize');
+    assert.ok(authorize, JSON.stringify(inTrace(caller.trace).map((s) => s.name)));
+    assert.equal(authorize.kind, INTERNAL);
+    assert.equal(authorize.parentSpanId, call.spanId);
+    assert.ok(authorize.start >= call.start && authorize.end <= call.end);
+    // Its database unit: a child in its trace, and linked from the call.
+    const unit = inTrace(caller.trace).find((s) => s.kind === CLIENT && s.attrs['db.system.name'] === 'postgresql');
+    assert.ok(unit, JSON.stringify(inTrace(caller.trace).map((s) => s.name)));
+    assert.equal(unit.parentSpanId, call.spanId);
+    assert.match(unit.attrs['db.query.summary'], /^SELECT fleet\.act_as fleet\.bike_status_for /);
+    assert.equal(unit.name, unit.attrs['db.query.summary']);
+    assert.match(unit.attrs['db.query.text'], /fleet\.bike_status_for\(\$1::text, \$2::text/);
+    assert.equal(typeof unit.attrs['db.namespace'], 'string');
+    assert.ok(call.links.some((l) => l.spanId === unit.spanId && l.attrs['bikaroo.link'] === 'db_unit'));
+    // No bike, no subject anywhere (BIKAROO_TRACE_PERSONAL_DATA is off).
+    const text = everyValue(inTrace(caller.trace));
+    assert.ok(!text.includes(BIKE_READ) && !text.includes('marie'), text);
+    // The audit row and the spans carry one trace id.
+    const audit = execFileSync('psql', ['-X', '-qtA', process.env.IT_SUPER_URL, '-c',
+      `SELECT trace_id FROM fleet.audit_log WHERE target = '${BIKE_READ}' ORDER BY audit_id DESC LIMIT 1`], { encoding: 'utf8' }).trim();
+    assert.equal(audit, caller.trace);
+    // mcp.server.operation.duration, as the conventions name and bucket it.
+    const m = await (await fetch(metricsUrl)).text();
+    assert.match(m, /mcp_server_operation_duration_seconds_bucket\{mcp_method_name="tools\/call",gen_ai_tool_name="get_bike_status",gen_ai_prompt_name="",gen_ai_operation_name="execute_tool",error_type="",rpc_response_status_code="",network_transport="tcp",mcp_protocol_version="2026-07-28",le="0.01"\} \d+/);
+    assert.match(m, /le="300"\}/);
+  });
+
+  test('the HTTP traceparent parents a message without one in _meta; with both, _meta parents and the header is a link', T, async () => {
+    const token = await mint('marie', 'customer-care-assistant');
+    const header = callerSpan();
+    let r = await rpc(token, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ } }, { headers: { traceparent: header.traceparent } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const alone = await waitFor('the span of the header\'s trace', () => serverSpans(header.trace)[0]);
+    assert.equal(alone.parentSpanId, header.span);
+    assert.deepEqual(alone.links.filter((l) => l.attrs['bikaroo.link'] === 'transport'), []);
+    const both = callerSpan();
+    const http2 = callerSpan();
+    r = await rpc(token, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ }, _meta: { traceparent: both.traceparent } },
+      { headers: { traceparent: http2.traceparent } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const span = await waitFor('the span of the _meta trace', () => serverSpans(both.trace)[0]);
+    assert.equal(span.parentSpanId, both.span);
+    const link = span.links.find((l) => l.attrs['bikaroo.link'] === 'transport');
+    assert.deepEqual({ traceId: link?.traceId, spanId: link?.spanId }, { traceId: http2.trace, spanId: http2.span });
+    assert.deepEqual(serverSpans(http2.trace), [], 'nothing in the header\'s trace');
+    // A malformed traceparent in _meta is ignored: the header's context parents.
+    const fallback = callerSpan();
+    r = await rpc(token, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ }, _meta: { traceparent: '00-zz' } },
+      { headers: { traceparent: fallback.traceparent } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal((await waitFor('the fallback span', () => serverSpans(fallback.trace)[0])).parentSpanId, fallback.span);
+  });
+
+  test('resources/read: a document\'s URI is its mcp.resource.uri, an object\'s URI (it names a bike) is not in the span', T, async () => {
+    const token = await mint('marie', 'customer-care-assistant');
+    const doc = callerSpan();
+    let r = await rpc(token, 'resources/read', { uri: 'bikaroo://fleet/status-codes', _meta: { traceparent: doc.traceparent } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const docSpan = await waitFor('the document read\'s span', () => serverSpans(doc.trace, 'resources/read')[0]);
+    assert.equal(docSpan.attrs['mcp.resource.uri'], 'bikaroo://fleet/status-codes');
+    const bike = callerSpan();
+    r = await rpc(token, 'resources/read', { uri: `bikaroo://fleet/bikes/${BIKE_READ}`, _meta: { traceparent: bike.traceparent } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const bikeSpan = await waitFor('the object read\'s span', () => serverSpans(bike.trace, 'resources/read')[0]);
+    assert.equal(bikeSpan.attrs['mcp.resource.uri'], undefined);
+    assert.equal(bikeSpan.attrs['bikaroo.target'], 'bikaroo://fleet/bikes/{bikeId}', 'the template, which names no bike');
+    assert.ok(!everyValue(inTrace(bike.trace)).includes(BIKE_READ), everyValue(inTrace(bike.trace)));
+  });
+
+  test('reads of several callers batched into one unit: one span, linked from each call\'s span', T, async () => {
+    const callers = ['marie', 'olivia', 'nadia'];
+    const tokens = await Promise.all(callers.map((c) => mint(c, 'ops-assistant')));
+    let unit = null;
+    let sent = [];
+    // Concurrent calls gather while the loop's one connection is busy; tried a few times, as
+    // whether two callers meet in one batch is the load's doing.
+    for (let round = 0; round < 10 && !unit; round++) {
+      sent = [];
+      await Promise.all(Array.from({ length: 30 }, (_, i) => {
+        const c = callerSpan();
+        sent.push(c);
+        return rpc(tokens[i % 3], 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ }, _meta: { traceparent: c.traceparent } })
+          .then((r) => assert.equal(r.status, 200, JSON.stringify(r.body)));
+      }));
+      const traces = new Set(sent.map((c) => c.trace));
+      await waitFor('the calls\' spans', () => receiver.spans.filter((s) => s.kind === SERVER && traces.has(s.traceId)).length === 30);
+      unit = receiver.spans.find((s) => s.kind === CLIENT && traces.has(s.traceId) && s.attrs['db.operation.batch.size'] >= 2);
+    }
+    assert.ok(unit, 'no unit served two callers in ten rounds of 30 concurrent calls');
+    assert.match(unit.name, /^BATCH SELECT fleet\.act_as fleet\.bike_status_for/);
+    assert.ok(unit.attrs['bikaroo.db.calls'] >= unit.attrs['db.operation.batch.size']);
+    const linking = receiver.spans.filter((s) => s.kind === SERVER && s.links.some((l) => l.spanId === unit.spanId && l.traceId === unit.traceId));
+    assert.equal(linking.length, unit.attrs['bikaroo.db.calls'], 'every call it served links to it');
+    assert.ok(new Set(linking.map((s) => s.traceId)).size >= 2, 'calls of several traces share it');
+    const parent = linking.find((s) => s.spanId === unit.parentSpanId);
+    assert.ok(parent, 'its parent is one of the calls it served');
+    assert.equal(parent.traceId, unit.traceId);
+    assert.equal(receiver.spans.filter((s) => s.spanId === unit.spanId).length, 1, 'one span for the unit');
+  });
+
+  test('refused calls: a bike out of the caller\'s regions is a tool_error, a missing scope a -32602 with its 403', T, async () => {
+    const caller = callerSpan();
+    const client = await connect(url, 'marie', 'customer-care-assistant');
+    try {
+      const r = await client.callTool({ name: 'get_bike_status', arguments: { bikeId: BIKE_LYON }, _meta: { traceparent: caller.traceparent } }, REQ);
+      assert.equal(r.isError, true);
+    } finally {
+      await client.close();
+    }
+    const refused = await waitFor('the refused call\'s span', () => serverSpans(caller.trace, 'tools/call get_bike_status')[0]);
+    assert.equal(refused.attrs['error.type'], 'tool_error');
+    assert.equal(refused.attrs['rpc.response.status_code'], undefined);
+    assert.equal(refused.status.code, ERROR);
+    assert.equal(refused.status.message ?? '', '', 'a tool\'s words are not the span\'s');
+    assert.ok(!everyValue(inTrace(caller.trace)).includes(BIKE_LYON));
+
+    const scoped = callerSpan();
+    const reader = await connect(url, 'marie', 'customer-care-assistant', { scope: 'fleet:read' });
+    try {
+      const err = await rejection(reader.callTool({
+        name: 'report_damaged_bike', arguments: { bikeId: BIKE_READ, issue: 'flat_tire' }, _meta: { traceparent: scoped.traceparent },
+      }, REQ));
+      assert.ok(err, 'refused');
+    } finally {
+      await reader.close();
+    }
+    const denied = await waitFor('the denied call\'s span', () => serverSpans(scoped.trace, 'tools/call report_damaged_bike')[0]);
+    assert.equal(denied.attrs['rpc.response.status_code'], '-32602');
+    assert.equal(denied.attrs['error.type'], '-32602');
+    assert.equal(denied.attrs['http.response.status_code'], 403);
+    assert.equal(denied.status.code, ERROR);
+    assert.equal(denied.status.message, 'Insufficient scope');
+    const m = await (await fetch(metricsUrl)).text();
+    assert.match(m, /mcp_server_operation_duration_seconds_count\{mcp_method_name="tools\/call",gen_ai_tool_name="report_damaged_bike",gen_ai_prompt_name="",gen_ai_operation_name="execute_tool",error_type="-32602",rpc_response_status_code="-32602",network_transport="tcp",mcp_protocol_version="2026-07-28"\} [1-9]/);
+    assert.match(m, /error_type="tool_error",rpc_response_status_code=""/);
+  });
+
+  test('a report with its server-side confirmation: both messages in the caller\'s trace, the retry linked to the ask, the round trip inside', T, async () => {
+    const caller = callerSpan();
+    const client = await connect(url, 'marie', 'careful-assistant', { answer: { action: 'accept', content: { confirm: true } } });
+    try {
+      const r = await client.callTool({
+        name: 'report_damaged_bike', arguments: { bikeId: BIKE_CONFIRM, issue: 'flat_tire' }, _meta: { traceparent: caller.traceparent },
+      }, REQ);
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+    } finally {
+      await client.close();
+    }
+    const [ask, retry] = await waitFor('both messages\' spans', () => {
+      const s = serverSpans(caller.trace, 'tools/call report_damaged_bike').sort((a, b) => (a.start < b.start ? -1 : 1));
+      return s.length === 2 && s;
+    });
+    for (const s of [ask, retry]) assert.equal(s.parentSpanId, caller.span);
+    assert.equal(ask.attrs['bikaroo.outcome'], 'input_required');
+    assert.equal(retry.attrs['bikaroo.outcome'], 'ok');
+    assert.ok(retry.links.some((l) => l.spanId === ask.spanId && l.attrs['bikaroo.link'] === 'input_request'));
+    const trip = inTrace(caller.trace).find((s) => s.name === 'input round trip');
+    assert.ok(trip, JSON.stringify(inTrace(caller.trace).map((s) => s.name)));
+    assert.equal(trip.parentSpanId, retry.spanId);
+    assert.ok(trip.start <= ask.end && trip.end >= retry.start, 'it spans from the ask to the retry');
+    // Each message has its token check and its database work inside.
+    for (const s of [ask, retry]) {
+      const inside = inTrace(caller.trace).filter((x) => x.parentSpanId === s.spanId);
+      assert.ok(inside.some((x) => x.name === 'authorize'), JSON.stringify(inside.map((x) => x.name)));
+      assert.ok(inside.some((x) => x.kind === CLIENT && x.attrs['db.system.name'] === 'postgresql'), JSON.stringify(inside.map((x) => x.name)));
+    }
+    assert.ok(!everyValue(inTrace(caller.trace)).includes(BIKE_CONFIRM));
+  });
+
+  test('an inspection asked as a task: the call and the task\'s polls in the caller\'s trace', T, async () => {
+    const token = await mint('marie', 'customer-care-assistant');
+    const reported = await rpc(token, 'tools/call', { name: 'report_damaged_bike', arguments: { bikeId: BIKE_TASK, issue: 'brake_failure' } });
+    const caseId = reported.body.result?.structuredContent?.caseId;
+    assert.ok(caseId, JSON.stringify(reported.body));
+    const caller = callerSpan();
+    const created = await rpc(token, 'tools/call', {
+      name: 'request_inspection', arguments: { caseId, note: 'brakes squeal' }, _meta: { traceparent: caller.traceparent },
+    }, { extensions: { [TASKS]: {} } });
+    assert.equal(created.body.result?.resultType, 'task', JSON.stringify(created.body));
+    const poll = callerSpan(caller.trace);
+    const got = await rpc(token, 'tasks/get', { taskId: created.body.result.taskId, _meta: { traceparent: poll.traceparent } },
+      { extensions: { [TASKS]: {} } });
+    assert.equal(got.body.result?.status, 'working', JSON.stringify(got.body));
+    const call = await waitFor('the task\'s call', () => serverSpans(caller.trace, 'tools/call request_inspection')[0]);
+    const get = await waitFor('the task\'s poll', () => serverSpans(caller.trace, 'tasks/get')[0]);
+    assert.equal(call.parentSpanId, caller.span);
+    assert.equal(get.parentSpanId, poll.span);
+    assert.equal(get.attrs['mcp.method.name'], 'tasks/get');
+    for (const s of [call, get]) {
+      assert.ok(inTrace(caller.trace).some((x) => x.parentSpanId === s.spanId && x.kind === CLIENT),
+        `${s.name}: its database unit inside`);
+    }
+  });
+
+  test('stdio: the caller\'s _meta traceparent continues in the span of a pipe', T, async () => {
+    const caller = callerSpan();
+    const wrapper = (process.env.BIKAROO_WRAPPER ?? '').split(' ').filter(Boolean);
+    const argv = [...wrapper, BIN, 'stdio'];
+    const transport = new StdioClientTransport({
+      command: argv[0], args: argv.slice(1), stderr: 'ignore',
+      env: { ...process.env, BIKAROO_AUTH: 'local', BIKAROO_LOCAL_SUBJECT: 'marie', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+    const client = new Client({ name: 'bikaroo-e2e-traces', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(transport, REQ);
+    try {
+      const r = await client.callTool({ name: 'get_bike_status', arguments: { bikeId: BIKE_READ }, _meta: { traceparent: caller.traceparent } }, REQ);
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+    } finally {
+      await client.close(); // EOF: the server sends what waits, then exits
+    }
+    const span = await waitFor('the stdio span', () => serverSpans(caller.trace, 'tools/call get_bike_status')[0]);
+    assert.equal(span.parentSpanId, caller.span);
+    assert.equal(span.attrs['network.transport'], 'pipe');
+    assert.ok(inTrace(caller.trace).some((x) => x.parentSpanId === span.spanId && x.kind === CLIENT));
+  });
+
+  // Every call answered by a server whose collector fails (env); what could not go is counted
+  // (metric, a regular expression of its series).
+  async function unaffected(env, metric) {
+    const metrics = await freePort();
+    const { child, url: target } = await serve(`collector-${metrics}`, {
+      ...env, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_BSP_MAX_QUEUE_SIZE: '64', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '64',
+      BIKAROO_METRICS_LISTEN: `127.0.0.1:${metrics}`, BIKAROO_DRAIN_MS: '1000',
+    });
+    const token = await mint('marie', 'customer-care-assistant');
+    for (let round = 0; round < 4; round++) {
+      const answers = await Promise.all(Array.from({ length: 50 }, () => rpc(token, 'tools/call',
+        { name: 'get_bike_status', arguments: { bikeId: BIKE_READ }, _meta: { traceparent: callerSpan().traceparent } }, { target })));
+      for (const a of answers) {
+        assert.equal(a.status, 200, JSON.stringify(a.body));
+        assert.equal(a.body.result?.structuredContent?.bikeId, BIKE_READ);
+      }
+    }
+    let m = '';
+    for (let i = 0; i < (slow ? 600 : 200) && !new RegExp(`${metric} [1-9]`).test(m); i++) {
+      if (i) await new Promise((r) => setTimeout(r, 50));
+      m = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+    }
+    assert.match(m, new RegExp(`${metric} [1-9]`), m.split('\n').filter((l) => l.startsWith('otel_')).join('\n'));
+    assert.equal(await stop(child), 0, 'the server stops cleanly whatever its collector does');
+    children.splice(children.indexOf(child), 1);
+  }
+
+  test('the collector down: calls answered, the failed exports counted', T, async () => {
+    const closed = await freePort();
+    await unaffected({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${closed}/v1/traces` },
+      'otel_sdk_exporter_span_exported_total\\{error_type="unreachable"\\}');
+  });
+
+  test('the collector silent: calls answered, the spans past the queue dropped and counted', T, async () => {
+    const silent = await startReceiver('silent');
+    try {
+      await unaffected({ OTEL_EXPORTER_OTLP_ENDPOINT: silent.url, OTEL_EXPORTER_OTLP_TIMEOUT: '60000' },
+        'otel_sdk_processor_span_processed_total\\{error_type="queue_full"\\}');
+    } finally {
+      await silent.close();
+    }
+  });
+});
