@@ -12,6 +12,9 @@ DROP FUNCTION IF EXISTS fleet.bike_status_for(text, text, text[]);
 DROP FUNCTION IF EXISTS fleet.case_for(text, text, text[]);
 DROP FUNCTION IF EXISTS fleet.bike_ids_for(text, text, text[]);
 DROP FUNCTION IF EXISTS fleet.status_codes_for(text, text);
+DROP FUNCTION IF EXISTS fleet.regions_for(text, text);
+DROP FUNCTION IF EXISTS fleet.case_ids_for(text, text, text[]);
+DROP FUNCTION IF EXISTS fleet.list_cases_for(text, text, text[]);
 
 -- 2. No index leads with bikes.region. A read's plan is made once per connection, generic,
 --    and pinned; row-level security's condition (region = ANY (fleet.current_regions())) is

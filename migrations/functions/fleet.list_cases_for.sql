@@ -1,4 +1,4 @@
--- list_cases (server/capabilities/list_cases.json) for one caller and any number of queries: the
+-- list_cases (server/capabilities/list_cases.json) for any number of queries: the
 -- cases the caller may see, oldest waiting first, one page per query. Each query (the read's key,
 -- echoed in the column query) is a JSON object the server writes: {"arguments": the call's
 -- filters, "after": the position of the last row of the previous page or null, "limit": the
@@ -19,7 +19,10 @@
 -- write-off, where the bike is, the finding, how many reports and the last issue reported;
 -- people, client applications, regions and stations with their names (fleet.case_names; NULL
 -- for one no longer registered), at most 63 characters each.
-CREATE OR REPLACE FUNCTION fleet.list_cases_for(p_subject text, p_client text, p_queries text[])
+-- Plain SQL, inlined into the statement that calls it (fleet.bike_status_for says how): the
+-- identity is the transaction's, set by the unit's fleet.act_as; each query's page of ids is
+-- fleet.list_cases_page's, planned for its own filters.
+CREATE OR REPLACE FUNCTION fleet.list_cases_for(p_queries text[])
 RETURNS TABLE (query text, sort_key text, case_id text, bike_id text, region text,
                region_name text, state text, since text, waiting_for text, next_steps json,
                next_by json, you_may_act boolean, step_by text, step_by_name text,
@@ -28,130 +31,62 @@ RETURNS TABLE (query text, sort_key text, case_id text, bike_id text, region tex
                write_off_requested_by text, write_off_requested_by_name text,
                bike_status text, station text, station_name text, finding text,
                report_count integer, last_issue text)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
--- The rows of a page, whatever its filters, are read by id: one plan, made once per session
--- (the page itself is planned for its own filters: EXECUTE below).
-SET plan_cache_mode = force_generic_plan
+LANGUAGE sql STABLE
 AS $$
-#variable_conflict use_column
-DECLARE
-    a        fleet.acting;
-    q        record;
-    v_args   jsonb;
-    v_step   text;
-    v_region text;
-    v_bike   text;
-    v_mine   boolean;
-    v_closed boolean;
-    v_after  text;
-    v_at     timestamptz;
-    v_id     text;
-    v_lim    integer;
-    v_page   text[];
-    -- The steps the caller may take on a case whose pending request is someone else's (v_act)
-    -- and on one whose pending request is theirs (v_own): fleet.case_next.
-    v_act    text[];
-    v_own    text[];
-BEGIN
-    a := fleet.act_as(p_subject, p_client);
-    -- A role the capability's declaration does not list reads nothing (a setting act_as fixed).
-    IF NOT fleet.may_read('list_cases') THEN
-        RETURN;
-    END IF;
-    SELECT coalesce(array_agg(n.state) FILTER (WHERE n.may_act), '{}'),
-           coalesce(array_agg(n.state) FILTER (WHERE n.may_act_own), '{}')
-      INTO v_act, v_own
-      FROM fleet.case_next() n;
-    FOR q IN SELECT x AS query, x::jsonb AS j FROM unnest(p_queries) AS x LOOP
-        v_args := q.j -> 'arguments';
-        v_step := v_args ->> 'step';
-        v_region := v_args ->> 'region';
-        v_bike := v_args ->> 'bikeId';
-        v_mine := coalesce(v_args -> 'waitingForMe' = 'true'::jsonb, false);
-        v_closed := coalesce(v_args -> 'includeClosed' = 'true'::jsonb, false);
-        v_after := q.j ->> 'after';
-        v_at := split_part(v_after, '|', 1)::timestamptz;
-        v_id := split_part(v_after, '|', 2);
-        v_lim := least(greatest(coalesce((q.j ->> 'limit')::integer, 21), 1), 101);
-        -- The page: the ids of its cases in order. EXECUTE plans this constant text with this
-        -- query's values (bound, never written into it), so an absent filter drops out of the
-        -- plan and the page reads the index of its order (cases_waiting_idx, cases_bike_idx:
-        -- 0023); a plan cached for every query would scan every case the caller may see.
-        EXECUTE $page$
-            SELECT coalesce(array_agg(p.case_id ORDER BY p.step_at, p.case_id), '{}')
-              FROM (SELECT cs.case_id, cs.step_at FROM fleet.cases cs
-                     WHERE (cs.state = $1 OR ($1 IS NULL AND $2)
-                            OR ($1 IS NULL AND NOT $2 AND cs.state <> 'closed'))
-                       AND ($3 IS NULL OR cs.region = $3)
-                       AND ($4 IS NULL OR cs.bike_id = $4)
-                       AND ($5 IS NULL OR (cs.step_at, cs.case_id) > ($5, $6))
-                       AND fleet.case_visible($7, $8, cs.case_id, cs.opened_by)
-                       AND (NOT $9
-                            OR (cs.state = ANY ($10)
-                                AND cs.write_off_requested_by IS DISTINCT FROM $8)
-                            OR (cs.state = ANY ($11) AND cs.write_off_requested_by = $8))
-                     ORDER BY cs.step_at, cs.case_id
-                     LIMIT $12) p
-        $page$ INTO v_page
-        USING v_step, v_closed, v_region, v_bike, v_at, v_id, a.role, p_subject, v_mine, v_act,
-              v_own, v_lim;
-        -- Its rows, with what each case waits for and the names beside the ids.
-        RETURN QUERY
-        SELECT q.query,
-               to_char(c.step_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '|'
-                   || c.case_id,
-               c.case_id, c.bike_id, c.region, left(rg.name, 63), c.state,
-               to_char(c.step_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-               CASE WHEN c.state <> 'closed' THEN
-                   format('%s, by %s of %s%s',
-                          CASE nx.tools[1]
-                              WHEN 'request_inspection' THEN 'an inspection request'
-                              WHEN 'record_inspection' THEN 'the inspection'
-                              WHEN 'close_case' THEN
-                                  'closing it (repaired, no fault found or written off)'
-                              WHEN 'decide_write_off' THEN 'a decision on the write-off'
-                              ELSE array_to_string(nx.tools, ' or ') END,
-                          nx.by_words, coalesce(left(rg.name, 63), c.region),
-                          CASE WHEN c.state = 'awaiting_approval' THEN
-                              ' other than '
-                              || coalesce(nm.m ->> ('subject:' || c.write_off_requested_by),
-                                          c.write_off_requested_by)
-                          ELSE '' END)
-               END,
-               to_json(nx.tools), to_json(nx.roles),
-               CASE WHEN c.write_off_requested_by = p_subject THEN nx.may_act_own
-                    ELSE nx.may_act END,
-               ev.actor_subject, nm.m ->> ('subject:' || ev.actor_subject),
-               ev.actor_client, nm.m ->> ('client:' || ev.actor_client), ev.note,
-               to_char(c.opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-               c.opened_by, nm.m ->> ('subject:' || c.opened_by),
-               c.opened_via, nm.m ->> ('client:' || c.opened_via),
-               c.write_off_requested_by, nm.m ->> ('subject:' || c.write_off_requested_by),
-               b.status, b.station_id, left(st.name, 63), c.finding, c.report_count, lr.issue
-          FROM unnest(v_page) WITH ORDINALITY AS pg(case_id, n)
-          JOIN fleet.cases c ON c.case_id = pg.case_id
-          JOIN fleet.case_next() nx ON nx.state = c.state
-          LEFT JOIN LATERAL (
-            -- 'subject:<id>' and 'client:<id>' -> the name, for this case's people and
-            -- applications.
-            SELECT json_object_agg(n.kind || ':' || n.id, left(n.name, 63)) AS m
-              FROM fleet.case_names(c.case_id) n) nm ON true
-          LEFT JOIN LATERAL (
-            SELECT e.actor_subject, e.actor_client, e.note FROM fleet.case_events e
-             WHERE e.case_id = c.case_id AND e.kind <> 'report_added'
-             ORDER BY e.event_id DESC LIMIT 1) ev ON true
-          LEFT JOIN LATERAL (
-            SELECT r.issue FROM fleet.damage_reports r
-             WHERE r.case_id = c.case_id ORDER BY r.recorded_at DESC, r.report_id DESC
-             LIMIT 1) lr ON true
-          LEFT JOIN fleet.regions rg ON rg.code = c.region
-          LEFT JOIN fleet.bikes b ON b.bike_id = c.bike_id
-          LEFT JOIN fleet.stations st ON st.station_id = b.station_id
-         ORDER BY pg.n;
-    END LOOP;
-END
+    SELECT q.query,
+           to_char(c.step_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '|'
+               || c.case_id,
+           c.case_id, c.bike_id, c.region, left(rg.name, 63), c.state,
+           to_char(c.step_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+           CASE WHEN c.state <> 'closed' THEN
+               format('%s, by %s of %s%s',
+                      CASE nx.tools[1]
+                          WHEN 'request_inspection' THEN 'an inspection request'
+                          WHEN 'record_inspection' THEN 'the inspection'
+                          WHEN 'close_case' THEN
+                              'closing it (repaired, no fault found or written off)'
+                          WHEN 'decide_write_off' THEN 'a decision on the write-off'
+                          ELSE array_to_string(nx.tools, ' or ') END,
+                      nx.by_words, coalesce(left(rg.name, 63), c.region),
+                      CASE WHEN c.state = 'awaiting_approval' THEN
+                          ' other than '
+                          || coalesce(nm.m ->> ('subject:' || c.write_off_requested_by),
+                                      c.write_off_requested_by)
+                      ELSE '' END)
+           END,
+           to_json(nx.tools), to_json(nx.roles),
+           CASE WHEN c.write_off_requested_by = fleet.current_subject() THEN nx.may_act_own
+                ELSE nx.may_act END,
+           ev.actor_subject, nm.m ->> ('subject:' || ev.actor_subject),
+           ev.actor_client, nm.m ->> ('client:' || ev.actor_client), ev.note,
+           to_char(c.opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+           c.opened_by, nm.m ->> ('subject:' || c.opened_by),
+           c.opened_via, nm.m ->> ('client:' || c.opened_via),
+           c.write_off_requested_by, nm.m ->> ('subject:' || c.write_off_requested_by),
+           b.status, b.station_id, left(st.name, 63), c.finding, c.report_count, lr.issue
+      FROM unnest(p_queries) WITH ORDINALITY AS q(query, qn)
+     CROSS JOIN LATERAL unnest(fleet.list_cases_page(q.query::jsonb))
+           WITH ORDINALITY AS pg(case_id, n)
+      JOIN fleet.cases c ON c.case_id = pg.case_id
+      JOIN fleet.case_next() nx ON nx.state = c.state
+      LEFT JOIN LATERAL (
+        -- 'subject:<id>' and 'client:<id>' -> the name, for this case's people and
+        -- applications.
+        SELECT json_object_agg(n.kind || ':' || n.id, left(n.name, 63)) AS m
+          FROM fleet.case_names(c.case_id) n) nm ON true
+      LEFT JOIN LATERAL (
+        SELECT e.actor_subject, e.actor_client, e.note FROM fleet.case_events e
+         WHERE e.case_id = c.case_id AND e.kind <> 'report_added'
+         ORDER BY e.event_id DESC LIMIT 1) ev ON true
+      LEFT JOIN LATERAL (
+        SELECT r.issue FROM fleet.damage_reports r
+         WHERE r.case_id = c.case_id ORDER BY r.recorded_at DESC, r.report_id DESC
+         LIMIT 1) lr ON true
+      LEFT JOIN fleet.regions rg ON rg.code = c.region
+      LEFT JOIN fleet.bikes b ON b.bike_id = c.bike_id
+      LEFT JOIN fleet.stations st ON st.station_id = b.station_id
+     ORDER BY q.qn, pg.n
 $$;
 
-REVOKE ALL ON FUNCTION fleet.list_cases_for(text, text, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.list_cases_for(text, text, text[]) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.list_cases_for(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.list_cases_for(text[]) TO fleet_app;
