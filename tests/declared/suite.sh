@@ -27,7 +27,9 @@ check "a \"What it serves\" table without one of the tools is refused, saying to
 
 # The texts that say how a case is worked (the procedure, the prompt, docs/cases.md) against the
 # declarations and the database; then each kind of drift, planted in a copy, is named.
-python3 scripts/casetexts.py "$IT_SUPER_URL" >"$t/texts.out" 2>&1
+# A run that ends without its findings (a crash) fails too.
+python3 scripts/casetexts.py "$IT_SUPER_URL" >"$t/texts.out" 2>&1 ||
+  grep -q '^not ok - ' "$t/texts.out" || nok "casetexts.py ended without a finding: $(tail -n 3 "$t/texts.out")"
 grep -E '^(ok|not ok) - ' "$t/texts.out"
 grep '^#' "$t/texts.out" >&2
 failures=$((failures + $(grep -c '^not ok - ' "$t/texts.out")))
