@@ -4,7 +4,7 @@
 #
 # Nothing here runs when the Makefile is read: the libraries' flags are asked of pkg-config by
 # the recipes that use them (recursively expanded variables), so that on a fresh machine `deps`
-# has installed the libraries before anything asks (tests/build/suite.sh checks both).
+# has installed the libraries before anything asks (tests/firstrun/suite.sh checks both).
 
 CC      ?= cc
 PKGS    := libmicrohttpd jansson libpq libcrypto libcurl cjose
@@ -30,9 +30,9 @@ SERVER  := server/cfg.c $(wildcard server/*/*.c)
 HEADERS := $(wildcard common/*.h domain/*.h domain/pg/*.h server/*.h server/*/*.h tests/*/*.h)
 LIBSRC  := $(COMMON) $(DOMAIN) $(SERVER)
 LIBOBJ  := $(LIBSRC:%.c=$(B)/%.o) $(B)/gen/capabilities.o
-# The capabilities' declarations, checked and generated into C by the build
-# (scripts/schema_embed.c; server/capabilities/README.md).
-DECLS   := $(sort $(wildcard server/capabilities/*.json))
+# The capabilities' declarations, checked against their format
+# (server/capabilities/declaration.schema.json) and generated into C by the build (scripts/capgen.c).
+DECLS   := $(sort $(filter-out %.schema.json,$(wildcard server/capabilities/*.json)))
 UNIT    := $(wildcard tests/unit/*.c)
 CORE    := $(wildcard tests/core/*.c)
 # The protocol core alone (no capability, no domain code, no libpq), for its own unit tests.
@@ -84,27 +84,25 @@ $(B)/server/main.o: server/main.c $(B)/revision
 .PHONY: FORCE
 FORCE:
 
-# Every declaration checked (valid JSON, known fields, schemas with only the keywords the
-# validator implements, examples that fit them) and generated into C: a capability the server
+# Every declaration checked (valid JSON, the declarations' schema, schemas with only the keywords
+# the validator implements, examples that fit them) and generated into C: a capability the server
 # could not serve as declared fails the build, not a request.
-$(B)/schema-embed: scripts/schema_embed.c server/protocol/schema.c common/mem.c
+$(B)/capgen: scripts/capgen.c server/protocol/schema.c common/mem.c
 	@mkdir -p $(dir $@)
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson)
 
-$(B)/gen/capabilities.c: $(B)/schema-embed $(DECLS)
+$(B)/gen/capabilities.c: $(B)/capgen server/capabilities/declaration.schema.json $(DECLS)
 	@mkdir -p $(dir $@)
 	$(SAY) GEN '$@ ($(words $(DECLS)) declarations)'
-	$(Q)$(B)/schema-embed $(B)/gen $(DECLS)
-$(B)/gen/capabilities.h $(B)/gen/schemas.h $(B)/gen/capabilities.md $(B)/gen/serves.md: \
-  $(B)/gen/capabilities.c
+	$(Q)$(B)/capgen $(B)/gen server/capabilities/declaration.schema.json $(DECLS)
+$(B)/gen/capabilities.h: $(B)/gen/capabilities.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
 
 # The tables written from the declarations: the governance table of docs/capabilities.md, and
 # the "What it serves" table of README.md and docs/capabilities.md.
-docs-tables: $(B)/gen/capabilities.md $(B)/gen/serves.md
-	python3 scripts/doctable.py write $(B)/gen/capabilities.md docs/capabilities.md
-	python3 scripts/doctable.py write $(B)/gen/serves.md README.md docs/capabilities.md
+docs-tables:
+	python3 scripts/doctable.py write README.md docs/capabilities.md
 
 # The schema version the binary needs (domain/pg/migrate.h) is the number of the highest numbered
 # file of MIGRATIONS, read on every build and written only when it changed (then migrate.o alone
@@ -183,7 +181,7 @@ $(B)/gen/%.o: $(B)/gen/%.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # libFuzzer targets (tests/fuzz): built by `make fuzz` with clang, ASan and UBSan.
-$(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/schemas.h
+$(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/capabilities.h
 $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
@@ -241,9 +239,10 @@ e2e: test-deps
 	$(MAKE) --no-print-directory all
 	TEST_ONLY=e2e E2E_FILE='$(FILE)' scripts/test.sh $(B)
 
-# A new tool's skeleton (server/README.md "Adding a capability"): NAME=snake_case KIND=read|write.
+# A new tool's skeleton (server/capabilities/README.md): NAME=snake_case KIND=read|write|step
+# (a step of the case workflow: FROM=state TO=state), ROLES="a b" to name its roles.
 new-capability:
-	@scripts/new-capability.sh '$(NAME)' '$(KIND)' $(ROLES)
+	@FROM='$(FROM)' TO='$(TO)' scripts/new-capability.sh '$(NAME)' '$(KIND)' $(ROLES)
 
 # The same suite with AddressSanitizer + UndefinedBehaviorSanitizer (e2e included: the clients
 # drive the sanitized binary; the batched-reads load makes fewer calls: IT_BATCH_CALLS).
@@ -284,11 +283,12 @@ lint:
 	@python3 scripts/arrows.py
 	@python3 scripts/codemap.py
 	@python3 scripts/stale.py
+	@python3 scripts/recipe.py
 	@$(MAKE) --no-print-directory all
 	@python3 scripts/defaults.py $(B)/bikaroo-mcp
 	@scripts/globals.sh $(B)
 
-FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h scripts/schema_embed.c
+FORMATTED = $(LIBSRC) server/main.c $(UNIT) $(CORE) $(INTEG) $(CONF) $(FUZZ) $(HEADERS) tests/check_main.c tests/check_main.h scripts/capgen.c
 
 format:
 	clang-format -i $(FORMATTED)
@@ -339,7 +339,7 @@ help:
 	@echo 'make bench-shapes  the get_bike_status path: an earlier commit beside this build'
 	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, comments citing'
 	@echo '                   what exists, the defaults the docs state, no mutable globals'
-	@echo 'make new-capability NAME=x KIND=read|write   a new tool, compiling and tested (server/README.md)'
+	@echo 'make new-capability NAME=x KIND=read|write|step   a new tool, compiling and tested (server/capabilities/README.md)'
 	@echo 'make format        clang-format the sources (format-check: only check)'
 	@echo 'make contracts     record the capability contracts (tests/contracts)'
 	@echo 'make soak          a long mixed load (scripts/soak.sh)'

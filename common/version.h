@@ -7,5 +7,9 @@
 #ifndef BIKAROO_VERSION
 #define BIKAROO_VERSION "0.9.0"
 #endif
+/* The revision: set by the Makefile, from git when there is one. */
+#ifndef BIKAROO_REVISION
+#define BIKAROO_REVISION "unknown"
+#endif
 
 #endif

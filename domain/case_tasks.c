@@ -1,6 +1,7 @@
 /* Tasks: one statement per call, as the caller (tasks.h). */
 #include "case_tasks.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 /* The columns every task function returns, by name. */
 enum {
 	T_ID,
+	T_TOOL,
 	T_STATUS,
 	T_MESSAGE,
 	T_CREATED,
@@ -20,11 +22,11 @@ enum {
 	T_POLL,
 	T_ERROR,
 	T_RESULT,
-	T_TOOL,
 	T_NCOLS
 };
 static const char *const case_tasks_columns[T_NCOLS] = {
 	[T_ID] = "task_id",
+	[T_TOOL] = "tool",
 	[T_STATUS] = "status",
 	[T_MESSAGE] = "message",
 	[T_CREATED] = "created_at_ms",
@@ -33,8 +35,25 @@ static const char *const case_tasks_columns[T_NCOLS] = {
 	[T_POLL] = "poll_ms",
 	[T_ERROR] = "is_error",
 	[T_RESULT] = "result",
-	[T_TOOL] = "tool",
 };
+
+/* The task's columns (v[T_...]: texts as PostgreSQL writes them, NULL for SQL NULL) into out. */
+static void case_tasks_fill(const char *const *v, struct case_task *out)
+{
+	db_copy(out->id, sizeof out->id, v[T_ID] ? v[T_ID] : "");
+	db_copy(out->tool, sizeof out->tool, v[T_TOOL] ? v[T_TOOL] : "");
+	const char *st = v[T_STATUS] ? v[T_STATUS] : "";
+	out->status = strcmp(st, "completed") == 0   ? CASE_TASK_COMPLETED
+		      : strcmp(st, "cancelled") == 0 ? CASE_TASK_CANCELLED
+						     : CASE_TASK_WORKING;
+	db_copy(out->message, sizeof out->message, v[T_MESSAGE] ? v[T_MESSAGE] : "");
+	out->created_ms = v[T_CREATED] ? strtoll(v[T_CREATED], NULL, 10) : 0;
+	out->updated_ms = v[T_UPDATED] ? strtoll(v[T_UPDATED], NULL, 10) : 0;
+	out->ttl_ms = v[T_TTL] ? strtoll(v[T_TTL], NULL, 10) : -1;
+	out->poll_ms = v[T_POLL] ? strtol(v[T_POLL], NULL, 10) : 0;
+	out->is_error = v[T_ERROR] && strcmp(v[T_ERROR], "t") == 0;
+	out->result = v[T_RESULT] ? mem_strdup(v[T_RESULT]) : NULL;
+}
 
 /* Row 0 of res (what: the function) into out; FLEET_NOT_FOUND without a row. */
 static enum fleet_status case_tasks_row(PGresult *res, const char *what, struct case_task *out)
@@ -44,23 +63,44 @@ static enum fleet_status case_tasks_row(PGresult *res, const char *what, struct 
 		return FLEET_INTERNAL;
 	if (PQntuples(res) < 1)
 		return FLEET_NOT_FOUND;
-	db_copy(out->id, sizeof out->id, PQgetvalue(res, 0, col[T_ID]));
-	const char *st = PQgetvalue(res, 0, col[T_STATUS]);
-	out->status = strcmp(st, "completed") == 0   ? CASE_TASK_COMPLETED
-		      : strcmp(st, "cancelled") == 0 ? CASE_TASK_CANCELLED
-						     : CASE_TASK_WORKING;
-	db_copy(out->message, sizeof out->message, PQgetvalue(res, 0, col[T_MESSAGE]));
-	out->created_ms = strtoll(PQgetvalue(res, 0, col[T_CREATED]), NULL, 10);
-	out->updated_ms = strtoll(PQgetvalue(res, 0, col[T_UPDATED]), NULL, 10);
-	out->ttl_ms = PQgetisnull(res, 0, col[T_TTL])
-			      ? -1
-			      : strtoll(PQgetvalue(res, 0, col[T_TTL]), NULL, 10);
-	out->poll_ms = strtol(PQgetvalue(res, 0, col[T_POLL]), NULL, 10);
-	out->is_error = db_true(res, 0, col[T_ERROR]);
-	db_copy(out->tool, sizeof out->tool, PQgetvalue(res, 0, col[T_TOOL]));
-	if (!PQgetisnull(res, 0, col[T_RESULT]))
-		out->result = mem_strdup(PQgetvalue(res, 0, col[T_RESULT]));
+	const char *v[T_NCOLS];
+	for (int i = 0; i < T_NCOLS; i++)
+		v[i] = PQgetisnull(res, 0, col[i]) ? NULL : PQgetvalue(res, 0, col[i]);
+	case_tasks_fill(v, out);
 	return FLEET_OK;
+}
+
+enum fleet_status case_tasks_from_json(const char *json, struct case_task *out)
+{
+	memset(out, 0, sizeof *out);
+	json_t *o = json_loads(json, JSON_REJECT_DUPLICATES, NULL);
+	enum fleet_status st = json_is_object(o) && json_is_string(json_object_get(o, "task_id"))
+				       ? FLEET_OK
+				       : FLEET_INTERNAL;
+	/* The same texts as a row of the function would hold: numbers and booleans as PostgreSQL
+	 * writes them, the result as JSON text. */
+	char nums[T_NCOLS][24], *texts[T_NCOLS] = {NULL};
+	const char *v[T_NCOLS] = {NULL};
+	for (int i = 0; st == FLEET_OK && i < T_NCOLS; i++) {
+		json_t *x = json_object_get(o, case_tasks_columns[i]);
+		if (json_is_string(x))
+			v[i] = json_string_value(x);
+		else if (json_is_integer(x)) {
+			snprintf(nums[i], sizeof nums[i], "%lld", (long long)json_integer_value(x));
+			v[i] = nums[i];
+		} else if (json_is_boolean(x))
+			v[i] = json_is_true(x) ? "t" : "f";
+		else if (x && !json_is_null(x))
+			v[i] = texts[i] = json_dumps(x, JSON_COMPACT);
+	}
+	if (st == FLEET_OK)
+		case_tasks_fill(v, out);
+	else
+		log_error("a write answered a task that is not one: %.200s", json);
+	for (int i = 0; i < T_NCOLS; i++)
+		free(texts[i]);
+	json_decref(o);
+	return st;
 }
 
 /* Runs sql (prepared as name) with params and reads its first row into out. */
@@ -84,20 +124,6 @@ static enum fleet_status case_tasks_exec(const char *name, const char *sql, int 
 	}
 	PQclear(res);
 	return st;
-}
-
-enum fleet_status case_tasks_create(const struct fleet_actor *actor, const char *id,
-				    const char *case_id, const char *kind, const char *tool,
-				    long long ttl_ms, struct case_task *out)
-{
-	char ttl[24];
-	snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
-	const char *params[] = {actor->subject, actor->client_id,       id, case_id, kind,
-				tool,           ttl_ms < 0 ? NULL : ttl};
-	return case_tasks_exec(
-		"task_create_as",
-		"SELECT * FROM fleet.task_create_as($1, $2, $3, $4, $5, $6, $7::bigint)", 7, params,
-		out);
 }
 
 enum fleet_status case_tasks_get(const struct fleet_actor *actor, const char *id,

@@ -9,6 +9,7 @@
 #include "common/loop.h"
 #include "common/mem.h"
 #include "common/task.h"
+#include "domain/audit.h"
 #include "domain/pg/db.h"
 
 /* A write must answer a fifth of what is left of its call before the call's deadline (at most
@@ -16,9 +17,12 @@
  * transaction of its own, since the server rolled back the write's with everything it wrote. */
 #define WRITES_RESERVE_MAX_MS 500
 
-/* The function's fixed columns after the rights. */
-enum { WRITES_OUTCOME, WRITES_REGION, WRITES_EFFECT, WRITES_NFIXED };
-static const char *const writes_fixed[WRITES_NFIXED] = {"outcome", "region", "effect"};
+/* The answer's columns besides the rights (fleet.write_answer). */
+enum { WRITES_OUTCOME, WRITES_REGION, WRITES_EFFECT, WRITES_RESULT, WRITES_TASK, WRITES_NFIXED };
+static const char *const writes_fixed[WRITES_NFIXED] = {"outcome", "region", "effect", "result",
+							"task"};
+
+#define WRITES_NPARAMS 11 /* fleet.write_call's fields */
 
 /* Runs the statement, once more on a deadlock or serialization failure (the functions' lock
  * order avoids both; this is the safety net), a unique violation read as a conflict; by the
@@ -27,7 +31,10 @@ static PGresult *writes_exec(const struct writes_query *q, const char *const *pa
 			     enum fleet_status *st, struct writes_result *out)
 {
 	char *sql =
-		mem_printf("SELECT * FROM %s($1, $2, $3::jsonb, $4, $5, $6, $7, $8)", q->function);
+		mem_printf("SELECT (a.acting).*, a.outcome, a.region, a.effect, a.result, a.task"
+			   " FROM %s(($1, $2, $3::jsonb, $4, $5, $6, $7, $8::boolean, $9, $10,"
+			   " $11::bigint)::fleet.write_call) a",
+			   q->function);
 	long long deadline = task_deadline(), left = deadline - loop_now_ms();
 	if (deadline && left > 0)
 		task_deadline_at(deadline - (left / 5 < WRITES_RESERVE_MAX_MS
@@ -36,7 +43,7 @@ static PGresult *writes_exec(const struct writes_query *q, const char *const *pa
 	PGresult *res = NULL;
 	for (int attempt = 0; !res; attempt++) {
 		struct db_error err;
-		res = db_exec(q->function, sql, 8, params, &err);
+		res = db_exec(q->function, sql, WRITES_NPARAMS, params, &err);
 		*st = err.st;
 		if (res || attempt >= 2 ||
 		    (strcmp(err.sqlstate, "40P01") != 0 && strcmp(err.sqlstate, "40001") != 0)) {
@@ -85,10 +92,9 @@ static enum fleet_status writes_status(const char *outcome)
 	return *outcome ? FLEET_INVALID : FLEET_INTERNAL;
 }
 
-enum fleet_status writes_run(const struct writes_query *q, const struct fleet_actor *actor,
-			     const struct writes_request *req, struct writes_result *out)
+static enum fleet_status writes_call(const struct writes_query *q, const struct fleet_actor *actor,
+				     const struct writes_request *req, struct writes_result *out)
 {
-	memset(out, 0, sizeof *out);
 	/* Refused before the database is asked, so nothing can be written. */
 	if (!(actor->scopes & q->scope)) {
 		out->refusal = WRITES_REFUSAL_SCOPE;
@@ -98,19 +104,27 @@ enum fleet_status writes_run(const struct writes_query *q, const struct fleet_ac
 		out->refusal = WRITES_REFUSAL_MACHINE;
 		return FLEET_FORBIDDEN;
 	}
-	const char *params[8] = {actor->subject,  actor->client_id,
-				 req->args,       req->tool,
-				 req->key,        req->digest,
-				 req->request_id, req->confirmed ? "true" : "false"};
+	char ttl[24];
+	snprintf(ttl, sizeof ttl, "%lld", req->task_ttl_ms);
+	const char *params[WRITES_NPARAMS] = {actor->subject,
+					      actor->client_id,
+					      req->args,
+					      req->tool,
+					      req->key,
+					      req->digest,
+					      req->request_id,
+					      req->confirmed ? "true" : "false",
+					      req->target,
+					      req->task_id,
+					      req->task_id ? ttl : NULL};
 	enum fleet_status st;
 	PGresult *res = writes_exec(q, params, &st, out);
 	if (!res)
 		return st;
-	int fixed[WRITES_NFIXED], *own = mem_calloc(q->ncolumns + 1, sizeof *own);
+	int fixed[WRITES_NFIXED];
 	if (PQntuples(res) != 1 ||
 	    rights_read_row(res, q->function, "", &out->rights) != FLEET_OK ||
-	    db_columns(res, q->function, writes_fixed, WRITES_NFIXED, fixed) != FLEET_OK ||
-	    db_columns(res, q->function, q->columns, q->ncolumns, own) != FLEET_OK) {
+	    db_columns(res, q->function, writes_fixed, WRITES_NFIXED, fixed) != FLEET_OK) {
 		st = FLEET_INTERNAL;
 		goto out;
 	}
@@ -139,24 +153,59 @@ enum fleet_status writes_run(const struct writes_query *q, const struct fleet_ac
 		log_error("%s: unexpected outcome %s", q->function, out->outcome);
 	if (!PQgetisnull(res, 0, fixed[WRITES_EFFECT]))
 		out->effect = mem_strdup(PQgetvalue(res, 0, fixed[WRITES_EFFECT]));
-	out->values = mem_calloc(q->ncolumns + 1, sizeof *out->values);
-	out->nvalues = q->ncolumns;
-	for (size_t i = 0; i < q->ncolumns; i++)
-		if (!PQgetisnull(res, 0, own[i]))
-			out->values[i] = mem_strdup(PQgetvalue(res, 0, own[i]));
+	if (!PQgetisnull(res, 0, fixed[WRITES_RESULT]))
+		out->result = mem_strdup(PQgetvalue(res, 0, fixed[WRITES_RESULT]));
+	if (st == FLEET_OK && !PQgetisnull(res, 0, fixed[WRITES_TASK])) {
+		/* Committed with the write: a task that cannot be read is our bug, logged. */
+		out->tasked = case_tasks_from_json(PQgetvalue(res, 0, fixed[WRITES_TASK]),
+						   &out->task) == FLEET_OK;
+	}
 out:
-	free(own);
 	PQclear(res);
+	return st;
+}
+
+/* The audit row of an outcome the database did not record: refused before it was asked, not
+ * answered, or rolled back by another change (it records every other, in the write's own
+ * transaction). */
+static void writes_audit(const struct writes_query *q, const struct fleet_actor *actor,
+			 const struct writes_request *req, enum fleet_status st,
+			 const struct writes_result *r)
+{
+	struct audit_entry e = {.tool = req->tool,
+				.target = req->target,
+				.args_digest = req->digest,
+				.request_id = req->request_id};
+	if (st == FLEET_UNAVAILABLE || st == FLEET_INTERNAL)
+		e.outcome = "error", e.detail = fleet_status_name(st);
+	else if (r->refusal == WRITES_REFUSAL_SCOPE)
+		e.outcome = "denied",
+		e.detail = q->scope == FLEET_SCOPE_REPORT ? "fleet:report" : "fleet:read";
+	else if (r->refusal == WRITES_REFUSAL_MACHINE)
+		e.outcome = "denied", e.detail = "a machine client";
+	else if (st == FLEET_CONFLICT && strcmp(r->outcome, "conflict") == 0)
+		e.outcome = "conflict", e.detail = "unique violation";
+	else
+		return;
+	if (audit_record(actor, &e) != FLEET_OK)
+		log_warn("%s: audit row missing for %s", q->function, e.outcome);
+}
+
+enum fleet_status writes_run(const struct writes_query *q, const struct fleet_actor *actor,
+			     const struct writes_request *req, struct writes_result *out)
+{
+	memset(out, 0, sizeof *out);
+	enum fleet_status st = writes_call(q, actor, req, out);
+	writes_audit(q, actor, req, st, out);
 	return st;
 }
 
 void writes_result_free(struct writes_result *r)
 {
-	for (size_t i = 0; i < r->nvalues; i++)
-		free(r->values[i]);
-	free(r->values);
 	free(r->effect);
-	r->values = NULL;
+	free(r->result);
+	case_tasks_free(&r->task);
 	r->effect = NULL;
-	r->nvalues = 0;
+	r->result = NULL;
+	r->tasked = false;
 }

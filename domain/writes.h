@@ -1,34 +1,31 @@
 /* Writes of the business as the acting identity, all through one path. A write is a SQL function
- *   fleet.name_as(p_subject, p_client, p_args jsonb, p_tool, p_key, p_digest, p_request_id,
- *                 p_confirmed)
- * that returns exactly one row: the caller's rights (fleet.act_as's six columns), outcome, region,
- * effect, then its own columns (migrations/README.md, "A write function"). It decides and
- * enforces in one transaction: the roles its capability declares (fleet.capabilities, filled
- * from the declarations by migrate), the confirmation policy, the idempotency key, row-level
- * security, and the audit row of every outcome it decides. Here, before the database is asked:
- * the token's scope and a machine client (nothing can be written); after: the rights judged
- * again in C (rights.h; both must agree) and the object's region against the perimeter. No MCP,
- * JSON-RPC or HTTP here. */
+ *   fleet.name_as(c fleet.write_call) RETURNS fleet.write_answer
+ * (migrations/README.md, "A write function"; the types are 0030's): it decides and enforces in
+ * one transaction the roles its capability declares (fleet.capabilities, filled from the
+ * declarations by migrate), the confirmation policy, the idempotency key, row-level security, the
+ * audit row of every outcome it decides, and the task a step that waits opens. Here, before the
+ * database is asked: the token's scope and a machine client (nothing can be written); after:
+ * the rights judged again in C (rights.h; both must agree) and the object's region against the
+ * perimeter. No MCP, JSON-RPC or HTTP here. */
 #ifndef BIKAROO_WRITES_H
 #define BIKAROO_WRITES_H
 
 #include <stddef.h>
 
+#include "case_tasks.h"
 #include "rights.h"
 #include "types.h"
 
-/* A write: its function and the columns it returns after the fixed ones, in order. */
+/* A write: its function, and who may call it. */
 struct writes_query {
 	const char *capability; /* its declaration's name (fleet.capabilities.name) */
 	const char *function;   /* schema-qualified: fleet.name_as (lower case, digits and _) */
-	const char *const *columns;
-	size_t ncolumns;
-	unsigned scope;    /* enum fleet_scope bit the token must carry */
-	const char *roles; /* the roles that may (comma-separated; NULL: any) */
-	bool people_only;  /* a person acting in person only (never a machine client) */
+	unsigned scope;         /* enum fleet_scope bit the token must carry */
+	const char *roles;      /* the roles that may (comma-separated; NULL: any) */
+	bool people_only;       /* a person acting in person only (never a machine client) */
 };
 
-/* One call. Every pointer borrowed. */
+/* One call (fleet.write_call). Every pointer borrowed. */
 struct writes_request {
 	const char *tool;       /* the calling tool's name (audit rows, idempotency keys) */
 	const char *args;       /* the arguments object as JSON text */
@@ -36,6 +33,11 @@ struct writes_request {
 	const char *digest;     /* SHA-256 hex of the canonical arguments */
 	const char *request_id; /* the audit reference (adapter_request_ref) */
 	bool confirmed;         /* the user confirmed this call */
+	const char *target;     /* what its audit rows name (the tool's target argument), or NULL */
+	/* The task the call may be answered with: its id (unguessable) and lifetime, or NULL when
+	 * none may be (a step that waits opens it, in the write's transaction). */
+	const char *task_id;
+	long long task_ttl_ms;
 };
 
 /* Why a write was refused with FLEET_FORBIDDEN: the first condition that failed, in order. */
@@ -56,16 +58,21 @@ struct writes_result {
 	struct rights rights;
 	enum writes_refusal refusal; /* with FLEET_FORBIDDEN */
 	char *effect;                /* new, or NULL */
-	char **values;               /* new: q->ncolumns texts (new, or NULL for SQL NULL) */
-	size_t nvalues;
+	/* ok, replayed: the result, a JSON object of the declared columns by their column names
+	 * (new text), or NULL. */
+	char *result;
+	bool tasked;           /* ok: the write opened a task, *task */
+	struct case_task task; /* tasked: the task as opened (case_tasks_free'd with the result) */
 };
 
 /* Runs q as actor. FLEET_OK with outcome ok, replayed or confirmation_required (nothing written);
  * FLEET_FORBIDDEN (out->refusal), FLEET_NOT_FOUND (unknown or out of perimeter alike),
  * FLEET_CONFLICT (key_conflict, or another change at the same time: outcome "conflict"),
  * FLEET_INVALID (one of the function's own refusals: outcome), FLEET_UNAVAILABLE (it may have
- * committed: never run it twice without its key), FLEET_INTERNAL. Free out with
- * writes_result_free() whatever the status. From a task or a thread of its own. */
+ * committed: never run it twice without its key), FLEET_INTERNAL. Every call leaves one audit
+ * row: the function's, or, for an outcome it could not record (refused before it was asked,
+ * no answer, a conflict that rolled it back), this one's. Free out with writes_result_free()
+ * whatever the status. From a task or a thread of its own. */
 enum fleet_status writes_run(const struct writes_query *q, const struct fleet_actor *actor,
 			     const struct writes_request *req, struct writes_result *out)
 	__attribute__((warn_unused_result));

@@ -66,8 +66,7 @@ SYSTEM = {  # <header or prefix/> -> (label, layers or paths (fnmatch patterns) 
     "curl/": ("libcurl", {"auth", "server/main.c", "common/otlp.c"}),  # otlp.c: the span exporter
 }
 GENERATED = {  # include name -> layers that may include it (the build writes it: B/gen/...)
-    "gen/schemas.h": {"capabilities"},  # the tools' JSON Schemas (scripts/schema_embed.c)
-    "gen/capabilities.h": {"capabilities"},  # the declared capabilities (scripts/schema_embed.c)
+    "gen/capabilities.h": {"capabilities"},  # the declared capabilities (scripts/capgen.c)
     "gen/schema_version.h": {"pg"},  # the highest numbered migration (scripts/schema-version.sh)
 }
 SIZES = [  # (path pattern, what it names, most lines, where the code split off goes): first match

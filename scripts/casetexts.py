@@ -73,7 +73,8 @@ def strings(node):
 
 
 def product(url):
-    decls = {p: json.load(open(p)) for p in sorted(glob.glob("server/capabilities/*.json"))}
+    decls = {p: json.load(open(p)) for p in sorted(glob.glob("server/capabilities/*.json"))
+             if not p.endswith(".schema.json")}
     known, uris, tools = set(), set(), {}
     queues = None
     for d in decls.values():
@@ -88,7 +89,8 @@ def product(url):
             # The values a step chooses among: those of its required arguments' enums.
             choices = {v for k in t["input"].get("required", [])
                        for v in props.get(k, {}).get("enum", [])}
-            tools[t["name"]] = {"roles": set(d["roles"]), "scope": d["scope"], "input": props,
+            tools[t["name"]] = {"roles": set(t.get("roles", d.get("roles", []))),
+                                "scope": d["scope"], "input": props,
                                 "choices": choices}
             if t["name"] == QUEUE_TOOL:
                 # The queues people work from, as the tool's description shows them.

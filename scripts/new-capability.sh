@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
-# new-capability.sh NAME read|write [ROLE...]: writes a building, passing skeleton of a new tool
-# NAME (snake_case) for a developer to fill in (server/capabilities/README.md):
-#   server/capabilities/NAME.json           its declaration: rows, roles, schemas, columns,
-#                                           refusals, confirmation and idempotency (a write)
-#   migrations/functions/fleet.NAME_for.sql its SQL function (a read: any number of keys under the
-#   migrations/functions/fleet.NAME_as.sql  caller's identity, inlined; a write: one transaction
-#                                           as the caller)
-#   migrations/NNNN_NAME.sql                a write's table (the next number)
-#   tests/integration/test_NAME.c           its own behaviour (real server, real PostgreSQL)
-#   tests/e2e/NAME.test.mjs                 the official client calls it
-# and the generated edits: the tables of docs/capabilities.md and README.md (make docs-tables) and
-# its contract in tests/contracts/snapshot.json (make contracts, recorded as 0.1.0: in
-# development, its contract may change until it is 1.0.0). Nothing else is edited: the build
-# lists it, generates its C, and migrate gives its roles to the database. ROLE...: the roles that
-# may use it (default: every role for a read, fleet_operator for a write).
+# new-capability.sh NAME read|write|step [ROLE...]: writes a building, passing skeleton of a new
+# tool NAME (snake_case) for a developer to fill in, as server/capabilities/README.md says: a read
+# (its declaration and SQL function), a write (its declaration, its table's numbered migration
+# and its write function) or a step of the case workflow from state FROM to state TO (its tool
+# in server/capabilities/case_workflow.json, its row in fleet.case_steps, and the numbered
+# migration that admits its case event); each with its own tests and the generated edits: the
+# tables of docs/capabilities.md and README.md (make docs-tables) and its contract in
+# tests/contracts/snapshot.json (make contracts, recorded as 0.1.0: in development, its contract
+# may change until it is 1.0.0). Nothing else is edited: the build lists it, generates its C, and
+# migrate gives its roles to the database. ROLE...: the roles that may use it (default: every role
+# for a read, fleet_operator for a write or a step).
+# new-capability.sh --plan NAME KIND: the files it writes or edits ("file PATH", NNNN for the next
+# number) and what to run then ("run COMMAND"), which the recipe must say (scripts/recipe.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+die() { echo "new-capability: $*" >&2; exit 2; }
+plan() { # plan NAME KIND
+  local files
+  case $2 in
+  read) files=("server/capabilities/$1.json" "migrations/functions/fleet.$1_for.sql") ;;
+  write) files=("server/capabilities/$1.json" "migrations/NNNN_$1.sql" "migrations/functions/fleet.$1_as.sql") ;;
+  step) files=(server/capabilities/case_workflow.json "migrations/NNNN_$1.sql" migrations/functions/fleet.case_steps.sql) ;;
+  *) die "KIND must be read, write or step" ;;
+  esac
+  printf 'file %s\n' "${files[@]}" "tests/integration/test_$1.c" "tests/e2e/$1.test.mjs" \
+    docs/capabilities.md README.md tests/contracts/snapshot.json
+  printf 'run %s\n' "make integration SUITE=$1" "make script SUITE=declared" "make integration SUITE=audit" \
+    "make e2e FILE=$1"
+}
+if [[ ${1:-} == --plan ]]; then plan "${2:-}" "${3:-}"; exit 0; fi
 name=${1:-}
 kind=${2:-}
 shift 2 || true
-die() { echo "new-capability: $*" >&2; exit 2; }
 [[ $name =~ ^[a-z][a-z0-9_]{2,40}$ ]] || die "NAME must be snake_case (a-z, 0-9, _; 3 to 41 characters), e.g. list_open_cases"
-[[ $kind == read || $kind == write ]] || die "KIND must be read or write"
+plan "$name" "$kind" >/dev/null
 fn=${name}_$([[ $kind == read ]] && echo for || echo as)
 for f in "server/capabilities/$name.json" "migrations/functions/fleet.$fn.sql" \
   "tests/integration/test_$name.c" "tests/e2e/$name.test.mjs"; do
@@ -32,6 +44,8 @@ roles=("$@")
 if ((${#roles[@]} == 0)); then
   if [[ $kind == read ]]; then roles=(viewer customer_care fleet_operator); else roles=(fleet_operator); fi
 fi
+last=$(ls migrations/[0-9][0-9][0-9][0-9]_*.sql | sed -E 's|.*/([0-9]{4})_.*|\1|' | sort -n | tail -n 1)
+num=$(printf '%04d' $((10#$last + 1)))
 for r in "${roles[@]}"; do [[ $r =~ ^[a-z][a-z0-9_]*$ ]] || die "ROLE $r is not a role (a lower case word)"; done
 roles_json=$(printf '"%s", ' "${roles[@]}")
 roles_json="[${roles_json%, }]"
@@ -69,8 +83,7 @@ if [[ $kind == read ]]; then
       {"column": "status", "type": "text", "name": "status", "schema": {"type": "string"}}
     ],
     "refusals": {
-      "not_found": "Bike {key} was not found among the bikes you can access.",
-      "forbidden": "You are not permitted to do this with this application."
+      "not_found": "Bike {key} was not found among the bikes you can access."
     }
   },
   "tools": [{
@@ -122,10 +135,8 @@ AS \$\$
 REVOKE ALL ON FUNCTION fleet.${fn}(text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION fleet.${fn}(text[]) TO fleet_app;
 EOF
-else
+elif [[ $kind == write ]]; then
   # ---- a write: its table, its declaration and its function ----------------------------------
-  last=$(ls migrations/[0-9][0-9][0-9][0-9]_*.sql | sed -E 's|.*/([0-9]{4})_.*|\1|' | sort -n | tail -n 1)
-  num=$(printf '%04d' $((10#$last + 1)))
   table=${name}_notes
   cat >"migrations/${num}_${name}.sql" <<EOF
 -- ${name}: what its calls record (skeleton from make new-capability: make it the table the write
@@ -209,161 +220,193 @@ EOF
 }
 EOF
   cat >"migrations/functions/fleet.$fn.sql" <<EOF
--- ${name} in one transaction as the caller under forced row-level security, in the shape of
--- every write function (migrations/README.md, "A write function"; its declaration,
--- server/capabilities/${name}.json, lists the columns after effect, in this order). Who may, and
--- when to ask the user first, is fleet.capabilities' row '${name}' (filled by migrate from the
--- declaration). Every outcome decided here leaves its audit row. Skeleton from make
--- new-capability: it records a note on a bike; make it do what the tool is for.
-CREATE OR REPLACE FUNCTION fleet.${fn}(p_subject text, p_client text, p_args jsonb, p_tool text,
-                                       p_key text, p_digest text, p_request_id text,
-                                       p_confirmed boolean)
-RETURNS TABLE (role text, regions text[], is_human boolean, client_may_read boolean,
-               client_may_report boolean, requires_confirmation boolean, outcome text,
-               region text, effect text, note_id bigint, bike_id text, created_at text)
+-- ${name}, a write (migrations/README.md, "A write function"; its declaration:
+-- server/capabilities/${name}.json): records a note on one bike, in one transaction as the
+-- caller. Skeleton from make new-capability: make it do what the tool is for.
+CREATE OR REPLACE FUNCTION fleet.${fn}(c fleet.write_call)
+RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
 AS \$\$
-#variable_conflict use_column
 DECLARE
-    a      fleet.acting;
-    v_bike text := p_args ->> 'bikeId';
-    v_note text := p_args ->> 'note';
-    claim  record;
-    bk     record;
-    v_id   bigint;
-    v_now  timestamptz := clock_timestamp();
+    w  fleet.write_state;
+    bk record;
+    n  record;
 BEGIN
-    a := fleet.write_begin('${name}', p_subject, p_client);
-    role := a.role;
-    regions := a.regions;
-    is_human := a.is_human;
-    client_may_read := a.client_may_read;
-    client_may_report := a.client_may_report;
-    requires_confirmation := a.requires_confirmation;
-    IF NOT fleet.current_may_report() THEN
-        outcome := 'forbidden';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'denied', NULL, p_request_id, NULL);
-        RETURN NEXT;
-        RETURN;
+    w := fleet.write_begin('${name}', c);
+    IF (w.answer).outcome IS NOT NULL THEN RETURN w.answer; END IF;
+    SELECT b.bike_id, b.region INTO bk FROM bikes b WHERE b.bike_id = c.args ->> 'bikeId' FOR UPDATE;
+    IF NOT FOUND THEN RETURN fleet.write_stop(w, 'not_found'); END IF;
+    IF fleet.write_asks(w) THEN
+        RETURN fleet.write_stop(w, 'confirmation_required', bk.region,
+                                format('record the note %L on bike %s (region %s)',
+                                       c.args ->> 'note', bk.bike_id, bk.region));
     END IF;
-    SELECT * INTO claim FROM fleet.idempotency_claim(p_subject, p_key, p_tool, p_digest);
-    SELECT b.bike_id, b.region INTO bk FROM fleet.bikes b WHERE b.bike_id = v_bike FOR UPDATE;
-    IF NOT FOUND THEN
-        outcome := 'not_found';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'not_found', NULL, p_request_id,
-                                   NULL);
-        RETURN NEXT;
-        RETURN;
-    END IF;
-    region := bk.region;
-    IF claim.state = 'replayed' THEN
-        outcome := 'replayed';
-        note_id := (claim.result ->> 'note_id')::bigint;
-        bike_id := claim.result ->> 'bike_id';
-        created_at := claim.result ->> 'created_at';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'replayed', NULL, p_request_id,
-                                   NULL);
-        RETURN NEXT;
-        RETURN;
-    ELSIF claim.state = 'conflict' THEN
-        outcome := 'key_conflict';
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'conflict', NULL, p_request_id,
-                                   NULL);
-        RETURN NEXT;
-        RETURN;
-    END IF;
-    IF fleet.needs_confirmation('${name}', a, p_confirmed) THEN
-        outcome := 'confirmation_required';
-        effect := format('record the note %L on bike %s (region %s)', v_note, bk.bike_id,
-                         bk.region);
-        PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'confirmation_required', NULL,
-                                   p_request_id, NULL);
-        RETURN NEXT;
-        RETURN;
-    END IF;
-    INSERT INTO fleet.${table} (bike_id, region, note, created_by, created_via, created_at)
-    VALUES (bk.bike_id, bk.region, v_note, p_subject, p_client, v_now)
-    RETURNING fleet.${table}.note_id INTO v_id;
-    outcome := 'ok';
-    note_id := v_id;
-    bike_id := bk.bike_id;
-    created_at := to_char(v_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-    PERFORM fleet.idempotency_keep(p_subject, p_client, p_key, p_tool, p_digest, bk.region,
-                                   jsonb_build_object('note_id', note_id, 'bike_id', bike_id,
-                                                      'created_at', created_at));
-    PERFORM fleet.audit_record(p_tool, v_bike, p_digest, 'ok', NULL, p_request_id, NULL);
-    RETURN NEXT;
+    INSERT INTO ${table} (bike_id, region, note, created_by, created_via, created_at)
+    VALUES (bk.bike_id, bk.region, c.args ->> 'note', c.subject, c.client, clock_timestamp())
+    RETURNING * INTO n;
+    RETURN fleet.write_done(w, bk.region, to_jsonb(r)) FROM (
+        SELECT n.note_id, n.bike_id,
+               to_char(n.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at) r;
 END
 \$\$;
 
-REVOKE ALL ON FUNCTION fleet.${fn}(text, text, jsonb, text, text, text, text, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.${fn}(text, text, jsonb, text, text, text, text, boolean) TO fleet_app;
+REVOKE ALL ON FUNCTION fleet.${fn}(fleet.write_call) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION fleet.${fn}(fleet.write_call) TO fleet_app;
 EOF
+  sed -i 's/, "fixture": null}/}/' "server/capabilities/$name.json"
+else
+  # ---- a step of the case workflow: its tool, its row in the step table, its event -------------
+  from=${FROM:-} to=${TO:-}
+  n=$((800000 + $(cksum <<<"$name" | cut -d' ' -f1) % 100000))
+  bike=VL-$n case=IC-$n
+  python3 - "$name" "$title" "$from" "$to" "$roles_json" "$caller" "$client" "$bike" "$case" "$num" \
+    "$refused" <<'PY' || die "FROM and TO must be states of the workflow (server/capabilities/case_workflow.json)"
+import json, re, sys
+name, title, src, dst, roles, caller, client, bike, case, num, refused = sys.argv[1:]
+wf = "server/capabilities/case_workflow.json"
+text = open(wf).read()
+states = next(c for c in json.loads(text)["write"]["columns"] if c["column"] == "state")["schema"]["enum"]
+if src not in states or dst not in states or src == dst:
+    sys.exit(1)
+# Its event: the case events' CHECK, as the last migration that set it says, with its kind added.
+kinds = None
+for path in sorted(__import__("glob").glob("migrations/[0-9][0-9][0-9][0-9]_*.sql")):
+    m = re.findall(r"ADD CONSTRAINT case_events_kind_check\s+CHECK \(kind IN \(([^)]*)\)\)", open(path).read())
+    kinds = m[-1] if m else kinds
+open(f"migrations/{num}_{name}.sql", "w").write(
+    f"-- {name}: the case workflow's step {src} -> {dst} (skeleton from make new-capability) is recorded\n"
+    f"-- as a case event of its own kind. The CHECK is replaced under its name in one statement and admits\n"
+    f"-- all the old one did (the previous release writes on this schema during a rolling upgrade).\n"
+    f"ALTER TABLE fleet.case_events\n    DROP CONSTRAINT case_events_kind_check,\n"
+    "    ADD CONSTRAINT case_events_kind_check\n        CHECK (kind IN ("
+    + "\n                        ".join(__import__("textwrap").wrap(" ".join(kinds.split()) + f", '{name}'", 70))
+    + "));\n")
+steps = "migrations/functions/fleet.case_steps.sql"
+sql = open(steps).read()
+end = sql.index("\n$$;")
+open(steps, "w").write(sql[:end] + f",\n           ('{name}', NULL, NULL, '{src}', '{dst}', '{name}', NULL)" + sql[end:])
+fields = {"inspected": "finding = 'repairable'", "awaiting_approval": "finding = 'beyond_repair', "
+          "write_off_requested_by = 'nadia', write_off_requested_via = 'ops-assistant', write_off_requested_at = now()",
+          "closed": "closed_at = now(), closed_by = 'olivia', closed_via = 'ops-assistant'"}.get(src, "")
+fixture = (f"INSERT INTO fleet.bikes (bike_id, region, status, battery_pct, last_seen_at) VALUES ('{bike}', 'FR-PAR', "
+           f"'unavailable', 80, now()) ON CONFLICT (bike_id) DO UPDATE SET status = 'unavailable'; "
+           f"DELETE FROM fleet.tasks WHERE case_id = '{case}'; DELETE FROM fleet.case_events WHERE case_id = '{case}'; "
+           f"DELETE FROM fleet.cases WHERE case_id = '{case}'; INSERT INTO fleet.cases (case_id, bike_id, region, state, "
+           f"opened_at, opened_by, opened_via, updated_at) VALUES ('{case}', '{bike}', 'FR-PAR', 'open', now(), 'olivia', "
+           f"'ops-assistant', now()); UPDATE fleet.cases SET state = '{src}'{', ' + fields if fields else ''} WHERE case_id = "
+           f"'{case}'; INSERT INTO fleet.case_events (case_id, region, kind, actor_subject, actor_client, at) VALUES "
+           f"('{case}', 'FR-PAR', 'opened', 'olivia', 'ops-assistant', now())")
+refusals = {f"case_{s}": f"Case {{caseId}} is at step {s}: {name} takes a case at step {src}. Nothing was changed."
+            for s in states if s != src}
+refusals["invalid_arguments"] = "The arguments are not valid for this step: caseId must be a case id, note 1 to 1000 characters when given. Nothing was changed."
+refusals["declined"] = "Nothing was changed: the confirmation was declined or cancelled. Ask the user before trying again."
+refusals["confirmation_unsupported"] = "This step must be confirmed on the server's side, which needs an MCP 2026-07-28 client with form elicitation. Nothing was changed."
+tool = {
+    "name": name, "title": title,
+    "description": f"{title}: takes an investigation case from step {src} to {dst} (say what the step is for, who takes it and what follows). This changes state; with an idempotencyKey a retry returns the first result.",
+    "roles": json.loads(roles),
+    "write": {"action": f"taking the step {name}",
+              "confirmation": {"policy": "always", "title": "Take this step now",
+                               "description": "Check the case and what follows above before you confirm."},
+              "refusals": refusals},
+    "input": {"type": "object", "properties": {
+        "caseId": {"type": "string", "pattern": "^IC-[0-9]{4,9}$", "description": "The investigation case, e.g. IC-1001."},
+        "note": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Optional: why (up to 1000 characters)."},
+        "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Optional: a key you choose that makes retries safe."}},
+        "required": ["caseId"], "additionalProperties": False},
+    "read_only": False, "destructive": False, "idempotent": False,
+    "audit": {"target": "caseId"},
+    "example": dict({"arguments": {"caseId": case}, "caller": {"subject": caller, "client": client}},
+                    **(json.loads("{" + refused.rstrip(", ") + "}") if refused else {}), fixture=fixture),
+    "governance": {"version": "0.1.0", "risk": "low", "data": "internal: fleet operations data; the note may hold what a person wrote",
+                   "systems": "postgresql:fleet", "confirmation": "always confirmed by the user on the server's side (elicitation)",
+                   "audit": "one audit row per call, in the step's own transaction; the step itself is a case event"}}
+tail = "\n  ]\n}\n"
+assert text.endswith(tail)
+body = "\n".join("    " + l for l in json.dumps(tool, indent=2, ensure_ascii=False).split("\n"))
+open(wf, "w").write(text[: -len(tail)] + ",\n" + body + tail)
+PY
 fi
-sed -i 's/, "fixture": null}/}/' "server/capabilities/$name.json"
 
 # ---- its own tests -------------------------------------------------------------------------------
 if [[ $kind == read ]]; then
   cat >"$t_body" <<'EOF'
 	/* In the caller's perimeter: its object. */
-	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2048\"", NULL, &r);
-	json_t *res = json_object_get(r.json, "result");
+	json_t *res = it_tool(srv.port, "@NAME@", "{\"bikeId\":\"VL-2048\"}", NULL, NULL, &r);
 	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "structuredContent"),
 							   "region")),
 			 "FR-PAR");
 	it_response_free(&r);
 	/* Another region's bike reads as not found (no existence oracle). */
-	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2049\"", NULL, &r);
-	res = json_object_get(r.json, "result");
+	res = it_tool(srv.port, "@NAME@", "{\"bikeId\":\"VL-2049\"}", NULL, NULL, &r);
 	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
 	ck_assert_ptr_null(json_object_get(res, "structuredContent"));
 	it_response_free(&r);
 EOF
+elif [[ $kind == step ]]; then
+  cat >"$t_body" <<'EOF'
+	/* The example's case (its fixture), at step @FROM@. */
+	const struct capability_example *e = ex_find("tool", "@NAME@");
+	ck_assert_ptr_nonnull(e);
+	ex_fixture(e);
+	/* Always confirmed on the server's side: declined, the case stays where it is. */
+	json_t *res = it_tool_confirmed(srv.port, "@NAME@", e->arguments, false, &r);
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.cases WHERE case_id = '@CASE@' AND "
+				  "state = '@FROM@'"),
+			 1);
+	it_response_free(&r);
+	/* Accepted, the case goes to @TO@, and the step is its event. */
+	res = it_tool_confirmed(srv.port, "@NAME@", e->arguments, true, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(res, "structuredContent"),
+							   "state")),
+			 "@TO@");
+	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.case_events WHERE case_id = '@CASE@' "
+				  "AND kind = '@NAME@'"),
+			 1);
+	it_response_free(&r);
+EOF
 else
   cat >"$t_body" <<'EOF'
-	/* Always confirmed: the first call asks the user, and writes nothing. */
+	/* Always confirmed on the server's side: declined, nothing is written. */
+	static const char args[] = "{\"bikeId\":\"VL-2048\",\"note\":\"checked\"}";
 	long before = it_count("SELECT count(*) FROM fleet.@TABLE@");
-	@IDENT@_call("@CALLER@", "@CLIENT@", "\"bikeId\":\"VL-2048\",\"note\":\"checked\"",
-		     "{\"elicitation\":{}}", &r);
-	json_t *res = json_object_get(r.json, "result");
-	ck_assert_msg(json_is_string(json_object_get(res, "requestState")), "%s", r.body);
+	json_t *res = it_tool_confirmed(srv.port, "@NAME@", args, false, &r);
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s", r.body);
 	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.@TABLE@"), before);
+	it_response_free(&r);
+	/* Accepted, it writes once and answers what it wrote. */
+	res = it_tool_confirmed(srv.port, "@NAME@", args, true, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert(json_is_integer(json_object_get(json_object_get(res, "structuredContent"),
+						  "noteId")));
+	ck_assert_int_eq(it_count("SELECT count(*) FROM fleet.@TABLE@"), before + 1);
 	it_response_free(&r);
 EOF
 fi
 cat >"tests/integration/test_$name.c" <<'EOF'
 /* @NAME@ against the real server and PostgreSQL: its own behaviour (make new-capability wrote
- * this: add the tool's own cases). The suites that walk every declaration check its audit rows,
- * its roles, its contract and its columns against its function. */
+ * this: add the tool's own cases). Every call leaves exactly one audit row (it_tool checks it);
+ * the suites that walk every declaration check its roles, its contract and its columns. */
 #include <check.h>
-#include <stdio.h>
-#include <string.h>
 
+#include "examples.h"
 #include "harness.h"
 #include "tests/check_main.h"
 
-/* One tools/call of @NAME@ as subject through client with args (JSON members) and the client
- * capabilities caps (NULL: none). */
-static void @IDENT@_call(const char *subject, const char *client, const char *args,
-			  const char *caps, struct it_response *r)
-{
-	char se[128], cl[160], params[512];
-	snprintf(se, sizeof se, "BIKAROO_LOCAL_SUBJECT=%s", subject);
-	snprintf(cl, sizeof cl, "BIKAROO_LOCAL_CLIENT=%s", client);
-	const char *env[] = {se, cl, "BIKAROO_LOCAL_SCOPES=fleet:read fleet:report", NULL};
-	struct it_server s;
-	ck_assert_int_eq(it_server_start(&s, env), 0);
-	snprintf(params, sizeof params, "\"name\":\"@NAME@\",\"arguments\":{%s}", args);
-	it_mcp_caps(s.port, "tools/call", "@NAME@", params, caps, r);
-	ck_assert_int_eq(it_server_stop(&s), 0);
-}
-
 START_TEST(@IDENT@_behaves_as_declared)
 {
+	/* A server acting as the declaration's example caller. */
+	const char *env[] = {"BIKAROO_LOCAL_SUBJECT=@CALLER@", "BIKAROO_LOCAL_CLIENT=@CLIENT@",
+			     "BIKAROO_LOCAL_SCOPES=fleet:read fleet:report", NULL};
+	struct it_server srv;
+	ck_assert_int_eq(it_server_start(&srv, env), 0);
 	struct it_response r;
 @BODY@
+	ck_assert_int_eq(it_server_stop(&srv), 0);
 }
 END_TEST
 
@@ -378,15 +421,18 @@ CHECK_SUITE(@NAME@)
 }
 EOF
 sed -i -e "/@BODY@/{r $t_body" -e 'd}' "tests/integration/test_$name.c"
-sed -i "s/@NAME@/$name/g; s/@IDENT@/$ident/g; s/@CALLER@/$caller/g; s/@CLIENT@/$client/g; s/@TABLE@/${table:-}/g" \
-  "tests/integration/test_$name.c"
+sed -i "s/@NAME@/$name/g; s/@IDENT@/$ident/g; s/@CALLER@/$caller/g; s/@CLIENT@/$client/g; s/@TABLE@/${table:-}/g;
+  s/@CASE@/${case:-}/g; s/@FROM@/${from:-}/g; s/@TO@/${to:-}/g" "tests/integration/test_$name.c"
 rm -f "$t_body"
+fixture=''
+[[ $kind == step ]] && fixture="runFixture(example, 'server/capabilities/case_workflow.json: ${name}'); // its case, at step ${from:-}
+    "
 if [[ $kind == read ]]; then
   call="const r = await client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ);
     assert.equal(r.isError, false);
     assert.equal(r.structuredContent.bikeId, 'VL-2048');"
 else
-  call="// Always confirmed on the server's side: a client without elicitation is told what it lacks.
+  call="${fixture}// Always confirmed on the server's side: a client without elicitation is told what it lacks.
     await assert.rejects(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ),
       /elicitation/);"
 fi
@@ -396,7 +442,7 @@ cat >"tests/e2e/$name.test.mjs" <<EOF
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { declaredExample, slow, startServer } from './serve.mjs';
+import { declaredExample, runFixture, slow, startServer } from './serve.mjs';
 
 const T = { timeout: slow ? 60000 : 20000 };
 const REQ = { timeout: slow ? 30000 : 15000 };
@@ -424,5 +470,5 @@ make -s --no-print-directory contracts
 
 echo "new-capability: $kind tool $name written:"
 git status --short | sed 's/^/  /'
-echo "Next: make its declaration and SQL function say what the tool is for, then"
-echo "  make integration SUITE=$name; make script SUITE=declared; make integration SUITE=audit; make e2e FILE=$name"
+echo "Next: make its declaration and SQL say what the tool is for (server/capabilities/README.md), then"
+plan "$name" "$kind" | sed -n 's/^run /  /p'

@@ -9,7 +9,7 @@ starts with a top-level folder or file of the repository (server/transport/http.
 migrations/functions/), when it is a file name relative to the file's folder (../common/mem.h),
 or when it is a bare file name (ending in .c, .h, .sh, .py, .sql, .mjs or .md, as a
 comment names a file of its own folder: http_frame.c) that is found nowhere in the tree.
-Not paths: URLs; what the build or a run writes (build/, $(B)/, gen/schemas.h and the rest of
+Not paths: URLs; what the build or a run writes (build/, $(B)/, gen/capabilities.h and the rest of
 gen/, and whatever git ignores: node_modules/, docker/secrets/); an MCP method (server/discover,
 tools/call); patterns (NNNN_name.sql, tests/NAME/suite.sh, $x, {x}, *) and the placeholder names
 of PLACEHOLDERS. A finding names the file, the line and the missing path.
@@ -38,6 +38,17 @@ PATTERN = re.compile(r"[A-Z]{3,}|(^|/)[A-Z]([./]|$)|[$*{}<>]|\.\.\.")  # NNNN, X
 RETIRED = [  # (phrase, what is true now): a phrase of a mechanism the code no longer has
     (r"group[- ]commit", "a read's audit rows are written with the read, in its caller's "
      "statement of the batch (domain/reads.h)"),
+    # The recipe for adding a capability before the declarations (server/capabilities/README.md
+    # is the one now; scripts/recipe.py holds it to what make new-capability writes).
+    (r"capability (source )?files?\b", "a capability is its declaration, server/capabilities/NAME.json"),
+    (r"capabilities/schema[s]/|schemas/(\*|NAME)\.(input|output)\.json",
+     "a tool's schemas are in its declaration (server/capabilities/NAME.json)"),
+    (r"capabilities/NAME\.c\b", "a capability is its declaration, server/capabilities/NAME.json"),
+    (r"two lines (naming it )?in (the catalogue|`?catalog\.c)",
+     "the build lists every declaration: no line of catalog.c names one"),
+    (r"\.?version`? in `?server/capabilities/catalog\.c",
+     "a row's version is its declaration's governance version"),
+    (r"schema[_-]embed", "the declarations' generator is scripts/capgen.c"),
 ]
 RETIRED_HISTORY = (  # what says how things were, on purpose
     "bench/RESULTS.md", "bench/README.md",  # the measures of each pass, and its decisions

@@ -44,11 +44,6 @@ static void main_on_signal(int sig)
 		main_stop = 1;
 }
 
-/* The revision: set by the Makefile, from git when there is one. */
-#ifndef BIKAROO_REVISION
-#define BIKAROO_REVISION "unknown"
-#endif
-
 static int main_migrate(const struct cfg *cfg)
 {
 	const char *url = *cfg->migrate_url ? cfg->migrate_url : cfg->database_url;

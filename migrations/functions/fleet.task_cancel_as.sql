@@ -1,6 +1,6 @@
 -- tasks/cancel for one caller: cooperative. A task of the caller's own that still waits withdraws
 -- the step it waits on, in this transaction, as the caller with the write right of the tool that
--- asked for it (request_inspection or close_case, fleet.write_begin):
+-- asked for it (request_inspection or close_case, fleet.write_begin, as a call of tasks/cancel):
 --   inspection: the case back to open, an inspection_cancelled event
 --   write_off:  the case back to inspected (the request cleared), a write_off_withdrawn event
 -- and one audit row (tool 'tasks/cancel', target the case, the digest of the task id). A task
@@ -20,6 +20,7 @@ DECLARE
     t        record;
     c        record;
     s        record;
+    w        fleet.write_state;
     v_digest text := encode(sha256(convert_to(coalesce(p_task_id, ''), 'UTF8')), 'hex');
     v_back   text;
     v_now    timestamptz;
@@ -31,18 +32,20 @@ BEGIN
         RETURN;
     END IF;
     IF t.status = 'working' THEN
-        PERFORM fleet.write_begin(CASE t.kind WHEN 'inspection' THEN 'request_inspection'
-                                              ELSE 'close_case' END, p_subject, p_client);
+        w := fleet.write_begin(CASE t.kind WHEN 'inspection' THEN 'request_inspection'
+                                           ELSE 'close_case' END,
+                               (p_subject, p_client, '{}', 'tasks/cancel', NULL, v_digest, NULL,
+                                true, t.case_id, NULL, NULL)::fleet.write_call);
         SELECT cs.bike_id INTO c FROM cases cs WHERE cs.case_id = t.case_id;
         PERFORM 1 FROM bikes b WHERE b.bike_id = c.bike_id FOR UPDATE;
         SELECT cs.region, cs.state INTO c FROM cases cs WHERE cs.case_id = t.case_id FOR UPDATE;
         SELECT * INTO s FROM fleet.task_state(t.kind, t.case_id, t.since_event);
         v_back := CASE t.kind WHEN 'inspection' THEN 'open' ELSE 'inspected' END;
-        IF NOT fleet.current_may_report() OR c.state IS NULL THEN
-            -- The policies hid the case from FOR UPDATE: the write right is gone.
-            PERFORM audit_record('tasks/cancel', t.case_id, v_digest, 'denied',
-                                 'may no longer withdraw the ' || t.kind || ' request',
-                                 NULL, NULL);
+        IF (w.answer).outcome IS NOT NULL THEN
+            NULL; -- the write right is gone (fleet.write_begin audited it)
+        ELSIF c.state IS NULL THEN
+            -- The policies hid the case from FOR UPDATE: out of the perimeter now.
+            PERFORM fleet.write_stop(w, 'forbidden');
         ELSIF s.status = 'working'
               AND c.state = (CASE t.kind WHEN 'inspection' THEN 'inspection_requested'
                                          ELSE 'awaiting_approval' END) THEN
@@ -58,8 +61,7 @@ BEGIN
                     CASE t.kind WHEN 'inspection' THEN 'inspection_cancelled'
                                 ELSE 'write_off_withdrawn' END,
                     p_subject, p_client, v_now, 'withdrawn by its requester (tasks/cancel)');
-            PERFORM audit_record('tasks/cancel', t.case_id, v_digest, 'ok',
-                                 t.kind || ' request withdrawn', NULL, NULL);
+            PERFORM fleet.write_done(w, c.region, NULL, t.kind || ' request withdrawn');
         END IF;
     END IF;
     RETURN QUERY SELECT * FROM fleet.task_for(p_subject, p_client, ARRAY[p_task_id]);

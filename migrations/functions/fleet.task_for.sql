@@ -8,8 +8,9 @@
 --   message: the step in words (for is_error, the refusal's words: the content of the tool
 --   error), created_at_ms / updated_at_ms: milliseconds since 1970 (UTC), ttl_ms: its lifetime
 --   from creation, poll_ms: the polling interval suggested, is_error and result (completed
---   only: the structuredContent the tool call returns once the step is done; the case as it
---   stands with is_error), tool: the tool whose call created it (its scope guards the task).
+--   only: the tool's result by column names once the step is done, shown as that tool's
+--   declaration says; the case as it stands with is_error), tool: the tool whose call created it
+--   (its scope guards the task, its declaration shows the result).
 CREATE OR REPLACE FUNCTION fleet.task_for(p_subject text, p_client text, p_task_ids text[])
 RETURNS TABLE (task_id text, status text, message text, created_at_ms bigint,
                updated_at_ms bigint, ttl_ms bigint, poll_ms integer, is_error boolean,

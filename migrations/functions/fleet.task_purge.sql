@@ -1,5 +1,5 @@
 -- Deletes up to p_limit expired tasks (their ttl_ms lapsed), oldest first, and says how many:
--- fleet.task_create_as calls it for up to 100 with every task it creates (fleet.task_for never
+-- fleet.task_open calls it for up to 100 with every task it opens (fleet.task_for never
 -- shows an expired task, purged or not). SECURITY DEFINER, owned by the owner role with a fixed search_path: the login role may
 -- delete no task row itself. Concurrent purges skip each other's rows.
 CREATE OR REPLACE FUNCTION fleet.task_purge(p_limit integer DEFAULT 1000) RETURNS integer

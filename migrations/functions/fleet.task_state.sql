@@ -6,10 +6,11 @@
 --               cancelled
 --   none yet:   working, the message naming the step it waits on.
 -- result (completed only): the case as the workflow's tools return it (fleet.case_step_view, by
--- their declarations' JSON names), i.e. the structuredContent the call returns once the step is
--- done; changed_at: when the step ended (NULL while working). message: the step in words, at
--- most 2000 characters. Reads as the caller (row-level security): fleet.task_create_as and
--- fleet.task_for for the task's owner, the trigger fleet.tasks_follow_case as the owner role.
+-- column names: the server shows it as the tool's declaration does), i.e. what the call returns
+-- once the step is done; changed_at: when the step ended (NULL while working). message: the
+-- step in words, at most 2000 characters. Reads as the caller (row-level security):
+-- fleet.task_open and fleet.task_for for the task's owner, the trigger fleet.tasks_follow_case
+-- as the owner role.
 CREATE OR REPLACE FUNCTION fleet.task_state(p_kind text, p_case_id text, p_since bigint)
 RETURNS TABLE (status text, message text, is_error boolean, result jsonb, changed_at timestamptz)
 LANGUAGE plpgsql STABLE
@@ -18,7 +19,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
     ev    record;
-    v     record;
+    v     jsonb := fleet.case_step_view(p_case_id);
     v_who text;
 BEGIN
     is_error := false;
@@ -30,8 +31,7 @@ BEGIN
                                         'write_off_withdrawn'] END)
      ORDER BY e.event_id
      LIMIT 1;
-    SELECT * INTO v FROM fleet.case_step_view(p_case_id);
-    IF NOT FOUND THEN
+    IF v IS NULL THEN
         RETURN; -- the case is not visible to the caller: no state to tell
     END IF;
     IF ev.kind IS NULL THEN
@@ -39,10 +39,10 @@ BEGIN
         message := CASE p_kind
             WHEN 'inspection' THEN
                 format('Inspection of bike %s requested (case %s); waiting for a technician.',
-                       v.bike_id, v.case_id)
+                       v ->> 'bike_id', p_case_id)
             ELSE
                 format('Write-off of bike %s requested (case %s); waiting for the approval '
-                       'of another fleet operator.', v.bike_id, v.case_id) END;
+                       'of another fleet operator.', v ->> 'bike_id', p_case_id) END;
         RETURN NEXT;
         RETURN;
     END IF;
@@ -54,29 +54,27 @@ BEGIN
         status := 'cancelled';
         message := format('%s request withdrawn by %s; case %s is back at step %s.',
                           CASE p_kind WHEN 'inspection' THEN 'Inspection' ELSE 'Write-off' END,
-                          v_who, v.case_id,
+                          v_who, p_case_id,
                           CASE p_kind WHEN 'inspection' THEN 'open' ELSE 'inspected' END);
         RETURN NEXT;
         RETURN;
     END IF;
     status := 'completed';
-    result := jsonb_build_object('caseId', v.case_id, 'bikeId', v.bike_id, 'state', v.state,
-                                 'finding', v.finding, 'resolution', v.resolution,
-                                 'bikeStatus', v.bike_status, 'updatedAt', v.updated_at);
+    result := v;
     is_error := ev.kind = 'write_off_refused';
     message := left(CASE ev.kind
         WHEN 'inspected' THEN
-            format('Bike %s inspected by %s (case %s): %s.', v.bike_id, v_who, v.case_id,
-                   replace(v.finding, '_', ' '))
+            format('Bike %s inspected by %s (case %s): %s.', v ->> 'bike_id', v_who, p_case_id,
+                   replace(v ->> 'finding', '_', ' '))
         WHEN 'write_off_approved' THEN
             format('Write-off of bike %s approved by %s: case %s is closed and the bike retired.',
-                   v.bike_id, v_who, v.case_id)
+                   v ->> 'bike_id', v_who, p_case_id)
         ELSE
             format('The write-off of bike %s was refused by %s%s. Case %s is back at step '
                    'inspected, and the bike stays %s: close it with another resolution, or '
-                   'ask again.', v.bike_id, v_who,
+                   'ask again.', v ->> 'bike_id', v_who,
                    CASE WHEN ev.note IS NOT NULL THEN ': "' || ev.note || '"' ELSE '' END,
-                   v.case_id, v.bike_status) END, 2000);
+                   p_case_id, v ->> 'bike_status') END, 2000);
     RETURN NEXT;
 END
 $$;

@@ -11,6 +11,8 @@
 #include "domain/ids.h"
 #include "domain/reads.h"
 #include "domain/rights.h"
+#include "gen/capabilities.h"
+#include "server/protocol/pager.h"
 #include "server/protocol/reqstate.h"
 #include "server/protocol/tasks.h"
 #include "server/protocol/server.h"
@@ -79,6 +81,124 @@ enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status
 		return RESOURCE_NOT_FOUND;
 	adapter_domain_error(st, err);
 	return RESOURCE_FAILED;
+}
+
+/* ---- rows and tasks as answers ------------------------------------------------------------ */
+
+static json_t *adapter_value(const struct declared_field *f, const char *v)
+{
+	if (!v)
+		return json_null();
+	switch (f->json) {
+	case DECLARED_INTEGER: return json_integer(strtoll(v, NULL, 10));
+	case DECLARED_BOOLEAN: return json_boolean(strcmp(v, "t") == 0);
+	case DECLARED_JSON: {
+		json_t *j = json_loads(v, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+		return j ? j : json_null();
+	}
+	case DECLARED_STRING: break;
+	}
+	return json_string(v);
+}
+
+/* One row (n column texts) as the object of its shown columns, in declared order. */
+static json_t *adapter_row(const struct declared_field *fields, size_t n, char *const *row)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++)
+		if (fields[i].name)
+			json_object_set_new(o, fields[i].name, adapter_value(&fields[i], row[i]));
+	return o;
+}
+
+json_t *adapter_document(const struct mcp_ctx *ctx, const struct declared_read *r,
+			 char *const *rows, size_t n, json_t *args)
+{
+	size_t w = r->query.ncolumns;
+	if (!r->query.list)
+		return adapter_row(r->fields, w, rows);
+	bool more = r->page_size && n > r->page_size;
+	n = more ? r->page_size : n;
+	json_t *list = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, adapter_row(r->fields, w, rows + i * w));
+	json_t *doc = json_pack("{s:o}", r->list, list);
+	if (more) {
+		const char *place = rows[(n - 1) * w + (size_t)r->page_after];
+		char *cursor = pager_cursor_seal(ctx, args, place ? place : "");
+		json_object_set_new(doc, "nextCursor", json_string(cursor));
+		free(cursor);
+	}
+	return doc;
+}
+
+json_t *adapter_result(const struct declared_write *w, const char *result)
+{
+	json_t *in = result ? json_loads(result, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	json_t *out = json_is_object(in) ? json_object() : NULL;
+	const char *why = out ? NULL : "not an object";
+	const char *key;
+	json_t *v;
+	json_object_foreach (in, key, v) {
+		const struct declared_field *f = NULL;
+		for (size_t i = 0; i < w->nfields && !f; i++)
+			if (strcmp(w->fields[i].column, key) == 0)
+				f = &w->fields[i];
+		bool fits = f && (json_is_null(v)               ? f->nullable || !f->name
+				  : f->json == DECLARED_STRING  ? json_is_string(v)
+				  : f->json == DECLARED_INTEGER ? json_is_integer(v)
+				  : f->json == DECLARED_BOOLEAN ? json_is_boolean(v)
+								: true);
+		if (!fits && !why)
+			why = key;
+		else if (f && f->name)
+			json_object_set(out, f->name, v);
+	}
+	for (size_t i = 0; out && i < w->nfields; i++)
+		if (w->fields[i].name && !json_object_get(out, w->fields[i].name)) {
+			if (!w->fields[i].nullable && !why)
+				why = w->fields[i].column;
+			json_object_set_new(out, w->fields[i].name, json_null());
+		}
+	json_decref(in);
+	if (why) {
+		log_error("%s: its result is not what its declaration says (%s): %.200s",
+			  w->query.function, why, result ? result : "(none)");
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The declared write of the tool named, among every capability's, or NULL. */
+static const struct declared_write *adapter_write_of(const char *tool)
+{
+	for (size_t i = 0; i < capabilities_count; i++) {
+		const struct mcp_capability *c = capabilities_all[i];
+		for (size_t k = 0; k < c->ntools; k++)
+			if (c->tools[k].fn == declared_tool && strcmp(c->tools[k].name, tool) == 0)
+				return ((const struct declared_row *)c->tools[k].spec)->write;
+	}
+	return NULL;
+}
+
+void adapter_task(const struct case_task *f, struct mcp_task *t)
+{
+	*t = (struct mcp_task){.created_ms = f->created_ms,
+			       .updated_ms = f->updated_ms,
+			       .ttl_ms = f->ttl_ms,
+			       .poll_ms = f->poll_ms};
+	snprintf(t->id, sizeof t->id, "%s", f->id);
+	snprintf(t->tool, sizeof t->tool, "%s", f->tool);
+	snprintf(t->message, sizeof t->message, "%s", f->message);
+	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
+		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED
+						       : MCP_TASK_WORKING;
+	if (f->status != CASE_TASK_COMPLETED)
+		return;
+	const struct declared_write *w = f->is_error ? NULL : adapter_write_of(f->tool);
+	json_t *sc = w ? adapter_result(w, f->result) : NULL;
+	t->result = sc ? adapter_structured(sc) : tools_result(f->message, NULL, true);
 }
 
 json_t *adapter_structured(json_t *sc)
@@ -187,28 +307,4 @@ int adapter_complete_case_id(struct mcp_ctx *ctx, const char *prefix, json_t **v
 			     struct mcp_error *err)
 {
 	return adapter_complete_ids(ctx, IDS_CASE, prefix, values, total, err);
-}
-
-void adapter_task(const struct case_task *f, struct mcp_task *t)
-{
-	*t = (struct mcp_task){.created_ms = f->created_ms,
-			       .updated_ms = f->updated_ms,
-			       .ttl_ms = f->ttl_ms,
-			       .poll_ms = f->poll_ms};
-	snprintf(t->id, sizeof t->id, "%s", f->id);
-	snprintf(t->tool, sizeof t->tool, "%s", f->tool);
-	snprintf(t->message, sizeof t->message, "%s", f->message);
-	t->status = f->status == CASE_TASK_COMPLETED   ? MCP_TASK_COMPLETED
-		    : f->status == CASE_TASK_CANCELLED ? MCP_TASK_CANCELLED
-						       : MCP_TASK_WORKING;
-	if (f->status != CASE_TASK_COMPLETED)
-		return;
-	json_t *sc = f->result ? json_loads(f->result, JSON_REJECT_DUPLICATES, NULL) : NULL;
-	if (f->is_error || !json_is_object(sc)) {
-		const char *text = json_string_value(json_object_get(sc, "message"));
-		t->result = tools_result(text ? text : f->message, NULL, true);
-		json_decref(sc);
-	} else {
-		t->result = adapter_structured(sc);
-	}
 }

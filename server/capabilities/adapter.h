@@ -1,5 +1,6 @@
 /* What every capability shares: the application settings its handlers read, the views' links, the
- * mapping of domain failures to MCP answers, the audit entry of a call, the id completers, and
+ * mapping of domain failures to MCP answers, what a caller is shown of a declared row, a write's
+ * result and a workflow task, the audit entry of a call, the id completers, and
  * the hooks the server description gives the protocol core (the caller's effective scopes, the
  * audit row of a tools/call). No capability includes another; they all include this. */
 #ifndef BIKAROO_ADAPTER_H
@@ -54,6 +55,30 @@ enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status
 /* The text of a JSON value as a CallToolResult with structured content (sc stolen). */
 json_t *adapter_structured(json_t *sc);
 
+/* ---- rows and tasks as answers: what a caller is shown of a declared row (declared.h) ------ */
+
+struct declared_read;
+struct declared_write;
+struct case_task;
+struct mcp_task;
+/* A declared read's rows (n of them, each r->query.ncolumns texts, borrowed, as PostgreSQL sends
+ * them) as its document (new): the first row's object of its shown columns by their JSON names
+ * and forms, in declared order (withheld columns are never shown), or {list: [objects]}; a list
+ * in pages shows at most its page and, when there are more rows, nextCursor, the cursor of the
+ * next page (sealed for ctx's caller, tool and args: NULL for a whole list). */
+json_t *adapter_document(const struct mcp_ctx *ctx, const struct declared_read *r,
+			 char *const *rows, size_t n, json_t *args);
+/* A write's result (JSON text of an object by column names, borrowed) as its tool shows it:
+ * the shown columns by their JSON names (new), or NULL, logged, when the result is not what w
+ * declares (a column it does not list, a value of another form, a null it does not allow):
+ * our bug, in the write function, and never shown. */
+json_t *adapter_result(const struct declared_write *w, const char *result);
+/* A workflow task (domain/case_tasks.h) as the Tasks extension's (json members new: release
+ * with mcp_task_clear): its status, message and times, and once completed the CallToolResult
+ * its call returns then, shown as the declared write of the tool that opened it shows its
+ * result; isError with the task's message when is_error, or when no tool serves it any more. */
+void adapter_task(const struct case_task *f, struct mcp_task *t);
+
 /* ---- audit ------------------------------------------------------------------------------- */
 
 /* The request reference every audit row is written with (the request_id argument of the domain's
@@ -88,15 +113,6 @@ int adapter_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error
  * digest of the arguments, the outcome, the request id); never the arguments, never a token. */
 void adapter_audit(struct mcp_ctx *ctx, const char *tool, json_t *args, const char *outcome,
 		   const char *detail);
-
-/* ---- tasks ------------------------------------------------------------------------------- */
-
-/* A workflow task (domain/case_tasks.h) as the Tasks extension's (json members new: release
- * with mcp_task_clear): its status, message and times, and once completed the CallToolResult
- * its call returns then (isError with the refusal's words when is_error). */
-struct case_task;
-struct mcp_task;
-void adapter_task(const struct case_task *f, struct mcp_task *t);
 
 /* ---- shared business keys ----------------------------------------------------------------- */
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter.h"
 #include "common/log.h"
 #include "common/mem.h"
-#include "domain/changes.h"
-#include "adapter.h"
 #include "domain/case_tasks.h"
+#include "domain/changes.h"
 #include "server/protocol/tasks.h"
 
 /* Which resource shows which entity: a key prefix (with an id after it) or a whole key. */

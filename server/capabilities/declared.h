@@ -1,5 +1,5 @@
 /* What the build makes of a capability's declaration (server/capabilities/NAME.json, generated
- * by scripts/schema_embed.c into gen/capabilities.c): the description of its read or write
+ * by scripts/capgen.c into gen/capabilities.c): the description of its read or write
  * that the generic handlers below serve, each row's .spec (struct declared_row). A read is its
  * SQL function and its declaration; a write, its SQL function, its declaration and, only for
  * behaviour SQL cannot hold, a handler in C that the declaration names. */
@@ -13,9 +13,10 @@
 /* A column's JSON form. */
 enum declared_json { DECLARED_STRING, DECLARED_INTEGER, DECLARED_BOOLEAN, DECLARED_JSON };
 
-/* One column of the function, in order: its JSON name (NULL: withheld, never shown), form and
- * whether it may be null. */
+/* One column of the function, in order: its SQL name, its JSON name (NULL: withheld, never
+ * shown), form and whether it may be null. */
 struct declared_field {
+	const char *column;
 	const char *name;
 	enum declared_json json;
 	bool nullable;
@@ -43,24 +44,18 @@ struct declared_read {
 	int page_after;
 };
 
-/* A declared write. */
+/* A declared write: its result's columns (an object by column names, writes.h) are fields. */
 struct declared_write {
 	struct writes_query query;
-	const struct declared_field *fields; /* query.ncolumns of them */
-	const char *action;                  /* in words, for refusals: "reporting damage" */
+	const struct declared_field *fields;
+	size_t nfields;
+	const char *action; /* in words, for refusals: "reporting damage" */
 	/* The confirmation asked on the server's side (elicitation) when the function answers
 	 * confirmation_required: the form's title and description. */
 	const char *confirm_title, *confirm_description;
 	const char *key_argument; /* the argument holding the idempotency key, or NULL */
 	const struct declared_refusal *refusals;
 	size_t nrefusals;
-	/* Its task (the Tasks extension): a call that ends ok, with column task_when equal to
-	 * task_when_value when task_when >= 0, leaves its case (column task_case) in a step that
-	 * waits for someone else: to a client that declared the extension it answers a task of
-	 * kind task_kind (NULL: never a task). */
-	const char *task_kind;
-	int task_case, task_when;
-	const char *task_when_value;
 };
 
 /* A row's spec: its read or write, and how a call names the object. */
@@ -71,21 +66,6 @@ struct declared_row {
 	const char *mime_type;
 	long ttl_ms;
 	bool per_user; /* the answer depends on the caller (Cache-Control private) */
-};
-
-/* A row's example (the declaration's "example"), for the tests that walk every row: arguments
- * that succeed for caller, on its fixture rows or the demo data. */
-struct capability_example {
-	const char *kind;      /* tool, resource, template or prompt */
-	const char *name;      /* the tool's or prompt's name, the resource's URI, the template */
-	const char *arguments; /* JSON object text (a template's: its variable) */
-	const char *subject, *client; /* a caller it allows, for whom the example succeeds */
-	/* A caller it allows who sees none of the example's objects (outside their perimeter),
-	 * or NULL. */
-	const char *outside_subject, *outside_client;
-	/* A caller its roles refuse, or NULL (every role may). */
-	const char *refused_subject, *refused_client;
-	const char *fixture; /* SQL the owner runs first (its own rows), or NULL */
 };
 
 /* tool_fn of a declared read or write (ctx->spec: its struct declared_row). */

@@ -1,21 +1,14 @@
 /* The Tasks extension's provider (server/protocol/tasks.h) over the business workflow: a task is
  * a row of fleet.tasks bound to its creator, its state the case's step (domain/case_tasks.h), so
- * tasks/get answers the same on every instance and after any restart. A declared write that
- * leaves its case in a step that waits for someone else (declared.h, its "task") answers a
- * client that declared the extension with such a task; its result, once the step is done, is
- * the call's CallToolResult as the tool would return it then. */
+ * tasks/get answers the same on every instance and after any restart. A declared write whose
+ * step leaves its case waiting for someone else opens such a task in its own transaction, for a
+ * client that declared the extension (declared.c); its result, once the step is done, is the
+ * call's CallToolResult as the tool would return it then. The provider creates none itself. */
 #include "task_provider.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #include "adapter.h"
-#include "common/log.h"
 #include "domain/case_tasks.h"
 #include "server/protocol/tasks.h"
-
-/* Tasks live a day. How often a client should poll (pollIntervalMs) is fleet.task_create_as's. */
-#define TASKS_TTL_MS (24LL * 3600 * 1000)
 
 /* A domain status as the provider's answer. */
 static enum mcp_task_rc task_provider_rc(enum fleet_status st, struct mcp_error *err)
@@ -26,26 +19,6 @@ static enum mcp_task_rc task_provider_rc(enum fleet_status st, struct mcp_error 
 		return MCP_TASK_NOT_FOUND; /* never issued, expired, another's: all alike */
 	adapter_domain_error(st, err);
 	return MCP_TASK_ERROR;
-}
-
-static enum mcp_task_rc task_provider_create(const struct mcp_task_provider *p,
-					     const struct fleet_actor *who, const char *tool,
-					     json_t *work, struct mcp_task *out,
-					     struct mcp_error *err)
-{
-	(void)p;
-	const char *case_id = json_string_value(json_object_get(work, "caseId"));
-	const char *kind = json_string_value(json_object_get(work, "kind"));
-	if (!case_id || !kind)
-		return task_provider_rc(FLEET_INTERNAL, err);
-	char id[MCP_TASK_ID_MAX + 1];
-	mcp_task_id_new(id);
-	struct case_task f;
-	enum fleet_status st = case_tasks_create(who, id, case_id, kind, tool, TASKS_TTL_MS, &f);
-	if (st == FLEET_OK)
-		adapter_task(&f, out);
-	case_tasks_free(&f);
-	return task_provider_rc(st, err);
 }
 
 static enum mcp_task_rc task_provider_get(const struct mcp_task_provider *p,
@@ -87,7 +60,6 @@ static enum mcp_task_rc task_provider_cancel(const struct mcp_task_provider *p,
 }
 
 const struct mcp_task_provider task_provider = {
-	.create = task_provider_create,
 	.get = task_provider_get,
 	.update = task_provider_update,
 	.cancel = task_provider_cancel,

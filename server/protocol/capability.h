@@ -49,16 +49,13 @@ struct tool_desc {
 	MCP_ACCESS_FIELDS;
 	tool_fn fn;
 	struct mcp_audit_policy audit;
-	/* JSON object text: arguments of a call that succeeds on the demo data, for the docs and
-	 * the tests that walk the catalogue (never listed to clients). */
-	const char *example;
 	const struct mcp_governance *governance; /* NULL: none published */
 	const struct mcp_ext_meta *ext;          /* NULL: none */
 	enum mcp_task_support tasks; /* needs the description's task provider (server.h) */
 	/* Test fixtures only (the conformance suite's draft 2020-12 probe, with $defs and $ref):
 	 * the input schema is listed as given, and arguments are not validated against it, since
 	 * the validator lacks its keywords. Product rows never set it (make lint checks): their
-	 * schemas pass schema-embed at build time and schema_check() at load. */
+	 * schemas pass scripts/capgen.c at build time and schema_check() at load. */
 	bool schema_listed_only;
 };
 

@@ -42,6 +42,7 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 {
 	ctx->mrtr->input_responses = NULL;
 	ctx->mrtr->request_state = NULL;
+	ctx->mrtr->nonce[0] = '\0';
 	if (!ctx->modern || !mrtr_method_allowed(ctx->method))
 		return 0;
 	json_t *responses = json_object_get(params, "inputResponses");
@@ -58,8 +59,9 @@ int mrtr_prepare(struct mcp_ctx *ctx, json_t *params, struct mcp_error *err)
 		char digest[65];
 		mrtr_params_digest(ctx->method, params, digest);
 		json_t *payload = NULL;
-		enum reqstate_status st = reqstate_open(json_string_value(state), ctx->req->actor,
-							ctx->method, digest, &payload, NULL);
+		enum reqstate_status st =
+			reqstate_open(json_string_value(state), ctx->req->actor, ctx->method,
+				      digest, &payload, ctx->mrtr->nonce);
 		if (st != REQSTATE_OK) {
 			log_msg(LOG_INFO, ctx->req->reqid, "requestState refused: %s",
 				reqstate_status_text(st));
@@ -109,7 +111,8 @@ const char *mrtr_capability_for(const char *method)
 }
 
 /* True when the request (an entry of inputRequests) may be sent to this client. URL-mode
- * elicitation needs elicitation.url; an empty elicitation object means form only. */
+ * elicitation needs elicitation.url, form mode elicitation.form or an empty object (form
+ * only): a client that declared {"url": {}} alone has no form to show. */
 static bool mrtr_declared(const struct mcp_ctx *ctx, json_t *request)
 {
 	const char *method = json_string_value(json_object_get(request, "method"));
@@ -119,9 +122,11 @@ static bool mrtr_declared(const struct mcp_ctx *ctx, json_t *request)
 		return false;
 	const char *mode =
 		json_string_value(json_object_get(json_object_get(request, "params"), "mode"));
-	if (strcmp(cap, "elicitation") == 0 && mode && strcmp(mode, "url") == 0)
+	if (strcmp(cap, "elicitation") != 0)
+		return true;
+	if (mode && strcmp(mode, "url") == 0)
 		return json_is_object(json_object_get(declared, "url"));
-	return true;
+	return json_object_size(declared) == 0 || json_is_object(json_object_get(declared, "form"));
 }
 
 bool mrtr_can_ask(const struct mcp_ctx *ctx, const char *method)
@@ -142,6 +147,11 @@ json_t *mrtr_state(const struct mcp_ctx *ctx)
 	return ctx->mrtr ? ctx->mrtr->request_state : NULL;
 }
 
+const char *mrtr_nonce(const struct mcp_ctx *ctx)
+{
+	return ctx->mrtr && ctx->mrtr->request_state ? ctx->mrtr->nonce : NULL;
+}
+
 int mrtr_missing(struct mcp_error *err, const char *capability)
 {
 	return mcp_fail(err, MCP_MISSING_CAPABILITY,
@@ -149,8 +159,8 @@ int mrtr_missing(struct mcp_error *err, const char *capability)
 			json_pack("{s:{s:{}}}", "requiredCapabilities", capability));
 }
 
-int mrtr_ask(struct mcp_ctx *ctx, json_t *requests, const json_t *state, json_t **result,
-	     struct mcp_error *err)
+int mrtr_ask(struct mcp_ctx *ctx, json_t *requests, const json_t *state, long ttl_s,
+	     json_t **result, struct mcp_error *err)
 {
 	int rc = -1;
 	if (!mrtr_method_allowed(ctx->method)) {
@@ -200,8 +210,8 @@ int mrtr_ask(struct mcp_ctx *ctx, json_t *requests, const json_t *state, json_t 
 	if (state) {
 		char digest[65];
 		mrtr_params_digest(ctx->method, ctx->params, digest);
-		char *sealed = reqstate_seal(ctx->req->actor, ctx->method, digest, state,
-					     MRTR_STATE_TTL_S, NULL);
+		char *sealed =
+			reqstate_seal(ctx->req->actor, ctx->method, digest, state, ttl_s, NULL);
 		json_object_set_new(res, "requestState", json_string(sealed));
 		free(sealed);
 	}
@@ -212,14 +222,19 @@ out:
 	return rc;
 }
 
+json_t *mrtr_form(const char *message, json_t *schema)
+{
+	return json_pack("{s:s, s:{s:s, s:s, s:o}}", "method", "elicitation/create", "params",
+			 "mode", "form", "message", message, "requestedSchema", schema);
+}
+
 json_t *mrtr_elicit(const char *message, const char *schema_json)
 {
 	json_error_t e;
 	json_t *schema = json_loads(schema_json, JSON_REJECT_DUPLICATES, &e);
 	if (!schema)
 		abort(); /* our bug: the schema is a literal in the code */
-	return json_pack("{s:s, s:{s:s, s:s, s:o}}", "method", "elicitation/create", "params",
-			 "mode", "form", "message", message, "requestedSchema", schema);
+	return mrtr_form(message, schema);
 }
 
 json_t *mrtr_sample(const char *prompt, int max_tokens)
@@ -232,4 +247,29 @@ json_t *mrtr_sample(const char *prompt, int max_tokens)
 json_t *mrtr_roots(void)
 {
 	return json_pack("{s:s, s:{}}", "method", "roots/list", "params");
+}
+
+json_t *mrtr_confirmation(const char *key, const char *message, const char *title,
+			  const char *description)
+{
+	return mrtr_form(message,
+			 json_pack("{s:s, s:{s:{s:s, s:s, s:s, s:b}}, s:[s]}", "type", "object",
+				   "properties", key, "type", "boolean", "title", title,
+				   "description", description, "default", 0, "required", key));
+}
+
+enum mrtr_answer mrtr_confirmed(const struct mcp_ctx *ctx, const char *key)
+{
+	json_t *ans = mrtr_response(ctx, key);
+	if (!ans)
+		return MRTR_UNANSWERED;
+	const char *action = json_string_value(json_object_get(ans, "action"));
+	json_t *content = json_object_get(ans, "content");
+	if (!mrtr_state(ctx) || !action || (content && !json_is_object(content)))
+		return MRTR_MALFORMED;
+	if (strcmp(action, "decline") == 0 || strcmp(action, "cancel") == 0)
+		return MRTR_NO;
+	if (strcmp(action, "accept") != 0)
+		return MRTR_MALFORMED;
+	return json_is_true(json_object_get(content, key)) ? MRTR_YES : MRTR_NO;
 }

@@ -102,22 +102,25 @@ char *pager_cursor_seal(const struct mcp_ctx *ctx, json_t *args, const char *pla
 	return cursor;
 }
 
-int pager_cursor_open(const struct mcp_ctx *ctx, json_t *args, char **place)
+char *pager_cursor_query(const struct mcp_ctx *ctx, json_t *args, size_t limit)
 {
-	*place = NULL;
-	json_t *cursor = json_object_get(args, "cursor");
-	if (!cursor)
-		return 0;
+	json_t *cursor = json_object_get(args, "cursor"), *payload = NULL;
 	char digest[65];
 	pager_cursor_digest(ctx, args, digest);
-	json_t *payload = NULL;
-	if (!json_is_string(cursor) ||
-	    reqstate_open(json_string_value(cursor), ctx->req->actor, PAGER_CURSOR_METHOD, digest,
-			  &payload, NULL) != REQSTATE_OK)
-		return -1;
+	if (cursor && (!json_is_string(cursor) ||
+		       reqstate_open(json_string_value(cursor), ctx->req->actor,
+				     PAGER_CURSOR_METHOD, digest, &payload, NULL) != REQSTATE_OK))
+		return NULL;
 	const char *after = json_string_value(json_object_get(payload, "after"));
-	if (after)
-		*place = mem_strdup(after);
+	char *text = NULL;
+	if (!cursor || after) {
+		json_t *list = json_copy(args);
+		json_object_del(list, "cursor");
+		json_t *q = json_pack("{s:o, s:s?, s:I}", "arguments", list, "after", after,
+				      "limit", (json_int_t)limit);
+		text = json_dumps(q, JSON_COMPACT | JSON_SORT_KEYS);
+		json_decref(q);
+	}
 	json_decref(payload);
-	return after ? 0 : -1;
+	return text;
 }

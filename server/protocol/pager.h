@@ -27,10 +27,10 @@ int pager_decode(const char *cursor, size_t *offset) __attribute__((warn_unused_
 /* The cursor of the page after place (borrowed) of the list ctx's tool answers for args
  * (borrowed; its "cursor" member is ignored). New string. */
 char *pager_cursor_seal(const struct mcp_ctx *ctx, json_t *args, const char *place);
-/* The place sealed in args' "cursor" into *place (new string), or NULL when args have no
- * cursor: 0. -1 (and *place NULL) when the cursor is not one pager_cursor_seal made for this
- * caller, tool and arguments, or has expired. */
-int pager_cursor_open(const struct mcp_ctx *ctx, json_t *args, char **place)
-	__attribute__((warn_unused_result));
+/* The query of the page args ask for (new JSON text, keys sorted): {"arguments": args but
+ * "cursor", "after": the place its cursor carries, or null without one, "limit": limit}. NULL
+ * when the cursor is not one pager_cursor_seal made for this caller, tool and arguments, or has
+ * expired. */
+char *pager_cursor_query(const struct mcp_ctx *ctx, json_t *args, size_t limit);
 
 #endif

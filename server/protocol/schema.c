@@ -64,6 +64,11 @@ static int schema_prepare_node(struct schema_set *set, const json_t *s, int dept
 	json_object_foreach ((json_t *)json_object_get(s, "properties"), key, sub)
 		if (schema_prepare_node(set, sub, depth + 1) != 0)
 			return -1;
+	json_object_foreach ((json_t *)json_object_get(s, "$defs"), key, sub)
+		if (schema_prepare_node(set, sub, depth + 1) != 0)
+			return -1;
+	if (schema_prepare_node(set, json_object_get(s, "additionalProperties"), depth + 1) != 0)
+		return -1;
 	return schema_prepare_node(set, json_object_get(s, "items"), depth + 1);
 }
 
@@ -116,133 +121,229 @@ static size_t schema_utf8_len(const char *s, size_t bytes)
 	return n;
 }
 
-static bool schema_fail(char *msg, size_t cap, const char *where, const char *what)
+/* One validation: what it needs besides the node and the value at hand. */
+struct schema_walk {
+	const struct schema_set *set;
+	const json_t *root; /* the schema "#/$defs/x" refers into */
+	bool doc;           /* a document's fields named by path, not a tool's arguments */
+	char *msg;
+	size_t cap;
+};
+
+/* The schema a "$ref" names ("#/$defs/NAME", the only form), or NULL. */
+static const json_t *schema_ref(const json_t *root, const json_t *ref)
 {
-	snprintf(msg, cap, "%s %s", *where ? where : "The arguments", what);
+	const char *r = json_string_value(ref);
+	if (!r || strncmp(r, "#/$defs/", 8) != 0)
+		return NULL;
+	return json_object_get(json_object_get(root, "$defs"), r + 8);
+}
+
+static bool schema_fail(struct schema_walk *w, const char *where, const char *what)
+{
+	if (w->doc)
+		snprintf(w->msg, w->cap, "%s: %s", *where ? where : "top level", what);
+	else
+		snprintf(w->msg, w->cap, "%s %s", *where ? where : "The arguments", what);
 	return false;
 }
 
-static bool schema_node(const struct schema_set *set, const json_t *s, const json_t *v,
-			const char *where, char *msg, size_t cap, int depth)
+/* Where a member or an item of where is, in the walk's words. */
+static void schema_sub(const struct schema_walk *w, const char *where, const char *key, size_t i,
+		       char *out, size_t cap)
+{
+	if (w->doc && key)
+		snprintf(out, cap, "%.200s%s%.80s", where, *where ? "." : "", key);
+	else if (w->doc)
+		snprintf(out, cap, "%.200s[%zu]", where, i);
+	else if (key)
+		snprintf(out, cap, "Argument '%.80s'", key);
+	else
+		snprintf(out, cap, "%.200s item %zu", *where ? where : "The arguments'", i);
+}
+
+static bool schema_node(struct schema_walk *w, const json_t *s, const json_t *v, const char *where,
+			int depth);
+
+/* An object's members: the required ones there, none it does not name unless allowed. */
+static bool schema_members(struct schema_walk *w, const json_t *s, const json_t *v,
+			   const char *where, int depth)
+{
+	const json_t *props = json_object_get(s, "properties");
+	const json_t *more = json_object_get(s, "additionalProperties");
+	size_t i;
+	json_t *r;
+	json_array_foreach (json_object_get(s, "required"), i, r) {
+		const char *name = json_string_value(r);
+		if (!name || json_object_get(v, name))
+			continue;
+		if (!w->doc) {
+			snprintf(w->msg, w->cap, "Missing required argument '%s'.", name);
+			return false;
+		}
+		char what[160];
+		snprintf(what, sizeof what, "\"%.80s\" is missing", name);
+		return schema_fail(w, where, what);
+	}
+	const char *key;
+	json_t *val;
+	json_object_foreach ((json_t *)v, key, val) {
+		const json_t *ps = json_object_get(props, key);
+		char sub[320];
+		schema_sub(w, where, key, 0, sub, sizeof sub);
+		if (!ps && json_is_false(more)) {
+			if (!w->doc) {
+				snprintf(w->msg, w->cap,
+					 "Unexpected argument '%.80s': this tool does not take it.",
+					 key);
+				return false;
+			}
+			char what[512];
+			int n = snprintf(what, sizeof what,
+					 "unknown field \"%.80s\" (known: ", key);
+			const char *k;
+			json_t *x;
+			const char *sep = "";
+			json_object_foreach ((json_t *)props, k, x)
+				if (n > 0 && (size_t)n < sizeof what) {
+					n += snprintf(what + n, sizeof what - (size_t)n, "%s%s",
+						      sep, k);
+					sep = ", ";
+				}
+			if (n > 0 && (size_t)n < sizeof what)
+				snprintf(what + n, sizeof what - (size_t)n, ")");
+			return schema_fail(w, where, what);
+		}
+		if (!schema_node(w, ps ? ps : more, val, sub, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+/* A string's length in characters and its pattern. */
+static bool schema_string(struct schema_walk *w, const json_t *s, const json_t *v,
+			  const char *where)
+{
+	char buf[256];
+	size_t len = schema_utf8_len(json_string_value(v), json_string_length(v));
+	json_int_t max = json_integer_value(json_object_get(s, "maxLength"));
+	json_int_t min = json_integer_value(json_object_get(s, "minLength"));
+	if (json_object_get(s, "maxLength") && (json_int_t)len > max) {
+		snprintf(buf, sizeof buf, "is too long: at most %lld characters, got %zu.",
+			 (long long)max, len);
+		return schema_fail(w, where, buf);
+	}
+	if (json_object_get(s, "minLength") && (json_int_t)len < min) {
+		snprintf(buf, sizeof buf, "is too short: at least %lld characters.",
+			 (long long)min);
+		return schema_fail(w, where, buf);
+	}
+	const char *pat = json_string_value(json_object_get(s, "pattern"));
+	if (pat) {
+		const regex_t *re = schema_find_pattern(w->set, pat);
+		/* A string with an embedded NUL cannot reach here: the parser refuses them. */
+		if (!re || regexec(re, json_string_value(v), 0, NULL, 0) != 0) {
+			snprintf(buf, sizeof buf, "does not have the expected form (%s).", pat);
+			return schema_fail(w, where, buf);
+		}
+	}
+	return true;
+}
+
+/* An array's length and items. */
+static bool schema_array(struct schema_walk *w, const json_t *s, const json_t *v, const char *where,
+			 int depth)
+{
+	char buf[160];
+	json_int_t n = (json_int_t)json_array_size(v);
+	const json_t *mn = json_object_get(s, "minItems"), *mx = json_object_get(s, "maxItems");
+	const json_t *bound = mn && n < json_integer_value(mn)   ? mn
+			      : mx && n > json_integer_value(mx) ? mx
+								 : NULL;
+	if (bound) {
+		snprintf(buf, sizeof buf, "must have %s %lld item%s, not %lld.",
+			 bound == mn ? "at least" : "at most", (long long)json_integer_value(bound),
+			 json_integer_value(bound) == 1 ? "" : "s", (long long)n);
+		return schema_fail(w, where, buf);
+	}
+	const json_t *items = json_object_get(s, "items");
+	size_t i;
+	json_t *e;
+	json_array_foreach (items ? v : NULL, i, e) {
+		char sub[320];
+		schema_sub(w, where, NULL, i, sub, sizeof sub);
+		if (!schema_node(w, items, e, sub, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+/* Whether v is one of en's values, else the message listing them. */
+static bool schema_enum(struct schema_walk *w, const json_t *en, const json_t *v, const char *where)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach (en, i, e)
+		if (json_equal(e, v))
+			return true;
+	char list[160] = "", buf[256];
+	size_t used = 0;
+	json_array_foreach (en, i, e)
+		if (json_is_string(e) && used < sizeof list)
+			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+						 i ? ", " : "", json_string_value(e));
+	snprintf(buf, sizeof buf, "must be one of: %s.", list);
+	return schema_fail(w, where, buf);
+}
+
+static bool schema_node(struct schema_walk *w, const json_t *s, const json_t *v, const char *where,
+			int depth)
 {
 	char buf[256];
 	if (!json_is_object(s))
 		return true;
 	if (depth > SCHEMA_MAX_DEPTH)
-		return schema_fail(msg, cap, where, "are nested too deeply.");
+		return schema_fail(w, where, "are nested too deeply.");
+	const json_t *ref = json_object_get(s, "$ref");
+	if (ref && !schema_node(w, schema_ref(w->root, ref), v, where, depth + 1))
+		return false;
 	const json_t *type = json_object_get(s, "type");
 	if (type && !schema_type_ok(type, v)) {
 		snprintf(buf, sizeof buf, "must be of type %s, not %s.",
 			 json_is_string(type) ? json_string_value(type)
 					      : "(one of the listed types)",
 			 schema_type_of(v));
-		return schema_fail(msg, cap, where, buf);
+		return schema_fail(w, where, buf);
 	}
 	const json_t *en = json_object_get(s, "enum");
-	if (json_is_array(en)) {
-		size_t i;
-		json_t *e;
-		bool found = false;
-		json_array_foreach (en, i, e)
-			if (json_equal(e, v))
-				found = true;
-		if (!found) {
-			char list[160] = "";
-			size_t used = 0;
-			json_array_foreach (en, i, e)
-				if (json_is_string(e) && used < sizeof list)
-					used += (size_t)snprintf(list + used, sizeof list - used,
-								 "%s%s", i ? ", " : "",
-								 json_string_value(e));
-			snprintf(buf, sizeof buf, "must be one of: %s.", list);
-			return schema_fail(msg, cap, where, buf);
-		}
-	}
-	if (json_is_string(v)) {
-		size_t len = schema_utf8_len(json_string_value(v), json_string_length(v));
-		json_int_t max = json_integer_value(json_object_get(s, "maxLength"));
-		json_int_t min = json_integer_value(json_object_get(s, "minLength"));
-		if (json_object_get(s, "maxLength") && (json_int_t)len > max) {
-			snprintf(buf, sizeof buf, "is too long: at most %lld characters, got %zu.",
-				 (long long)max, len);
-			return schema_fail(msg, cap, where, buf);
-		}
-		if (json_object_get(s, "minLength") && (json_int_t)len < min) {
-			snprintf(buf, sizeof buf, "is too short: at least %lld characters.",
-				 (long long)min);
-			return schema_fail(msg, cap, where, buf);
-		}
-		const char *pat = json_string_value(json_object_get(s, "pattern"));
-		if (pat) {
-			const regex_t *re = schema_find_pattern(set, pat);
-			/* A string with an embedded NUL cannot reach here: the parser refuses them.
-			 */
-			if (!re || regexec(re, json_string_value(v), 0, NULL, 0) != 0) {
-				snprintf(buf, sizeof buf, "does not have the expected form (%s).",
-					 pat);
-				return schema_fail(msg, cap, where, buf);
-			}
-		}
-	}
+	if (json_is_array(en) && !schema_enum(w, en, v, where))
+		return false;
+	if (json_is_string(v) && !schema_string(w, s, v, where))
+		return false;
 	if (json_is_number(v)) {
 		const json_t *mn = json_object_get(s, "minimum"),
 			     *mx = json_object_get(s, "maximum");
 		if ((mn && json_number_value(v) < json_number_value(mn)) ||
 		    (mx && json_number_value(v) > json_number_value(mx)))
-			return schema_fail(msg, cap, where, "is out of range.");
+			return schema_fail(w, where, "is out of range.");
 	}
-	if (json_is_object(v)) {
-		const json_t *props = json_object_get(s, "properties");
-		const json_t *req = json_object_get(s, "required");
-		size_t i;
-		json_t *r;
-		json_array_foreach (req, i, r) {
-			const char *name = json_string_value(r);
-			if (name && !json_object_get(v, name)) {
-				snprintf(buf, sizeof buf, "Missing required argument '%s'.", name);
-				snprintf(msg, cap, "%s", buf);
-				return false;
-			}
-		}
-		const char *key;
-		json_t *val;
-		json_object_foreach ((json_t *)v, key, val) {
-			const json_t *ps = json_object_get(props, key);
-			char sub[128];
-			snprintf(sub, sizeof sub, "Argument '%.80s'", key);
-			if (!ps) {
-				if (json_is_false(json_object_get(s, "additionalProperties"))) {
-					snprintf(msg, cap,
-						 "Unexpected argument '%.80s': this tool does not "
-						 "take it.",
-						 key);
-					return false;
-				}
-				continue;
-			}
-			if (!schema_node(set, ps, val, sub, msg, cap, depth + 1))
-				return false;
-		}
-	}
-	const json_t *items = json_object_get(s, "items");
-	if (json_is_array(v) && items) {
-		size_t i;
-		json_t *e;
-		json_array_foreach (v, i, e) {
-			char sub[160];
-			snprintf(sub, sizeof sub, "%s item %zu", *where ? where : "The arguments'",
-				 i);
-			if (!schema_node(set, items, e, sub, msg, cap, depth + 1))
-				return false;
-		}
-	}
-	return true;
+	if (json_is_object(v) && !schema_members(w, s, v, where, depth))
+		return false;
+	return !json_is_array(v) || schema_array(w, s, v, where, depth);
 }
 
 bool schema_validate(const struct schema_set *set, const json_t *schema, const json_t *instance,
 		     char *msg, size_t cap)
 {
-	return schema_node(set, schema, instance, "", msg, cap, 0);
+	struct schema_walk w = {.set = set, .root = schema, .msg = msg, .cap = cap};
+	return schema_node(&w, schema, instance, "", 0);
+}
+
+bool schema_validate_document(const struct schema_set *set, const json_t *schema,
+			      const json_t *instance, char *msg, size_t cap)
+{
+	struct schema_walk w = {.set = set, .root = schema, .doc = true, .msg = msg, .cap = cap};
+	return schema_node(&w, schema, instance, "", 0);
 }
 
 /* ---- checking a schema: the draft 2020-12 subset schema_validate() implements ------------ */
@@ -263,7 +364,8 @@ static bool schema_type_name(const json_t *t)
 	return false;
 }
 
-static bool schema_check_node(const json_t *s, const char *at, int depth, char *msg, size_t cap)
+static bool schema_check_node(const json_t *root, const json_t *s, const char *at, int depth,
+			      char *msg, size_t cap)
 {
 	if (!json_is_object(s))
 		return schema_bad(msg, cap, at, "a schema must be an object");
@@ -284,7 +386,8 @@ static bool schema_check_node(const json_t *s, const char *at, int depth, char *
 			if (!ok)
 				return schema_bad(msg, cap, sub,
 						  "not a type name or a list of them");
-		} else if (strcmp(key, "properties") == 0) {
+		} else if (strcmp(key, "properties") == 0 ||
+			   (strcmp(key, "$defs") == 0 && depth == 0)) {
 			const char *pk;
 			json_t *ps;
 			if (!json_is_object(val))
@@ -292,12 +395,17 @@ static bool schema_check_node(const json_t *s, const char *at, int depth, char *
 			json_object_foreach (val, pk, ps) {
 				char p[256];
 				snprintf(p, sizeof p, "%.120s/%.120s", sub, pk);
-				if (!schema_check_node(ps, p, depth + 1, msg, cap))
+				if (!schema_check_node(root, ps, p, depth + 1, msg, cap))
 					return false;
 			}
 		} else if (strcmp(key, "items") == 0) {
-			if (!schema_check_node(val, sub, depth + 1, msg, cap))
+			if (!schema_check_node(root, val, sub, depth + 1, msg, cap))
 				return false;
+		} else if (strcmp(key, "$ref") == 0) {
+			if (!json_is_object(schema_ref(root, val)))
+				return schema_bad(
+					msg, cap, sub,
+					"must name one of the root's $defs: #/$defs/NAME");
 		} else if (strcmp(key, "required") == 0 || strcmp(key, "enum") == 0 ||
 			   strcmp(key, "examples") == 0) {
 			size_t i;
@@ -309,10 +417,11 @@ static bool schema_check_node(const json_t *s, const char *at, int depth, char *
 					return schema_bad(msg, cap, sub,
 							  "must list property names");
 		} else if (strcmp(key, "additionalProperties") == 0) {
-			if (!json_is_false(val))
-				return schema_bad(msg, cap, sub,
-						  "only false is supported (true is the default)");
-		} else if (strcmp(key, "minLength") == 0 || strcmp(key, "maxLength") == 0) {
+			if (!json_is_false(val) &&
+			    !schema_check_node(root, val, sub, depth + 1, msg, cap))
+				return false;
+		} else if (strcmp(key, "minLength") == 0 || strcmp(key, "maxLength") == 0 ||
+			   strcmp(key, "minItems") == 0 || strcmp(key, "maxItems") == 0) {
 			if (!json_is_integer(val) || json_integer_value(val) < 0)
 				return schema_bad(msg, cap, sub, "must be a non-negative integer");
 		} else if (strcmp(key, "minimum") == 0 || strcmp(key, "maximum") == 0) {
@@ -344,5 +453,5 @@ static bool schema_check_node(const json_t *s, const char *at, int depth, char *
 
 bool schema_check(const json_t *schema, char *msg, size_t cap)
 {
-	return schema_check_node(schema, "", 0, msg, cap);
+	return schema_check_node(schema, schema, "", 0, msg, cap);
 }

@@ -1,9 +1,11 @@
-/* A small JSON Schema (draft 2020-12) validator for the subset our tool schemas use: type,
- * properties, required, additionalProperties:false, items, enum, minLength, maxLength, pattern
- * (POSIX extended), minimum, maximum; title, description, format, examples, default, $comment
- * and $schema are annotations. schema_check() refuses any other keyword, so a schema cannot
- * rely on one that would be ignored: the build runs it on every schema file
- * (scripts/schema_embed.c), the server again when it loads them. */
+/* A small JSON Schema (draft 2020-12) validator for the subset our schemas use: type,
+ * properties, required, additionalProperties (false, or the schema of the members properties
+ * does not name), items, minItems, maxItems, enum, minLength, maxLength, pattern (POSIX
+ * extended), minimum, maximum, $ref to the root's $defs ("#/$defs/NAME"); title, description,
+ * format, examples, default, $comment and $schema are annotations. schema_check() refuses any
+ * other keyword, so a schema cannot rely on one that would be ignored: the build runs it on
+ * every schema of the declarations and on the declarations' own schema
+ * (server/capabilities/declaration.schema.json), the server again when it loads them. */
 #ifndef BIKAROO_SCHEMA_H
 #define BIKAROO_SCHEMA_H
 
@@ -26,6 +28,11 @@ int schema_set_add(struct schema_set *set, const json_t *schema)
  * actionable message naming the offending property into msg and returns false. */
 bool schema_validate(const struct schema_set *set, const json_t *schema, const json_t *instance,
 		     char *msg, size_t cap);
+
+/* The same for a document (a capability's declaration): the message names the place by its
+ * path (tools[0].governance: unknown field "x" (known: ...)), not a tool's argument. */
+bool schema_validate_document(const struct schema_set *set, const json_t *schema,
+			      const json_t *instance, char *msg, size_t cap);
 
 /* True when schema uses only the keywords above, each well formed; otherwise false, with the
  * first problem and where it is (a JSON pointer) in msg. */

@@ -153,7 +153,7 @@ int mcp_task_created(struct mcp_ctx *ctx, const struct mcp_task *t, json_t **res
 
 int mcp_task_start(struct mcp_ctx *ctx, json_t *work, json_t **result, struct mcp_error *err)
 {
-	if (!mcp_task_offered(ctx))
+	if (!mcp_task_offered(ctx) || !ctx->server->tasks->create)
 		return tasks_bug(ctx, "a task where none may be started", err);
 	const struct mcp_task_provider *p = ctx->server->tasks;
 	struct mcp_task t = {0};
@@ -193,7 +193,7 @@ int tasks_load(struct mcp_service *svc)
 		}
 		return 0;
 	}
-	if (!s->tasks->create || !s->tasks->get || !s->tasks->update || !s->tasks->cancel) {
+	if (!s->tasks->get || !s->tasks->update || !s->tasks->cancel) {
 		log_error("server description: the task provider lacks a callback");
 		return -1;
 	}

@@ -76,7 +76,8 @@ struct mcp_task_provider {
 	/* Creates a task for who, asked by the tool named tool, doing work (the application's own
 	 * description of the job: what its handler passed to mcp_task_start(), borrowed). *out is
 	 * the task as created, durable already: a get of its id succeeds from the return on.
-	 * MCP_TASK_OK or MCP_TASK_ERROR. */
+	 * MCP_TASK_OK or MCP_TASK_ERROR. NULL for a provider whose handlers create their tasks
+	 * themselves (then mcp_task_created()). */
 	enum mcp_task_rc (*create)(const struct mcp_task_provider *p, const struct fleet_actor *who,
 				   const char *tool, json_t *work, struct mcp_task *out,
 				   struct mcp_error *err);
@@ -101,8 +102,8 @@ struct mcp_task_provider {
  * declares task support, and this request (2026-07-28) declared the extension. */
 bool mcp_task_offered(const struct mcp_ctx *ctx);
 /* Creates a task doing work (borrowed) through the provider, for the caller, and answers it:
- * *result is the CreateTaskResult. Only when mcp_task_offered() (else -32603, our bug). 0, or -1
- * with err. */
+ * *result is the CreateTaskResult. Only when mcp_task_offered() and the provider creates
+ * (else -32603, our bug). 0, or -1 with err. */
 int mcp_task_start(struct mcp_ctx *ctx, json_t *work, json_t **result, struct mcp_error *err)
 	__attribute__((warn_unused_result));
 /* The CreateTaskResult of a task the handler created itself (durable already), into *result

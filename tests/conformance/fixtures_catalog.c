@@ -148,7 +148,7 @@ static int conf_ir_prompt(struct mcp_ctx *ctx, json_t *params, json_t **result,
 						      "{\"type\":\"object\",\"properties\":{"
 						      "\"context\":{\"type\":\"string\"}},"
 						      "\"required\":[\"context\"]}")),
-				NULL, result, err);
+				NULL, MRTR_STATE_TTL_S, result, err);
 	const char *c =
 		json_string_value(json_object_get(json_object_get(r, "content"), "context"));
 	char *text = mem_printf("Use this context: %s", c ? c : "(none given)");

@@ -184,7 +184,7 @@ static int conf_asking_job(struct mcp_ctx *ctx, json_t *work, json_t *ask, json_
 			json_object_set(a ? answers : want, key, a ? a : q);
 		}
 		if (json_object_size(want)) {
-			rc = mrtr_ask(ctx, want, NULL, result, err);
+			rc = mrtr_ask(ctx, want, NULL, MRTR_STATE_TTL_S, result, err);
 		} else {
 			json_t *error = NULL;
 			conf_finish(work, answers, result, &error);
@@ -237,7 +237,7 @@ static int conf_tool_with_task(struct mcp_ctx *ctx, json_t *args, json_t **resul
 		int rc = mrtr_ask(ctx,
 				  json_pack("{s:o}", "user_name",
 					    mrtr_elicit("What is your name?", conf_name_schema)),
-				  st, result, err);
+				  st, MRTR_STATE_TTL_S, result, err);
 		json_decref(st);
 		return rc;
 	}

@@ -161,7 +161,7 @@ static int conf_need(struct mcp_ctx *ctx, json_t *want, const json_t *state, jso
 		json_decref(ask);
 		return 1;
 	}
-	return mrtr_ask(ctx, ask, state, result, err) == 0 ? 0 : -1;
+	return mrtr_ask(ctx, ask, state, MRTR_STATE_TTL_S, result, err) == 0 ? 0 : -1;
 }
 
 /* The string at response[key].content[field] of an accepted elicitation, or NULL. */
@@ -246,7 +246,7 @@ static int conf_ir_state(struct mcp_ctx *ctx, json_t *args, json_t **result, str
 	int rc;
 	if (!conf_state_is(ctx, step)) {
 		/* No (or another) state: the first round, whatever responses came along. */
-		rc = mrtr_ask(ctx, want, state, result, err);
+		rc = mrtr_ask(ctx, want, state, MRTR_STATE_TTL_S, result, err);
 	} else {
 		rc = conf_need(ctx, want, state, result, err);
 		if (rc == 1) {
@@ -278,8 +278,9 @@ static int conf_ir_multiple(struct mcp_ctx *ctx, json_t *args, json_t **result,
 	json_t *want = json_pack(
 		"{s:o, s:o, s:o}", "user_name", mrtr_elicit("What is your name?", conf_name_schema),
 		"greeting", mrtr_sample("Generate a greeting", 50), "client_roots", mrtr_roots());
-	int rc = conf_state_is(ctx, "multiple") ? conf_need(ctx, want, state, result, err)
-						: mrtr_ask(ctx, want, state, result, err);
+	int rc = conf_state_is(ctx, "multiple")
+			 ? conf_need(ctx, want, state, result, err)
+			 : mrtr_ask(ctx, want, state, MRTR_STATE_TTL_S, result, err);
 	json_decref(state);
 	if (rc != 1)
 		return rc;
@@ -315,7 +316,7 @@ static int conf_ir_multi_round(struct mcp_ctx *ctx, json_t *args, json_t **resul
 		want = json_pack("{s:o}", "step1",
 				 mrtr_elicit("Step 1: What is your name?", conf_name_schema));
 	}
-	int rc = mrtr_ask(ctx, want, state, result, err);
+	int rc = mrtr_ask(ctx, want, state, MRTR_STATE_TTL_S, result, err);
 	json_decref(state);
 	return rc;
 }

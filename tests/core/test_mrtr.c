@@ -19,21 +19,46 @@ static struct fleet_actor marie = {"marie", "customer-care-assistant", FLEET_SCO
 static struct fleet_actor paul = {"paul", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
 				  ""};
 
-/* A tool that asks for a confirmation (elicitation) with a requestState, then completes. */
+/* How long the states ask_tool seals stay valid. */
+static long ask_ttl_s = MRTR_STATE_TTL_S;
+
+/* A tool that asks for a confirmation (elicitation) with a requestState, then completes with
+ * the nonce of the state it was answered with. */
 static int ask_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)
 {
 	(void)args;
 	json_t *r = mrtr_response(ctx, "confirm");
 	if (r && mrtr_state(ctx)) {
-		*result = tools_result("confirmed", NULL, false);
+		*result = tools_result(mrtr_nonce(ctx), NULL, false);
 		return 0;
 	}
+	ck_assert_ptr_null(mrtr_nonce(ctx));
 	json_t *state = json_pack("{s:s}", "step", "confirm");
 	int rc = mrtr_ask(ctx,
 			  json_pack("{s:o}", "confirm",
 				    mrtr_elicit("Confirm?", "{\"type\":\"object\",\"properties\":{"
 							    "\"ok\":{\"type\":\"boolean\"}}}")),
-			  state, result, err);
+			  state, ask_ttl_s, result, err);
+	json_decref(state);
+	return rc;
+}
+
+/* A tool that asks a yes/no question, then says the answer: "yes", "no", or -32602 when the
+ * answer is malformed. */
+static int yesno_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)
+{
+	(void)args;
+	switch (mrtr_confirmed(ctx, "sure")) {
+	case MRTR_YES: *result = tools_result("yes", NULL, false); return 0;
+	case MRTR_NO: *result = tools_result("no", NULL, false); return 0;
+	case MRTR_MALFORMED: return mcp_fail(err, MCP_INVALID_PARAMS, "malformed", NULL);
+	case MRTR_UNANSWERED: break;
+	}
+	json_t *state = json_pack("{s:s}", "step", "sure");
+	int rc = mrtr_ask(ctx,
+			  json_pack("{s:o}", "sure",
+				    mrtr_confirmation("sure", "Sure?", "Yes, go", "Tick to go")),
+			  state, MRTR_STATE_TTL_S, result, err);
 	json_decref(state);
 	return rc;
 }
@@ -65,6 +90,11 @@ static const struct tool_desc extra[] = {
 	 .description = "talks",
 	 .input_schema = any_args,
 	 .fn = chatty_tool},
+	{.name = "yesno",
+	 .title = "Yes or no",
+	 .description = "asks",
+	 .input_schema = any_args,
+	 .fn = yesno_tool},
 };
 
 /* A method that may not answer input_required, answering it anyway (a bug the core catches). */
@@ -84,8 +114,9 @@ static struct mcp_service *svc;
 
 static void setup(void)
 {
+	ask_ttl_s = MRTR_STATE_TTL_S;
 	ck_assert_int_eq(reqstate_init("a unit-test secret long enough for the hmac key"), 0);
-	svc = core_server(&server, extra, 2, extra_methods, 1);
+	svc = core_server(&server, extra, 3, extra_methods, 1);
 }
 
 static void teardown(void)
@@ -182,6 +213,136 @@ START_TEST(input_required_then_complete_with_the_sealed_state)
 	json_decref(r2);
 	free(retry);
 	json_decref(r);
+}
+END_TEST
+
+/* The requestState of an ask_tool call (new), after asserting it asked. */
+static char *asked_state(int *st)
+{
+	json_t *r = call(&marie, "ask", "", ELICIT, "", st, NULL);
+	json_t *res = json_object_get(r, "result");
+	ck_assert_str_eq(json_string_value(json_object_get(res, "resultType")), "input_required");
+	char *state = mem_strdup(json_string_value(json_object_get(res, "requestState")));
+	json_decref(r);
+	return state;
+}
+
+/* The text of ask_tool's answer to the retry with state, or its error's message (new); *code
+ * the error's code (0: none). */
+static char *answered(const char *state, int *code)
+{
+	int st;
+	char *retry = mem_printf("\"inputResponses\":{\"confirm\":{\"action\":\"accept\"}},"
+				 "\"requestState\":\"%s\"",
+				 state);
+	json_t *r = call(&marie, "ask", retry, ELICIT, "", &st, NULL);
+	free(retry);
+	*code = err_code(r);
+	json_t *text = json_object_get(
+		json_array_get(json_object_get(json_object_get(r, "result"), "content"), 0),
+		"text");
+	if (!text)
+		text = json_object_get(json_object_get(r, "error"), "message");
+	char *out = mem_strdup(json_string_value(text));
+	json_decref(r);
+	return out;
+}
+
+START_TEST(the_handler_reads_the_nonce_of_the_state_the_core_opened)
+{
+	int st, code;
+	char *one = asked_state(&st), *two = asked_state(&st);
+	char *a = answered(one, &code), *again = answered(one, &code), *b = answered(two, &code);
+	/* One nonce per question: the same on every retry of it, another for another question. */
+	ck_assert_int_eq(code, 0);
+	ck_assert_uint_eq(strlen(a), REQSTATE_NONCE_HEX);
+	ck_assert_str_eq(a, again);
+	ck_assert_str_ne(a, b);
+	free(a), free(again), free(b), free(one), free(two);
+}
+END_TEST
+
+START_TEST(a_state_lives_as_long_as_its_handler_said)
+{
+	int st, code;
+	ask_ttl_s = -1; /* already past: no waiting in a unit test */
+	char *state = asked_state(&st);
+	char *text = answered(state, &code);
+	ck_assert_int_eq(code, -32602);
+	ck_assert_str_eq(text, "requestState has expired");
+	free(text), free(state);
+}
+END_TEST
+
+START_TEST(a_form_is_not_asked_of_a_client_that_declared_url_elicitation_only)
+{
+	int st;
+	json_t *r = call(&marie, "ask", "", "{\"elicitation\":{\"url\":{}}}", "", &st, NULL);
+	ck_assert_int_eq(err_code(r), -32021);
+	json_decref(r);
+	r = call(&marie, "ask", "", "{\"elicitation\":{\"form\":{},\"url\":{}}}", "", &st, NULL);
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(r, "result"), "resultType")),
+		"input_required");
+	json_decref(r);
+}
+END_TEST
+
+/* What yesno says to answer (an inputResponses.sure member's value), with its state or none. */
+static char *yesno(const char *answer, bool with_state)
+{
+	int st;
+	json_t *r = call(&marie, "yesno", "", ELICIT, "", &st, NULL);
+	json_t *res = json_object_get(r, "result");
+	json_t *form = json_object_get(json_object_get(res, "inputRequests"), "sure");
+	json_t *box = json_object_get(
+		json_object_get(json_object_get(json_object_get(form, "params"), "requestedSchema"),
+				"properties"),
+		"sure");
+	ck_assert_str_eq(json_string_value(json_object_get(box, "type")), "boolean");
+	ck_assert(json_is_false(json_object_get(box, "default")));
+	char *retry = mem_printf(
+		"\"inputResponses\":{\"sure\":%s}%s%s%s", answer,
+		with_state ? ",\"requestState\":\"" : "",
+		with_state ? json_string_value(json_object_get(res, "requestState")) : "",
+		with_state ? "\"" : "");
+	json_decref(r);
+	r = call(&marie, "yesno", retry, ELICIT, "", &st, NULL);
+	free(retry);
+	json_t *text = json_object_get(
+		json_array_get(json_object_get(json_object_get(r, "result"), "content"), 0),
+		"text");
+	char *out = mem_strdup(
+		text ? json_string_value(text)
+		     : json_string_value(json_object_get(json_object_get(r, "error"), "message")));
+	json_decref(r);
+	return out;
+}
+
+START_TEST(a_confirmation_is_yes_only_when_accepted_ticked_with_its_state)
+{
+	static const struct {
+		const char *answer;
+		bool state;
+		const char *says;
+	} cases[] = {
+		{"{\"action\":\"accept\",\"content\":{\"sure\":true}}", true, "yes"},
+		{"{\"action\":\"accept\",\"content\":{\"sure\":false}}", true, "no"},
+		{"{\"action\":\"accept\"}", true, "no"}, /* the box left unticked */
+		{"{\"action\":\"decline\"}", true, "no"},
+		{"{\"action\":\"cancel\"}", true, "no"},
+		{"{\"action\":\"maybe\"}", true, "malformed"},
+		{"{\"action\":\"accept\",\"content\":[true]}", true, "malformed"},
+		{"{\"content\":{\"sure\":true}}", true, "malformed"},
+		/* An accept without the requestState that asked is no answer to anything. */
+		{"{\"action\":\"accept\",\"content\":{\"sure\":true}}", false, "malformed"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *says = yesno(cases[i].answer, cases[i].state);
+		ck_assert_msg(strcmp(says, cases[i].says) == 0, "%s%s: %s, not %s", cases[i].answer,
+			      cases[i].state ? "" : " (no state)", says, cases[i].says);
+		free(says);
+	}
 }
 END_TEST
 
@@ -313,6 +474,10 @@ CHECK_SUITE(mrtr)
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, input_required_then_complete_with_the_sealed_state);
+	tcase_add_test(tc, the_handler_reads_the_nonce_of_the_state_the_core_opened);
+	tcase_add_test(tc, a_state_lives_as_long_as_its_handler_said);
+	tcase_add_test(tc, a_form_is_not_asked_of_a_client_that_declared_url_elicitation_only);
+	tcase_add_test(tc, a_confirmation_is_yes_only_when_accepted_ticked_with_its_state);
 	tcase_add_test(tc, malformed_input_responses_are_invalid_params);
 	tcase_add_test(tc, undeclared_capability_is_32021_with_an_object);
 	tcase_add_test(tc, legacy_clients_are_not_asked);

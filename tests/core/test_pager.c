@@ -76,8 +76,9 @@ static const struct fleet_actor nadia = {"nadia", "ops-assistant", FLEET_SCOPE_R
 static const struct tool_desc list_tool = {.name = "list_things"};
 static const struct tool_desc other_tool = {.name = "list_others"};
 
-/* What pager_cursor_open finds in args (JSON text) for who calling tool: the place (new) or
- * NULL, and the return code. */
+/* The place of the page pager_cursor_query finds in args (JSON text) for who calling tool (new,
+ * or NULL without a cursor), and 0; -1 when it refuses the cursor. Its query is args but the
+ * cursor, the place, and the limit it was given. */
 static int open_as(const struct fleet_actor *who, const struct tool_desc *tool, const char *args,
 		   char **place)
 {
@@ -85,9 +86,23 @@ static int open_as(const struct fleet_actor *who, const struct tool_desc *tool, 
 	struct mcp_ctx ctx = {.req = &req, .tool = tool, .modern = true};
 	json_t *a = json_loads(args, 0, NULL);
 	ck_assert_ptr_nonnull(a);
-	int rc = pager_cursor_open(&ctx, a, place);
+	char *text = pager_cursor_query(&ctx, a, 21);
+	*place = NULL;
+	if (text) {
+		json_t *q = json_loads(text, 0, NULL);
+		json_t *want = json_copy(a);
+		json_object_del(want, "cursor");
+		ck_assert(json_equal(json_object_get(q, "arguments"), want));
+		ck_assert_int_eq(json_integer_value(json_object_get(q, "limit")), 21);
+		const char *after = json_string_value(json_object_get(q, "after"));
+		ck_assert(after || json_is_null(json_object_get(q, "after")));
+		*place = after ? strdup(after) : NULL;
+		json_decref(want);
+		json_decref(q);
+		free(text);
+	}
 	json_decref(a);
-	return rc;
+	return text ? 0 : -1;
 }
 
 START_TEST(a_list_cursor_serves_its_own_list_only)

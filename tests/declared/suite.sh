@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Declarations (server/capabilities/NAME.json) hold the field lists the build and the database
-# share. Against the test database: every declared function's arguments and RETURNS TABLE are
-# what its declaration says, and fleet.capabilities holds its roles (scripts/declcheck.py), and a
-# declaration that disagrees is named with what to change. Then the build's own checks
-# (build/schema-embed): each kind of mistake in a declaration fails with the file, the place and
-# the fix. Needs the migrated test database (scripts/test.sh, scripts/suite.sh).
+# share. Against the test database: every declared function's arguments and result are what its
+# declaration says (a read's RETURNS TABLE, a write's answer to each tool's example), and
+# fleet.capabilities holds its roles (scripts/declcheck.py), and a declaration that disagrees is
+# named with what to change. Then the build's own checks (build/capgen, against
+# server/capabilities/declaration.schema.json): each kind of mistake in a declaration fails with
+# the file, the place and the fix. Needs the migrated test database (scripts/test.sh, scripts/suite.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 source tests/lib/harness.sh
@@ -16,19 +17,19 @@ sed 's/^#/# /' "$t/real.out" | grep -v '^ok - \|^not ok - ' >&2
 grep -E '^(ok|not ok) - ' "$t/real.out"
 failures=$((failures + $(grep -c '^not ok - ' "$t/real.out")))
 
-check "docs/capabilities.md's governance table is the one the declarations make (make docs-tables)" \
-  python3 scripts/doctable.py check "$B/gen/capabilities.md" docs/capabilities.md
-check "README.md's and docs/capabilities.md's \"What it serves\" tables are the ones the declarations make (make docs-tables)" \
-  python3 scripts/doctable.py check "$B/gen/serves.md" README.md docs/capabilities.md
+check "docs/capabilities.md's governance table and README.md's and docs/capabilities.md's \"What it serves\" tables are the ones the declarations make (make docs-tables)" \
+  python3 scripts/doctable.py check README.md docs/capabilities.md
 # A table that lost a row, or that a doc no longer holds, is named.
 sed '/`decide_write_off`/d' README.md >"$t/README.md"
-python3 scripts/doctable.py check "$B/gen/serves.md" "$t/README.md" >"$t/table.out" 2>&1
+python3 scripts/doctable.py check "$t/README.md" >"$t/table.out" 2>&1
 check "a \"What it serves\" table without one of the tools is refused, saying to run make docs-tables" \
-  grep -q 'README.md: its table `| kind | name | what for | scope | roles |` is not the one the declarations make .*: run `make docs-tables`' "$t/table.out"
+  grep -q 'README.md: its table `| kind | name | what for | scope | roles |` is not the one the declarations make: run `make docs-tables`' "$t/table.out"
 
 # The texts that say how a case is worked (the procedure, the prompt, docs/cases.md) against the
 # declarations and the database; then each kind of drift, planted in a copy, is named.
-python3 scripts/casetexts.py "$IT_SUPER_URL" >"$t/texts.out" 2>&1
+# A run that ends without its findings (a crash) fails too.
+python3 scripts/casetexts.py "$IT_SUPER_URL" >"$t/texts.out" 2>&1 ||
+  grep -q '^not ok - ' "$t/texts.out" || nok "casetexts.py ended without a finding: $(tail -n 3 "$t/texts.out")"
 grep -E '^(ok|not ok) - ' "$t/texts.out"
 grep '^#' "$t/texts.out" >&2
 failures=$((failures + $(grep -c '^not ok - ' "$t/texts.out")))
@@ -90,6 +91,38 @@ PY
 python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/bike_status.json" >"$t/planted.out" 2>&1
 check "a column the declaration leaves out is named, with the fix" \
   grep -q 'says battery_pct smallint, fleet.bike_status_for returns station_name text at position 6' "$t/planted.out"
+# A write's result is checked by running each tool's example (rolled back): a column its
+# declaration does not list, and a value of another type, are named with the fix.
+python3 - "$t/decl/damage_report.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/damage_report.json"))
+d["write"]["columns"] = [c for c in d["write"]["columns"] if c["column"] != "recorded_at"]
+d["write"]["columns"][1]["type"] = "integer"   # status is text in the function's result
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/damage_report.json" >"$t/planted.out" 2>&1
+check "a write's result column the declaration does not list is named, with the fix" \
+  grep -q 'fleet.report_damaged_bike_as answers report_damaged_bike with column recorded_at, which write.columns does not list' "$t/planted.out"
+check "a write's result value of another type is named" \
+  grep -q 'answers report_damaged_bike with status "unavailable", not the integer write.columns says' "$t/planted.out"
+check "the example's call was rolled back: no report of declcheck's stays" \
+  test "$(psql -X -At "$IT_SUPER_URL" -c "SELECT count(*) FROM fleet.audit_log WHERE request_id = 'declcheck'")" = 0
+# The case workflow: the step table, the CHECKs and the declarations name the same states and
+# steps; a state an enum lacks, and a step's branch its argument does not take, are named.
+python3 - "$t/decl/case_workflow.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/case_workflow.json"))
+state = next(c for c in d["write"]["columns"] if c["column"] == "state")
+state["schema"]["enum"].remove("awaiting_approval")
+close = next(t for t in d["tools"] if t["name"] == "close_case")
+close["input"]["properties"]["resolution"]["enum"].remove("written_off")
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 scripts/declcheck.py "$IT_SUPER_URL" "$t/decl/case_workflow.json" >"$t/planted.out" 2>&1
+check "a state the declaration's enum lacks is named against the step table" \
+  grep -q "case_workflow.json: write.columns state's enum says .*, the step table .*'awaiting_approval'.*: make them the same" "$t/planted.out"
+check "a step's branch its tool's argument does not take is named" \
+  grep -q "close_case's argument resolution takes .*, its steps in fleet.case_steps() .*'written_off'" "$t/planted.out"
 # A read function PostgreSQL cannot inline (a SET clause routes every call through
 # fmgr_security_definer) is named, with what keeps it from being inlined.
 psql -X -q "$IT_SUPER_URL" -c "ALTER FUNCTION fleet.bike_status_for(text[]) SET search_path = pg_catalog, fleet"
@@ -116,7 +149,7 @@ d = json.load(open("server/capabilities/status_codes.json"))
 exec(sys.argv[2])
 json.dump(d, open(sys.argv[1], "w"))
 PY
-  if "$B/schema-embed" "$t/gen" "$t/decl/status_codes.json" >"$t/gen.out" 2>&1; then
+  if "$B/capgen" "$t/gen" server/capabilities/declaration.schema.json "$t/decl/status_codes.json" >"$t/gen.out" 2>&1; then
     nok "$what: the build accepted it"
   elif grep -qF "$want" "$t/gen.out"; then
     ok "$what: $(head -n 1 "$t/gen.out" | sed "s|$t/decl/||")"
@@ -126,23 +159,49 @@ PY
 }
 mkdir -p "$t/gen"
 refused "an unknown field" 'd["read"]["colums"] = []' \
-  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, columns, refusals, page)'
+  'status_codes.json: read: unknown field "colums" (known: function, key, region, returns, list, page, columns, refusals) (server/capabilities/declaration.schema.json)'
+refused "an unknown field deep in a row, named by its path" 'd["resources"][0]["governance"]["owners"] = "x"' \
+  'status_codes.json: resources[0].governance: unknown field "owners" (known: version, risk'
 refused "a type the server does not read" 'd["read"]["columns"][0]["type"] = "varchar"' \
-  'read.columns[0]: type "varchar" is not one the server reads (text, smallint, integer, bigint, boolean, json, jsonb): cast it in the function, e.g. to text'
+  'read.columns[0].type: must be one of: text, smallint, integer, bigint, boolean, json, jsonb.'
 refused "a shown type that is not the column's" 'd["read"]["columns"][3]["schema"]["type"] = "string"' \
   'read.columns[3]: a boolean column is shown as "type": "boolean", not string'
 refused "a read function not named NAME_for" 'd["read"]["function"] = "fleet.status_codes_as"' \
-  'read: function "fleet.status_codes_as" must be fleet.NAME_for (lower case)'
+  'read.function: does not have the expected form (^fleet\.[a-z][a-z0-9_]*_for$).'
 refused "a role that is no word" 'd["roles"] = ["Fleet Operator"]' \
-  'roles: a role is a lower case word, as in fleet.principals.role'
+  'roles[0]: does not have the expected form (^[a-z][a-z0-9_]*$).'
 refused "a scope no token carries" 'd["scope"] = "fleet:write"' \
-  'scope: "fleet:write" is not a scope a token carries (fleet:read, fleet:report; server/auth/scopes.c)'
+  'scope: must be one of: fleet:read, fleet:report.'
+refused "a required field missing" 'del d["resources"][0]["governance"]["risk"]' \
+  'resources[0].governance: "risk" is missing'
+refused "a column both shown and withheld" 'd["read"]["columns"][0]["withheld"] = "why"' \
+  'read.columns[0]: a column is shown ("name" and "schema") or "withheld"'
+refused "a row without roles in a declaration without any" 'del d["roles"]' \
+  'roles: a row without roles of its own needs the declaration'"'"'s'
 refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
   'read.columns[0]: schema:'
+refused "a refusal naming a value neither the call nor the server has" \
+  'd["read"]["refusals"] = {"not_found": "No {bikeId}."}' \
+  'read: refusal "not_found" names {bikeId}, which is neither an argument of the input nor one of {key, why, outcome, scope, action, role, roles}'
+refused "an unavailable refusal with a placeholder (it is an error's message, sent as is)" \
+  'd["read"]["refusals"] = {"unavailable": "Down for {key}."}' \
+  'read: refusal "unavailable" is an error'"'"'s message: it names no {...}'
+# Every outcome has words: the schema's, a declaration's own taking precedence.
+python3 - "$t/decl/status_codes.json" <<'PY'
+import json, sys
+d = json.load(open("server/capabilities/status_codes.json"))
+d["read"]["refusals"] = {"forbidden": "Staff only ({outcome})."}
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$B/capgen" "$t/gen" server/capabilities/declaration.schema.json "$t/decl/status_codes.json" >"$t/gen.out" 2>&1
+check "a declaration's refusal words take the place of the schema's" \
+  grep -qF '{"forbidden", "Staff only ({outcome})."}' "$t/gen/capabilities.c"
+check "an outcome a declaration leaves out has the schema's words" \
+  grep -qF '{"other", "The request could not be completed ({outcome})."}' "$t/gen/capabilities.c"
 refused "a list in pages without a key (its query)" 'd["read"]["page"] = {"size": 20, "after": "code"}' \
-  'read.page: a list (returns "list", with its key) comes in pages of "size" rows (1 to 100), "after" naming the column of each row'"'"'s place in the list'
+  'read.page: a list in pages (returns "list", with its key) names as "after" the column of each row'"'"'s place in the list'
 refused "a file that is no JSON object" 'd = None' \
   "status_codes.json: JSON: line 1, column 4: '[' or '{' expected"
 suite_exit

@@ -7,10 +7,9 @@
 // being declared.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { slow, startServer } from './serve.mjs';
+import { runFixture, slow, startServer } from './serve.mjs';
 
 const TEST_TIMEOUT_MS = slow ? 600_000 : 60_000;
 const REQ = { timeout: 10_000 };
@@ -34,18 +33,6 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
         oneObject: decl.write !== undefined || decl.read?.returns === 'one',
       });
     });
-  }
-}
-
-function fixture(row) {
-  const sql = row.example.fixture;
-  if (!sql) return;
-  const url = process.env.IT_SUPER_URL;
-  if (!url) throw new Error('IT_SUPER_URL is not set (the database owner; scripts/test.sh sets it)');
-  try {
-    execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', url, '-c', sql], { encoding: 'utf8', stdio: 'pipe' });
-  } catch (err) {
-    assert.fail(`${row.where}.example.fixture: the SQL failed (${String(err.stderr).trim()}): make it run as the database owner`);
   }
 }
 
@@ -120,7 +107,7 @@ describe('every declared example, as the callers it names', { timeout: 10 * TEST
   for (const row of rows) {
     const { caller, outside, refused } = row.example;
     test(`${row.where}: ${row.kind} ${row.name ?? row.uri}`, { timeout: TEST_TIMEOUT_MS }, async () => {
-      fixture(row);
+      runFixture(row.example, row.where);
       const c = await clientOf(caller);
       assert.ok(await listed(c, row),
         `${row.where}.example.caller: ${caller.subject} via ${caller.client} is not offered the row: name a caller whose role the declaration's "roles" hold`);

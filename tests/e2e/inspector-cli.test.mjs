@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BIKE_TEMPLATE, CATALOG_URI, OTHER_REGION, PROCEDURE_URI, PROMPT, REGIONS_URI, STATUS_CODES, STATUS_URI, VISIBLE, stdioServerParams,
+  BIKE_TEMPLATE, CATALOG_URI, OTHER_REGION, PROCEDURE_URI, PROMPT, REGIONS_URI, STATUS_URI, VISIBLE, statusCodesOf, stdioServerParams,
 } from './fleet-scenario.mjs';
 import { startServer } from './serve.mjs';
 
@@ -79,7 +79,8 @@ describe('inspector --cli', { timeout: 5 * 60_000 }, () => {
         assert.equal(call.structuredContent.region, 'FR-PAR');
 
         const codes = await ok(transport, era, ['--method', 'resources/read', '--uri', STATUS_URI]);
-        assert.deepEqual(JSON.parse(codes.contents[0].text).statusCodes.map((c) => c.code), STATUS_CODES);
+        const known = statusCodesOf(codes.contents[0].text);
+        assert.ok(known.includes(call.structuredContent.status), `status is none of ${known}`);
 
         const proc = await ok(transport, era, ['--method', 'resources/read', '--uri', PROCEDURE_URI]);
         assert.match(proc.contents[0].text, /^# Procedure: a bike is reported damaged/);

@@ -4,8 +4,8 @@
 // Also what the tests that start their own processes share: waiting for a ready file, stopping
 // a child, the error a call rejects with.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -55,10 +55,28 @@ export async function startServer(subject, client, extraEnv = {}) {
   throw new Error(`server did not start: ${log}`);
 }
 
-// The example of a declaration's first tool (server/capabilities/NAME.json): { arguments, caller }.
+// Runs an example's fixture (the rows it needs) as the database owner (IT_SUPER_URL, which
+// scripts/test.sh sets); where names the example in the failure.
+export function runFixture(example, where) {
+  if (!example.fixture) return;
+  const url = process.env.IT_SUPER_URL;
+  if (!url) throw new Error('IT_SUPER_URL is not set (the database owner; scripts/test.sh sets it)');
+  try {
+    execFileSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', url, '-c', example.fixture], { encoding: 'utf8', stdio: 'pipe' });
+  } catch (err) {
+    throw new Error(`${where}.example.fixture: the SQL failed (${String(err.stderr).trim()}): make it run as the database owner`);
+  }
+}
+
+// The example of the tool named name, in whichever declaration holds it
+// (server/capabilities/*.json): { arguments, caller, ... }.
 export function declaredExample(name) {
-  const path = new URL(`../../server/capabilities/${name}.json`, import.meta.url);
-  return JSON.parse(readFileSync(path, 'utf8')).tools[0].example;
+  const dir = new URL('../../server/capabilities/', import.meta.url);
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+    const tool = (JSON.parse(readFileSync(new URL(file, dir), 'utf8')).tools ?? []).find((t) => t.name === name);
+    if (tool) return tool.example;
+  }
+  throw new Error(`no declaration has a tool ${name}`);
 }
 
 // The content of file once a process (child) has written it; throws when child exits first.

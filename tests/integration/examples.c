@@ -2,6 +2,7 @@
 #include "examples.h"
 
 #include <check.h>
+#include <glob.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,12 +73,68 @@ const char *ex_where(const char *kind, const char *name, char *buf, size_t cap)
 	return buf;
 }
 
+/* s (borrowed), copied for the life of the process, or NULL. */
+static const char *ex_keep(const char *s)
+{
+	return s ? mem_strdup(s) : NULL;
+}
+
+const struct capability_example *ex_all(size_t *n)
+{
+	static struct capability_example all[256];
+	static size_t count;
+	static const char *const tables[][3] = {{"tools", "tool", "name"},
+						{"resources", "resource", "uri"},
+						{"templates", "template", "uri_template"},
+						{"prompts", "prompt", "name"}};
+	glob_t g;
+	if (!count && glob("server/capabilities/*.json", 0, NULL, &g) == 0) {
+		for (size_t f = 0; f < g.gl_pathc; f++) {
+			json_t *decl = json_load_file(g.gl_pathv[f], 0, NULL), *row;
+			for (size_t t = 0; t < 4; t++) {
+				size_t i;
+				json_array_foreach (json_object_get(decl, tables[t][0]), i, row) {
+					json_t *ex = json_object_get(row, "example");
+					if (!ex)
+						continue;
+					ck_assert_uint_lt(count, sizeof all / sizeof all[0]);
+					json_t *who[3] = {json_object_get(ex, "caller"),
+							  json_object_get(ex, "outside"),
+							  json_object_get(ex, "refused")};
+					char *args = json_dumps(json_object_get(ex, "arguments"),
+								JSON_COMPACT | JSON_SORT_KEYS);
+					all[count++] = (struct capability_example){
+						tables[t][1],
+						ex_keep(json_string_value(
+							json_object_get(row, tables[t][2]))),
+						args,
+#define EX_WHO(w, k) ex_keep(json_string_value(json_object_get(who[w], k)))
+						EX_WHO(0, "subject"),
+						EX_WHO(0, "client"),
+						EX_WHO(1, "subject"),
+						EX_WHO(1, "client"),
+						EX_WHO(2, "subject"),
+						EX_WHO(2, "client"),
+#undef EX_WHO
+						ex_keep(json_string_value(
+							json_object_get(ex, "fixture")))};
+				}
+			}
+			json_decref(decl);
+		}
+		globfree(&g);
+	}
+	*n = count;
+	return all;
+}
+
 const struct capability_example *ex_find(const char *kind, const char *name)
 {
-	for (size_t i = 0; i < capability_nexamples; i++)
-		if (strcmp(capability_examples[i].kind, kind) == 0 &&
-		    strcmp(capability_examples[i].name, name) == 0)
-			return &capability_examples[i];
+	size_t n;
+	const struct capability_example *all = ex_all(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(all[i].kind, kind) == 0 && strcmp(all[i].name, name) == 0)
+			return &all[i];
 	return NULL;
 }
 

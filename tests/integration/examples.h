@@ -1,5 +1,5 @@
-/* The declarations' examples (server/capabilities/NAME.json, "example" of a row; generated into
- * capability_examples[]) for the suites that walk every row: where a row is declared, its
+/* The declarations' examples (server/capabilities/NAME.json, "example" of a row, read from the
+ * declarations themselves) for the suites that walk every row: where a row is declared, its
  * example's fixture, the call it describes, and servers acting as the callers it names. A
  * failure names the declaration and what to change there. */
 #ifndef BIKAROO_IT_EXAMPLES_H
@@ -11,7 +11,25 @@
 #include "gen/capabilities.h"
 #include "harness.h"
 
-/* Where row kind/name (kind: tool, resource, template, prompt, as in capability_examples[]) is
+/* A row's example: arguments that succeed for caller, on its fixture rows or the demo data. */
+struct capability_example {
+	const char *kind;      /* tool, resource, template or prompt */
+	const char *name;      /* the tool's or prompt's name, the resource's URI, the template */
+	const char *arguments; /* JSON object text (a template's: its variable) */
+	const char *subject, *client; /* a caller it allows, for whom the example succeeds */
+	/* A caller it allows who sees none of the example's objects (outside their perimeter),
+	 * or NULL. */
+	const char *outside_subject, *outside_client;
+	/* A caller its roles refuse, or NULL (every role may). */
+	const char *refused_subject, *refused_client;
+	const char *fixture; /* SQL the owner runs first (its own rows), or NULL */
+};
+
+/* Every row's example, in the order of the declarations' names and their rows; *n how many.
+ * Read once, from server/capabilities/ (the tests run from the repository's root). */
+const struct capability_example *ex_all(size_t *n);
+
+/* Where row kind/name (kind: tool, resource, template, prompt) is
  * declared, into buf: "server/capabilities/NAME.json: tools[0]" ("(undeclared tool NAME)" when no
  * capability has it). Returns buf. */
 const char *ex_where(const char *kind, const char *name, char *buf, size_t cap);

@@ -315,6 +315,46 @@ void it_mcp_caps(unsigned port, const char *method, const char *name, const char
 	curl_easy_cleanup(c);
 }
 
+json_t *it_tool(unsigned port, const char *tool, const char *args, const char *caps,
+		const char *extra, struct it_response *r)
+{
+	static int seq; /* a Check test is a process of its own: ids unique by pid and count */
+	char id[64], *params = mem_printf("\"name\":\"%s\",%s%s\"arguments\":%s", tool,
+					  extra ? extra : "", extra ? "," : "", args);
+	snprintf(id, sizeof id, "\"it-%d-%d\"", (int)getpid(), ++seq);
+	CURL *c = curl_easy_init();
+	it_mcp_on(c, port, NULL, id, "tools/call", tool, params, caps, r);
+	curl_easy_cleanup(c);
+	free(params);
+	json_t *res = json_object_get(r->json, "result");
+	ck_assert_msg(res != NULL, "%s %s: HTTP %ld %s", tool, args, r->status, r->body);
+	char *sql = mem_printf("SELECT count(*) FROM fleet.audit_log WHERE request_id = '%s'", id);
+	long rows = it_count(sql);
+	free(sql);
+	ck_assert_msg(rows == 1, "%s %s left %ld audit rows, not one: %s", tool, args, rows,
+		      r->body);
+	return res;
+}
+
+json_t *it_tool_confirmed(unsigned port, const char *tool, const char *args, bool accept,
+			  struct it_response *r)
+{
+	static const char caps[] = "{\"elicitation\":{\"form\":{}}}";
+	json_t *asked = it_tool(port, tool, args, caps, NULL, r);
+	const char *state = json_string_value(json_object_get(asked, "requestState"));
+	json_t *confirm = json_object_get(json_object_get(asked, "inputRequests"), "confirm");
+	ck_assert_msg(state && confirm, "%s did not ask for a confirmation: %s", tool, r->body);
+	ck_assert_str_eq(json_string_value(json_object_get(asked, "resultType")), "input_required");
+	char *extra =
+		mem_printf("\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":%s}", state,
+			   accept ? "{\"action\":\"accept\",\"content\":{\"confirm\":true}}"
+				  : "{\"action\":\"decline\"}");
+	it_response_free(r);
+	json_t *res = it_tool(port, tool, args, caps, extra, r);
+	free(extra);
+	return res;
+}
+
 long it_count(const char *sql)
 {
 	char *v = it_sql(sql);

@@ -53,6 +53,21 @@ void it_mcp(unsigned port, const char *method, const char *name, const char *par
 void it_mcp_caps(unsigned port, const char *method, const char *name, const char *params,
 		 const char *caps, struct it_response *r);
 void it_response_free(struct it_response *r);
+
+/* ---- tools/call as a host makes it: one audit row per call, the user's confirmation ---- */
+
+/* A 2026-07-28 tools/call of tool on port: args a JSON object's text, caps the client
+ * capabilities (NULL: none), extra more params members (NULL, or e.g. "\"requestState\":...").
+ * Fails the test unless the answer is a result and the call left exactly one audit row (by its
+ * JSON-RPC id, one of its own). Returns the result, borrowed from r. */
+json_t *it_tool(unsigned port, const char *tool, const char *args, const char *caps,
+		const char *extra, struct it_response *r);
+/* The user's confirmation on the server's side: the call asks (input_required, a form
+ * elicitation "confirm" and a requestState), then is retried with the user's answer: accept
+ * (the box ticked) or decline. Each call leaves its one audit row (it_tool). Returns the
+ * retry's result, borrowed from r. */
+json_t *it_tool_confirmed(unsigned port, const char *tool, const char *args, bool accept,
+			  struct it_response *r);
 /* The first value of sql (it_sql) as a number; fails the test on an SQL error. */
 long it_count(const char *sql);
 

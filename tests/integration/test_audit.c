@@ -1,7 +1,7 @@
 /* Every tools/call and every resources/read of a template leaves exactly one audit row, whatever
  * the outcome: this suite walks the declarations (server/capabilities/NAME.json: each tool and
  * template row, its scope and its audit policy) and calls each row over HTTP as the real server
- * serves it, as the callers its example names (capability_examples[]): its caller (ok), its
+ * serves it, as the callers its example names (ex_all()): its caller (ok), its
  * outside caller (not_found), a token without the row's scope, an unknown subject and its
  * refused caller (denied), invalid arguments (invalid). Each call's rows are counted by its
  * JSON-RPC id, with their tool (the row's name: the declaration, the domain and the SQL function

@@ -326,7 +326,7 @@ START_TEST(the_catalog_lists_what_the_caller_may_use)
 }
 END_TEST
 
-/* Whether row kind/name (as in capability_examples[]) is in its list for the caller on port,
+/* Whether row kind/name (as in ex_all()) is in its list for the caller on port,
  * every page of it. */
 static bool cat_listed(unsigned port, const char *kind, const char *name)
 {
@@ -373,9 +373,11 @@ START_TEST(each_row_is_listed_for_the_roles_its_declaration_names)
 	static struct ex_servers servers;
 	char scopes[256], where[256];
 	ex_scopes(NULL, scopes, sizeof scopes);
-	ck_assert_uint_gt(capability_nexamples, 0);
-	for (size_t i = 0; i < capability_nexamples; i++) {
-		const struct capability_example *e = &capability_examples[i];
+	size_t n;
+	const struct capability_example *all = ex_all(&n);
+	ck_assert_uint_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct capability_example *e = &all[i];
 		ex_where(e->kind, e->name, where, sizeof where);
 		const char *who[3][2] = {{e->subject, e->client},
 					 {e->outside_subject, e->outside_client},

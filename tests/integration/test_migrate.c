@@ -496,10 +496,11 @@ END_TEST
 	"INSERT INTO fleet.bikes (bike_id, region, status, last_seen_at) VALUES ('VL-2048', "      \
 	"'FR-PAR', 'available', now())"
 #define MIG_KEYS_NEW(digest)                                                                       \
-	"SELECT outcome || ' ' || coalesce(report_id, '-') || ' ' || coalesce(recorded_at, '-')"   \
-	" FROM fleet.report_damaged_bike_as('marie', 'mig-app', "                                  \
-	"'{\"bikeId\": \"VL-2048\", \"issue\": \"flat_tire\"}', 'report_damaged_bike', "           \
-	"'key-1', repeat('" digest "', 64), 'mig-2', false)"
+	"SELECT outcome || ' ' || coalesce(result->>'report_id', '-') || ' ' ||"                   \
+	" coalesce(result->>'recorded_at', '-') FROM fleet.report_damaged_bike_as(('marie',"       \
+	" 'mig-app', '{\"bikeId\": \"VL-2048\", \"issue\": \"flat_tire\"}', "                      \
+	"'report_damaged_bike',"                                                                   \
+	" 'key-1', repeat('" digest "', 64), 'mig-2', false, NULL, NULL, NULL)::fleet.write_call)"
 
 START_TEST(keys_used_before_the_upgrade_still_replay)
 {

@@ -335,6 +335,50 @@ START_TEST(idempotency_key_replays_and_refuses_other_arguments)
 }
 END_TEST
 
+/* A replay whose recorded result is not what the declaration says (a column it does not list,
+ * a value of another type, a column it requires missing) is our bug: an internal error, logged,
+ * never an answer that breaks the output schema the tool lists. */
+START_TEST(a_result_the_declaration_does_not_describe_is_never_answered)
+{
+	struct it_server s;
+	rp_start(&s, "olivia", "ops-assistant", NULL);
+	json_t *args = json_pack("{s:s, s:s, s:s}", "bikeId", "VL-2117", "issue", "brake_failure",
+				 "idempotencyKey", "ticket-4712");
+	struct it_response r;
+	json_t *a = rp_call(s.port, args, &r);
+	ck_assert_msg(json_is_false(json_object_get(a, "isError")), "%s", r.body);
+	char *report = mem_strdup(rp_sc(a, "reportId"));
+	it_response_free(&r);
+	static const char *const planted[] = {"result || '{\"surprise\": 1}'",
+					      "jsonb_set(result, '{status}', '7')",
+					      "result - 'report_id'"};
+	char *kept = rp_sql("SELECT result::text FROM fleet.idempotent_calls WHERE subject ="
+			    " 'olivia' AND idem_key = 'ticket-4712'");
+	for (size_t i = 0; i < sizeof planted / sizeof planted[0]; i++) {
+		free(rp_sql("UPDATE fleet.idempotent_calls SET result = %s WHERE subject ="
+			    " 'olivia' AND idem_key = 'ticket-4712' RETURNING 1",
+			    planted[i]));
+		rp_call_ex(s.port, args, RP_CAPS_NONE, "", 43, &r);
+		ck_assert_msg(json_integer_value(json_object_get(json_object_get(r.json, "error"),
+								 "code")) == MCP_INTERNAL_ERROR,
+			      "%s: %s", planted[i], r.body);
+		it_response_free(&r);
+		free(rp_sql("UPDATE fleet.idempotent_calls SET result = '%s' WHERE subject ="
+			    " 'olivia' AND idem_key = 'ticket-4712' RETURNING 1",
+			    kept));
+	}
+	ck_assert_int_eq(it_log_count(&s, "its result is not what its declaration says"), 3);
+	/* The record as it was replays as before. */
+	json_t *b = rp_call(s.port, args, &r);
+	ck_assert_str_eq(rp_sc(b, "reportId"), report);
+	it_response_free(&r);
+	free(report);
+	free(kept);
+	json_decref(args);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 /* ---- perimeter and rights: refused, and nothing written ------------------------------------ */
 
 START_TEST(other_region_is_refused_and_nothing_is_written)
@@ -379,11 +423,19 @@ START_TEST(other_region_is_refused_and_nothing_is_written)
 }
 END_TEST
 
-static const char *const rp_refused[][2] = {{"dev", "customer-care-assistant"},
-					    {"marie", "developer-ide"},
-					    {"fleet-sync", "customer-care-assistant"},
-					    {"nobody", "customer-care-assistant"},
-					    {"marie", "unregistered-app"}};
+/* Who is refused, and the reason the answer gives (the words of the declarations' schema). */
+static const char *const rp_refused[][3] = {
+	{"dev", "customer-care-assistant",
+	 "your role is viewer, and reporting damage is open to these roles only: customer_care, "
+	 "fleet_operator."},
+	{"marie", "developer-ide", "this application is not authorised for reporting damage."},
+	{"fleet-sync", "customer-care-assistant",
+	 "you are registered as a machine, and reporting damage is open to people acting in "
+	 "person only."},
+	{"nobody", "customer-care-assistant",
+	 "you or this application are not registered, or no longer active."},
+	{"marie", "unregistered-app",
+	 "you or this application are not registered, or no longer active."}};
 #define RP_NREFUSED ((int)(sizeof rp_refused / sizeof rp_refused[0]))
 
 /* One identity per loop iteration (_i): a viewer, a read-only client application, a machine
@@ -402,6 +454,7 @@ START_TEST(viewer_readonly_client_and_machine_cannot_report)
 		ck_assert_msg(json_is_true(json_object_get(res, "isError")), "%s/%s: %s", subject,
 			      client, r.body);
 		ck_assert_ptr_nonnull(strstr(rp_text(res), "not permitted"));
+		ck_assert_msg(strstr(rp_text(res), rp_refused[_i][2]), "%s", rp_text(res));
 		char *n = rp_sql("SELECT count(*) FROM fleet.audit_log WHERE subject = '%s' AND"
 				 " client_id = '%s' AND target = 'VL-2114' AND outcome = 'denied'",
 				 subject, client);
@@ -1172,6 +1225,7 @@ CHECK_SUITE(report)
 	tcase_add_test(tc, report_writes_everything_in_one_transaction);
 	tcase_add_test(tc, out_of_service_bike_keeps_its_status);
 	tcase_add_test(tc, idempotency_key_replays_and_refuses_other_arguments);
+	tcase_add_test(tc, a_result_the_declaration_does_not_describe_is_never_answered);
 	tcase_add_test(tc, other_region_is_refused_and_nothing_is_written);
 	tcase_add_loop_test(tc, viewer_readonly_client_and_machine_cannot_report, 0,
 			    RP_NREFUSED + 1);

@@ -21,7 +21,6 @@
 /* Bikes of these tests' own (FR-PAR), made available again before each test. */
 #define WF_BIKES "'VL-990201', 'VL-990202', 'VL-990203', 'VL-990204', 'VL-990205', 'VL-990206'"
 #define WF_CAPS_NONE "{}"
-#define WF_CAPS_ELICIT "{\"elicitation\":{\"form\":{}}}"
 #define WF_CAPS_TASKS "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
 
 /* One server per caller: marie (customer care) through two client applications, olivia and
@@ -134,25 +133,11 @@ static void wf_rpc(int srv, const char *method, const char *name, const char *pa
 	ck_assert_msg(r->json != NULL, "%s: HTTP %ld %s", method, r->status, r->body);
 }
 
-/* tools/call of tool with args (JSON object text) and extra params members ("" or
- * "\"requestState\":...,"); its result (borrowed from r), after checking that the call left
- * exactly one audit row. */
-static json_t *wf_tool_ex(int srv, const char *tool, const char *args, const char *caps,
-			  const char *extra, struct it_response *r)
-{
-	char *params = mem_printf("\"name\":\"%s\",%s\"arguments\":%s", tool, extra, args);
-	char id[64];
-	wf_rpc(srv, "tools/call", tool, params, caps, id, r);
-	free(params);
-	json_t *res = json_object_get(r->json, "result");
-	ck_assert_msg(res != NULL, "%s %s: %s", tool, args, r->body);
-	wf_expect("1", "SELECT count(*) FROM fleet.audit_log WHERE request_id = '\"%s\"'", id);
-	return res;
-}
-
+/* tools/call of tool with args (JSON object text) on srv's server: its result (borrowed from
+ * r), after checking that the call left exactly one audit row (it_tool). */
 static json_t *wf_tool(int srv, const char *tool, const char *args, struct it_response *r)
 {
-	return wf_tool_ex(srv, tool, args, WF_CAPS_NONE, "", r);
+	return it_tool(wf_srv[srv].port, tool, args, NULL, NULL, r);
 }
 
 static const char *wf_sc(json_t *result, const char *field)
@@ -200,19 +185,12 @@ static void wf_refused(int srv, const char *tool, const char *args, const char *
 	free(before);
 }
 
-/* A call the user confirms on the server's side (elicitation): the question, then accepted;
- * asserts the case is now at step state. */
+/* A call the user confirms on the server's side (elicitation): the question, then accepted
+ * (it_tool_confirmed); asserts the case is now at step state. */
 static void wf_confirmed(int srv, const char *tool, const char *args, const char *state)
 {
 	struct it_response r;
-	json_t *res = wf_tool_ex(srv, tool, args, WF_CAPS_ELICIT, "", &r);
-	ck_assert_msg(json_is_string(json_object_get(res, "requestState")), "%s: %s", tool, r.body);
-	char *extra = mem_printf("\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":{"
-				 "\"action\":\"accept\",\"content\":{\"confirm\":true}}},",
-				 json_string_value(json_object_get(res, "requestState")));
-	it_response_free(&r);
-	res = wf_tool_ex(srv, tool, args, WF_CAPS_ELICIT, extra, &r);
-	free(extra);
+	json_t *res = it_tool_confirmed(wf_srv[srv].port, tool, args, true, &r);
 	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s: %s", tool, r.body);
 	ck_assert_str_eq(wf_sc(res, "state"), state);
 	it_response_free(&r);
@@ -407,8 +385,8 @@ static json_t *wf_task_call(int srv, const char *method, const char *task, long 
 static char *wf_task_start(const char *c)
 {
 	struct it_response r;
-	json_t *res =
-		wf_tool_ex(WF_MARIE, "request_inspection", wf_args(c, ""), WF_CAPS_TASKS, "", &r);
+	json_t *res = it_tool(wf_srv[WF_MARIE].port, "request_inspection", wf_args(c, ""),
+			      WF_CAPS_TASKS, NULL, &r);
 	ck_assert_msg(
 		json_is_string(json_object_get(res, "resultType")) &&
 			strcmp(json_string_value(json_object_get(res, "resultType")), "task") == 0,
@@ -536,23 +514,18 @@ END_TEST
 START_TEST(a_refused_write_off_completes_its_task_as_an_error)
 {
 	char *c = wf_beyond_repair("VL-990205");
-	/* SQL level, as the login role: olivia's write-off and her task, then nadia refuses. */
+	/* SQL level, as the login role: olivia's write-off opens her task in its transaction,
+	 * then nadia refuses. */
 	char *sql = mem_printf(
-		"SELECT outcome FROM fleet.case_step_as('olivia', 'ops-assistant', "
+		"SELECT outcome || '|' || (task->>'task_id') || '|' || (task->>'status') FROM "
+		"fleet.case_step_as(('olivia', 'ops-assistant', "
 		"'{\"caseId\":\"%s\",\"resolution\":\"written_off\",\"note\":\"bent\"}', "
-		"'close_case', NULL, encode(sha256('wf'), 'hex'), 'wf-sql-1', true)",
-		c);
+		"'close_case', NULL, encode(sha256('wf'), 'hex'), 'wf-sql-1', true, '%s', "
+		"'wf-task-write-off-0000000000000001', 60000)::fleet.write_call)",
+		c, c);
 	char *v = it_sql_as_app(sql);
 	free(sql);
-	ck_assert_str_eq(v ? v : "(refused)", "ok");
-	free(v);
-	sql = mem_printf("SELECT status FROM fleet.task_create_as('olivia', 'ops-assistant', "
-			 "'wf-task-write-off-0000000000000001', '%s', 'write_off', 'close_case', "
-			 "60000)",
-			 c);
-	v = it_sql_as_app(sql);
-	free(sql);
-	ck_assert_str_eq(v ? v : "(refused)", "working");
+	ck_assert_str_eq(v ? v : "(refused)", "ok|wf-task-write-off-0000000000000001|working");
 	free(v);
 	/* Nobody else reads it, nor olivia through another application. */
 	v = it_sql_as_app("SELECT count(*) FROM fleet.task_for('nadia', 'ops-assistant', "
@@ -632,8 +605,8 @@ START_TEST(polling_a_task_spends_the_callers_reads)
 	wf_fresh();
 	char *c = wf_report("VL-990202");
 	struct it_response r;
-	json_t *res = wf_tool_ex(WF_MARIE_BUDGET, "request_inspection", wf_args(c, ""),
-				 WF_CAPS_TASKS, "", &r);
+	json_t *res = it_tool(wf_srv[WF_MARIE_BUDGET].port, "request_inspection", wf_args(c, ""),
+			      WF_CAPS_TASKS, NULL, &r);
 	ck_assert_msg(json_object_get(res, "taskId") != NULL, "%s", r.body);
 	char params[128];
 	snprintf(params, sizeof params, "\"taskId\":\"%s\"",

@@ -1,8 +1,9 @@
 /* Integration tests of the write pattern in SQL (migrations/README.md, "A write function"), called
  * as the server's login role on the real PostgreSQL: who may use a capability (fleet.may_use, by
  * its row of fleet.capabilities), the write right that write_begin fixes and row-level security
- * holds writes to, the confirmation policies, generic idempotency (claim, keep, replay, conflict,
- * the key's lock between two sessions), report_damaged_bike_as's outcomes with their audit rows,
+ * holds writes to, the confirmation policies (write_asks), idempotency (write_begin claims the
+ * key, write_done keeps the result: replay, conflict, the key's lock between two sessions),
+ * report_damaged_bike_as's outcomes with their audit rows,
  * the reads that answer nothing to a role their capability does not list, and migrate making
  * fleet.capabilities the declared rows. */
 #include <check.h>
@@ -157,6 +158,16 @@ END_TEST
 
 /* ---- the write right under row-level security -------------------------------------------- */
 
+/* A fleet.write_call of subject through client to tool, with key (SQL: NULL or a literal),
+ * the digest repeat(digest, 64) and the request id "it-writes-<id>", target the bike. */
+#define WR_CALL(subject, client, args, tool, key, digest, id, confirmed)                           \
+	"('" subject "', '" client "', '" args "', '" tool "', " key ", repeat('" digest "', 64)," \
+	" 'it-writes-" id "', " confirmed ", NULL, NULL, NULL)::fleet.write_call"
+#define WR_OLIVIA_CALL                                                                             \
+	WR_CALL("olivia", "ops-assistant", "{}", "it_tool", "NULL", "a", "rls", "false")
+#define WR_MARIE_CALL                                                                              \
+	WR_CALL("marie", "customer-care-assistant", "{}", "it_tool", "NULL", "a", "rls", "false")
+
 /* An idempotency record stamped as olivia (ops-assistant) in FR-PAR, after prologue, in a
  * transaction never committed: "written" when row-level security admitted it, NULL when it
  * refused it. */
@@ -175,29 +186,35 @@ START_TEST(write_begin_fixes_the_right_the_write_policies_require)
 	free(wr_super(
 		"INSERT INTO fleet.capabilities (name, roles, scope, people_only, confirmation)"
 		" VALUES ('it_writes_care', '{customer_care}', 'fleet:report', true, 'never')"));
-	char *v = wr_try_write(
-		"SELECT fleet.write_begin('damage_report', 'olivia', 'ops-assistant')");
+	char *v = wr_try_write("SELECT fleet.write_begin('damage_report', " WR_OLIVIA_CALL ")");
 	ck_assert_str_eq(v ? v : "(refused)", "written");
 	free(v);
 	wr_expect_app("on", "the setting",
-		      "SELECT fleet.write_begin('damage_report', 'olivia', 'ops-assistant');"
+		      "SELECT fleet.write_begin('damage_report', " WR_OLIVIA_CALL ");"
 		      " SELECT current_setting('app.may_report')");
+	wr_expect_app("-", "no answer yet: the write goes on",
+		      "SELECT coalesce((fleet.write_begin('damage_report', " WR_OLIVIA_CALL
+		      ")).answer.outcome, '-')");
 	/* The very same row is refused after: a capability whose roles do not list olivia's,
 	 * an unknown one, no write_begin at all, and another caller's write_begin (a new
 	 * identity starts without the right, whether its rights are resolved or cached). */
 	static const char *const refused[] = {
-		"SELECT fleet.write_begin('it_writes_care', 'olivia', 'ops-assistant')",
-		"SELECT fleet.write_begin('it_writes_none', 'olivia', 'ops-assistant')",
+		"SELECT fleet.write_begin('it_writes_care', " WR_OLIVIA_CALL ")",
+		"SELECT fleet.write_begin('it_writes_none', " WR_OLIVIA_CALL ")",
 		"SELECT fleet.act_as('olivia', 'ops-assistant')",
-		"SELECT fleet.write_begin('damage_report', 'marie', 'customer-care-assistant');"
+		"SELECT fleet.write_begin('damage_report', " WR_MARIE_CALL ");"
 		" SELECT fleet.act_as('olivia', 'ops-assistant')",
 		"SELECT fleet.act_as('olivia', 'ops-assistant');"
-		" SELECT fleet.write_begin('damage_report', 'marie', 'customer-care-assistant');"
+		" SELECT fleet.write_begin('damage_report', " WR_MARIE_CALL ");"
 		" SELECT fleet.act_as('olivia', 'ops-assistant')"};
 	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
 		v = wr_try_write(refused[i]);
 		ck_assert_msg(v == NULL, "written after %s", refused[i]);
 	}
+	/* Refused, the state carries the answer: forbidden, with its audit row. */
+	wr_expect_app("forbidden", "forbidden",
+		      "SELECT (fleet.write_begin('it_writes_care', " WR_OLIVIA_CALL
+		      ")).answer.outcome");
 	char *n = wr_super("SELECT count(*) FROM fleet.idempotent_calls WHERE idem_key ="
 			   " 'it-writes-rls'");
 	ck_assert_str_eq(n, "0");
@@ -207,7 +224,7 @@ END_TEST
 
 /* ---- confirmation policies ---------------------------------------------------------------- */
 
-START_TEST(needs_confirmation_follows_the_declared_policy)
+START_TEST(write_asks_follows_the_declared_policy)
 {
 	free(wr_super(
 		"INSERT INTO fleet.capabilities (name, roles, scope, people_only, confirmation) "
@@ -219,8 +236,9 @@ START_TEST(needs_confirmation_follows_the_declared_policy)
 	/* Per row: the capability, the client (careful-assistant requires confirmation,
 	 * customer-care-assistant does not), confirmed, the write's condition. */
 	wr_expect_app("f f t f f t f f t f t f t t", "policies",
-		      "SELECT string_agg(CASE WHEN fleet.needs_confirmation(g.cap,"
-		      " (SELECT fleet.act_as('marie', g.client)), g.confirmed, g.cond) THEN 't'"
+		      "SELECT string_agg(CASE WHEN fleet.write_asks((g.cap, ('marie', g.client,"
+		      " '{}', 'it_tool', NULL, NULL, NULL, g.confirmed, NULL, NULL, NULL),"
+		      " fleet.act_as('marie', g.client), NULL)::fleet.write_state, g.cond) THEN 't'"
 		      " ELSE 'f' END, ' ' ORDER BY g.n) FROM (VALUES"
 		      " (1, 'it_writes_never', 'careful-assistant', false, true),"
 		      " (2, 'it_writes_never', 'customer-care-assistant', false, false),"
@@ -238,70 +256,76 @@ START_TEST(needs_confirmation_follows_the_declared_policy)
 		      " (14, 'it_writes_none', 'customer-care-assistant', NULL, false))"
 		      " AS g(n, cap, client, confirmed, cond)");
 	/* The condition's default is false. */
-	wr_expect_app("f", "default condition",
-		      "SELECT fleet.needs_confirmation('it_writes_condition',"
-		      " fleet.act_as('marie', 'customer-care-assistant'), false)");
+	wr_expect_app(
+		"f", "default condition",
+		"SELECT fleet.write_asks(('it_writes_condition', " WR_MARIE_CALL ","
+		" fleet.act_as('marie', 'customer-care-assistant'), NULL)::fleet.write_state)");
 }
 END_TEST
 
-/* ---- generic idempotency ------------------------------------------------------------------ */
+/* ---- idempotency: the key claimed by write_begin, kept by write_done ----------------------- */
 
-#define WR_BEGIN "SELECT fleet.write_begin('damage_report', 'marie', 'customer-care-assistant'); "
+/* marie's call of it_tool with key and digest: "outcome result" of write_begin's answer
+ * ("- -" for none: go on), after prologue, in one transaction as the login role. */
 #define WR_CLAIM(key, tool, digest)                                                                \
-	"SELECT state || ' ' || coalesce(result::text, '-') FROM "                                 \
-	"fleet.idempotency_claim('marie', "                                                        \
-	"'" key "', '" tool "', repeat('" digest "', 64))"
+	"SELECT coalesce((w).answer.outcome, '-') || ' ' || coalesce((w).answer.result::text, "    \
+	"'-')"                                                                                     \
+	" FROM fleet.write_begin('damage_report', " WR_CALL("marie", "customer-care-assistant",    \
+							    "{}", tool, "'" key "'", digest,       \
+							    "claim", "false") ") w"
+#define WR_KEEP(key, region, result)                                                               \
+	"SELECT fleet.write_done(fleet.write_begin('damage_report', " WR_CALL(                     \
+		"marie", "customer-care-assistant", "{}", "it_tool", key, "a", "keep",             \
+		"false") "), '" region "', '" result "')"
 
-START_TEST(idempotency_claim_keep_replay_and_conflict)
+START_TEST(the_key_is_claimed_kept_replayed_and_refused_for_another_call)
 {
 	free(wr_super("DELETE FROM fleet.idempotent_calls WHERE idem_key LIKE 'it-writes-k%%'"));
-	wr_expect_app("new -", "a new key", WR_BEGIN WR_CLAIM("it-writes-k1", "it_tool", "a"));
-	/* Kept in the claim's transaction, replayed from then on. */
-	wr_expect_app(
-		"replayed {\"done\": 1}", "kept",
-		WR_BEGIN WR_CLAIM(
-			"it-writes-k1", "it_tool",
-			"a") ";"
-			     " SELECT fleet.idempotency_keep('marie', 'customer-care-assistant',"
-			     " 'it-writes-k1', 'it_tool', repeat('a', 64), 'FR-PAR', '{\"done\": "
-			     "1}');"
-			     " " WR_CLAIM("it-writes-k1", "it_tool", "a"));
+	wr_expect_app("- -", "a new key", WR_CLAIM("it-writes-k1", "it_tool", "a"));
+	/* Kept by write_done in the claim's transaction, replayed from then on. */
+	wr_expect_app("replayed {\"done\": 1}", "kept",
+		      WR_KEEP("'it-writes-k1'", "FR-PAR",
+			      "{\"done\": 1}") "; " WR_CLAIM("it-writes-k1", "it_tool", "a"));
 	wr_expect_app("replayed {\"done\": 1}", "replayed",
-		      WR_BEGIN WR_CLAIM("it-writes-k1", "it_tool", "a"));
-	wr_expect_app("conflict -", "other arguments",
-		      WR_BEGIN WR_CLAIM("it-writes-k1", "it_tool", "b"));
-	wr_expect_app("conflict -", "another tool",
-		      WR_BEGIN WR_CLAIM("it-writes-k1", "it_other", "a"));
-	/* Keys are their subject's: olivia's k1 is new; claiming marie's while acting as
-	 * olivia is refused. */
-	wr_expect_app("new -", "another subject",
-		      "SELECT fleet.write_begin('damage_report', 'olivia', 'ops-assistant');"
-		      " SELECT state || ' -' FROM fleet.idempotency_claim('olivia', 'it-writes-k1',"
-		      " 'it_tool', repeat('a', 64))");
-	char *v = wr_app("SELECT fleet.act_as('olivia', 'ops-assistant'); " WR_CLAIM(
-		"it-writes-k1", "it_tool", "a"));
-	ck_assert_msg(v == NULL, "claimed another subject's key: %s", v);
-	/* No key: new, and nothing kept. */
-	wr_expect_app("new", "no key",
-		      WR_BEGIN
-		      "SELECT fleet.idempotency_keep('marie', 'customer-care-assistant',"
-		      " NULL, 'it_tool', repeat('a', 64), 'FR-PAR', '{}');"
-		      " SELECT state FROM fleet.idempotency_claim('marie', NULL, 'it_tool',"
-		      " repeat('a', 64))");
+		      WR_CLAIM("it-writes-k1", "it_tool", "a"));
+	wr_expect_app("key_conflict -", "other arguments",
+		      WR_CLAIM("it-writes-k1", "it_tool", "b"));
+	wr_expect_app("key_conflict -", "another tool", WR_CLAIM("it-writes-k1", "it_other", "a"));
+	/* Keys are their subject's: olivia's k1 is new. */
+	wr_expect_app("-", "another subject",
+		      "SELECT coalesce((fleet.write_begin('damage_report', " WR_CALL(
+			      "olivia", "ops-assistant", "{}", "it_tool", "'it-writes-k1'", "a",
+			      "claim", "false") ")).answer.outcome, '-')");
+	/* A key kept in a region the caller no longer sees replays as not found. */
+	free(wr_super("UPDATE fleet.idempotent_calls SET region = 'FR-LYO' WHERE subject = 'marie'"
+		      " AND idem_key = 'it-writes-k1'"));
+	wr_expect_app("not_found -", "out of the perimeter",
+		      WR_CLAIM("it-writes-k1", "it_tool", "a"));
+	/* No key: nothing kept. */
+	wr_expect_app("0", "no key",
+		      "BEGIN; " WR_KEEP("NULL", "FR-PAR", "{}") "; SELECT count(*) FROM"
+								" fleet.idempotent_calls WHERE"
+								" recorded_at >= now()");
 	/* Kept only with the write right, in the perimeter. */
 	static const char *const refused[] = {
-		"SELECT fleet.act_as('marie', 'customer-care-assistant'); SELECT"
-		" fleet.idempotency_keep('marie', 'customer-care-assistant', 'it-writes-k2',"
-		" 'it_tool', repeat('a', 64), 'FR-PAR', '{}')",
-		WR_BEGIN "SELECT fleet.idempotency_keep('marie', 'customer-care-assistant',"
-			 " 'it-writes-k3', 'it_tool', repeat('a', 64), 'FR-LYO', '{}')"};
+		"SELECT fleet.write_done(('damage_report', " WR_CALL(
+			"marie", "customer-care-assistant", "{}", "it_tool", "'it-writes-k2'", "a",
+			"keep", "false") ", fleet.act_as('marie', 'customer-care-assistant'),"
+					 " NULL)::fleet.write_state, 'FR-PAR', '{}')",
+		WR_KEEP("'it-writes-k3'", "FR-LYO", "{}")};
 	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
-		v = wr_app("%s", refused[i]);
+		char *v = wr_app("%s", refused[i]);
 		ck_assert_msg(v == NULL, "kept: %s", refused[i]);
 	}
 	char *n = wr_super("SELECT string_agg(subject || ':' || idem_key || ':' || tool, ' ')"
 			   " FROM fleet.idempotent_calls WHERE idem_key LIKE 'it-writes-k%%'");
 	ck_assert_str_eq(n, "marie:it-writes-k1:it_tool");
+	free(n);
+	/* Each stop left its audit row: two replays, two conflicts, one not found. */
+	n = wr_super("SELECT string_agg(outcome || ':' || count, ' ' ORDER BY outcome) FROM"
+		     " (SELECT outcome, count(*) FROM fleet.audit_log WHERE request_id ="
+		     " 'it-writes-claim' AND subject = 'marie' GROUP BY outcome) a");
+	ck_assert_str_eq(n, "conflict:2 not_found:1 replayed:2");
 	free(n);
 }
 END_TEST
@@ -323,8 +347,11 @@ START_TEST(the_key_lock_serializes_two_sessions)
 	PGconn *a = PQconnectdb(it_env("DATABASE_URL")), *b = PQconnectdb(it_env("DATABASE_URL"));
 	ck_assert_int_eq(PQstatus(a), CONNECTION_OK);
 	ck_assert_int_eq(PQstatus(b), CONNECTION_OK);
-	wr_exec(a, "BEGIN; " WR_BEGIN WR_CLAIM("it-writes-race", "it_tool", "a"));
-	ck_assert_int_eq(PQsendQuery(b, WR_BEGIN WR_CLAIM("it-writes-race", "it_tool", "a")), 1);
+	wr_exec(a,
+		"BEGIN; CREATE TEMP TABLE w AS SELECT fleet.write_begin('damage_report', " WR_CALL(
+			"marie", "customer-care-assistant", "{}", "it_tool", "'it-writes-race'",
+			"a", "race", "false") ") AS w");
+	ck_assert_int_eq(PQsendQuery(b, WR_CLAIM("it-writes-race", "it_tool", "a")), 1);
 	/* b waits on the advisory lock a holds (bounded: 10 s). */
 	char *waiting = NULL;
 	for (int poll = 0; poll < 200; poll++) {
@@ -340,9 +367,7 @@ START_TEST(the_key_lock_serializes_two_sessions)
 	free(waiting);
 	ck_assert_int_eq(PQconsumeInput(b), 1);
 	ck_assert_int_eq(PQisBusy(b), 1);
-	wr_exec(a, "SELECT fleet.idempotency_keep('marie', 'customer-care-assistant',"
-		   " 'it-writes-race', 'it_tool', repeat('a', 64), 'FR-PAR', '{\"first\": true}');"
-		   " COMMIT");
+	wr_exec(a, "SELECT fleet.write_done(w, 'FR-PAR', '{\"first\": true}') FROM w; COMMIT");
 	char *got = NULL;
 	for (PGresult *r; (r = PQgetResult(b)) != NULL; PQclear(r))
 		if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
@@ -359,17 +384,18 @@ END_TEST
 /* ---- report_damaged_bike_as -------------------------------------------------------------- */
 
 /* One call of fleet.report_damaged_bike_as as the login role, its request id "it-writes-<id>":
- * "outcome|region|bike_id|status|status_before|open_case_id|report_id|case_id|effect", NULLs
+ * "outcome|region|bike_id|status|report_id|case_id|effect" (the last four of the result), NULLs
  * as "" (new string; "(refused)" when the call raised). key is SQL (NULL or a literal). */
 static char *wr_report(const char *subject, const char *client, const char *args, const char *key,
 		       char digest, const char *id, bool confirmed)
 {
 	char *v = wr_app(
 		"SELECT concat_ws('|', coalesce(outcome, ''), coalesce(region, ''),"
-		" coalesce(bike_id, ''), coalesce(status, ''), coalesce(status_before, ''),"
-		" coalesce(open_case_id, ''), coalesce(report_id, ''), coalesce(case_id, ''),"
-		" coalesce(effect, '')) FROM fleet.report_damaged_bike_as('%s', '%s', '%s',"
-		" 'report_damaged_bike', %s, repeat('%c', 64), 'it-writes-%s', %s)",
+		" coalesce(result->>'bike_id', ''), coalesce(result->>'status', ''),"
+		" coalesce(result->>'report_id', ''), coalesce(result->>'case_id', ''),"
+		" coalesce(effect, '')) FROM fleet.report_damaged_bike_as(('%s', '%s', '%s',"
+		" 'report_damaged_bike', %s, repeat('%c', 64), 'it-writes-%s', %s, NULL, NULL,"
+		" NULL)::fleet.write_call)",
 		subject, client, args, key, digest, id, confirmed ? "true" : "false");
 	return v ? v : mem_strdup("(refused)");
 }
@@ -399,18 +425,17 @@ static const char *wr_field(const char *row, int n, char *out, size_t cap)
 
 START_TEST(report_files_extends_replays_and_refuses_a_reused_key)
 {
-	char key[64], sql_key[80], rep[64], cse[64], open[64];
-	static const char filed[] = "ok|FR-PAR|" WR_BIKE_OK "|unavailable|available|IC-";
+	char key[64], sql_key[80], rep[64], cse[64];
+	static const char filed[] = "ok|FR-PAR|" WR_BIKE_OK "|unavailable|DR-";
 	snprintf(key, sizeof key, "it-writes-report-%d", (int)getpid());
 	snprintf(sql_key, sizeof sql_key, "'%s'", key);
 	/* Filed: a report, the bike unavailable, a new case. */
 	char *first = wr_report("marie", "customer-care-assistant",
 				WR_ARGS(WR_BIKE_OK, "flat_tire"), "NULL", '1', "ok", false);
 	ck_assert_msg(strncmp(first, filed, strlen(filed)) == 0, "%s", first);
-	wr_field(first, 6, rep, sizeof rep);
-	wr_field(first, 7, cse, sizeof cse);
-	ck_assert_msg(strncmp(rep, "DR-", 3) == 0, "%s", first);
-	ck_assert_str_eq(wr_field(first, 5, open, sizeof open), cse); /* its open case now */
+	wr_field(first, 4, rep, sizeof rep);
+	wr_field(first, 5, cse, sizeof cse);
+	ck_assert_msg(strncmp(cse, "IC-", 3) == 0, "%s", first);
 	char *row = wr_super("SELECT concat_ws(',', r.bike_id, r.region, r.case_id, r.issue,"
 			     " r.status_before, r.status_after, r.reported_by, r.reported_via,"
 			     " b.status) FROM fleet.damage_reports r JOIN fleet.bikes b USING"
@@ -427,34 +452,31 @@ START_TEST(report_files_extends_replays_and_refuses_a_reused_key)
 	char *second =
 		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_OK, "brake_failure"),
 			  sql_key, '2', "keyed", false);
-	snprintf(want, sizeof want, "ok|FR-PAR|" WR_BIKE_OK "|unavailable|unavailable|%s|", cse);
-	ck_assert_msg(strncmp(second, want, strlen(want)) == 0, "%s", second);
-	char *at_first = wr_super("SELECT recorded_at FROM fleet.idempotent_calls WHERE"
-				  " idem_key = '%s'",
-				  key);
-	ck_assert_str_ne(at_first, "");
+	wr_field(second, 4, rep, sizeof rep);
+	snprintf(want, sizeof want, "ok|FR-PAR|" WR_BIKE_OK "|unavailable|%s|%s|", rep, cse);
+	ck_assert_str_eq(second, want);
 	char *snap = wr_super(WR_SNAPSHOT);
 	/* The same key and digest: the first result, its time included, nothing written. */
 	char *replay =
 		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_OK, "brake_failure"),
 			  sql_key, '2', "replay", false);
-	wr_field(second, 6, rep, sizeof rep);
-	snprintf(want, sizeof want,
-		 "replayed|FR-PAR|" WR_BIKE_OK "|unavailable|unavailable||%s|%s|", rep, cse);
+	snprintf(want, sizeof want, "replayed|FR-PAR|" WR_BIKE_OK "|unavailable|%s|%s|", rep, cse);
 	ck_assert_str_eq(replay, want);
-	char *rec = wr_app("SELECT recorded_at FROM fleet.report_damaged_bike_as('marie',"
-			   " 'customer-care-assistant', '%s', 'report_damaged_bike', '%s',"
-			   " repeat('2', 64), 'it-writes-replay-at', false)",
+	char *rec = wr_app("SELECT result->>'recorded_at' FROM fleet.report_damaged_bike_as(("
+			   "'marie', 'customer-care-assistant', '%s', 'report_damaged_bike', '%s',"
+			   " repeat('2', 64), 'it-writes-replay-at', false, NULL, NULL,"
+			   " NULL)::fleet.write_call)",
 			   WR_ARGS(WR_BIKE_OK, "brake_failure"), key);
 	char *rec_first = wr_super("SELECT result->>'recorded_at' FROM fleet.idempotent_calls"
 				   " WHERE idem_key = '%s'",
 				   key);
+	ck_assert_str_ne(rec_first, "");
 	ck_assert_str_eq(rec ? rec : "(refused)", rec_first);
 	/* The same key with other arguments: a conflict, nothing written. */
 	char *conflict =
 		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_OK, "flat_tire"),
 			  sql_key, '3', "conflict", false);
-	ck_assert_str_eq(conflict, "key_conflict|FR-PAR|" WR_BIKE_OK "||unavailable||||");
+	ck_assert_str_eq(conflict, "key_conflict||||||");
 	char *snap2 = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(snap, snap2);
 	/* Each outcome left its audit row. */
@@ -473,7 +495,6 @@ START_TEST(report_files_extends_replays_and_refuses_a_reused_key)
 	free(rec);
 	free(replay);
 	free(snap);
-	free(at_first);
 	free(second);
 	free(first);
 }
@@ -488,8 +509,8 @@ START_TEST(report_replays_a_key_the_previous_release_recorded)
 	char *filed =
 		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_LEGACY, "flat_tire"),
 			  "NULL", '1', "legacy-0", false);
-	wr_field(filed, 6, rep, sizeof rep);
-	wr_field(filed, 7, cse, sizeof cse);
+	wr_field(filed, 4, rep, sizeof rep);
+	wr_field(filed, 5, cse, sizeof cse);
 	ck_assert_msg(strncmp(filed, "ok|", 3) == 0, "%s", filed);
 	free(wr_super("INSERT INTO fleet.idempotency_keys (subject, idem_key, tool, args_digest,"
 		      " client_id, region, bike_id, report_id, case_id, status, recorded_at)"
@@ -502,13 +523,13 @@ START_TEST(report_replays_a_key_the_previous_release_recorded)
 	char *again =
 		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_LEGACY, "flat_tire"),
 			  sql_key, 'd', "legacy-1", false);
-	snprintf(want, sizeof want,
-		 "replayed|FR-PAR|" WR_BIKE_LEGACY "|unavailable|unavailable||%s|%s|", rep, cse);
+	snprintf(want, sizeof want, "replayed|FR-PAR|" WR_BIKE_LEGACY "|unavailable|%s|%s|", rep,
+		 cse);
 	ck_assert_str_eq(again, want);
 	char *other =
 		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_LEGACY, "flat_tire"),
 			  sql_key, 'e', "legacy-2", false);
-	ck_assert_str_eq(other, "key_conflict|FR-PAR|" WR_BIKE_LEGACY "||unavailable||||");
+	ck_assert_str_eq(other, "key_conflict||||||");
 	char *snap2 = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(snap, snap2);
 	free(snap2);
@@ -531,7 +552,7 @@ START_TEST(report_refuses_in_the_same_words_and_writes_nothing)
 		char *v = wr_report(forbidden[i][0], forbidden[i][1],
 				    WR_ARGS(WR_BIKE_OK, "flat_tire"), "NULL", '4', "forbidden",
 				    false);
-		ck_assert_msg(strcmp(v, "forbidden||||||||") == 0, "%s via %s: %s", forbidden[i][0],
+		ck_assert_msg(strcmp(v, "forbidden||||||") == 0, "%s via %s: %s", forbidden[i][0],
 			      forbidden[i][1], v);
 		free(v);
 	}
@@ -540,7 +561,7 @@ START_TEST(report_refuses_in_the_same_words_and_writes_nothing)
 			      "NULL", '5', "not-found", false);
 	char *none = wr_report("marie", "customer-care-assistant",
 			       WR_ARGS("VL-999999", "flat_tire"), "NULL", '5', "not-found", false);
-	ck_assert_str_eq(lyo, "not_found||||||||");
+	ck_assert_str_eq(lyo, "not_found||||||");
 	ck_assert_str_eq(none, lyo);
 	/* Arguments of the wrong shape (the server's input schema refuses them first). */
 	static const char *const shapes[] = {"[]", "{\"bikeId\": 4601, \"issue\": \"flat_tire\"}",
@@ -550,7 +571,7 @@ START_TEST(report_refuses_in_the_same_words_and_writes_nothing)
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		char *v = wr_report("marie", "customer-care-assistant", shapes[i], "NULL", '6',
 				    "invalid", false);
-		ck_assert_msg(strcmp(v, "invalid_arguments||||||||") == 0, "%s: %s", shapes[i], v);
+		ck_assert_msg(strcmp(v, "invalid_arguments||||||") == 0, "%s: %s", shapes[i], v);
 		free(v);
 	}
 	char *snap2 = wr_super(WR_SNAPSHOT);
@@ -570,11 +591,11 @@ END_TEST
 
 START_TEST(report_holds_the_case_rules)
 {
-	char args[256], want[256], field[64], cse[64], ops_case[64];
+	char args[256], cse[64], ops_case[64];
 	char *first =
 		wr_report("marie", "customer-care-assistant", WR_ARGS(WR_BIKE_CASE, "chain_broken"),
 			  "NULL", '7', "case-1", false);
-	wr_field(first, 7, cse, sizeof cse);
+	wr_field(first, 5, cse, sizeof cse);
 	ck_assert_msg(strncmp(cse, "IC-", 3) == 0, "%s", first);
 	char *snap = wr_super(WR_SNAPSHOT);
 	/* The case of another bike. */
@@ -583,14 +604,13 @@ START_TEST(report_holds_the_case_rules)
 		 cse);
 	char *other =
 		wr_report("marie", "customer-care-assistant", args, "NULL", '7', "case-2", false);
-	ck_assert_str_eq(wr_field(other, 0, field, sizeof field), "case_other_bike");
-	ck_assert_str_eq(wr_field(other, 2, field, sizeof field), WR_BIKE_ASK);
+	ck_assert_str_eq(other, "case_other_bike|FR-PAR|||||");
 	char *snap2 = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(snap, snap2);
 	/* A case that does not exist, and one marie neither opened nor reported into: alike. */
 	char *ops = wr_report("olivia", "ops-assistant", WR_ARGS(WR_BIKE_OPS, "other"), "NULL", '7',
 			      "case-3", false);
-	wr_field(ops, 7, ops_case, sizeof ops_case);
+	wr_field(ops, 5, ops_case, sizeof ops_case);
 	ck_assert_msg(strncmp(ops, "ok|", 3) == 0, "%s", ops);
 	char *snap_ops = wr_super(WR_SNAPSHOT);
 	snprintf(args, sizeof args,
@@ -602,10 +622,8 @@ START_TEST(report_holds_the_case_rules)
 				  "{\"bikeId\": \"" WR_BIKE_OPS
 				  "\", \"issue\": \"other\", \"caseId\": \"IC-99999999\"}",
 				  "NULL", '7', "case-4", false);
-	snprintf(want, sizeof want, "case_not_found|FR-PAR|" WR_BIKE_OPS "||unavailable|%s|||",
-		 ops_case);
-	ck_assert_str_eq(hidden, want);
-	ck_assert_str_eq(missing, want);
+	ck_assert_str_eq(hidden, "case_not_found|FR-PAR|||||");
+	ck_assert_str_eq(missing, hidden);
 	char *snap_ops2 = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(snap_ops, snap_ops2);
 	/* A closed case. */
@@ -614,7 +632,7 @@ START_TEST(report_holds_the_case_rules)
 		      ops_case));
 	char *snap_closed = wr_super(WR_SNAPSHOT);
 	char *closed = wr_report("olivia", "ops-assistant", args, "NULL", '7', "case-5", false);
-	ck_assert_str_eq(closed, "case_closed|FR-PAR|" WR_BIKE_OPS "||unavailable||||");
+	ck_assert_str_eq(closed, "case_closed|FR-PAR|||||");
 	char *after = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(after, snap_closed);
 	char *audit = wr_super("SELECT string_agg(detail, ' ' ORDER BY audit_id) FROM"
@@ -642,32 +660,32 @@ START_TEST(report_asks_first_saying_what_it_would_do)
 	char *snap = wr_super(WR_SNAPSHOT);
 	char *ask = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_ASK, "flat_tire"),
 			      "NULL", '8', "ask-1", false);
-	ck_assert_str_eq(ask, "confirmation_required|FR-PAR|" WR_BIKE_ASK "|unavailable|available"
-			      "||||File a damage report \"flat tire\" on bike " WR_BIKE_ASK
-			      " (Paris)? The bike becomes unavailable (it is available now), and a"
-			      " new investigation case is opened.");
+	ck_assert_str_eq(ask,
+			 "confirmation_required|FR-PAR|||||File a damage report \"flat tire\""
+			 " on bike " WR_BIKE_ASK " (Paris)? The bike becomes unavailable (it is"
+			 " available now), and a new investigation case is opened.");
 	char *repair = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_REPAIR, "other"),
 				 "NULL", '8', "ask-2", false);
 	ck_assert_str_eq(repair,
-			 "confirmation_required|FR-PAR|" WR_BIKE_REPAIR "|in_repair|in_repair"
-			 "||||File a damage report \"other\" on bike " WR_BIKE_REPAIR
-			 " (Paris)? The bike stays in repair, and a new investigation case is"
-			 " opened.");
+			 "confirmation_required|FR-PAR|||||File a damage report \"other\""
+			 " on bike " WR_BIKE_REPAIR " (Paris)? The bike stays in repair, and a"
+			 " new investigation case is opened.");
 	char *snap2 = wr_super(WR_SNAPSHOT);
 	ck_assert_str_eq(snap, snap2);
 	/* Confirmed: filed; asked again, the question names the open case. */
 	char *done = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_ASK, "flat_tire"),
 			       "NULL", '8', "ask-3", true);
 	char cse[64], want[512];
-	wr_field(done, 7, cse, sizeof cse);
+	wr_field(done, 5, cse, sizeof cse);
 	ck_assert_msg(strncmp(done, "ok|", 3) == 0 && strncmp(cse, "IC-", 3) == 0, "%s", done);
 	char *again = wr_report("marie", "careful-assistant", WR_ARGS(WR_BIKE_ASK, "frame_damage"),
 				"NULL", '8', "ask-4", false);
 	snprintf(want, sizeof want,
-		 "confirmation_required|FR-PAR|" WR_BIKE_ASK "|unavailable|unavailable|%s|||File"
-		 " a damage report \"frame damage\" on bike " WR_BIKE_ASK " (Paris)? The bike stays"
-		 " unavailable, and the report is added to case %s, which is open.",
-		 cse, cse);
+		 "confirmation_required|FR-PAR|||||File a damage report \"frame damage\" on "
+		 "bike " WR_BIKE_ASK
+		 " (Paris)? The bike stays unavailable, and the report is added to"
+		 " case %s, which is open.",
+		 cse);
 	ck_assert_str_eq(again, want);
 	char *audit = wr_super("SELECT string_agg(outcome, ' ' ORDER BY audit_id) FROM"
 			       " fleet.audit_log WHERE request_id LIKE 'it-writes-ask-%%'");
@@ -800,8 +818,8 @@ CHECK_SUITE(writes)
 	tcase_add_checked_fixture(tc, wr_setup, NULL);
 	tcase_add_test(tc, may_use_follows_roles_people_and_the_client_right);
 	tcase_add_test(tc, write_begin_fixes_the_right_the_write_policies_require);
-	tcase_add_test(tc, needs_confirmation_follows_the_declared_policy);
-	tcase_add_test(tc, idempotency_claim_keep_replay_and_conflict);
+	tcase_add_test(tc, write_asks_follows_the_declared_policy);
+	tcase_add_test(tc, the_key_is_claimed_kept_replayed_and_refused_for_another_call);
 	tcase_add_test(tc, the_key_lock_serializes_two_sessions);
 	tcase_add_test(tc, report_files_extends_replays_and_refuses_a_reused_key);
 	tcase_add_test(tc, report_replays_a_key_the_previous_release_recorded);

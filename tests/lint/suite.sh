@@ -122,11 +122,11 @@ case_ "a protocol header over 200 lines fails" 1 \
 case_ "a product row that skips schema checking fails" 1 \
   "server/capabilities/cases.c:2: schema_listed_only" \
   server/capabilities/cases.c 'static const struct tool_desc t = {.schema_listed_only = true};'
-case_ "the generated schemas header outside capabilities fails" 1 \
-  "server/protocol/mcp.c:5: forbidden include of generated gen/schemas.h" \
-  server/protocol/mcp.c '#include "gen/schemas.h"'
-case_ "the generated schemas header in a capability passes" 0 "0 forbidden includes" \
-  server/capabilities/cases.c '#include "gen/schemas.h"'
+case_ "the generated capabilities header outside capabilities fails" 1 \
+  "server/protocol/mcp.c:5: forbidden include of generated gen/capabilities.h" \
+  server/protocol/mcp.c '#include "gen/capabilities.h"'
+case_ "the generated capabilities header in a capability passes" 0 "0 forbidden includes" \
+  server/capabilities/cases.c '#include "gen/capabilities.h"'
 case_ "the generated schema version in domain/pg/ passes" 0 "0 forbidden includes" \
   domain/pg/db.c '#include "gen/schema_version.h"'
 case_ "the generated schema version outside domain/pg/ fails: migrate.h's function says it" 1 \
@@ -253,6 +253,44 @@ stale_case "stale.py: a Python docstring citing a file that is gone fails" 1 \
 stale_case "stale.py: an SQL comment citing a function file that is gone fails" 1 \
   "migrations/0001_a.sql:3: cites migrations/functions/fleet.x.sql, which does not exist" \
   migrations/0001_a.sql 'SELECT 1; -- migrations/functions/fleet.x.sql'
+# The one recipe for adding a capability (scripts/recipe.py): the tree's says what make
+# new-capability writes and runs, and the pages about adding one link to it; a recipe that
+# forgets a file the scaffold writes, names one it does not, or a page that lost its link, fails.
+recipe="$(cd "$(dirname "$0")/../.." && pwd)/scripts/recipe.py"
+if python3 "$recipe" >"$t/recipe.out" 2>&1; then ok "the recipe says what make new-capability writes and runs; the pages link to it"
+else sed 's/^/# /' "$t/recipe.out"; nok "the recipe and make new-capability disagree (make lint says where)"; fi
+rc_tree() { # rc_tree DIR: the files recipe.py reads, copied from the tree
+  local f
+  for f in server/capabilities/README.md scripts/new-capability.sh docs/contributing.md server/README.md \
+    docs/architecture.md docs/capabilities.md; do
+    mkdir -p "$1/$(dirname "$f")" && cp "$(dirname "$recipe")/../$f" "$1/$f"
+  done
+}
+d=$(mktemp -d "$t/recipe.XXXXXX") && rc_tree "$d"
+sed -i '/^- `migrations\/NNNN_NAME.sql`: the table it writes/,/fleet.current_may_report()`.$/d' "$d/server/capabilities/README.md"
+verdict "recipe.py: a recipe that forgets a file the scaffold writes fails, naming it" 1 \
+  '"## Adding a write" does not say that it writes migrations/NNNN_NAME.sql' python3 "$recipe" --root "$d"
+d=$(mktemp -d "$t/recipe.XXXXXX") && rc_tree "$d"
+sed -i 's|^make e2e FILE=NAME$|make e2e FILE=modern-client|' "$d/server/capabilities/README.md"
+verdict "recipe.py: a recipe whose commands are not the scaffold's fails" 1 \
+  "make new-capability says to run" python3 "$recipe" --root "$d"
+d=$(mktemp -d "$t/recipe.XXXXXX") && rc_tree "$d"
+sed -i 's|\](\.\./server/capabilities/README.md)|](../server/README.md)|' "$d/docs/contributing.md"
+verdict "recipe.py: a page about adding a capability that does not link to the recipe fails" 1 \
+  "docs/contributing.md: adding a capability is server/capabilities/README.md's: link to it" \
+  python3 "$recipe" --root "$d"
+stale_case "stale.py: the recipe before the declarations (a capability's schema files) fails" 1 \
+  "docs/a.txt:2: says \"capabilities/schem""as/\", which is gone: a tool's schemas are in its declaration" \
+  docs/a.txt 'Its schemas live in server/capabilities/schem''as/NAME.input.json.'
+# The tree's own .gitignore hides only what the build and runs write: a citation of a file of a
+# folder merely named like the build's (tests/build/) that does not exist is found, not excused
+# as made (it was, when build/ hid every folder of that name).
+d=$(mktemp -d "$t/stale.XXXXXX")
+planted "$d" "$st" Makefile '# tests/build/suite.sh checks it'
+cp "$(dirname "$stale")/../.gitignore" "$d/.gitignore"
+mkdir -p "$d/tests" && echo '# tests/' >"$d/tests/README.md"
+verdict "stale.py: with the tree's .gitignore, a missing tests/build/suite.sh is named" 1 \
+  "Makefile:2: cites tests/build/suite.sh, which does not exist" python3 "$stale" --root "$d"
 # A retired phrase (the audit's former mechanism; written in two pieces here, or this very file
 # would say it) fails in docs, code and metric help alike, and is history in bench/RESULTS.md.
 stale_case "stale.py: a doc describing the audit's former mechanism fails, saying what is true now" 1 \

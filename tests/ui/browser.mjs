@@ -84,15 +84,17 @@ const OPS = psql("SELECT name FROM fleet.client_apps WHERE client_id = 'ops-assi
 // One step of a case's workflow taken straight through its write function (what the tools call),
 // as `who` via their application (marie's customer-care-assistant, the others' ops-assistant),
 // confirmed: what other people or devices do meanwhile. Its outcome.
-const sqlStep = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as(${quote(who)}, ${quote(who === "marie" ? "customer-care-assistant" : "ops-assistant")},
-  ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), ${quote("ui-" + tool)}, true)`);
+const sqlStep = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as((${quote(who)}, ${quote(who === "marie" ? "customer-care-assistant" : "ops-assistant")},
+  ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), ${quote("ui-" + tool)}, true,
+  ${quote(args.caseId)}, NULL, NULL)::fleet.write_call)`);
 // Another bike of FR-PAR, available and without a case, for a test of its own: its id, and the
 // case a report by marie opened for it.
 function freshCase(issue = "frame_damage") {
   const bike = psql(`SELECT bike_id FROM fleet.bikes b WHERE region = 'FR-PAR' AND status = 'available' AND bike_id <> ${quote(BIKE)}
     AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id) ORDER BY bike_id DESC LIMIT 1`);
-  const kase = psql(`SELECT case_id FROM fleet.report_damaged_bike_as('marie', 'customer-care-assistant',
-    ${quote(JSON.stringify({ bikeId: bike, issue }))}::jsonb, 'report_damaged_bike', NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), 'ui-report', false)`);
+  const kase = psql(`SELECT result ->> 'case_id' FROM fleet.report_damaged_bike_as(('marie', 'customer-care-assistant',
+    ${quote(JSON.stringify({ bikeId: bike, issue }))}::jsonb, 'report_damaged_bike', NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), 'ui-report', false,
+    ${quote(bike)}, NULL, NULL)::fleet.write_call)`);
   assert(/^VL-\d+$/.test(bike) && /^IC-\d+$/.test(kase), `a fresh case: ${bike} ${kase}`);
   return { bike, kase };
 }

@@ -131,7 +131,11 @@ START_TEST(unsupported_keywords_are_refused)
 		{"{\"properties\":{\"a\":{\"type\":\"string\",\"const\":\"x\"}}}",
 		 "/properties/a/const"},
 		{"{\"items\":{\"uniqueItems\":true}}", "/items/uniqueItems"},
-		{"{\"additionalProperties\":{\"type\":\"string\"}}", "/additionalProperties"},
+		{"{\"additionalProperties\":true}", "/additionalProperties"},
+		{"{\"$ref\":\"#/$defs/none\",\"$defs\":{\"some\":{}}}", "/$ref"},
+		{"{\"$ref\":\"https://example.org/s.json\"}", "/$ref"},
+		{"{\"items\":{\"$defs\":{\"a\":{}}}}", "/items/$defs"},
+		{"{\"minItems\":1.5}", "/minItems"},
 		{"{\"type\":\"text\"}", "/type"},
 		{"{\"pattern\":\"(\"}", "/pattern"},
 		{"{\"maxLength\":-1}", "/maxLength"},
@@ -181,6 +185,56 @@ START_TEST(items_are_validated)
 }
 END_TEST
 
+/* The keywords the declarations' own schema uses: $ref into $defs, additionalProperties as the
+ * schema of the other members, minItems and maxItems; and a document's messages, by path. */
+START_TEST(refs_members_and_documents)
+{
+	json_t *s = json_loads(
+		"{\"type\":\"object\",\"$defs\":{\"word\":{\"type\":\"string\",\"pattern\":"
+		"\"^[a-z]+$\"}},\"properties\":{\"roles\":{\"type\":\"array\",\"minItems\":1,"
+		"\"maxItems\":2,\"items\":{\"$ref\":\"#/$defs/word\"}},\"words\":{\"type\":"
+		"\"object\",\"additionalProperties\":{\"$ref\":\"#/$defs/word\"}}},"
+		"\"required\":[\"roles\"],\"additionalProperties\":false}",
+		0, NULL);
+	char msg[256];
+	ck_assert_msg(schema_check(s, msg, sizeof msg), "%s", msg);
+	struct schema_set *ss = schema_set_new();
+	ck_assert_int_eq(schema_set_add(ss, s), 0);
+	static const char *const cases[][2] = {
+		{"{\"roles\":[\"a\"],\"words\":{\"x\":\"b\"}}", NULL},
+		{"{\"roles\":[]}", "roles: must have at least 1 item, not 0."},
+		{"{\"roles\":[\"a\",\"b\",\"c\"]}", "roles: must have at most 2 items, not 3."},
+		{"{\"roles\":[\"a\",\"B\"]}", "roles[1]: does not have the expected form"},
+		{"{\"roles\":[\"a\"],\"words\":{\"x\":7}}", "words.x: must be of type string"},
+		{"{\"roles\":[\"a\"],\"colour\":1}",
+		 "top level: unknown field \"colour\" (known: roles, words)"},
+		{"{}", "top level: \"roles\" is missing"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_t *v = json_loads(cases[i][0], 0, NULL);
+		bool ok = schema_validate_document(ss, s, v, msg, sizeof msg);
+		ck_assert_msg(ok == !cases[i][1], "%s: %s", cases[i][0], ok ? "accepted" : msg);
+		ck_assert_msg(ok || strstr(msg, cases[i][1]), "%s: %s", cases[i][0], msg);
+		json_decref(v);
+	}
+	/* A tool's arguments keep their own words. */
+	json_t *v = json_loads("{\"roles\":[\"a\"],\"colour\":1}", 0, NULL);
+	ck_assert(!schema_validate(ss, s, v, msg, sizeof msg));
+	ck_assert_str_eq(msg, "Unexpected argument 'colour': this tool does not take it.");
+	json_decref(v);
+	/* A $ref that refers to itself ends at the depth limit, refused, never a loop. */
+	json_t *loop = json_loads("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/a\"}},\"$ref\":"
+				  "\"#/$defs/a\"}",
+				  0, NULL);
+	ck_assert_msg(schema_check(loop, msg, sizeof msg), "%s", msg);
+	ck_assert(!schema_validate(ss, loop, s, msg, sizeof msg));
+	ck_assert_ptr_nonnull(strstr(msg, "nested too deeply"));
+	json_decref(loop);
+	schema_set_free(ss);
+	json_decref(s);
+}
+END_TEST
+
 CHECK_SUITE(schema)
 {
 	Suite *s = suite_create("schema");
@@ -192,6 +246,7 @@ CHECK_SUITE(schema)
 	tcase_add_test(tc, registered_schemas_are_supported);
 	tcase_add_test(tc, unsupported_keywords_are_refused);
 	tcase_add_test(tc, items_are_validated);
+	tcase_add_test(tc, refs_members_and_documents);
 	suite_add_tcase(s, tc);
 	return s;
 }

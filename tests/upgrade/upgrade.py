@@ -236,7 +236,7 @@ def main(tmp, prev):
            f'on whichever instance each half reached' + (f'; not: {lost[:3]}' if lost else ''))
         doubled = {k: v for k, v in by.items() if len(v) > 1}
         # A key lives in fleet.idempotent_calls, or in fleet.idempotency_keys when the previous
-        # release's text recorded it while this release migrated (fleet.idempotency_claim reads both).
+        # release's text recorded it while this release migrated (fleet.write_begin reads both).
         keys = C.sql(owner_url, "SELECT count(*) FROM (SELECT idem_key FROM fleet.idempotent_calls WHERE subject = 'marie' AND idem_key LIKE 'up-%' "
                      "UNION SELECT idem_key FROM fleet.idempotency_keys WHERE subject = 'marie' AND idem_key LIKE 'up-%') k")
         ok(not doubled and int(keys[0][0]) == len([k for k in by if k.startswith('up-')]),
