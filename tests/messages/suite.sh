@@ -78,7 +78,7 @@ if [[ -n ${DATABASE_URL:-} ]]; then
     check "$subject via $client may not report: the refusal names that condition only ($text)" \
       test -n "$(grep -F "not permitted to report damage: $want. Nothing" <<<"$text")"
   done <<'CASES'
-dev|customer-care-assistant|your role is viewer, and reporting damage needs customer_care or fleet_operator
+dev|customer-care-assistant|your role is viewer, and reporting damage is open to these roles only: customer_care, fleet_operator
 marie|developer-ide|this application is not authorised for reporting damage
 fleet-sync|customer-care-assistant|you are registered as a machine, and reporting damage is open to people acting in person only
 marie|no-such-app|you or this application are not registered, or no longer active
