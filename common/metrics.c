@@ -172,6 +172,18 @@ const struct metrics_family metrics_mcp_duration = {
 	8,
 	{"mcp_method_name", "gen_ai_tool_name", "gen_ai_prompt_name", "gen_ai_operation_name",
 	 "error_type", "rpc_response_status_code", "network_transport", "mcp_protocol_version"}};
+/* http.client.request.duration: the bucket bounds the HTTP semantic conventions advise. */
+static const double metrics_http_client_bounds[METRICS_MAX_BUCKETS] = {
+	0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10};
+const struct metrics_family metrics_http_client_seconds = {
+	"http_client_request_duration_seconds",
+	"Duration of this server's own HTTP requests (the identity provider's metadata, key set "
+	"and token introspection), from the transfer's start to its end (OpenTelemetry's "
+	"http.client.request.duration)",
+	METRICS_HISTOGRAM,
+	5,
+	{"http_request_method", "server_address", "server_port", "http_response_status_code",
+	 "error_type"}};
 const struct metrics_family metrics_spans_processed = {
 	"otel_sdk_processor_span_processed_total",
 	"Spans handed to the exporter (error_type empty) or dropped before it: queue_full (the "
@@ -197,31 +209,34 @@ const struct metrics_family metrics_span_queue_capacity = {
 
 /* Every family, in the order /metrics shows them. */
 static const struct metrics_family *const metrics_families[] = {
-	&metrics_build_info,       &metrics_requests,
-	&metrics_request_seconds,  &metrics_db_busy,
-	&metrics_db_connections,   &metrics_db_waits,
-	&metrics_db_errors,        &metrics_token_validations,
-	&metrics_token_cache,      &metrics_listen_streams,
-	&metrics_rate_limited,     &metrics_rate_limited_client,
-	&metrics_rate_store_calls, &metrics_rate_fallback,
-	&metrics_connections_cut,  &metrics_ready,
-	&metrics_audit_batches,    &metrics_drain_started,
-	&metrics_drain_limit,      &metrics_http_shed,
-	&metrics_reads_alone,      &metrics_mcp_duration,
-	&metrics_spans_processed,  &metrics_spans_exported,
-	&metrics_span_queue_size,  &metrics_span_queue_capacity,
-	&metrics_rights_cache,     &metrics_rights_changes,
+	&metrics_build_info,          &metrics_requests,
+	&metrics_request_seconds,     &metrics_db_busy,
+	&metrics_db_connections,      &metrics_db_waits,
+	&metrics_db_errors,           &metrics_token_validations,
+	&metrics_token_cache,         &metrics_listen_streams,
+	&metrics_rate_limited,        &metrics_rate_limited_client,
+	&metrics_rate_store_calls,    &metrics_rate_fallback,
+	&metrics_connections_cut,     &metrics_ready,
+	&metrics_audit_batches,       &metrics_drain_started,
+	&metrics_drain_limit,         &metrics_http_shed,
+	&metrics_reads_alone,         &metrics_mcp_duration,
+	&metrics_http_client_seconds, &metrics_spans_processed,
+	&metrics_spans_exported,      &metrics_span_queue_size,
+	&metrics_span_queue_capacity, &metrics_rights_cache,
+	&metrics_rights_changes,
 };
 
 /* Upper bounds of every latency histogram, seconds. */
 static const double metrics_bounds[METRICS_MAX_BUCKETS] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-/* A histogram's upper bounds: the conventions' for mcp.server.operation.duration, else the
- * latency bounds above. */
+/* A histogram's upper bounds: the conventions' for mcp.server.operation.duration and
+ * http.client.request.duration, else the latency bounds above. */
 static const double *metrics_bounds_of(const struct metrics_family *f)
 {
-	return f == &metrics_mcp_duration ? metrics_mcp_bounds : metrics_bounds;
+	return f == &metrics_mcp_duration          ? metrics_mcp_bounds
+	       : f == &metrics_http_client_seconds ? metrics_http_client_bounds
+						   : metrics_bounds;
 }
 
 enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_READY };

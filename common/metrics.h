@@ -64,12 +64,15 @@ extern const struct metrics_family metrics_drain_limit;   /* gauge: BIKAROO_DRAI
 extern const struct metrics_family metrics_build_info;    /* gauge [version revision] */
 /* OpenTelemetry's names (semantic conventions), as its Prometheus exporter writes them. */
 extern const struct metrics_family
-	metrics_mcp_duration;                                   /* histogram mcp.server.operation.
-								   duration [mcp_method_name
-								   gen_ai_tool_name gen_ai_prompt_name
-								   gen_ai_operation_name error_type
-								   rpc_response_status_code
-								   network_transport mcp_protocol_version] */
+	metrics_mcp_duration; /* histogram mcp.server.operation.
+				 duration [mcp_method_name
+				 gen_ai_tool_name gen_ai_prompt_name
+				 gen_ai_operation_name error_type
+				 rpc_response_status_code
+				 network_transport mcp_protocol_version] */
+/* Histogram http.client.request.duration, the requests to the identity provider:
+ * [http_request_method server_address server_port http_response_status_code error_type]. */
+extern const struct metrics_family metrics_http_client_seconds;
 extern const struct metrics_family metrics_spans_processed;     /* [error_type] */
 extern const struct metrics_family metrics_spans_exported;      /* [error_type] */
 extern const struct metrics_family metrics_span_queue_size;     /* gauge */

@@ -51,6 +51,9 @@ struct trace_span {
 	uint16_t name_off, name_len, state_off, state_len, status_off, status_len;
 	uint16_t nattrs, nlinks, text_len;
 	uint32_t dropped_attrs, dropped_links;
+	/* Children ended before this span's place in its trace was known (trace_keep): sent, moved
+	 * and freed with it. */
+	struct trace_span *kept, *kept_next;
 	struct trace_attr attrs[TRACE_ATTRS_MAX];
 	struct trace_link links[TRACE_LINKS_MAX];
 	char text[TRACE_TEXT_MAX];

@@ -314,20 +314,73 @@ struct trace_span *trace_child(const struct trace_span *parent, const char *name
 		.name = name, .kind = kind, .start_ns = start_ns, .parent = parent});
 }
 
+/* Sets s's end (0: now), never before its start. */
+static void trace_stamp_end(struct trace_span *s, int64_t end_ns)
+{
+	s->end_ns = end_ns ? end_ns : trace_now_ns();
+	if (s->end_ns < s->start_ns)
+		s->end_ns = s->start_ns;
+}
+
 void trace_end(struct trace_span *s, int64_t end_ns)
 {
 	if (!s)
 		return;
-	s->end_ns = end_ns ? end_ns : trace_now_ns();
-	if (s->end_ns < s->start_ns)
-		s->end_ns = s->start_ns;
+	trace_stamp_end(s, end_ns);
+	/* The exporter owns a span once pushed: the chain is read before. */
+	for (struct trace_span *k = s->kept, *next; k; k = next) {
+		next = k->kept_next;
+		if (!otlp_push(k))
+			free(k);
+	}
 	if (!otlp_push(s))
 		free(s);
 }
 
 void trace_discard(struct trace_span *s)
 {
+	if (!s)
+		return;
+	for (struct trace_span *k = s->kept, *next; k; k = next) {
+		next = k->kept_next;
+		free(k);
+	}
 	free(s);
+}
+
+void trace_keep(struct trace_span *parent, struct trace_span *child, int64_t end_ns)
+{
+	if (!child)
+		return;
+	if (!parent) {
+		trace_end(child, end_ns);
+		return;
+	}
+	trace_stamp_end(child, end_ns);
+	child->kept_next = parent->kept;
+	parent->kept = child;
+}
+
+void trace_move(struct trace_span *s, const struct trace_span *parent)
+{
+	if (!s || !parent)
+		return;
+	bool same = memcmp(s->ctx.trace_id, parent->ctx.trace_id, 16) == 0;
+	for (struct trace_span *k = s->kept; k; k = k->kept_next) {
+		if (same)
+			continue;
+		memcpy(k->parent_id, s->parent_id, 8);
+		k->has_parent = s->has_parent;
+		k->parent_remote = s->parent_remote;
+		(void)trace_link(s, &k->ctx, "moved");
+	}
+	if (!same) /* tracestate is the trace's */
+		trace_text(s, parent->text + parent->state_off, parent->state_len, &s->state_off,
+			   &s->state_len);
+	memcpy(s->ctx.trace_id, parent->ctx.trace_id, 16);
+	memcpy(s->parent_id, parent->ctx.span_id, 8);
+	s->has_parent = true;
+	s->parent_remote = false;
 }
 
 /* The next attribute of s, or NULL (counted as dropped) when it has no room. */

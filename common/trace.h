@@ -96,8 +96,17 @@ struct trace_span *trace_child(const struct trace_span *parent, const char *name
 	__attribute__((warn_unused_result));
 /* Ends s at end_ns (0: now) and hands it to the exporter: s is gone after. */
 void trace_end(struct trace_span *s, int64_t end_ns);
-/* Frees s without exporting it. */
+/* Frees s without exporting it (and the children it kept). */
 void trace_discard(struct trace_span *s);
+/* Ends child (begun under parent) at end_ns (0: now) and keeps it with parent: it is sent when
+ * parent is, moved with it (trace_move), freed with it. For work done under a span whose parent
+ * is not known yet. parent NULL: trace_end(child). */
+void trace_keep(struct trace_span *parent, struct trace_span *child, int64_t end_ns);
+/* Moves s (begun on its own) under parent (NULL: s stays where it is), into parent's trace. The
+ * children s kept follow it when they were in that trace already; else they stay in theirs,
+ * under s's former parent, and s links to each (relation "moved"): their contexts, given out
+ * when they began, stay true. */
+void trace_move(struct trace_span *s, const struct trace_span *parent);
 
 /* Attributes: key is a static string (the conventions' name); a string value is copied, cut to
  * the room left. Past TRACE_ATTRS_MAX they are counted as dropped. */

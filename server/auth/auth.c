@@ -20,6 +20,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "fetch.h"
 #include "jwt.h"
 #include "scopes.h"
@@ -47,6 +48,7 @@ struct auth_once {
 	bool running;
 	unsigned long round; /* fetches ended */
 	struct task_cond landed;
+	struct trace_ctx span; /* of the last fetch's span (invalid: not recorded) */
 };
 
 /* An introspection under way, and its verdict for the calls that present the same token. */
@@ -308,7 +310,8 @@ static bool auth_actor_from(const json_t *claims, const unsigned char d[TOKCACHE
 /* ---- one fetch per purpose ------------------------------------------------------------------ */
 
 /* With auth.lock held: true when the caller is to run o's fetch (auth_once_end once it ended);
- * false when one was under way: the caller waited for its end (the lock held again). */
+ * false when one was under way: the caller waited for its end (the lock held again), and the
+ * span it runs in links to that fetch's (its trace shows what it waited for). */
 static bool auth_once_begin(struct auth_once *o)
 {
 	if (!o->running) {
@@ -317,12 +320,15 @@ static bool auth_once_begin(struct auth_once *o)
 	}
 	for (unsigned long r = o->round; o->round == r;)
 		task_cond_wait(&o->landed, &auth.lock);
+	(void)trace_link(trace_current(), &o->span, "waited");
 	return false;
 }
 
-/* With auth.lock held: o's fetch ended; the calls that waited for it go on. */
-static void auth_once_end(struct auth_once *o)
+/* With auth.lock held: o's fetch ended (span: its span's context); the calls that waited for
+ * it go on. */
+static void auth_once_end(struct auth_once *o, const struct trace_ctx *span)
 {
+	o->span = *span;
 	o->running = false;
 	o->round++;
 	task_cond_broadcast(&o->landed);
@@ -331,8 +337,9 @@ static void auth_once_end(struct auth_once *o)
 /* ---- discovery and keys ----------------------------------------------------------------- */
 
 /* Fetches the issuer's metadata (RFC 8414, then OpenID Connect discovery) and sets
- * *jwks_uri and *introspection (new strings, may stay NULL). Runs without the lock. */
-static enum auth_status auth_discover(char **jwks_uri, char **introspection)
+ * *jwks_uri and *introspection (new strings, may stay NULL); *span: its last fetch's. Runs
+ * without the lock. */
+static enum auth_status auth_discover(char **jwks_uri, char **introspection, struct trace_ctx *span)
 {
 	char *origin = NULL, *path = NULL;
 	if (!auth_split_url(auth.issuer, &origin, &path))
@@ -346,8 +353,10 @@ static enum auth_status auth_discover(char **jwks_uri, char **introspection)
 	for (size_t i = 0; i < 3 && urls[i] && st != AUTH_OK; i++) {
 		char *body = NULL;
 		long code = 0;
+		struct fetch_note note = {.purpose = "metadata"};
 		enum fetch_status fs =
-			fetch_http(&auth.fetch, urls[i], NULL, NULL, NULL, &body, &code);
+			fetch_http(&auth.fetch, urls[i], NULL, NULL, NULL, &note, &body, &code);
+		*span = note.span;
 		if (fs != FETCH_OK) {
 			log_warn("issuer metadata %s: %s", urls[i],
 				 fs == FETCH_HTTP_ERROR ? "not found" : "unavailable");
@@ -387,14 +396,15 @@ static char *auth_endpoint(bool jwks)
 	if (!auth.discovered && auth_once_begin(&auth.meta_once)) {
 		pthread_mutex_unlock(&auth.lock);
 		char *ju = NULL, *iu = NULL;
-		enum auth_status st = auth_discover(&ju, &iu);
+		struct trace_ctx span = {0};
+		enum auth_status st = auth_discover(&ju, &iu, &span);
 		pthread_mutex_lock(&auth.lock);
 		if (st == AUTH_OK) {
 			auth.jwks_uri = ju;
 			auth.introspection_uri = iu;
 			auth.discovered = true;
 		}
-		auth_once_end(&auth.meta_once);
+		auth_once_end(&auth.meta_once, &span);
 	}
 	const char *uri = jwks ? auth.jwks_uri : auth.introspection_uri;
 	char *out = uri ? mem_strdup(uri) : NULL;
@@ -405,8 +415,9 @@ static char *auth_endpoint(bool jwks)
 	return out;
 }
 
-/* Fetches the key set (its URI discovered the first time); runs without the lock. */
-static struct jwt_keyset *auth_fetch_keys(void)
+/* Fetches the key set (its URI discovered the first time); *span: its fetch's. Runs without
+ * the lock. */
+static struct jwt_keyset *auth_fetch_keys(struct trace_ctx *span)
 {
 	char *uri = auth_endpoint(true);
 	if (!uri)
@@ -414,7 +425,9 @@ static struct jwt_keyset *auth_fetch_keys(void)
 	char *body = NULL;
 	long code = 0;
 	struct jwt_keyset *ks = NULL;
-	enum fetch_status fs = fetch_http(&auth.fetch, uri, NULL, NULL, NULL, &body, &code);
+	struct fetch_note note = {.purpose = "keys"};
+	enum fetch_status fs = fetch_http(&auth.fetch, uri, NULL, NULL, NULL, &note, &body, &code);
+	*span = note.span;
 	if (fs != FETCH_OK || jwt_keyset_parse(body, strlen(body), &ks) != JWT_OK ||
 	    !jwt_keyset_size(ks)) {
 		log_error("cannot fetch a usable key set from the issuer's jwks_uri");
@@ -450,7 +463,8 @@ static enum auth_status auth_keys_get(bool refresh, bool wait, struct auth_keys 
 	if (fetch && auth_once_begin(&auth.keys_once)) {
 		auth.last_attempt = now;
 		pthread_mutex_unlock(&auth.lock);
-		struct jwt_keyset *ks = auth_fetch_keys(); /* no lock held */
+		struct trace_ctx span = {0};
+		struct jwt_keyset *ks = auth_fetch_keys(&span); /* no lock held */
 		pthread_mutex_lock(&auth.lock);
 		if (ks) {
 			k = mem_calloc(1, sizeof *k);
@@ -462,7 +476,7 @@ static enum auth_status auth_keys_get(bool refresh, bool wait, struct auth_keys 
 			atomic_store(&auth.keys_gen, k->gen);
 		}
 		auth.keys_failed = ks == NULL;
-		auth_once_end(&auth.keys_once);
+		auth_once_end(&auth.keys_once, &span);
 	}
 	if (auth.keys) {
 		auth.keys->refs++;
@@ -550,10 +564,11 @@ static void auth_introspection_down(void)
 }
 
 /* Asks the issuer about the token whose digest is d (RFC 7662) and caches its answer; the
- * verdict in *out and *why. Without the lock. */
+ * verdict in *out and *why, its fetch's span in *span. Without the lock. */
 static enum auth_status auth_introspect(const char *token, size_t len,
 					const unsigned char d[TOKCACHE_DIGEST],
-					struct fleet_actor *out, const char **why)
+					struct fleet_actor *out, const char **why,
+					struct trace_ctx *span)
 {
 	char *uri = auth_endpoint(false);
 	if (!uri) {
@@ -566,8 +581,10 @@ static enum auth_status auth_introspect(const char *token, size_t len,
 	char *form = mem_printf("token=%s&token_type_hint=access_token", enc);
 	char *body = NULL;
 	long code = 0;
+	struct fetch_note note = {.purpose = "introspection"};
 	enum fetch_status fs = fetch_http(&auth.fetch, uri, form, auth.client_id,
-					  auth.client_secret, &body, &code);
+					  auth.client_secret, &note, &body, &code);
+	*span = note.span;
 	memset(tok, 0, len);
 	memset(enc, 0, strlen(enc));
 	memset(form, 0, strlen(form));
@@ -684,7 +701,8 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 	auth.nflights++;
 	pthread_mutex_unlock(&auth.lock);
 
-	st = auth_introspect(token, len, d, out, why); /* no lock held */
+	struct trace_ctx span = {0};
+	st = auth_introspect(token, len, d, out, why, &span); /* no lock held */
 
 	pthread_mutex_lock(&auth.lock);
 	f->st = st;
@@ -696,7 +714,7 @@ static enum auth_status auth_validate_introspection(const char *token, size_t le
 			break;
 		}
 	auth.nflights--;
-	auth_once_end(&f->once);
+	auth_once_end(&f->once, &span);
 	auth_flight_release(f);
 	pthread_mutex_unlock(&auth.lock);
 	return st;

@@ -13,11 +13,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/mem.h"
+#include "common/metrics.h"
 #include "common/task.h"
+#include "common/trace.h"
 
 struct fetch_buf {
 	char *p;
@@ -268,13 +271,107 @@ static struct fetch_loop *fetch_loop_here(void)
 	return fl;
 }
 
+/* ---- its account ------------------------------------------------------------------------- */
+
+char *fetch_url_redacted(const char *url)
+{
+	const char *q = strchr(url, '?');
+	char *out = mem_alloc(strlen(url) * 5 + 16), *o = out;
+	size_t head = q ? (size_t)(q - url) + 1 : strlen(url);
+	memcpy(o, url, head);
+	o += head;
+	for (const char *p = q ? q + 1 : ""; *p;) {
+		size_t n = strcspn(p, "&"), k = strcspn(p, "=&");
+		memcpy(o, p, k < n ? k + 1 : n); /* the name, and "=" when a value follows */
+		o += k < n ? k + 1 : n;
+		if (k < n) {
+			memcpy(o, "REDACTED", 8);
+			o += 8;
+		}
+		p += n;
+		if (*p == '&')
+			*o++ = *p++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* error.type of a transfer that ended with rc (and the answer's status code, 0: none): the
+ * status code of an answer of 400 or more, a word for a transfer that failed, else NULL. */
+static const char *fetch_error_type(CURLcode rc, bool too_large, long code, char buf[8])
+{
+	if (too_large || rc == CURLE_FILESIZE_EXCEEDED)
+		return "response_too_large";
+	if (rc == CURLE_OK && code < 400)
+		return NULL;
+	if (rc == CURLE_OK) {
+		snprintf(buf, 8, "%ld", code);
+		return buf;
+	}
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT: return "timeout";
+	case CURLE_COULDNT_RESOLVE_HOST: return "name_resolution";
+	case CURLE_COULDNT_CONNECT: return "connection_refused";
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CONNECT_ERROR: return "tls";
+	default: return "_OTHER"; /* the conventions' word for the others */
+	}
+}
+
+/* A transfer's span attributes and its http.client.request.duration observation. */
+static void fetch_account(struct trace_span *span, CURLU *u, const char *method, const char *what,
+			  const struct fetch_xfer *x, long code, double seconds)
+{
+	char *host = NULL, *port = NULL, ebuf[8], status[8] = "";
+	curl_url_get(u, CURLUPART_HOST, &host, 0);
+	curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+	const char *error = fetch_error_type(x->rc, x->buf.too_large, code, ebuf);
+	if (code)
+		snprintf(status, sizeof status, "%ld", code);
+	const char *labels[] = {method, host ? host : "", port ? port : "", status,
+				error ? error : ""};
+	metrics_observe(&metrics_http_client_seconds, labels, seconds);
+	if (span) {
+		trace_str(span, "http.request.method", method);
+		char *url = NULL, *full = NULL;
+		if (curl_url_get(u, CURLUPART_URL, &url, 0) == CURLUE_OK)
+			full = fetch_url_redacted(url);
+		trace_str(span, "url.full", full);
+		free(full);
+		curl_free(url);
+		trace_str(span, "server.address", host);
+		trace_int(span, "server.port", port ? strtol(port, NULL, 10) : 0);
+		if (code)
+			trace_int(span, "http.response.status_code", code);
+		trace_str(span, "error.type", error);
+		if (error)
+			trace_fail(span, NULL);
+		trace_str(span, "bikaroo.auth.fetch", what);
+	}
+	curl_free(host);
+	curl_free(port);
+}
+
+static double fetch_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* ---- one fetch ------------------------------------------------------------------------------ */
 
 enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, const char *form,
-			     const char *user, const char *password, char **body, long *http_code)
+			     const char *user, const char *password, struct fetch_note *note,
+			     char **body, long *http_code)
 {
 	*body = NULL;
 	*http_code = 0;
+	note->span = (struct trace_ctx){0};
+	const char *method = form ? "POST" : "GET";
+	struct trace_span *span = NULL;
+	double t0 = 0;
+	bool sent = false; /* the transfer was handed to libcurl: it is accounted for */
 	enum fetch_status st = FETCH_UNAVAILABLE;
 	struct fetch_xfer x = {0};
 	struct curl_slist *h = NULL;
@@ -307,8 +404,14 @@ enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, cons
 	}
 	struct fetch_loop *fl = fetch_loop_here();
 	task_wait_init(&x.wait);
-	if (curl_multi_add_handle(fl->multi, c) != CURLM_OK)
+	span = trace_child(trace_current(), method, TRACE_CLIENT, 0);
+	note->span = trace_ctx_of(span);
+	t0 = fetch_seconds();
+	sent = true;
+	if (curl_multi_add_handle(fl->multi, c) != CURLM_OK) {
+		x.rc = CURLE_FAILED_INIT;
 		goto out;
+	}
 	task_wait(&x.wait); /* fetch_reap ends it, within p->timeout_ms */
 	if (x.buf.too_large || x.rc == CURLE_FILESIZE_EXCEEDED) {
 		st = FETCH_TOO_LARGE;
@@ -320,6 +423,10 @@ enum fetch_status fetch_http(const struct fetch_policy *p, const char *url, cons
 			st = FETCH_HTTP_ERROR;
 	}
 out:
+	if (sent) {
+		fetch_account(span, u, method, note->purpose, &x, *http_code, fetch_seconds() - t0);
+		trace_keep(trace_current(), span, 0);
+	}
 	if (st == FETCH_OK)
 		*body = x.buf.p ? x.buf.p : mem_strdup("");
 	else

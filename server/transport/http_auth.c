@@ -8,6 +8,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/task.h"
+#include "common/trace.h"
 #include "http_reply.h"
 #include "server/auth/auth.h"
 #include "server/protocol/dispatch.h"
@@ -44,7 +45,17 @@ enum MHD_Result http_prm(struct http_server *s, struct MHD_Connection *c, const 
 static void http_auth_task(void *arg)
 {
 	struct http_req *st = arg;
+	/* The span the issuer's fetches go into (fetch.h), in the trace of the request's own
+	 * context: the message's is not read yet. */
+	st->auth_span = trace_begin(&(struct trace_begin){.name = "authorize",
+							  .kind = TRACE_INTERNAL,
+							  .start_ns = st->auth_ns[0],
+							  .remote = &st->tctx,
+							  .tracestate = st->tracestate,
+							  .root = &st->tctx});
+	(void)trace_swap(st->auth_span);
 	st->auth_st = auth_validate(st->token, st->token_len, true, &st->actor, &st->auth_why);
+	(void)trace_swap(NULL);
 	st->auth_decided = true;
 	if (st->auth_suspended) {
 		MHD_resume_connection(st->conn);
@@ -111,6 +122,7 @@ enum http_auth_step http_authenticate(struct http_server *s, struct MHD_Connecti
 		break;
 	}
 	log_msg(LOG_WARN, st->reqid, "refused: %s (%s)", error, why ? why : "-");
+	trace_fail(st->auth_span, error);
 	json_t *msg = json_pack("{s:s, s:s}", "error", error, "error_description", text);
 	char *body = jsonw_dump(msg);
 	json_decref(msg);

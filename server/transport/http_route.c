@@ -276,7 +276,10 @@ static enum MHD_Result http_check_headers(struct http_server *s, struct MHD_Conn
 	 * connection resumes and these checks run again. */
 	if (!st->auth_ns[0])
 		st->auth_ns[0] = s->tokens && trace_enabled() ? trace_now_ns() : 0;
-	switch (s->tokens ? http_authenticate(s, c, st, &ret) : HTTP_AUTH_OK) {
+	enum http_auth_step step = s->tokens ? http_authenticate(s, c, st, &ret) : HTTP_AUTH_OK;
+	if (step != HTTP_AUTH_WAITS)
+		st->auth_ns[1] = st->auth_ns[0] ? trace_now_ns() : 0;
+	switch (step) {
 	case HTTP_AUTH_OK: break;
 	case HTTP_AUTH_REFUSED: return ret;
 	case HTTP_AUTH_WAITS:
@@ -286,7 +289,6 @@ static enum MHD_Result http_check_headers(struct http_server *s, struct MHD_Conn
 		st->refused = false;
 		return MHD_YES;
 	}
-	st->auth_ns[1] = st->auth_ns[0] ? trace_now_ns() : 0;
 	const char *ct = http_header(c, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || !http_media_is(ct, "application/json"))
 		return http_refuse(s, c, 415, MCP_INVALID_REQUEST,
@@ -563,6 +565,9 @@ void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		const union MHD_ConnectionInfo *ci =
 			MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
 		http_account(st, ci ? ci->http_status : st->socket_status);
+		/* A request that ended before its message had a span (its token refused, its
+		 * body not read): the authorization's span on its own, in the request's trace. */
+		trace_end(st->auth_span, st->auth_ns[1]);
 		free(st->out.body);
 		free(st->out.challenge);
 		if (st->out.stream)

@@ -122,6 +122,10 @@ struct http_req {
 	char proto[4];
 	long long arrived_ns, auth_ns[2], wait_ns[2];
 	struct trace_span *span;
+	/* The authorization's span when it waited for the issuer (its fetches kept inside), begun
+	 * in the HTTP request's trace before the message is read: moved under the message's span
+	 * once there is one (http_trace_parts), else ended on its own when the request ends. */
+	struct trace_span *auth_span;
 	struct mcp_operation op;
 	struct fleet_actor actor; /* the bearer token's principal, checked on the headers */
 	/* A token whose check needs the issuer: checked by a task of the loop while the connection

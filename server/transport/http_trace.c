@@ -22,8 +22,11 @@ static void http_trace_part(struct http_req *st, const char *name, const long lo
  * and the parts before the message was read: the token's check, the wait for a call slot. */
 void http_trace_parts(struct http_req *st)
 {
-	if (!st->span)
+	if (!st->span) { /* the message is not sampled: nor is its authorization */
+		trace_discard(st->auth_span);
+		st->auth_span = NULL;
 		return;
+	}
 	trace_str(st->span, "network.protocol.name", "http");
 	trace_str(st->span, "network.protocol.version", st->proto);
 	const union MHD_ConnectionInfo *ci =
@@ -38,6 +41,13 @@ void http_trace_parts(struct http_req *st)
 		trace_str(st->span, "client.address", host);
 		trace_int(st->span, "client.port", strtol(port, NULL, 10));
 	}
-	http_trace_part(st, "authorize", st->auth_ns);
+	if (st->auth_span) {
+		/* It waited for the issuer: its span, begun then, with the fetches inside. */
+		trace_move(st->auth_span, st->span);
+		trace_end(st->auth_span, st->auth_ns[1]);
+		st->auth_span = NULL;
+	} else {
+		http_trace_part(st, "authorize", st->auth_ns);
+	}
 	http_trace_part(st, "call slot", st->wait_ns);
 }

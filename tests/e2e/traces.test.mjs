@@ -472,6 +472,210 @@ describe('traces over OTLP/HTTP, decoded with the official protocol definitions'
     assert.ok(inTrace(caller.trace).some((x) => x.parentSpanId === span.spanId && x.kind === CLIENT));
   });
 
+  // ---- the issuer's fetches: CLIENT spans inside the token's check, and their histogram ----
+
+  // An authorization server of its own (format jwt or opaque), stopped with the others.
+  async function startAs(name, format) {
+    const ready = path.join(tmp, `${name}.port`);
+    const log = path.join(process.env.IT_TMP ?? tmp, `${name}.log`);
+    const fd = fs.openSync(log, 'w');
+    const child = spawn(process.execPath, [path.join(here, '../auth/as.mjs'), '--ready', ready, '--resource', RESOURCE, '--format', format],
+      { stdio: ['ignore', 'ignore', fd] });
+    fs.closeSync(fd);
+    extraAs.push(child);
+    return Number(await waitFor(`${name}'s port`, () => fs.existsSync(ready) && fs.readFileSync(ready, 'utf8').trim()));
+  }
+  const extraAs = [];
+  after(async () => { for (const c of extraAs) await stop(c); });
+
+  // The spans of traces (ids), once n CLIENT spans of the issuer are among them.
+  const issuerSpans = (traces, n) => waitFor(`${n} fetch span(s)`, () => {
+    const found = receiver.spans.filter((x) => traces.includes(x.traceId) && x.kind === CLIENT && x.attrs['bikaroo.auth.fetch']);
+    return found.length >= n && found;
+  });
+  // The HTTP client conventions' attributes of a fetch span, as an object.
+  const httpAttrs = (x) => Object.fromEntries(['http.request.method', 'url.full', 'server.address', 'server.port',
+    'http.response.status_code', 'error.type', 'bikaroo.auth.fetch'].map((k) => [k, x.attrs[k]]));
+
+  // A JWT server that refreshes its key set whenever a token names a key it lacks; its URL and
+  // metrics once started.
+  let rotating = null;
+  async function rotatingServer() {
+    if (rotating) return rotating;
+    const metrics = await freePort();
+    const { url: target } = await serve('issuer-rotation', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', BIKAROO_THREADS: '1',
+      BIKAROO_AUTH_REFRESH_SECONDS: '0', BIKAROO_METRICS_LISTEN: `127.0.0.1:${metrics}`,
+    });
+    // Its key set loaded before any key is rotated (a call, or its start-up's readiness check).
+    const warm = await mint('marie', 'customer-care-assistant');
+    assert.equal((await rpc(warm, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ } }, { target })).status, 200);
+    rotating = { target, metrics: `http://127.0.0.1:${metrics}/metrics` };
+    return rotating;
+  }
+  // The issuer rotates its keys; a token signed with the new one.
+  const rotatedToken = async () => {
+    await fetch(`http://127.0.0.1:${asPort}/rotate`);
+    return (await (await fetch(`http://127.0.0.1:${asPort}/forge?kind=valid_rotated`)).json()).access_token;
+  };
+
+  test('a key rotation: the key set\'s GET inside the call\'s authorize span, under the HTTP client conventions, and its histogram', T, async () => {
+    const { target, metrics } = await rotatingServer();
+    const token = await rotatedToken();
+    const caller = callerSpan();
+    const r = await rpc(token, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ } }, { headers: { traceparent: caller.traceparent }, target });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const [keys] = await issuerSpans([caller.trace], 1);
+    const call = await waitFor('the call\'s span', () => serverSpans(caller.trace, 'tools/call get_bike_status')[0]);
+    const authorize = inTrace(caller.trace).find((x) => x.name === 'authorize');
+    assert.ok(authorize, JSON.stringify(inTrace(caller.trace).map((x) => x.name)));
+    assert.equal(authorize.parentSpanId, call.spanId);
+    const port = Number(asPort);
+    assert.deepEqual(httpAttrs(keys), {
+      'http.request.method': 'GET', 'url.full': `http://127.0.0.1:${port}/jwks`,
+      'server.address': '127.0.0.1', 'server.port': port, 'http.response.status_code': 200, 'error.type': undefined,
+      'bikaroo.auth.fetch': 'keys',
+    });
+    assert.equal(keys.name, 'GET');
+    assert.equal(keys.kind, CLIENT);
+    assert.equal(keys.traceId, caller.trace, 'in the call\'s trace');
+    assert.equal(keys.parentSpanId, authorize.spanId, 'a child of the token\'s check');
+    assert.ok(keys.start >= authorize.start && keys.end <= authorize.end && authorize.end <= call.end);
+    assert.notEqual(keys.status.code, ERROR);
+    assert.ok(!everyValue(receiver.spans).includes(token), 'no token in any span');
+    // http.client.request.duration, named and bucketed as the conventions say, beside mcp's:
+    // this fetch and the start-up's (the readiness check's key set, traced or not).
+    const m = await (await fetch(metrics)).text();
+    const series = `http_client_request_duration_seconds_bucket{http_request_method="GET",server_address="127.0.0.1",server_port="${asPort}",http_response_status_code="200",error_type=""`;
+    assert.ok(m.includes(`${series},le="0.005"}`) && m.includes(`${series},le="7.5"}`), m.split('\n').filter((l) => l.startsWith('http_client')).join('\n'));
+    assert.match(m, new RegExp(`http_client_request_duration_seconds_count\\{http_request_method="GET",server_address="127\\.0\\.0\\.1",server_port="${asPort}",http_response_status_code="200",error_type=""\\} [2-9]\\n`));
+    assert.match(m, /# TYPE http_client_request_duration_seconds histogram/);
+    assert.match(m, /mcp_server_operation_duration_seconds_bucket/);
+  });
+
+  test('a message whose _meta names another trace than its request: its authorize span links to the fetch, left in the request\'s trace', T, async () => {
+    const { target } = await rotatingServer();
+    const token = await rotatedToken();
+    const caller = callerSpan();
+    const r = await rpc(token, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ }, _meta: { traceparent: caller.traceparent } }, { target });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const authorize = await waitFor('the authorize span', () => inTrace(caller.trace).find((x) => x.name === 'authorize'));
+    assert.equal(authorize.parentSpanId, serverSpans(caller.trace)[0].spanId);
+    const moved = authorize.links.filter((l) => l.attrs['bikaroo.link'] === 'moved');
+    assert.equal(moved.length, 1, JSON.stringify(authorize.links));
+    const keys = await waitFor('the fetch span', () => receiver.spans.find((x) => x.spanId === moved[0].spanId && x.traceId === moved[0].traceId));
+    assert.notEqual(keys.traceId, caller.trace);
+    assert.equal(keys.parentSpanId, '', 'no traceparent header: a root of the request\'s own trace');
+    assert.equal(keys.kind, CLIENT);
+    assert.equal(keys.attrs['bikaroo.auth.fetch'], 'keys');
+  });
+
+  test('calls that waited on one fetch of the key set: one GET span, a child of the call that ran it, linked from the others', T, async () => {
+    const { target } = await rotatingServer();
+    await fetch(`http://127.0.0.1:${asPort}/rotate`);
+    const forge = async () => (await (await fetch(`http://127.0.0.1:${asPort}/forge?kind=valid_rotated`)).json()).access_token;
+    const tokens = [await forge(), await forge(), await forge()];
+    const jwks0 = (await (await fetch(`http://127.0.0.1:${asPort}/stats`)).json()).jwks;
+    await fetch(`http://127.0.0.1:${asPort}/slow?path=/jwks&ms=1500`);
+    const callers = tokens.map(() => callerSpan());
+    try {
+      const answers = await Promise.all(tokens.map((t, i) => rpc(t, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ } },
+        { headers: { traceparent: callers[i].traceparent }, target })));
+      for (const a of answers) assert.equal(a.status, 200, JSON.stringify(a.body));
+    } finally {
+      await fetch(`http://127.0.0.1:${asPort}/slow?path=/jwks&ms=0`);
+    }
+    assert.equal((await (await fetch(`http://127.0.0.1:${asPort}/stats`)).json()).jwks - jwks0, 1, 'one fetch for the three calls');
+    const traces = callers.map((c) => c.trace);
+    const [fetchSpan] = await issuerSpans(traces, 1);
+    const checks = await waitFor('three authorize spans', () => {
+      const a = receiver.spans.filter((x) => traces.includes(x.traceId) && x.name === 'authorize');
+      return a.length === 3 && a;
+    });
+    assert.equal(receiver.spans.filter((x) => traces.includes(x.traceId) && x.attrs['bikaroo.auth.fetch']).length, 1);
+    const runner = checks.find((x) => x.spanId === fetchSpan.parentSpanId);
+    assert.ok(runner, 'the fetch is a child of the check that ran it');
+    assert.equal(runner.traceId, fetchSpan.traceId);
+    for (const waiter of checks.filter((x) => x !== runner)) {
+      const link = waiter.links.find((l) => l.attrs['bikaroo.link'] === 'waited');
+      assert.deepEqual({ traceId: link?.traceId, spanId: link?.spanId }, { traceId: fetchSpan.traceId, spanId: fetchSpan.spanId },
+        'a call that waited on the fetch links to it');
+      assert.ok(waiter.end - waiter.start > 1_000_000_000n, 'its check lasted the fetch');
+    }
+  });
+
+  test('introspection: the metadata GET and the POST inside the check, never the token, the client secret or the form; a refused token\'s check on its own; a timeout', T, async () => {
+    const opaquePort = await startAs('as-opaque', 'opaque');
+    const metrics = await freePort();
+    const { url: target } = await serve('introspecting', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', BIKAROO_THREADS: '1',
+      BIKAROO_AUTH_TIMEOUT_MS: '1000', BIKAROO_METRICS_LISTEN: `127.0.0.1:${metrics}`,
+      BIKAROO_AUTH: 'introspection', BIKAROO_AUTH_ISSUER: `http://127.0.0.1:${opaquePort}`,
+      BIKAROO_AUTH_CLIENT_ID: 'bikaroo-mcp', BIKAROO_AUTH_CLIENT_SECRET: 'bikaroo-mcp-secret',
+    });
+    const q = new URLSearchParams({ sub: 'marie', client: 'customer-care-assistant', scope: 'fleet:read', resource: RESOURCE });
+    const token = (await (await fetch(`http://127.0.0.1:${opaquePort}/mint?${q}`)).json()).access_token;
+    assert.ok(token);
+    const caller = callerSpan();
+    let r = await rpc(token, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ } }, { headers: { traceparent: caller.traceparent }, target });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    // The first call discovers the issuer (its RFC 8414 metadata), then asks about the token.
+    await waitFor('the introspection\'s span', () => inTrace(caller.trace).some((x) => x.name === 'POST'));
+    const fetches = inTrace(caller.trace).filter((x) => x.kind === CLIENT && x.attrs['bikaroo.auth.fetch']).sort((a, b) => Number(a.start - b.start));
+    assert.equal(fetches.length, 2, JSON.stringify(fetches.map((x) => [x.name, x.attrs['url.full'], x.attrs['http.response.status_code']])));
+    const [meta, post] = fetches;
+    const authorize = inTrace(caller.trace).find((x) => x.name === 'authorize');
+    const base = { 'server.address': '127.0.0.1', 'server.port': opaquePort, 'http.response.status_code': 200, 'error.type': undefined };
+    assert.deepEqual(httpAttrs(meta), {
+      ...base, 'http.request.method': 'GET', 'url.full': `http://127.0.0.1:${opaquePort}/.well-known/oauth-authorization-server`,
+      'bikaroo.auth.fetch': 'metadata',
+    });
+    assert.deepEqual(httpAttrs(post), {
+      ...base, 'http.request.method': 'POST', 'url.full': `http://127.0.0.1:${opaquePort}/token/introspection`,
+      'bikaroo.auth.fetch': 'introspection',
+    });
+    for (const f of [meta, post]) {
+      assert.equal(f.name, f.attrs['http.request.method']);
+      assert.equal(f.parentSpanId, authorize.spanId);
+      assert.equal(f.traceId, caller.trace);
+      assert.notEqual(f.status.code, ERROR);
+    }
+    // A token the issuer does not know: refused (401) before any message is read; its check is
+    // still in its request's trace, failed, with the introspection inside.
+    const bogus = `opaque-${crypto.randomBytes(24).toString('base64url')}`;
+    const refused = callerSpan();
+    r = await rpc(bogus, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ } }, { headers: { traceparent: refused.traceparent }, target });
+    assert.equal(r.status, 401);
+    const [denied] = await issuerSpans([refused.trace], 1);
+    const deniedCheck = await waitFor('the refused check', () => inTrace(refused.trace).find((x) => x.name === 'authorize'));
+    assert.equal(deniedCheck.parentSpanId, refused.span);
+    assert.equal(deniedCheck.status.code, ERROR);
+    assert.equal(denied.parentSpanId, deniedCheck.spanId);
+    assert.equal(denied.attrs['bikaroo.auth.fetch'], 'introspection');
+    // The issuer too slow: the call is answered 503, its check's POST says timeout, failed.
+    await fetch(`http://127.0.0.1:${opaquePort}/slow?path=/token/introspection&ms=2500`);
+    const late = callerSpan();
+    const lateToken = (await (await fetch(`http://127.0.0.1:${opaquePort}/mint?${q}`)).json()).access_token;
+    try {
+      r = await rpc(lateToken, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_READ } }, { headers: { traceparent: late.traceparent }, target });
+    } finally {
+      await fetch(`http://127.0.0.1:${opaquePort}/slow?path=/token/introspection&ms=0`);
+    }
+    assert.equal(r.status, 503);
+    const [timedOut] = await issuerSpans([late.trace], 1);
+    assert.equal(timedOut.attrs['error.type'], 'timeout');
+    assert.equal(timedOut.attrs['http.response.status_code'], undefined);
+    assert.equal(timedOut.status.code, ERROR);
+    const m = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+    assert.ok(m.includes(`http_client_request_duration_seconds_count{http_request_method="POST",server_address="127.0.0.1",server_port="${opaquePort}",http_response_status_code="",error_type="timeout"} 1\n`),
+      m.split('\n').filter((l) => l.startsWith('http_client') && l.includes('_count')).join('\n'));
+    // Nothing secret in any span: names, attributes, links, statuses.
+    const all = JSON.stringify(receiver.spans, (k, v) => (typeof v === 'bigint' ? String(v) : v));
+    for (const secret of [token, bogus, lateToken, 'bikaroo-mcp-secret', encodeURIComponent(token), 'token_type_hint', 'token=']) {
+      assert.ok(!all.includes(secret), `${secret} in an exported span`);
+    }
+  });
+
   // Every call answered by a server whose collector fails (env); what could not go is counted
   // (metric, a regular expression of its series).
   async function unaffected(env, metric) {

@@ -317,6 +317,20 @@ START_TEST(outbound_url_policy)
 	ck_assert(!fetch_url_allowed(&test, "http://localhost.evil.example/"));
 	ck_assert(fetch_url_allowed(&test, "http://[::1]:9/jwks"));
 	ck_assert(fetch_url_allowed(&test, "HTTP://LOCALHOST:9/jwks"));
+	/* url.full in a fetch's span: the query's values never, its names kept. */
+	static const char *const redacted[][2] = {
+		{"https://issuer.example/jwks", "https://issuer.example/jwks"},
+		{"https://issuer.example/jwks?sig=s3cr3t&v=2",
+		 "https://issuer.example/jwks?sig=REDACTED&v=REDACTED"},
+		{"https://i.example/k?flag&key=abc=def&&=x",
+		 "https://i.example/k?flag&key=REDACTED&&=REDACTED"},
+		{"https://i.example/k?", "https://i.example/k?"},
+	};
+	for (size_t i = 0; i < sizeof redacted / sizeof redacted[0]; i++) {
+		char *r = fetch_url_redacted(redacted[i][0]);
+		ck_assert_str_eq(r, redacted[i][1]);
+		free(r);
+	}
 	char *e = fetch_form_encode("a b&c=d/é");
 	ck_assert_str_eq(e, "a%20b%26c%3Dd%2F%C3%A9");
 	free(e);

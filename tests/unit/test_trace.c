@@ -207,6 +207,53 @@ START_TEST(ratio_sampling_follows_the_trace_id_and_parents_decide_below)
 }
 END_TEST
 
+/* Work done under a span before its parent is known (the issuer's fetch inside a token check,
+ * before the message is read) is kept with it and moves with it: into the message's span when
+ * that continues the same trace; else the kept child stays under the old parent in its own
+ * trace, where the contexts already given out point, and the moved span links to it. */
+START_TEST(a_kept_child_moves_with_its_span_or_stays_linked)
+{
+	trace_start_to(NULL, 1, TRACE_ALWAYS_ON, 64);
+	struct trace_ctx http, other;
+	ck_assert(trace_parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", &http));
+	ck_assert(trace_parse("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", &other));
+	for (int split = 0; split < 2; split++) {
+		struct trace_span *auth = trace_begin(&(struct trace_begin){
+			.name = "authorize", .kind = TRACE_INTERNAL, .remote = &http});
+		struct trace_span *fetch = trace_child(auth, "GET", TRACE_CLIENT, 0);
+		ck_assert_ptr_nonnull(fetch);
+		struct trace_ctx given = trace_ctx_of(fetch);
+		trace_keep(auth, fetch, 0);
+		ck_assert(auth->kept == fetch && fetch->end_ns >= fetch->start_ns);
+		struct trace_span *msg =
+			trace_begin(&(struct trace_begin){.name = "tools/call",
+							  .kind = TRACE_SERVER,
+							  .remote = split ? &other : &http});
+		trace_move(auth, msg);
+		ck_assert(memcmp(auth->ctx.trace_id, msg->ctx.trace_id, 16) == 0);
+		ck_assert(memcmp(auth->parent_id, msg->ctx.span_id, 8) == 0 && auth->has_parent &&
+			  !auth->parent_remote);
+		/* The fetch's context is the one given out: other calls may link to it. */
+		ck_assert(memcmp(&fetch->ctx, &given, sizeof given) == 0);
+		if (!split) {
+			ck_assert(memcmp(fetch->parent_id, auth->ctx.span_id, 8) == 0);
+			ck_assert_int_eq(auth->nlinks, 0);
+		} else {
+			ck_assert(memcmp(fetch->parent_id, http.span_id, 8) == 0 &&
+				  fetch->parent_remote);
+			ck_assert_int_eq(auth->nlinks, 1);
+			ck_assert(memcmp(&auth->links[0].ctx, &given, sizeof given) == 0);
+			ck_assert_str_eq(auth->links[0].relation, "moved");
+		}
+		trace_discard(auth); /* and the child it kept (valgrind and ASan see a leak else) */
+		trace_discard(msg);
+	}
+	/* Without a parent to keep it, a child is simply ended. */
+	trace_keep(NULL, NULL, 0);
+	trace_stop(0);
+}
+END_TEST
+
 /* Whether needle[0..m) is in p[0..n) (memmem is a GNU extension). */
 static const void *trace_find(const void *p, size_t n, const void *needle, size_t m)
 {
@@ -360,6 +407,7 @@ CHECK_SUITE(trace)
 	tcase_add_test(tc, nothing_is_recorded_when_export_is_off);
 	tcase_add_test(tc, a_full_queue_drops_and_counts);
 	tcase_add_test(tc, ratio_sampling_follows_the_trace_id_and_parents_decide_below);
+	tcase_add_test(tc, a_kept_child_moves_with_its_span_or_stays_linked);
 	tcase_add_test(tc, the_otlp_body_is_well_framed);
 	tcase_add_test(tc, query_summaries_name_the_operation_and_its_objects);
 	suite_add_tcase(s, tc);

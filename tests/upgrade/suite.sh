@@ -27,12 +27,14 @@ esac
 # roll. A contract step (a DROP, a RENAME, a narrowed type) waits for the release after every
 # instance runs this one (docs/fleet.md).
 added=$(git diff -M --name-only --diff-filter=A "$commit" -- 'migrations/[0-9]*.sql')
-# A function the previous release never calls (no word of its C names it) may go at once: it
-# reads nothing of it.
+# A function the previous release never calls (neither its C nor its capability declarations
+# name fleet.<it>; its SQL names every function with its schema) may go at once: it reads
+# nothing of it. The functions it does call are replaced in place (functions/), never dropped.
 unused_before() { # unused_before STATEMENT: a DROP FUNCTION of a function $commit does not call
   local fn
   fn=$(sed -nE 's/^DROP FUNCTION (IF EXISTS )?(fleet\.)?([a-z0-9_]+).*/\3/ip' <<<"$1")
-  [[ -n $fn ]] && ! git grep -qw "$fn" "$commit" -- 'domain/*.c' 'server/*.c' 'server/**/*.c'
+  [[ -n $fn ]] && ! git grep -qE "fleet\.$fn\b" "$commit" -- 'domain/*.c' 'server/*.c' 'server/**/*.c' \
+    'server/capabilities/*.json'
 }
 # A CHECK dropped and added again under its name in one statement is replaced, not removed: the
 # file says why the new one admits all the old one did (0017: longer report numbers), and the
