@@ -18,11 +18,19 @@
 #define WRITES_RESERVE_MAX_MS 500
 
 /* The answer's columns besides the rights (fleet.write_answer). */
-enum { WRITES_OUTCOME, WRITES_REGION, WRITES_EFFECT, WRITES_RESULT, WRITES_TASK, WRITES_NFIXED };
-static const char *const writes_fixed[WRITES_NFIXED] = {"outcome", "region", "effect", "result",
-							"task"};
+enum {
+	WRITES_OUTCOME,
+	WRITES_REGION,
+	WRITES_EFFECT,
+	WRITES_RESULT,
+	WRITES_TASK,
+	WRITES_VERSION,
+	WRITES_NFIXED
+};
+static const char *const writes_fixed[WRITES_NFIXED] = {"outcome", "region", "effect",
+							"result",  "task",   "version"};
 
-#define WRITES_NPARAMS 11 /* fleet.write_call's fields */
+#define WRITES_NPARAMS 12 /* fleet.write_call's fields */
 
 /* Runs the statement, once more on a deadlock or serialization failure (the functions' lock
  * order avoids both; this is the safety net), a unique violation read as a conflict; by the
@@ -31,9 +39,9 @@ static PGresult *writes_exec(const struct writes_query *q, const char *const *pa
 			     enum fleet_status *st, struct writes_result *out)
 {
 	char *sql =
-		mem_printf("SELECT (a.acting).*, a.outcome, a.region, a.effect, a.result, a.task"
-			   " FROM %s(($1, $2, $3::jsonb, $4, $5, $6, $7, $8::boolean, $9, $10,"
-			   " $11::bigint)::fleet.write_call) a",
+		mem_printf("SELECT (a.acting).*, a.outcome, a.region, a.effect, a.result, a.task,"
+			   " a.version FROM %s(($1, $2, $3::jsonb, $4, $5, $6, $7, $8::boolean, $9,"
+			   " $10, $11::bigint, $12)::fleet.write_call) a",
 			   q->function);
 	long long deadline = task_deadline(), left = deadline - loop_now_ms();
 	if (deadline && left > 0)
@@ -116,7 +124,8 @@ static enum fleet_status writes_call(const struct writes_query *q, const struct 
 					      req->confirmed ? "true" : "false",
 					      req->target,
 					      req->task_id,
-					      req->task_id ? ttl : NULL};
+					      req->task_id ? ttl : NULL,
+					      req->confirmed ? req->version : NULL};
 	enum fleet_status st;
 	PGresult *res = writes_exec(q, params, &st, out);
 	if (!res)
@@ -155,6 +164,8 @@ static enum fleet_status writes_call(const struct writes_query *q, const struct 
 		out->effect = mem_strdup(PQgetvalue(res, 0, fixed[WRITES_EFFECT]));
 	if (!PQgetisnull(res, 0, fixed[WRITES_RESULT]))
 		out->result = mem_strdup(PQgetvalue(res, 0, fixed[WRITES_RESULT]));
+	if (!PQgetisnull(res, 0, fixed[WRITES_VERSION]))
+		out->version = mem_strdup(PQgetvalue(res, 0, fixed[WRITES_VERSION]));
 	if (st == FLEET_OK && !PQgetisnull(res, 0, fixed[WRITES_TASK])) {
 		/* Committed with the write: a task that cannot be read is our bug, logged. */
 		out->tasked = case_tasks_from_json(PQgetvalue(res, 0, fixed[WRITES_TASK]),
@@ -204,8 +215,10 @@ void writes_result_free(struct writes_result *r)
 {
 	free(r->effect);
 	free(r->result);
+	free(r->version);
 	case_tasks_free(&r->task);
 	r->effect = NULL;
 	r->result = NULL;
+	r->version = NULL;
 	r->tasked = false;
 }

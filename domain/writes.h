@@ -33,7 +33,10 @@ struct writes_request {
 	const char *digest;     /* SHA-256 hex of the canonical arguments */
 	const char *request_id; /* the audit reference (adapter_request_ref) */
 	bool confirmed;         /* the user confirmed this call */
-	const char *target;     /* what its audit rows name (the tool's target argument), or NULL */
+	/* confirmed: the version of what the question the user answered named (the answer's
+	 * version, sealed with the question), or NULL: an answer to another version asks again. */
+	const char *version;
+	const char *target; /* what its audit rows name (the tool's target argument), or NULL */
 	/* The task the call may be answered with: its id (unguessable) and lifetime, or NULL when
 	 * none may be (a step that waits opens it, in the write's transaction). */
 	const char *task_id;
@@ -58,6 +61,7 @@ struct writes_result {
 	struct rights rights;
 	enum writes_refusal refusal; /* with FLEET_FORBIDDEN */
 	char *effect;                /* new, or NULL */
+	char *version; /* confirmation_required: the version of what it names (new), or NULL */
 	/* ok, replayed: the result, a JSON object of the declared columns by their column names
 	 * (new text), or NULL. */
 	char *result;

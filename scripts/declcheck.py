@@ -69,7 +69,7 @@ def write_results(url, decl):
     for tool in decl.get("tools", []):
         ex = tool["example"]
         call = "(%s, %s, %s::jsonb, %s, NULL, repeat('0', 64), 'declcheck', true, NULL, NULL, " \
-               "NULL)::fleet.write_call" % tuple(
+               "NULL, NULL)::fleet.write_call" % tuple(
                    "'" + v.replace("'", "''") + "'" for v in
                    (ex["caller"]["subject"], ex["caller"]["client"], json.dumps(ex["arguments"]),
                     tool["name"]))

@@ -17,7 +17,9 @@
 -- Visible cases: fleet.case_visible; an invisible case reads as not_found. Order of locks, the
 -- same as fleet.report_damaged_bike_as's: the key, the bike's row, then the case's. The step
 -- is a case event with its note; a step that waits for someone else opens the call's task when
--- one is offered (c.task_id: fleet.task_open), in this same transaction.
+-- one is offered (c.task_id: fleet.task_open), in this same transaction. A question names the
+-- case as its last event left it (fleet.case_version): a yes to a question about an earlier
+-- version is asked again, after what happened since (fleet.case_changed).
 CREATE OR REPLACE FUNCTION fleet.case_step_as(c fleet.write_call)
 RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
@@ -32,6 +34,7 @@ DECLARE
     bk      record;
     v_to    text;
     v_event bigint;
+    v_version text;
     v_now   timestamptz := clock_timestamp();
 BEGIN
     SELECT s.* INTO tr FROM fleet.case_steps() s
@@ -67,13 +70,23 @@ BEGIN
                                          AND o.case_id <> v_case)
                  THEN 'available'
                  ELSE bk.status END;
+    -- The question names the case as its last event left it: an answer to a question about
+    -- an earlier version is asked again, saying what happened since (fleet.write_asks).
+    v_version := fleet.case_version(v_case);
     IF fleet.write_asks(w, coalesce(tr.branch = 'written_off', false)
-                           OR (w.acting).requires_confirmation) THEN
+                           OR (w.acting).requires_confirmation, v_version) THEN
         RETURN fleet.write_stop(w, 'confirmation_required', cs.region,
                                 fleet.case_step_question(tr.event,
                                                          coalesce(c.args ->> 'finding', tr.branch),
                                                          v_case, cs.bike_id, cs.region, bk.status,
-                                                         v_to, cs.write_off_requested_by));
+                                                         v_to, cs.write_off_requested_by,
+                                                         (SELECT e.note FROM case_events e
+                                                           WHERE e.case_id = v_case
+                                                             AND e.kind = 'write_off_requested'
+                                                             AND cs.state = 'awaiting_approval'
+                                                           ORDER BY e.event_id DESC LIMIT 1)),
+                                p_version => v_version,
+                                p_changed => fleet.case_changed(v_case, c.version));
     END IF;
 
     IF v_to <> bk.status THEN

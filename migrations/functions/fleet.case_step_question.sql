@@ -4,10 +4,12 @@
 -- tool, a code or a client id. p_event: the step's event (fleet.case_steps); p_choice: its
 -- finding, resolution or decision; p_status, p_status_after: the bike's status now and after
 -- the step (fleet.status_codes, said by their labels); p_asked_by: who asked for the write-off
--- being decided (named by fleet.case_names). Read under the caller's identity.
+-- being decided (named by fleet.case_names) and p_asked_note, the note they asked it with.
+-- Read under the caller's identity.
 CREATE OR REPLACE FUNCTION fleet.case_step_question(p_event text, p_choice text, p_case text,
                                                     p_bike text, p_region text, p_status text,
-                                                    p_status_after text, p_asked_by text)
+                                                    p_status_after text, p_asked_by text,
+                                                    p_asked_note text)
 RETURNS text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, fleet
@@ -20,7 +22,9 @@ AS $$
                               p_status_after)) AS after,
                coalesce((SELECT n.name FROM case_names(p_case) n
                           WHERE n.kind = 'subject' AND n.id = p_asked_by),
-                        p_asked_by, 'another fleet operator') AS asker
+                        p_asked_by, 'another fleet operator') AS asker,
+               CASE WHEN p_asked_note IS NOT NULL THEN format(', noting "%s"', p_asked_note)
+                    ELSE '' END AS noting
           FROM (SELECT coalesce((SELECT r.name FROM regions r WHERE r.code = p_region),
                                 p_region) AS name) rg
     )
@@ -45,17 +49,19 @@ AS $$
                    'operator to approve or refuse it, and the bike stays %s until then; once '
                    'approved, it is retired for good.', w.bike, w.now)
         WHEN 'write_off_approved' THEN
-            format('Approve the write-off of %s that %s asked for? The case is closed and the '
-                   'bike is retired for good.', w.bike, w.asker)
+            format('Approve the write-off of %s that %s asked for%s? The case is closed and the '
+                   'bike is retired for good.', w.bike, w.asker, w.noting)
         ELSE
-            format('Refuse the write-off of %s that %s asked for? The case goes back to '
+            format('Refuse the write-off of %s that %s asked for%s? The case goes back to '
                    'inspected, for a fleet operator to close it another way, and the bike '
-                   'stays %s.', w.bike, w.asker, w.now)
+                   'stays %s.', w.bike, w.asker, w.noting, w.now)
     END
     FROM w
 $$;
 
-REVOKE ALL ON FUNCTION fleet.case_step_question(text, text, text, text, text, text, text, text)
+REVOKE ALL ON FUNCTION fleet.case_step_question(text, text, text, text, text, text, text, text,
+                                              text)
     FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION fleet.case_step_question(text, text, text, text, text, text, text, text)
+GRANT EXECUTE ON FUNCTION fleet.case_step_question(text, text, text, text, text, text, text, text,
+                                              text)
     TO fleet_app;

@@ -27,7 +27,8 @@ BEGIN
     a := fleet.report_damaged_bike_as((p_subject, p_client,
              jsonb_strip_nulls(jsonb_build_object('bikeId', p_bike, 'issue', p_issue,
                                                   'description', p_description, 'caseId', p_case)),
-             p_tool, p_key, p_digest, p_request_id, p_confirmed, p_bike, NULL, NULL)::fleet.write_call);
+             p_tool, p_key, p_digest, p_request_id, p_confirmed, p_bike, NULL, NULL,
+             NULL)::fleet.write_call);
     SELECT bk.bike_id, bk.region, coalesce(dr.status_before, bk.status) AS before,
            fleet.report_leaves(bk.status) AS would,
            (SELECT x.case_id FROM cases x WHERE x.bike_id = bk.bike_id AND x.state <> 'closed')

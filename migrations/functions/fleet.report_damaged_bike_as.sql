@@ -4,7 +4,9 @@
 -- damage report, the bike's status as fleet.report_leaves says, its active case opened or the
 -- report added to it, a status-history row, the result recorded under the key, the audit row.
 -- Outcomes of its own: case_not_found, case_closed, case_other_bike (a caseId that is not the
--- bike's active case, in words that read alike for a case the caller may not see).
+-- bike's active case, in words that read alike for a case the caller may not see). A question
+-- names the bike's status and its active case at its step: a yes to a question about another
+-- version of them is asked again, after what changed (fleet.report_changed).
 -- Order of locks, the same in every write: the key (fleet.write_begin), then the bike's row:
 -- reports on one bike serialize and see each other's case, and the workflow's steps take the
 -- bike's row first too.
@@ -22,6 +24,7 @@ DECLARE
     v_to     text;
     v_case   text;
     v_report text;
+    v_version text;
     v_now    timestamptz := clock_timestamp();
 BEGIN
     w := fleet.write_begin('damage_report', c,
@@ -43,7 +46,10 @@ BEGIN
         IF given.bike_id <> v_bike THEN RETURN fleet.write_stop(w, 'case_other_bike', bk.region); END IF;
     END IF;
     v_to := fleet.report_leaves(bk.status);
-    IF fleet.write_asks(w) THEN
+    -- The question names the bike's status and its active case at its step: an answer to a
+    -- question about an earlier version is asked again, saying what changed (fleet.write_asks).
+    v_version := format('%s|%s|%s', bk.status, oc.case_id, oc.state);
+    IF fleet.write_asks(w, false, v_version) THEN
         -- The question the user confirms, in their words: the issue, the bike and its region
         -- by name, what happens to the bike and to its case; no tool, code or client id.
         RETURN fleet.write_stop(w, 'confirmation_required', bk.region, (
@@ -66,7 +72,10 @@ BEGIN
                                            ELSE 'which is open' END
                           END)
               FROM status_codes s_now, status_codes s_after
-             WHERE s_now.code = bk.status AND s_after.code = v_to));
+             WHERE s_now.code = bk.status AND s_after.code = v_to),
+            p_version => v_version,
+            p_changed => fleet.report_changed(bk.bike_id, c.version, bk.status, oc.case_id,
+                                              oc.state));
     END IF;
 
     v_case := oc.case_id;

@@ -35,7 +35,7 @@ BEGIN
         w := fleet.write_begin(CASE t.kind WHEN 'inspection' THEN 'request_inspection'
                                            ELSE 'close_case' END,
                                (p_subject, p_client, '{}', 'tasks/cancel', NULL, v_digest, NULL,
-                                true, t.case_id, NULL, NULL)::fleet.write_call);
+                                true, t.case_id, NULL, NULL, NULL)::fleet.write_call);
         SELECT cs.bike_id INTO c FROM cases cs WHERE cs.case_id = t.case_id;
         PERFORM 1 FROM bikes b WHERE b.bike_id = c.bike_id FOR UPDATE;
         SELECT cs.region, cs.state INTO c FROM cases cs WHERE cs.case_id = t.case_id FOR UPDATE;

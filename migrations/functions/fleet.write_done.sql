@@ -19,7 +19,7 @@ BEGIN
      WHERE (w.call).key IS NOT NULL;
     PERFORM fleet.audit_record((w.call).tool, (w.call).target, (w.call).digest, 'ok', p_detail,
                                (w.call).request_id, p_result ->> 'report_id');
-    RETURN (w.acting, 'ok', p_region, NULL, p_result, p_task)::fleet.write_answer;
+    RETURN (w.acting, 'ok', p_region, NULL, p_result, p_task, NULL)::fleet.write_answer;
 END
 $$;
 

@@ -160,13 +160,13 @@ json_t *adapter_result(const struct declared_write *w, const char *result)
 				why = w->fields[i].column;
 			json_object_set_new(out, w->fields[i].name, json_null());
 		}
-	json_decref(in);
-	if (why) {
+	if (why) { /* why may be a key of in: logged before in is released */
 		log_error("%s: its result is not what its declaration says (%s): %.200s",
 			  w->query.function, why, result ? result : "(none)");
 		json_decref(out);
-		return NULL;
+		out = NULL;
 	}
+	json_decref(in);
 	return out;
 }
 

@@ -210,9 +210,9 @@ static int declared_answer(struct declared_call *c, json_t **result, struct mcp_
 /* The function asked for the user's confirmation: input_required with one form asking the
  * question the database wrote (the step, its objects by name and what follows, in the user's
  * words; the tool's title when it wrote none) under the declaration's title and description,
- * its requestState sealed by the core for this caller and call, valid as long as the server's
- * confirmations are; or why it cannot be asked (the core answers -32021 to a client without
- * form elicitation). */
+ * its requestState sealed by the core for this caller and call with the version of what the
+ * question names, valid as long as the server's confirmations are; or why it cannot be asked
+ * (the core answers -32021 to a client without form elicitation). */
 static int declared_confirm(struct declared_call *c, const struct writes_result *r, json_t **result,
 			    struct mcp_error *err)
 {
@@ -225,7 +225,7 @@ static int declared_confirm(struct declared_call *c, const struct writes_result 
 	json_t *ask =
 		mrtr_confirmation(DECLARED_CONFIRM_KEY, r->effect ? r->effect : ctx->tool->title,
 				  c->w->confirm_title, c->w->confirm_description);
-	json_t *state = json_pack("{s:s}", "tool", ctx->tool->name);
+	json_t *state = json_pack("{s:s, s:s?}", "tool", ctx->tool->name, "version", r->version);
 	int rc = mrtr_ask(ctx, json_pack("{s:o}", DECLARED_CONFIRM_KEY, ask), state,
 			  adapter_settings(ctx)->confirm_ttl_s, result, err);
 	json_decref(state);
@@ -310,13 +310,15 @@ static int declared_write_call(struct mcp_ctx *ctx, const struct declared_write 
 		key = implicit_key;
 	}
 	char *text = jsonw_dump(args);
-	struct writes_request req = {.tool = ctx->tool->name,
-				     .args = text,
-				     .key = key,
-				     .digest = c.audit.digest,
-				     .request_id = c.audit.reqid,
-				     .confirmed = confirmed,
-				     .target = c.audit.entry.target};
+	struct writes_request req = {
+		.tool = ctx->tool->name,
+		.args = text,
+		.key = key,
+		.digest = c.audit.digest,
+		.request_id = c.audit.reqid,
+		.confirmed = confirmed,
+		.version = json_string_value(json_object_get(mrtr_state(ctx), "version")),
+		.target = c.audit.entry.target};
 	if (mcp_task_offered(ctx)) { /* a step that waits opens it, in the write's transaction */
 		mcp_task_id_new(task_id);
 		req.task_id = task_id;

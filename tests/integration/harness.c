@@ -336,22 +336,42 @@ json_t *it_tool(unsigned port, const char *tool, const char *args, const char *c
 	return res;
 }
 
-json_t *it_tool_confirmed(unsigned port, const char *tool, const char *args, bool accept,
-			  struct it_response *r)
+#define IT_CAPS_FORM "{\"elicitation\":{\"form\":{}}}"
+
+char *it_tool_ask(unsigned port, const char *tool, const char *args, char **question)
 {
-	static const char caps[] = "{\"elicitation\":{\"form\":{}}}";
-	json_t *asked = it_tool(port, tool, args, caps, NULL, r);
+	struct it_response r;
+	json_t *asked = it_tool(port, tool, args, IT_CAPS_FORM, NULL, &r);
 	const char *state = json_string_value(json_object_get(asked, "requestState"));
 	json_t *confirm = json_object_get(json_object_get(asked, "inputRequests"), "confirm");
-	ck_assert_msg(state && confirm, "%s did not ask for a confirmation: %s", tool, r->body);
+	ck_assert_msg(state && confirm, "%s did not ask for a confirmation: %s", tool, r.body);
 	ck_assert_str_eq(json_string_value(json_object_get(asked, "resultType")), "input_required");
+	if (question)
+		*question = mem_strdup(json_string_value(
+			json_object_get(json_object_get(confirm, "params"), "message")));
+	char *sealed = mem_strdup(state);
+	it_response_free(&r);
+	return sealed;
+}
+
+json_t *it_tool_answer(unsigned port, const char *tool, const char *args, const char *state,
+		       bool accept, struct it_response *r)
+{
 	char *extra =
 		mem_printf("\"requestState\":\"%s\",\"inputResponses\":{\"confirm\":%s}", state,
 			   accept ? "{\"action\":\"accept\",\"content\":{\"confirm\":true}}"
 				  : "{\"action\":\"decline\"}");
-	it_response_free(r);
-	json_t *res = it_tool(port, tool, args, caps, extra, r);
+	json_t *res = it_tool(port, tool, args, IT_CAPS_FORM, extra, r);
 	free(extra);
+	return res;
+}
+
+json_t *it_tool_confirmed(unsigned port, const char *tool, const char *args, bool accept,
+			  struct it_response *r)
+{
+	char *state = it_tool_ask(port, tool, args, NULL);
+	json_t *res = it_tool_answer(port, tool, args, state, accept, r);
+	free(state);
 	return res;
 }
 

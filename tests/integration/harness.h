@@ -68,6 +68,13 @@ json_t *it_tool(unsigned port, const char *tool, const char *args, const char *c
  * retry's result, borrowed from r. */
 json_t *it_tool_confirmed(unsigned port, const char *tool, const char *args, bool accept,
 			  struct it_response *r);
+/* Its two halves, for what happens between the question and the answer. it_tool_ask: the call
+ * asks (asserted); returns its requestState (new) and, when question is not NULL, sets *question
+ * to the form's message (new). it_tool_answer: the call retried with state and the user's
+ * answer; returns the result, borrowed from r (an answer may be asked again: input_required). */
+char *it_tool_ask(unsigned port, const char *tool, const char *args, char **question);
+json_t *it_tool_answer(unsigned port, const char *tool, const char *args, const char *state,
+		       bool accept, struct it_response *r);
 /* The first value of sql (it_sql) as a number; fails the test on an SQL error. */
 long it_count(const char *sql);
 

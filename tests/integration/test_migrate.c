@@ -500,7 +500,8 @@ END_TEST
 	" coalesce(result->>'recorded_at', '-') FROM fleet.report_damaged_bike_as(('marie',"       \
 	" 'mig-app', '{\"bikeId\": \"VL-2048\", \"issue\": \"flat_tire\"}', "                      \
 	"'report_damaged_bike',"                                                                   \
-	" 'key-1', repeat('" digest "', 64), 'mig-2', false, NULL, NULL, NULL)::fleet.write_call)"
+	" 'key-1', repeat('" digest "', 64), 'mig-2', false, NULL, NULL, NULL,"                    \
+	" NULL)::fleet.write_call)"
 
 START_TEST(keys_used_before_the_upgrade_still_replay)
 {

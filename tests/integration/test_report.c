@@ -1083,6 +1083,84 @@ START_TEST(confirmation_needs_elicitation_and_writes_nothing_until_accepted)
 }
 END_TEST
 
+/* A confirmation is bound to the bike as its question showed it: when another report changed
+ * the bike's status and opened its case meanwhile, the user's yes files nothing; they are told
+ * what changed and asked about the bike as it stands, and that answer files once. */
+START_TEST(an_answer_to_a_question_about_another_state_of_the_bike_is_asked_again)
+{
+	free(rp_sql("DELETE FROM fleet.case_events WHERE case_id IN (SELECT case_id FROM "
+		    "fleet.cases WHERE bike_id = 'VL-2146');"
+		    "DELETE FROM fleet.bike_status_history WHERE bike_id = 'VL-2146';"
+		    "DELETE FROM fleet.damage_reports WHERE bike_id = 'VL-2146';"
+		    "DELETE FROM fleet.cases WHERE bike_id = 'VL-2146';"
+		    "UPDATE fleet.bikes SET region = 'FR-PAR', status = 'available' WHERE bike_id "
+		    "= 'VL-2146'"));
+	struct it_server s;
+	rp_start(&s, "marie", "careful-assistant", NULL);
+	const char *args = "{\"bikeId\":\"VL-2146\",\"issue\":\"flat_tire\"}";
+	char *question = NULL;
+	char *state = it_tool_ask(s.port, "report_damaged_bike", args, &question);
+	ck_assert_msg(strstr(question, "becomes unavailable") &&
+			      strstr(question, "new investigation"),
+		      "%s", question);
+	free(question);
+	/* Meanwhile olivia reports the bike (her application does not ask). */
+	char *other = it_sql_as_app(
+		"SELECT outcome || ' ' || (result ->> 'case_id') FROM "
+		"fleet.report_damaged_bike_as(("
+		"'olivia', 'ops-assistant', '{\"bikeId\": \"VL-2146\", \"issue\": "
+		"\"brake_failure\"}', "
+		"'report_damaged_bike', NULL, repeat('c', 64), 'it-report-meanwhile', false, "
+		"'VL-2146', NULL, NULL, NULL)::fleet.write_call)");
+	ck_assert_msg(other && strncmp(other, "ok IC-", 6) == 0, "%s", other ? other : "(refused)");
+	const char *case_id = other + 3;
+	char *snap = rp_snapshot();
+	struct it_response r;
+	json_t *res = it_tool_answer(s.port, "report_damaged_bike", args, state, true, &r);
+	ck_assert_msg(json_is_string(json_object_get(res, "resultType")) &&
+			      strcmp(json_string_value(json_object_get(res, "resultType")),
+				     "input_required") == 0,
+		      "an answer about another state of the bike: %s", r.body);
+	const char *q = json_string_value(json_object_get(
+		json_object_get(json_object_get(json_object_get(res, "inputRequests"), "confirm"),
+				"params"),
+		"message"));
+	char *said = mem_printf("Since you were asked, bike VL-2146 became unavailable (it was "
+				"available) and case %s was opened for it.",
+				case_id);
+	ck_assert_msg(q && strncmp(q, said, strlen(said)) == 0 && strstr(q, "stays unavailable") &&
+			      strstr(q, "added to case"),
+		      "want \"%s\" then the question as the bike stands: %s", said, r.body);
+	free(said);
+	char *fresh = mem_strdup(json_string_value(json_object_get(res, "requestState")));
+	it_response_free(&r);
+	char *snap2 = rp_snapshot();
+	ck_assert_str_eq(snap, snap2); /* nothing filed */
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE tool = "
+				  "'report_damaged_bike' AND target = 'VL-2146' AND subject = "
+				  "'marie' AND outcome = 'conflict'"),
+			 1);
+	/* The question as the bike stands, answered: filed once, into the case opened meanwhile. */
+	res = it_tool_answer(s.port, "report_damaged_bike", args, fresh, true, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_str_eq(rp_sc(res, "caseId"), case_id);
+	it_response_free(&r);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.damage_reports WHERE bike_id = "
+				  "'VL-2146' AND reported_by = 'marie'"),
+			 1);
+	ck_assert_int_eq(rp_count("SELECT count(*) FROM fleet.audit_log WHERE tool = "
+				  "'report_damaged_bike' AND target = 'VL-2146' AND subject = "
+				  "'marie' AND outcome = 'ok'"),
+			 1);
+	free(snap2);
+	free(snap);
+	free(fresh);
+	free(other);
+	free(state);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
 /* ---- the case read (domain function and resource content, directly) ------------------------- */
 
 START_TEST(case_read_follows_perimeter_and_role)
@@ -1238,6 +1316,7 @@ CHECK_SUITE(report)
 	tcase_add_test(tc, killed_server_leaves_no_partial_report);
 	tcase_add_test(tc, every_tools_call_leaves_an_audit_row);
 	tcase_add_test(tc, confirmation_needs_elicitation_and_writes_nothing_until_accepted);
+	tcase_add_test(tc, an_answer_to_a_question_about_another_state_of_the_bike_is_asked_again);
 	tcase_add_test(tc, case_read_follows_perimeter_and_role);
 	suite_add_tcase(s, tc);
 	return s;

@@ -19,7 +19,9 @@
 #include "tests/check_main.h"
 
 /* Bikes of these tests' own (FR-PAR), made available again before each test. */
-#define WF_BIKES "'VL-990201', 'VL-990202', 'VL-990203', 'VL-990204', 'VL-990205', 'VL-990206'"
+#define WF_BIKES                                                                                   \
+	"'VL-990201', 'VL-990202', 'VL-990203', 'VL-990204', 'VL-990205', 'VL-990206', "           \
+	"'VL-990207', 'VL-990208'"
 #define WF_CAPS_NONE "{}"
 #define WF_CAPS_TASKS "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
 
@@ -510,23 +512,33 @@ START_TEST(cancelling_a_waiting_inspection_reopens_the_case)
 }
 END_TEST
 
+/* olivia asks for c's write-off, noting note, straight through the write as the login role
+ * (confirmed), her application waiting for the decision as the task task: asserts it opened. */
+static void wf_write_off_task(const char *c, const char *note, const char *task)
+{
+	char *sql = mem_printf(
+		"SELECT outcome || '|' || (task->>'task_id') || '|' || (task->>'status') FROM "
+		"fleet.case_step_as(('olivia', 'ops-assistant', "
+		"'{\"caseId\":\"%s\",\"resolution\":\"written_off\",\"note\":\"%s\"}', "
+		"'close_case', NULL, encode(sha256('%s'), 'hex'), 'wf-sql-%s', true, '%s', '%s', "
+		"60000, NULL)::fleet.write_call)",
+		c, note, task, task, c, task);
+	char *v = it_sql_as_app(sql);
+	char *want = mem_printf("ok|%s|working", task);
+	ck_assert_str_eq(v ? v : "(refused)", want);
+	free(want);
+	free(v);
+	free(sql);
+}
+
 /* A refused write-off completes the task of the operator who asked, as a tool error. */
 START_TEST(a_refused_write_off_completes_its_task_as_an_error)
 {
 	char *c = wf_beyond_repair("VL-990205");
 	/* SQL level, as the login role: olivia's write-off opens her task in its transaction,
 	 * then nadia refuses. */
-	char *sql = mem_printf(
-		"SELECT outcome || '|' || (task->>'task_id') || '|' || (task->>'status') FROM "
-		"fleet.case_step_as(('olivia', 'ops-assistant', "
-		"'{\"caseId\":\"%s\",\"resolution\":\"written_off\",\"note\":\"bent\"}', "
-		"'close_case', NULL, encode(sha256('wf'), 'hex'), 'wf-sql-1', true, '%s', "
-		"'wf-task-write-off-0000000000000001', 60000)::fleet.write_call)",
-		c, c);
-	char *v = it_sql_as_app(sql);
-	free(sql);
-	ck_assert_str_eq(v ? v : "(refused)", "ok|wf-task-write-off-0000000000000001|working");
-	free(v);
+	wf_write_off_task(c, "bent", "wf-task-write-off-0000000000000001");
+	char *v;
 	/* Nobody else reads it, nor olivia through another application. */
 	v = it_sql_as_app("SELECT count(*) FROM fleet.task_for('nadia', 'ops-assistant', "
 			  "ARRAY['wf-task-write-off-0000000000000001'])");
@@ -556,6 +568,148 @@ END_TEST
 /* marie's task of c (working), followed across a restart of every server: the new servers
  * answer the same task to its owner only, and complete it when tom records. Its own servers
  * (a test case without the shared ones): started, stopped, started again. */
+/* An answer to a question about an earlier version of the case, on srv's server: nothing is
+ * written, the caller is asked again, the new question starting with what happened since (each
+ * of want in it) and sealed afresh; the call's one audit row says conflict. Returns the new
+ * requestState (new). */
+static char *wf_asked_again(int srv, const char *tool, const char *args, const char *state,
+			    const char *case_id, const char *const *want)
+{
+	char *before =
+		wf_sql("SELECT state || '/' || (SELECT count(*) FROM fleet.case_events e "
+		       "WHERE e.case_id = c.case_id) FROM fleet.cases c WHERE case_id = '%s'",
+		       case_id);
+	char *n = wf_sql("SELECT count(*) FROM fleet.audit_log WHERE tool = '%s' AND target = '%s' "
+			 "AND outcome = 'conflict'",
+			 tool, case_id);
+	long conflicts = strtol(n, NULL, 10);
+	free(n);
+	struct it_response r;
+	json_t *res = it_tool_answer(wf_srv[srv].port, tool, args, state, true, &r);
+	ck_assert_msg(json_is_string(json_object_get(res, "resultType")) &&
+			      strcmp(json_string_value(json_object_get(res, "resultType")),
+				     "input_required") == 0,
+		      "%s answered a question about an earlier version: %s", tool, r.body);
+	const char *q = json_string_value(json_object_get(
+		json_object_get(json_object_get(json_object_get(res, "inputRequests"), "confirm"),
+				"params"),
+		"message"));
+	for (int i = 0; want[i]; i++)
+		ck_assert_msg(q && strstr(q, want[i]), "want \"%s\" in %s", want[i], r.body);
+	const char *again = json_string_value(json_object_get(res, "requestState"));
+	ck_assert_msg(again && strcmp(again, state) != 0, "%s", r.body);
+	char *fresh = mem_strdup(again);
+	it_response_free(&r);
+	wf_expect(before,
+		  "SELECT state || '/' || (SELECT count(*) FROM fleet.case_events e "
+		  "WHERE e.case_id = c.case_id) FROM fleet.cases c WHERE case_id = '%s'",
+		  case_id);
+	char want_conflicts[32];
+	snprintf(want_conflicts, sizeof want_conflicts, "%ld", conflicts + 1);
+	wf_expect(want_conflicts,
+		  "SELECT count(*) FROM fleet.audit_log WHERE tool = '%s' AND target = '%s' AND "
+		  "outcome = 'conflict'",
+		  tool, case_id);
+	free(before);
+	return fresh;
+}
+
+START_TEST(an_approval_answers_the_write_off_request_it_was_asked_about)
+{
+	char *c = wf_beyond_repair("VL-990207");
+	/* olivia asks for the write-off as a task (straight through the write: her application
+	 * waits for the decision), noting why; nadia is asked to approve it. */
+	wf_write_off_task(c, "frame cracked", "wf-task-stale-write-off-00000001");
+	char *approve = mem_strdup(wf_args(c, "\"decision\":\"approve\""));
+	char *question = NULL;
+	char *state = it_tool_ask(wf_srv[WF_NADIA].port, "decide_write_off", approve, &question);
+	ck_assert_msg(strstr(question, "Olivia Leroy") && strstr(question, "frame cracked"), "%s",
+		      question);
+	free(question);
+	/* Meanwhile olivia withdraws her request and asks again, with another note. */
+	long code = 0;
+	json_t *got =
+		wf_task_call(WF_OLIVIA, "tasks/cancel", "wf-task-stale-write-off-00000001", &code);
+	ck_assert_msg(got != NULL, "tasks/cancel: error %ld", code);
+	json_decref(got);
+	wf_expect("inspected", "SELECT state FROM fleet.cases WHERE case_id = '%s'", c);
+	wf_confirmed(WF_OLIVIA, "close_case",
+		     wf_args(c, "\"resolution\":\"written_off\",\"note\":\"seat tube snapped\""),
+		     "awaiting_approval");
+	/* nadia's yes to the first request approves nothing: she is told what happened and asked
+	 * about the request as it stands. */
+	char *fresh =
+		wf_asked_again(WF_NADIA, "decide_write_off", approve, state, c,
+			       (const char *const[]){"Olivia Leroy withdrew the write-off request",
+						     "noting \"seat tube snapped\"",
+						     "Approve the write-off", NULL});
+	wf_expect("unavailable", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990207'");
+	/* Her yes to that one closes the case, once. */
+	struct it_response r;
+	json_t *res =
+		it_tool_answer(wf_srv[WF_NADIA].port, "decide_write_off", approve, fresh, true, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_str_eq(wf_sc(res, "state"), "closed");
+	it_response_free(&r);
+	wf_expect("retired", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990207'");
+	wf_expect("write_off_approved:nadia",
+		  "SELECT kind || ':' || actor_subject FROM fleet.case_events WHERE case_id = '%s' "
+		  "ORDER BY event_id DESC LIMIT 1",
+		  c);
+	wf_expect("confirmation_required:1,conflict:1,ok:1",
+		  "SELECT string_agg(outcome || ':' || n, ',' ORDER BY outcome) FROM (SELECT "
+		  "outcome, count(*) AS n FROM fleet.audit_log WHERE tool = 'decide_write_off' AND "
+		  "target = '%s' GROUP BY outcome) o",
+		  c);
+	/* The first answer sent once more changes nothing: the case is closed. */
+	wf_refused(WF_NADIA, "decide_write_off", approve, c, "step closed");
+	free(approve);
+	free(fresh);
+	free(state);
+	free(c);
+}
+END_TEST
+
+START_TEST(a_closing_answers_the_case_it_was_asked_about)
+{
+	char *c = wf_beyond_repair("VL-990208");
+	char *close = mem_strdup(
+		wf_args(c, "\"resolution\":\"written_off\",\"note\":\"rusted through\""));
+	char *state = it_tool_ask(wf_srv[WF_NADIA].port, "close_case", close, NULL);
+	/* Meanwhile olivia asks for a write-off and nadia refuses it: the case is inspected
+	 * again, at the step nadia's question was about, but not as she saw it. */
+	wf_confirmed(WF_OLIVIA, "close_case",
+		     wf_args(c, "\"resolution\":\"written_off\",\"note\":\"frame cracked\""),
+		     "awaiting_approval");
+	wf_confirmed(WF_NADIA, "decide_write_off",
+		     wf_args(c, "\"decision\":\"refuse\",\"note\":\"repair it\""), "inspected");
+	char *fresh = wf_asked_again(
+		WF_NADIA, "close_case", close, state, c,
+		(const char *const[]){
+			"Olivia Leroy asked for a write-off, noting \"frame cracked\"",
+			"then Nadia Benali refused the write-off", "to be written off?", NULL});
+	wf_expect("-|-",
+		  "SELECT coalesce(write_off_requested_by, '-') || '|' || "
+		  "coalesce(resolution, '-') FROM fleet.cases WHERE case_id = '%s'",
+		  c);
+	struct it_response r;
+	json_t *res = it_tool_answer(wf_srv[WF_NADIA].port, "close_case", close, fresh, true, &r);
+	ck_assert_msg(json_is_false(json_object_get(res, "isError")), "%s", r.body);
+	ck_assert_str_eq(wf_sc(res, "state"), "awaiting_approval");
+	it_response_free(&r);
+	wf_expect("nadia|1",
+		  "SELECT write_off_requested_by || '|' || (SELECT count(*) FROM "
+		  "fleet.audit_log WHERE tool = 'close_case' AND target = '%s' AND "
+		  "subject = 'nadia' AND outcome = 'ok') FROM fleet.cases WHERE case_id = "
+		  "'%s'",
+		  c, c);
+	free(close);
+	free(fresh);
+	free(state);
+	free(c);
+}
+END_TEST
+
 START_TEST(a_task_outlives_a_restart_of_every_instance)
 {
 	wf_setup();
@@ -795,6 +949,8 @@ CHECK_SUITE(workflow)
 	tcase_add_unchecked_fixture(tc, wf_setup, wf_teardown);
 	tcase_add_test(tc, report_inspect_close_puts_the_bike_back_in_service);
 	tcase_add_test(tc, a_write_off_needs_another_operator);
+	tcase_add_test(tc, an_approval_answers_the_write_off_request_it_was_asked_about);
+	tcase_add_test(tc, a_closing_answers_the_case_it_was_asked_about);
 	tcase_add_test(tc, each_role_lists_its_steps);
 	tcase_add_test(tc, a_task_follows_the_inspection_for_its_creator_only);
 	tcase_add_test(tc, cancelling_a_waiting_inspection_reopens_the_case);

@@ -162,7 +162,7 @@ END_TEST
  * the digest repeat(digest, 64) and the request id "it-writes-<id>", target the bike. */
 #define WR_CALL(subject, client, args, tool, key, digest, id, confirmed)                           \
 	"('" subject "', '" client "', '" args "', '" tool "', " key ", repeat('" digest "', 64)," \
-	" 'it-writes-" id "', " confirmed ", NULL, NULL, NULL)::fleet.write_call"
+	" 'it-writes-" id "', " confirmed ", NULL, NULL, NULL, NULL)::fleet.write_call"
 #define WR_OLIVIA_CALL                                                                             \
 	WR_CALL("olivia", "ops-assistant", "{}", "it_tool", "NULL", "a", "rls", "false")
 #define WR_MARIE_CALL                                                                              \
@@ -234,27 +234,36 @@ START_TEST(write_asks_follows_the_declared_policy)
 		" ('it_writes_client', '{customer_care}', 'fleet:report', true, 'client'),"
 		" ('it_writes_condition', '{customer_care}', 'fleet:report', true, 'condition')"));
 	/* Per row: the capability, the client (careful-assistant requires confirmation,
-	 * customer-care-assistant does not), confirmed, the write's condition. */
-	wr_expect_app("f f t f f t f f t f t f t t", "policies",
-		      "SELECT string_agg(CASE WHEN fleet.write_asks((g.cap, ('marie', g.client,"
-		      " '{}', 'it_tool', NULL, NULL, NULL, g.confirmed, NULL, NULL, NULL),"
-		      " fleet.act_as('marie', g.client), NULL)::fleet.write_state, g.cond) THEN 't'"
-		      " ELSE 'f' END, ' ' ORDER BY g.n) FROM (VALUES"
-		      " (1, 'it_writes_never', 'careful-assistant', false, true),"
-		      " (2, 'it_writes_never', 'customer-care-assistant', false, false),"
-		      " (3, 'it_writes_always', 'customer-care-assistant', false, false),"
-		      " (4, 'it_writes_always', 'customer-care-assistant', true, false),"
-		      " (5, 'it_writes_client', 'customer-care-assistant', false, true),"
-		      " (6, 'it_writes_client', 'careful-assistant', false, false),"
-		      " (7, 'it_writes_client', 'careful-assistant', true, false),"
-		      " (8, 'it_writes_condition', 'careful-assistant', false, false),"
-		      " (9, 'it_writes_condition', 'customer-care-assistant', false, true),"
-		      " (10, 'it_writes_condition', 'customer-care-assistant', true, true),"
-		      " (11, 'it_writes_condition', 'customer-care-assistant', false, NULL),"
-		      " (12, 'it_writes_none', 'customer-care-assistant', true, false),"
-		      " (13, 'it_writes_none', 'customer-care-assistant', false, false),"
-		      " (14, 'it_writes_none', 'customer-care-assistant', NULL, false))"
-		      " AS g(n, cap, client, confirmed, cond)");
+	 * customer-care-assistant does not), confirmed, the write's condition; then the version
+	 * the confirmed question named and the write's version now: a yes to another version asks
+	 * again, whatever the policy; a yes without one (a direct caller) does not. */
+	wr_expect_app(
+		"f f t f f t f f t f t f t t t f f t", "policies",
+		"SELECT string_agg(CASE WHEN fleet.write_asks((g.cap, ('marie', g.client,"
+		" '{}', 'it_tool', NULL, NULL, NULL, g.confirmed, NULL, NULL, NULL, g.sealed),"
+		" fleet.act_as('marie', g.client), NULL)::fleet.write_state, g.cond, g.now)"
+		" THEN 't' ELSE 'f' END, ' ' ORDER BY g.n) FROM (VALUES"
+		" (1, 'it_writes_never', 'careful-assistant', false, true, NULL, NULL),"
+		" (2, 'it_writes_never', 'customer-care-assistant', false, false, NULL, NULL),"
+		" (3, 'it_writes_always', 'customer-care-assistant', false, false, NULL, NULL),"
+		" (4, 'it_writes_always', 'customer-care-assistant', true, false, NULL, NULL),"
+		" (5, 'it_writes_client', 'customer-care-assistant', false, true, NULL, NULL),"
+		" (6, 'it_writes_client', 'careful-assistant', false, false, NULL, NULL),"
+		" (7, 'it_writes_client', 'careful-assistant', true, false, NULL, NULL),"
+		" (8, 'it_writes_condition', 'careful-assistant', false, false, NULL, NULL),"
+		" (9, 'it_writes_condition', 'customer-care-assistant', false, true, NULL,"
+		" NULL),"
+		" (10, 'it_writes_condition', 'customer-care-assistant', true, true, NULL, NULL),"
+		" (11, 'it_writes_condition', 'customer-care-assistant', false, NULL, NULL,"
+		" NULL),"
+		" (12, 'it_writes_none', 'customer-care-assistant', true, false, NULL, NULL),"
+		" (13, 'it_writes_none', 'customer-care-assistant', false, false, NULL, NULL),"
+		" (14, 'it_writes_none', 'customer-care-assistant', NULL, false, NULL, NULL),"
+		" (15, 'it_writes_always', 'customer-care-assistant', true, false, '7@1', '9@2'),"
+		" (16, 'it_writes_always', 'customer-care-assistant', true, false, '9@2', '9@2'),"
+		" (17, 'it_writes_always', 'customer-care-assistant', true, false, NULL, '9@2'),"
+		" (18, 'it_writes_never', 'customer-care-assistant', true, false, '7@1', NULL))"
+		" AS g(n, cap, client, confirmed, cond, sealed, now)");
 	/* The condition's default is false. */
 	wr_expect_app(
 		"f", "default condition",
@@ -395,7 +404,7 @@ static char *wr_report(const char *subject, const char *client, const char *args
 		" coalesce(result->>'report_id', ''), coalesce(result->>'case_id', ''),"
 		" coalesce(effect, '')) FROM fleet.report_damaged_bike_as(('%s', '%s', '%s',"
 		" 'report_damaged_bike', %s, repeat('%c', 64), 'it-writes-%s', %s, NULL, NULL,"
-		" NULL)::fleet.write_call)",
+		" NULL, NULL)::fleet.write_call)",
 		subject, client, args, key, digest, id, confirmed ? "true" : "false");
 	return v ? v : mem_strdup("(refused)");
 }
@@ -465,7 +474,7 @@ START_TEST(report_files_extends_replays_and_refuses_a_reused_key)
 	char *rec = wr_app("SELECT result->>'recorded_at' FROM fleet.report_damaged_bike_as(("
 			   "'marie', 'customer-care-assistant', '%s', 'report_damaged_bike', '%s',"
 			   " repeat('2', 64), 'it-writes-replay-at', false, NULL, NULL,"
-			   " NULL)::fleet.write_call)",
+			   " NULL, NULL)::fleet.write_call)",
 			   WR_ARGS(WR_BIKE_OK, "brake_failure"), key);
 	char *rec_first = wr_super("SELECT result->>'recorded_at' FROM fleet.idempotent_calls"
 				   " WHERE idem_key = '%s'",

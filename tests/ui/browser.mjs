@@ -86,7 +86,7 @@ const OPS = psql("SELECT name FROM fleet.client_apps WHERE client_id = 'ops-assi
 // confirmed: what other people or devices do meanwhile. Its outcome.
 const sqlStep = (who, tool, args) => psql(`SELECT outcome FROM fleet.case_step_as((${quote(who)}, ${quote(who === "marie" ? "customer-care-assistant" : "ops-assistant")},
   ${quote(JSON.stringify(args))}::jsonb, ${quote(tool)}, NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), ${quote("ui-" + tool)}, true,
-  ${quote(args.caseId)}, NULL, NULL)::fleet.write_call)`);
+  ${quote(args.caseId)}, NULL, NULL, NULL)::fleet.write_call)`);
 // Another bike of FR-PAR, available and without a case, for a test of its own: its id, and the
 // case a report by marie opened for it.
 function freshCase(issue = "frame_damage") {
@@ -94,7 +94,7 @@ function freshCase(issue = "frame_damage") {
     AND NOT EXISTS (SELECT 1 FROM fleet.cases c WHERE c.bike_id = b.bike_id) ORDER BY bike_id DESC LIMIT 1`);
   const kase = psql(`SELECT result ->> 'case_id' FROM fleet.report_damaged_bike_as(('marie', 'customer-care-assistant',
     ${quote(JSON.stringify({ bikeId: bike, issue }))}::jsonb, 'report_damaged_bike', NULL, encode(sha256(${quote(randomUUID())}::bytea), 'hex'), 'ui-report', false,
-    ${quote(bike)}, NULL, NULL)::fleet.write_call)`);
+    ${quote(bike)}, NULL, NULL, NULL)::fleet.write_call)`);
   assert(/^VL-\d+$/.test(bike) && /^IC-\d+$/.test(kase), `a fresh case: ${bike} ${kase}`);
   return { bike, kase };
 }
