@@ -79,6 +79,16 @@ traced() {
     -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
   kill -TERM -- "-$run_pid" 2>/dev/null
+  # make run stops its cluster on TERM. strace follows every process of the run, the cluster's
+  # too, and ends only with the last: should the cluster outlive the run by 30 s, the suite
+  # stops it, so that a run that left it can never hold the suite for ever.
+  for _ in $(seq 1 300); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$run_pid" 2>/dev/null; then
+    echo "# make run ($name): its traced processes still ran 30 s after TERM; the suite stops its cluster"
+    scripts/pgtmp.sh destroy "$t/pg-$name" >/dev/null 2>&1
+    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$run_pid" 2>/dev/null
+  fi
   wait "$run_pid" 2>/dev/null
   run_pid=
   cat "$t/$name.curl.trace" >>"$t/$name.trace" # once strace has closed it
@@ -139,6 +149,16 @@ else
     nok "BIKAROO_AUTH=jwt make run starts with its demo identity provider"
   fi
   kill -TERM -- "-$run_pid" 2>/dev/null
+  # make run stops its cluster on TERM. strace follows every process of the run, the cluster's
+  # too, and ends only with the last: should the cluster outlive the run by 30 s, the suite
+  # stops it, so that a run that left it can never hold the suite for ever.
+  for _ in $(seq 1 300); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$run_pid" 2>/dev/null; then
+    echo "# make run ($name): its traced processes still ran 30 s after TERM; the suite stops its cluster"
+    scripts/pgtmp.sh destroy "$t/pg-$name" >/dev/null 2>&1
+    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$run_pid" 2>/dev/null
+  fi
   wait "$run_pid" 2>/dev/null
   run_pid=
   if [[ -s $t/jwt.trace ]]; then
