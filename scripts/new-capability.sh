@@ -25,7 +25,7 @@ plan() { # plan NAME KIND
   esac
   printf 'file %s\n' "${files[@]}" "tests/integration/test_$1.c" "tests/e2e/$1.test.mjs" \
     docs/capabilities.md README.md tests/contracts/snapshot.json
-  printf 'run %s\n' "make integration SUITE=$1" "make script SUITE=declared" "make integration SUITE=audit" \
+  printf 'run %s\n' "make docs-tables contracts" "make integration SUITE=$1" "make script SUITE=declared" "make integration SUITE=audit" \
     "make e2e FILE=$1"
 }
 if [[ ${1:-} == --plan ]]; then plan "${2:-}" "${3:-}"; exit 0; fi
@@ -433,8 +433,9 @@ if [[ $kind == read ]]; then
     assert.equal(r.structuredContent.bikeId, 'VL-2048');"
 else
   call="${fixture}// Always confirmed on the server's side: a client without elicitation is told what it lacks.
-    await assert.rejects(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ),
-      /elicitation/);"
+    const err = await rejection(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ));
+    assert.equal(err.code, -32021, String(err));
+    assert.deepEqual(err.data?.requiredCapabilities, { elicitation: {} });"
 fi
 cat >"tests/e2e/$name.test.mjs" <<EOF
 // ${name} through the official v2 client (make new-capability wrote this: add the tool's own
@@ -442,7 +443,7 @@ cat >"tests/e2e/$name.test.mjs" <<EOF
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { declaredExample, runFixture, slow, startServer } from './serve.mjs';
+import { declaredExample, rejection, runFixture, slow, startServer } from './serve.mjs';
 
 const T = { timeout: slow ? 60000 : 20000 };
 const REQ = { timeout: slow ? 30000 : 15000 };
