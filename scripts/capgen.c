@@ -7,7 +7,8 @@
  * (build/gen): gen/capabilities.c (the rows with their schemas and governance, the reads and
  * writes the generic handlers serve, the list of every capability, the rows migrate keeps in
  * fleet.capabilities) and gen/capabilities.h (the list, and the C names the declarations give). One
- * emitter per kind of row (tool, resource, template, prompt) and per business part (read, write).
+ * emitter per kind of row (a tool, a resource or template, a prompt) and per business part (a
+ * read, a write).
  */
 #include <ctype.h>
 #include <jansson.h>
@@ -115,14 +116,6 @@ static void gen_c_name(const char *name, enum gen_c kind)
 }
 
 /* ---- one declaration ---------------------------------------------------------------------- */
-
-enum { GEN_TOOL, GEN_RESOURCE, GEN_TEMPLATE, GEN_PROMPT, GEN_KINDS };
-static const struct {
-	const char *kind, *table, *type; /* its rows' name, the declaration's key, the C struct */
-} gen_kinds[GEN_KINDS] = {{"tool", "tools", "tool_desc"},
-			  {"resource", "resources", "resource_desc"},
-			  {"template", "templates", "resource_template_desc"},
-			  {"prompt", "prompts", "prompt_desc"}};
 
 /* The declaration being written and, while its rows are, the row's place, C name and roles. */
 struct gen_decl {
@@ -446,10 +439,10 @@ static void gen_tool(struct gen_decl *d, json_t *row)
 	if (!handler)
 		fprintf(d->row, "\t.output_schema = schema_%s_output,\n\t.spec = &%s_spec,\n", name,
 			d->id);
-	fprintf(d->row, "\t.fn = %s,\n\t.audit = {.target = %s, .self = true},\n",
+	fprintf(d->row,
+		"\t.fn = %s,\n\t.audit = {.target = %s, .self = true},\n\t.tasks = MCP_TASKS_%s,\n",
 		GEN_OR(handler, "declared_tool"),
-		gen_lit(GEN_S(json_object_get(row, "audit"), "target")));
-	fprintf(d->row, "\t.tasks = MCP_TASKS_%s,\n",
+		gen_lit(GEN_S(json_object_get(row, "audit"), "target")),
 		*tasks == 'r'   ? "REQUIRED"
 		: *tasks == 'o' ? "OPTIONAL"
 				: "NEVER");
@@ -554,12 +547,19 @@ static json_t *gen_load(const char *path, struct schema_set *set, char *name)
 	return NULL;
 }
 
+#define GEN_KINDS 4
+static const struct {
+	const char *kind, *table, *type; /* its rows' name, the declaration's key, the C struct */
+	void (*emit)(struct gen_decl *, json_t *);
+} gen_kinds[GEN_KINDS] = {{"tool", "tools", "tool_desc", gen_tool},
+			  {"resource", "resources", "resource_desc", gen_resource},
+			  {"template", "templates", "resource_template_desc", gen_resource},
+			  {"prompt", "prompts", "prompt_desc", gen_prompt}};
+
 /* The rows of kind k, each's place, C name and roles set before it is written: into its table
  * after the governance and specs they name (an array's elements are constant expressions). */
 static void gen_rows(struct gen_decl *d, int k)
 {
-	static void (*const emit[GEN_KINDS])(struct gen_decl *, json_t *) = {
-		gen_tool, gen_resource, gen_resource, gen_prompt};
 	char *rows = NULL;
 	size_t len = 0, i;
 	json_t *row, *own;
@@ -573,7 +573,7 @@ static void gen_rows(struct gen_decl *d, int k)
 		gen_join(own, d->own, sizeof d->own);
 		d->row_roles = own ? d->own : d->roles;
 		fputs("\t{\n", d->row);
-		emit[k](d, row);
+		gen_kinds[k].emit(d, row);
 		gen_row_end(d, row);
 	}
 	fclose(d->row);
