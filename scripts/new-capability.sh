@@ -15,12 +15,15 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 die() { echo "new-capability: $*" >&2; exit 2; }
+# The texts that teach people and assistants the workflow's steps (scripts/casetexts.py's).
+STEP_TEXTS=(resources/damaged-bike.md prompts/investigate-damaged-bike.md docs/cases.md)
 plan() { # plan NAME KIND
   local files
   case $2 in
   read) files=("server/capabilities/$1.json" "migrations/functions/fleet.$1_for.sql") ;;
   write) files=("server/capabilities/$1.json" "migrations/NNNN_$1.sql" "migrations/functions/fleet.$1_as.sql") ;;
-  step) files=(server/capabilities/case_workflow.json "migrations/NNNN_$1.sql" migrations/functions/fleet.case_steps.sql) ;;
+  step) files=(server/capabilities/case_workflow.json "migrations/NNNN_$1.sql" migrations/functions/fleet.case_steps.sql
+    "${STEP_TEXTS[@]}") ;;
   *) die "KIND must be read, write or step" ;;
   esac
   printf 'file %s\n' "${files[@]}" "tests/integration/test_$1.c" "tests/e2e/$1.test.mjs" \
@@ -326,6 +329,31 @@ tail = "\n  ]\n}\n"
 assert text.endswith(tail)
 body = "\n".join("    " + l for l in json.dumps(tool, indent=2, ensure_ascii=False).split("\n"))
 open(wf, "w").write(text[: -len(tail)] + ",\n" + body + tail)
+# The texts that teach the steps name the new one, in words to make the step's own: the steps
+# table's row of FROM (taken with it when nothing took a case from FROM, else a way on from it),
+# and the prompt's list of the steps.
+sys.path.insert(0, "scripts")
+from casetexts import ROLE_WORDS, TEXTS, PROMPT, TICKED
+words = {r: w for w, r in ROLE_WORDS.items()}
+who = " or ".join("a " + words.get(r, r) for r in json.loads(roles))
+scope = json.loads(text)["scope"]
+for path in TEXTS:
+    lines = open(path).read().split("\n")
+    if path.endswith(PROMPT):
+        at = next(i for i, l in enumerate(lines) if "The steps: " in l)
+        lines[at] = lines[at].replace("The steps: ", f"The steps: {name} takes a case from {src} to {dst}; ", 1)
+    else:
+        head = next(i for i, l in enumerate(lines) if l.startswith("| step of the case |"))
+        cols = [c.strip() for c in lines[head].strip().strip("|").split("|")]
+        at = next(i for i in range(head + 2, len(lines)) if TICKED.findall(lines[i])[:1] == [src])
+        row = dict(zip(cols, [c.strip() for c in lines[at].strip().strip("|").split("|")]))
+        if not TICKED.findall(row["with"]):
+            row.update({"who takes the next step": who, "with": f"`{name}`", "what follows": f"`{dst}`"})
+            row.update({"scope": f"`{scope}`"} if "scope" in row else {})
+        else:
+            row["what follows"] += f"; or {who} takes it to `{dst}` with `{name}`"
+        lines[at] = "| " + " | ".join(row[c] for c in cols) + " |"
+    open(path, "w").write("\n".join(lines))
 PY
 fi
 
