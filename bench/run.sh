@@ -377,17 +377,30 @@ median_of() {
 }
 
 # measure_turns CONNS LUA SERVER:NAME...: one round of each server in turn, BENCH_ROUNDS times,
-# so that a machine getting busier or quieter meanwhile moves them all alike; each NAME's
-# median round into $results (BENCH_ONLY matched against the first NAME).
+# so that a machine getting busier or quieter meanwhile moves them all alike; each round begins
+# one server further on (no line always last, after the others' writes); each NAME's median
+# round into $results (BENCH_ONLY matched against the first NAME), and for each NAME after the
+# first, "paired_NAME CONNS RATIO": the median over rounds of its rate over the first NAME's in
+# the same round (rounds a few seconds apart, on a machine whose load moves by more than that).
 measure_turns() {
-  local conns=$1 lua=$2 r s
+  local conns=$1 lua=$2 r i s n=$(($# - 2))
   shift 2
   [[ -z ${BENCH_ONLY:-} || ${1#*:} =~ $BENCH_ONLY ]] || return 0
+  local turn=("$@")
   for s in "$@"; do : >"$tmp/turn-${s#*:}"; done
-  for r in $(seq 1 "$rounds"); do
-    for s in "$@"; do one_wrk "${s%%:*}" "$lua" /mcp "$conns" >>"$tmp/turn-${s#*:}"; done
+  for r in $(seq 0 $((rounds - 1))); do
+    for i in $(seq 0 $((n - 1))); do
+      s=${turn[$(((i + r) % n))]}
+      one_wrk "${s%%:*}" "$lua" /mcp "$conns" >>"$tmp/turn-${s#*:}"
+    done
   done
   for s in "$@"; do median_of "${s#*:}" "$conns" "$tmp/turn-${s#*:}"; done
+  for s in "${turn[@]:1}"; do
+    r=$(paste "$tmp/turn-${s#*:}" "$tmp/turn-${turn[0]#*:}" | awk '$7 > 0 {print $1 / $7}' | sort -g |
+      awk '{a[NR] = $1} END {if (NR) printf "%.3f", a[int((NR + 1) / 2)]; else printf "-"}')
+    echo "paired_${s#*:} $conns $r 0 0 0 ok" >>"$results"
+    log "  ${s#*:} / ${turn[0]#*:} @$conns, round by round: $(paste "$tmp/turn-${s#*:}" "$tmp/turn-${turn[0]#*:}" | awk '$7 > 0 {printf "%.2f ", $1 / $7}')"
+  done
 }
 
 # --- many connections: get_bike_status on $many kept-alive connections at once (wrk), every
@@ -846,6 +859,7 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     for t in traced:"every call sampled":0.90 traced10:"one trace in ten":0.97; do
       IFS=: read -r line what target <<<"$t"
       echo "| get_bike_status traced, $what / untraced (in turns), $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 3)" "$(get http_get_bike_status_untraced "$c" 3)") | >= $target |"
+      echo "| the same, median of the rounds' ratios (each round's pair a few seconds apart), $c conns | $(get "paired_http_get_bike_status_$line" "$c" 3) | >= $target |"
       echo "| get_bike_status server CPU per call, traced ($what) / untraced, $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 6)" "$(get http_get_bike_status_untraced "$c" 6)") | |"
     done
     echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
