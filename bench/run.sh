@@ -523,9 +523,9 @@ fi
 # rates. One server per shape (untraced; exporting with no call sampled; one trace in ten; every
 # call), one loop and one database connection, under callgrind; a warm-up, then its counters
 # zeroed and one connection of calls for BENCH_TRACE_SECONDS (default 12): each call is a database
-# unit of its own, the worst case for a traced call. Instructions per call answered: the loop's
-# thread, the exporter's (its batches are smaller than at full speed: an upper bound), the whole
-# process; and the whole process over the untraced one's.
+# unit of its own, the worst case for a traced call. Instructions per call answered, less those
+# of as long idle: the loop's thread, the exporter's (its batches are smaller than at full speed:
+# an upper bound), the whole process; and the whole process over the untraced one's.
 if [[ $mode == traces ]]; then
   command -v valgrind >/dev/null || { echo "bench traces needs valgrind (scripts/deps.sh test installs it)" >&2; exit 1; }
   tsecs=${BENCH_TRACE_SECONDS:-12}
@@ -539,7 +539,7 @@ if [[ $mode == traces ]]; then
     echo
     echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown): what traces cost a call, in instructions"
     echo
-    echo "Command: \`make bench-traces\` (BENCH_TRACE_SECONDS=$tsecs): get_bike_status on one connection to a server of one loop and one database connection under callgrind, one server per shape, exporting to bench/otlp-sink.py. Instruction counts per call answered, which the machine's load does not change."
+    echo "Command: \`make bench-traces\` (BENCH_TRACE_SECONDS=$tsecs): get_bike_status on one connection to a server of one loop and one database connection under callgrind, one server per shape, exporting to bench/otlp-sink.py. Instructions per call answered (less those of as long idle), which the machine's load does not change."
     echo
     echo "| shape | calls | loop's thread | exporter's thread | whole process | / untraced | target |"
     echo "|---|---|---|---|---|---|---|"
@@ -559,15 +559,20 @@ if [[ $mode == traces ]]; then
     [[ -s $ready ]] || { log "bench: the $name server did not start under valgrind:"; tail -n 20 "$out.log" >&2; exit 1; }
     u="http://127.0.0.1:$(cat "$ready")/mcp"
     wrk -t 1 -c 1 -d 4s -s "$tmp/bike.lua" "$u" >/dev/null 2>&1
+    # As long idle first (dump 1: the timers, the readiness checks, the exporter's wake-ups),
+    # then under the calls (dump 2): the calls' own work is the difference.
     callgrind_control -z "$vpid" >/dev/null 2>&1
+    sleep "$tsecs"
+    callgrind_control -d "$vpid" >/dev/null 2>&1
     good=$(wrk -t 1 -c 1 -d "${tsecs}s" --timeout 20s -s "$tmp/bike.lua" "$u" 2>&1 | sed -nE 's/^CHECK good=([0-9]+) bad=0 errors=0 .*/\1/p')
     callgrind_control -d "$vpid" >/dev/null 2>&1
     kill -TERM "$vpid" && wait "$vpid" 2>/dev/null || true
     [[ -n $good && $good -gt 0 ]] || { log "bench: the $name server answered a call wrong or not at all"; exit 1; }
-    # The dump's one file per thread: the loop's and the exporter's named by their functions.
+    # A dump is one file per thread: the loop's and the exporter's named by their functions.
     loop=0 exporter=0 all=0
-    for f in "$out".*.1-*; do
+    for f in "$out".*.[12]-*; do
       n=$(sed -nE 's/^summary: ([0-9]+)/\1/p' "$f")
+      [[ $f == *.1-* ]] && n=$((-n))
       all=$((all + n))
       if grep -q 'http_loop_run' "$f"; then loop=$((loop + n)); fi
       if grep -q 'otlp_run' "$f"; then exporter=$((exporter + n)); fi
