@@ -127,6 +127,39 @@ serve_as() {
   [[ -s $ready ]] || { log "bench: the $name server did not start:"; cat "$tmp/$name.log" >&2; return 1; }
   srv_url[$name]="http://127.0.0.1:$(cat "$ready")"
 }
+# serve_nginx: nginx (scripts/deps.sh installs it for the tests) answering every request with a
+# fixed get_bike_status answer, no work behind it, as srv_pid[nginx] and srv_url[nginx]: the
+# ceiling of the overload lines on new connections, what this machine's kernel and this load
+# generator allow any server (its workers as many as the server's loops).
+serve_nginx() {
+  local nport
+  nport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  mkdir -p "$tmp/nginx"
+  cat >"$tmp/nginx/nginx.conf" <<NGINX
+worker_processes $threads;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log;
+daemon off;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx/body;
+  server {
+    listen 127.0.0.1:$nport backlog=4096;
+    location / {
+      default_type application/json;
+      return 200 '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"VL-1"}],"structuredContent":{"bikeId":"VL-1"}}}';
+    }
+  }
+}
+NGINX
+  /usr/sbin/nginx -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx/stderr" &
+  pids+=($!)
+  srv_pid[nginx]=$!
+  srv_url[nginx]="http://127.0.0.1:$nport"
+  for _ in $(seq 1 50); do (echo >"/dev/tcp/127.0.0.1/$nport") 2>/dev/null && return 0; sleep 0.1; done
+  log "bench: nginx did not start:"; cat "$tmp/nginx/stderr" "$tmp/nginx/error.log" >&2; return 1
+}
 serve_as direct || exit 1
 server_pid=${srv_pid[direct]} url=${srv_url[direct]} port=${srv_url[direct]##*:}
 # The same server exporting its spans (OTLP/HTTP) to a collector that keeps nothing
@@ -795,6 +828,17 @@ if [[ -z ${BENCH_ONLY:-} || overload =~ $BENCH_ONLY ]]; then
     log "  overload, fresh connections: quarter: $flow"
     log "  overload, fresh connections: twice: $fhigh"
     echo "overload_fresh $cap $(field "$fhigh" ok) $(field "$fhigh" p99) $(field "$flow" p99) $(field "$fhigh" shed) $(field "$fhigh" limited) $(field "$fhigh" resets) $(field "$fhigh" other) $(field "$fhigh" unanswered) $osecs $(field "$fhigh" probes) $(field "$fhigh" probe_bad) $(field "$fhigh" probe_p99)" >"$tmp/overload_fresh"
+    # The same load against the machine's ceiling (serve_nginx): what is left of the admitted
+    # p99 and the goodput when no server does any work.
+    if serve_nginx; then
+      nport=${srv_url[nginx]##*:}
+      nlow=$("$tmp/openloop" "$nport" "$token" $((cap / 4)) "$osecs" "$fresh" fresh)
+      nhigh=$("$tmp/openloop" "$nport" "$token" $((cap * 2)) "$osecs" "$fresh" fresh)
+      log "  overload, fresh connections, nginx: quarter: $nlow"
+      log "  overload, fresh connections, nginx: twice: $nhigh"
+      kill -TERM "${srv_pid[nginx]}" 2>/dev/null || true
+      echo "overload_ceiling $(field "$nhigh" ok) $(field "$nhigh" p99) $(field "$nlow" p99) $(field "$nhigh" unanswered)" >"$tmp/overload_ceiling"
+    fi
   fi
 fi
 # --- loop stalls: the identity provider slow. Each line has a server of its own (the bench's
@@ -957,6 +1001,12 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     echo "| overload, new connections: admitted p99 at 2x / p99 at a quarter ($(awk -v a="$p99h" -v b="$p99l" 'BEGIN { printf "%.1f ms / %.1f ms", a / 1000, b / 1000 }')) | $(ratio "$p99h" "$p99l") | <= 5 |"
     echo "| overload, new connections: refusals that are an explicit 503/429 with Retry-After | $(awk -v a="$((shed + limited))" -v n="$refused" 'BEGIN { if (n > 0) printf "%.1f%% (%d of %d; resets %d, other %d, unanswered %d)", 100 * a / n, a, n, '"$resets"', '"$other"', '"$unanswered"'; else printf "none refused" }') | >= 99% |"
     echo "| overload, new connections: GET /healthz p99 meanwhile (not 200 or no answer: $pbad of $probes) | $(awk -v v="$pp99" 'BEGIN { printf "%.0f ms", v / 1000 }') | < 1 s |"
+    if [[ -s $tmp/overload_ceiling ]]; then
+      read -r _ nok np99h np99l nun <"$tmp/overload_ceiling"
+      echo "| overload, new connections, the machine's ceiling (nginx with a fixed answer, the same client and rates): goodput at 2x / capacity | $(ratio "$((nok / osecs))" "$cap") (unanswered $nun) | |"
+      echo "| overload, new connections, the machine's ceiling: p99 at 2x / p99 at a quarter ($(awk -v a="$np99h" -v b="$np99l" 'BEGIN { printf "%.1f ms / %.1f ms", a / 1000, b / 1000 }')) | $(ratio "$np99h" "$np99l") | |"
+      echo "| overload, new connections: the server's goodput at 2x / the ceiling's | $(ratio "$ok" "$nok") | |"
+    fi
   fi
   stall_table
 } >"$tmp/table.md"
