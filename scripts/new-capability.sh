@@ -4,7 +4,8 @@
 # (its declaration and SQL function), a write (its declaration, its table's numbered migration
 # and its write function) or a step of the case workflow from state FROM to state TO (its tool
 # in server/capabilities/case_workflow.json, its row in fleet.case_steps, and the numbered
-# migration that admits its case event); each with its own tests and the generated edits: the
+# migration that admits its case event); each with its own tests and the generated edits: for a
+# step, its mention in the texts that teach the steps (STEP_TEXTS, to reword), and for all the
 # tables of docs/capabilities.md and README.md (make docs-tables) and its contract in
 # tests/contracts/snapshot.json (make contracts, recorded as 0.1.0: in development, its contract
 # may change until it is 1.0.0). Nothing else is edited: the build lists it, generates its C, and
