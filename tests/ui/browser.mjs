@@ -228,15 +228,15 @@ async function keys(page, ...list) {
 }
 const focused = (frame) => frame.evaluate(() => document.activeElement && (document.activeElement.id || document.activeElement.tagName));
 
-// What a person reads in a view: the text of every rendered element, except what a user typed
-// (.quote), the server's own words a view quotes as it said them (.server: a refusal) and the
-// values of form fields.
+// What a person reads in a view: the text of every rendered element, the server's own words a
+// view quotes as it said them included (.server: a refusal, read by the same people), except
+// what a user typed (.quote) and the values of form fields.
 const SHOWN_TEXT = `(() => {
   const out = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n; (n = walker.nextNode());) {
     const el = n.parentElement;
-    if (!n.data.trim() || el.closest(".quote, .server, script, style, textarea, select") || !el.checkVisibility()) continue;
+    if (!n.data.trim() || el.closest(".quote, script, style, textarea, select") || !el.checkVisibility()) continue;
     out.push(n);
   }
   return out;
@@ -706,6 +706,7 @@ await check("a refusal stays on screen in the server's words: the host's call, a
     await new Promise((res) => setTimeout(res, 1000));
     assert(await visible(v, "#outcome"), "the refusal is hidden once the case is read again");
     assert(/has no write-off waiting for approval/.test(await text(v, "#outcome .server")), await text(v, "#outcome"));
+    await assertPlain(v, "a refusal after the case moved on");
     assert(caseState(k2) === "inspected|beyond_repair", caseState(k2));
     await shot(p, "case-timeline-refused-race");
     await v.focus("#step-buttons button");
