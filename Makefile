@@ -50,7 +50,7 @@ Q       := @
 SAY     := @printf '  %-5s %s\n'
 endif
 
-.PHONY: all docs-tables deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes clean \
+.PHONY: all docs-tables deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes bench-traces clean \
         install uninstall deb server-json soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
@@ -309,6 +309,13 @@ bench-shapes:
 	@scripts/deps.sh bench
 	$(MAKE) --no-print-directory all
 	bench/run.sh $(B) shapes
+
+# What traces cost a get_bike_status, in instructions under callgrind (untraced, export on with
+# no call sampled, one trace in ten, every call): figures a busy machine does not move.
+bench-traces:
+	@scripts/deps.sh bench
+	$(MAKE) --no-print-directory all
+	bench/run.sh $(B) traces
 
 # 1,000,000 mixed requests, RSS flat under 32 MiB (not in CI: several minutes).
 bench-rss:

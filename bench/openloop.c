@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #define OL_BUF 65536
+#define OL_HOSTS 64 /* fresh: the client addresses, 127.0.0.2 and on */
 
 struct ol_conn {
 	int fd;
@@ -158,9 +159,18 @@ static int ol_fresh(int ep, struct ol_conn *c, long long due, bool probe)
 		return -1;
 	int one = 1;
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	/* From one of OL_HOSTS loopback addresses in turn, as many hosts would come: each address
+	 * has its own ephemeral ports, where one address's 28,000 run out within seconds at these
+	 * rates (each closed connection holds its port in TIME_WAIT for a minute) and every
+	 * connect() then searches the range (the client's latency, not the server's). */
+	static unsigned host;
+	struct sockaddr_in from = {.sin_family = AF_INET,
+				   .sin_addr.s_addr = htonl(0x7f000002u + host++ % OL_HOSTS)};
+	setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(ol_port)};
 	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS) {
+	if (bind(c->fd, (struct sockaddr *)&from, sizeof from) != 0 ||
+	    (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno != EINPROGRESS)) {
 		close(c->fd);
 		return -1;
 	}

@@ -127,6 +127,39 @@ serve_as() {
   [[ -s $ready ]] || { log "bench: the $name server did not start:"; cat "$tmp/$name.log" >&2; return 1; }
   srv_url[$name]="http://127.0.0.1:$(cat "$ready")"
 }
+# serve_nginx: nginx (scripts/deps.sh installs it for the tests) answering every request with a
+# fixed get_bike_status answer, no work behind it, as srv_pid[nginx] and srv_url[nginx]: the
+# ceiling of the overload lines on new connections, what this machine's kernel and this load
+# generator allow any server (its workers as many as the server's loops).
+serve_nginx() {
+  local nport
+  nport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  mkdir -p "$tmp/nginx"
+  cat >"$tmp/nginx/nginx.conf" <<NGINX
+worker_processes $threads;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log;
+daemon off;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/nginx/body;
+  server {
+    listen 127.0.0.1:$nport backlog=4096;
+    location / {
+      default_type application/json;
+      return 200 '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"VL-1"}],"structuredContent":{"bikeId":"VL-1"}}}';
+    }
+  }
+}
+NGINX
+  /usr/sbin/nginx -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx/stderr" &
+  pids+=($!)
+  srv_pid[nginx]=$!
+  srv_url[nginx]="http://127.0.0.1:$nport"
+  for _ in $(seq 1 50); do (echo >"/dev/tcp/127.0.0.1/$nport") 2>/dev/null && return 0; sleep 0.1; done
+  log "bench: nginx did not start:"; cat "$tmp/nginx/stderr" "$tmp/nginx/error.log" >&2; return 1
+}
 serve_as direct || exit 1
 server_pid=${srv_pid[direct]} url=${srv_url[direct]} port=${srv_url[direct]##*:}
 # The same server exporting its spans (OTLP/HTTP) to a collector that keeps nothing
@@ -377,17 +410,30 @@ median_of() {
 }
 
 # measure_turns CONNS LUA SERVER:NAME...: one round of each server in turn, BENCH_ROUNDS times,
-# so that a machine getting busier or quieter meanwhile moves them all alike; each NAME's
-# median round into $results (BENCH_ONLY matched against the first NAME).
+# so that a machine getting busier or quieter meanwhile moves them all alike; each round begins
+# one server further on (no line always last, after the others' writes); each NAME's median
+# round into $results (BENCH_ONLY matched against the first NAME), and for each NAME after the
+# first, "paired_NAME CONNS RATIO": the median over rounds of its rate over the first NAME's in
+# the same round (rounds a few seconds apart, on a machine whose load moves by more than that).
 measure_turns() {
-  local conns=$1 lua=$2 r s
+  local conns=$1 lua=$2 r i s n=$(($# - 2))
   shift 2
   [[ -z ${BENCH_ONLY:-} || ${1#*:} =~ $BENCH_ONLY ]] || return 0
+  local turn=("$@")
   for s in "$@"; do : >"$tmp/turn-${s#*:}"; done
-  for r in $(seq 1 "$rounds"); do
-    for s in "$@"; do one_wrk "${s%%:*}" "$lua" /mcp "$conns" >>"$tmp/turn-${s#*:}"; done
+  for r in $(seq 0 $((rounds - 1))); do
+    for i in $(seq 0 $((n - 1))); do
+      s=${turn[$(((i + r) % n))]}
+      one_wrk "${s%%:*}" "$lua" /mcp "$conns" >>"$tmp/turn-${s#*:}"
+    done
   done
   for s in "$@"; do median_of "${s#*:}" "$conns" "$tmp/turn-${s#*:}"; done
+  for s in "${turn[@]:1}"; do
+    r=$(paste "$tmp/turn-${s#*:}" "$tmp/turn-${turn[0]#*:}" | awk '$7 > 0 {print $1 / $7}' | sort -g |
+      awk '{a[NR] = $1} END {if (NR) printf "%.2f", a[int((NR + 1) / 2)]; else printf "-"}')
+    echo "paired_${s#*:} $conns $r 0 0 0 ok" >>"$results"
+    log "  ${s#*:} / ${turn[0]#*:} @$conns, round by round: $(paste "$tmp/turn-${s#*:}" "$tmp/turn-${turn[0]#*:}" | awk '$7 > 0 {printf "%.2f ", $1 / $7}')"
+  done
 }
 
 # --- many connections: get_bike_status on $many kept-alive connections at once (wrk), every
@@ -502,6 +548,76 @@ LUA
   results_append "$tmp/rss.md"
   cat "$tmp/rss.md"
   [[ $verdict == met ]]
+  exit
+fi
+
+# --- bench/run.sh BUILD traces (make bench-traces): what traces cost a get_bike_status in
+# instructions, counted by valgrind's callgrind, which a busy machine does not move as it moves
+# rates. One server per shape (untraced; exporting with no call sampled; one trace in ten; every
+# call), one loop and one database connection, under callgrind; a warm-up, then its counters
+# zeroed and one connection of calls for BENCH_TRACE_SECONDS (default 12): each call is a database
+# unit of its own, the worst case for a traced call. Instructions per call answered, less those
+# of as long idle: the loop's thread, the exporter's (its batches are smaller than at full speed:
+# an upper bound), the whole process; and the whole process over the untraced one's.
+if [[ $mode == traces ]]; then
+  command -v valgrind >/dev/null || { echo "bench traces needs valgrind (scripts/deps.sh test installs it)" >&2; exit 1; }
+  tsecs=${BENCH_TRACE_SECONDS:-12}
+  on=(OTEL_EXPORTER_OTLP_ENDPOINT="$sink")
+  shapes=("untraced|untraced||"
+    "none sampled|export on, no call sampled (traceidratio 0)|OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0|<= 1.01"
+    "one in ten|one trace in ten (traceidratio 0.1)|OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0.1|<= 1.03"
+    "every call|every call (always_on)|OTEL_TRACES_SAMPLER=always_on|<= 1.11")
+  base=0
+  {
+    echo
+    echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown): what traces cost a call, in instructions"
+    echo
+    echo "Command: \`make bench-traces\` (BENCH_TRACE_SECONDS=$tsecs): get_bike_status on one connection to a server of one loop and one database connection under callgrind, one server per shape, exporting to bench/otlp-sink.py. Instructions per call answered (less those of as long idle), which the machine's load does not change."
+    echo
+    echo "| shape | calls | loop's thread | exporter's thread | whole process | / untraced | target |"
+    echo "|---|---|---|---|---|---|---|"
+  } >"$tmp/traces.md"
+  for shape in "${shapes[@]}"; do
+    IFS='|' read -r name what settings target <<<"$shape"
+    read -ra extra <<<"$settings"
+    [[ $name == untraced ]] && extra=() || extra=("${on[@]}" "${extra[@]}")
+    out=$tmp/cg-${name// /-}
+    ready=$out.port
+    env "${server_env[@]}" "${extra[@]}" BIKAROO_THREADS=1 BIKAROO_DB_CONNECTIONS=1 BIKAROO_PORT=0 \
+      BIKAROO_READY_FILE="$ready" valgrind --tool=callgrind --separate-threads=yes \
+      --callgrind-out-file="$out.%p" "$B/bikaroo-mcp" serve 2>"$out.log" &
+    vpid=$!
+    pids+=("$vpid")
+    for _ in $(seq 1 300); do [[ -s $ready ]] && break; sleep 0.2; done
+    [[ -s $ready ]] || { log "bench: the $name server did not start under valgrind:"; tail -n 20 "$out.log" >&2; exit 1; }
+    u="http://127.0.0.1:$(cat "$ready")/mcp"
+    wrk -t 1 -c 1 -d 4s -s "$tmp/bike.lua" "$u" >/dev/null 2>&1
+    # As long idle first (dump 1: the timers, the readiness checks, the exporter's wake-ups),
+    # then under the calls (dump 2): the calls' own work is the difference.
+    callgrind_control -z "$vpid" >/dev/null 2>&1
+    sleep "$tsecs"
+    callgrind_control -d "$vpid" >/dev/null 2>&1
+    good=$(wrk -t 1 -c 1 -d "${tsecs}s" --timeout 20s -s "$tmp/bike.lua" "$u" 2>&1 | sed -nE 's/^CHECK good=([0-9]+) bad=0 errors=0 .*/\1/p')
+    callgrind_control -d "$vpid" >/dev/null 2>&1
+    kill -TERM "$vpid" && wait "$vpid" 2>/dev/null || true
+    [[ -n $good && $good -gt 0 ]] || { log "bench: the $name server answered a call wrong or not at all"; exit 1; }
+    # A dump is one file per thread: the loop's and the exporter's named by their functions.
+    loop=0 exporter=0 all=0
+    for f in "$out".*.[12]-*; do
+      n=$(sed -nE 's/^summary: ([0-9]+)/\1/p' "$f")
+      [[ $f == *.1-* ]] && n=$((-n))
+      all=$((all + n))
+      if grep -q 'http_loop_run' "$f"; then loop=$((loop + n)); fi
+      if grep -q 'otlp_run' "$f"; then exporter=$((exporter + n)); fi
+    done
+    ((base)) || base=$((all / good))
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$what" "$good" "$((loop / good))" \
+      "$( ((exporter)) && echo $((exporter / good)) || echo -)" "$((all / good))" \
+      "$(awk -v a="$((all / good))" -v b="$base" 'BEGIN { printf "%.3f", a / b }')" "$target" >>"$tmp/traces.md"
+    log "  $name: $good calls, $((all / good)) instructions per call"
+  done
+  cat "$tmp/traces.md"
+  [[ -n ${BENCH_ONLY:-} ]] || results_append "$tmp/traces.md"
   exit
 fi
 
@@ -712,6 +828,17 @@ if [[ -z ${BENCH_ONLY:-} || overload =~ $BENCH_ONLY ]]; then
     log "  overload, fresh connections: quarter: $flow"
     log "  overload, fresh connections: twice: $fhigh"
     echo "overload_fresh $cap $(field "$fhigh" ok) $(field "$fhigh" p99) $(field "$flow" p99) $(field "$fhigh" shed) $(field "$fhigh" limited) $(field "$fhigh" resets) $(field "$fhigh" other) $(field "$fhigh" unanswered) $osecs $(field "$fhigh" probes) $(field "$fhigh" probe_bad) $(field "$fhigh" probe_p99)" >"$tmp/overload_fresh"
+    # The same load against the machine's ceiling (serve_nginx): what is left of the admitted
+    # p99 and the goodput when no server does any work.
+    if serve_nginx; then
+      nport=${srv_url[nginx]##*:}
+      nlow=$("$tmp/openloop" "$nport" "$token" $((cap / 4)) "$osecs" "$fresh" fresh)
+      nhigh=$("$tmp/openloop" "$nport" "$token" $((cap * 2)) "$osecs" "$fresh" fresh)
+      log "  overload, fresh connections, nginx: quarter: $nlow"
+      log "  overload, fresh connections, nginx: twice: $nhigh"
+      kill -TERM "${srv_pid[nginx]}" 2>/dev/null || true
+      echo "overload_ceiling $(field "$nhigh" ok) $(field "$nhigh" p99) $(field "$nlow" p99) $(field "$nhigh" unanswered)" >"$tmp/overload_ceiling"
+    fi
   fi
 fi
 # --- loop stalls: the identity provider slow. Each line has a server of its own (the bench's
@@ -823,7 +950,7 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
   echo "| what | conns | rate /s | p50 ms | p99 ms | server CPU us/req | database CPU us/req | checked |"
   echo "|---|---|---|---|---|---|---|---|"
   while read -r name c rate p50 p99 cpu db valid; do
-    [[ $name == audit_rows_per_batch || $name == batch_shape ]] && continue
+    [[ $name == audit_rows_per_batch || $name == batch_shape || $name == paired_* ]] && continue
     printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$c" "$rate" \
       "$(awk -v v="$p50" 'BEGIN { printf "%.2f", v / 1000 }')" \
       "$(awk -v v="$p99" 'BEGIN { if (v > 0) printf "%.2f", v / 1000; else printf "-" }')" \
@@ -846,6 +973,7 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     for t in traced:"every call sampled":0.90 traced10:"one trace in ten":0.97; do
       IFS=: read -r line what target <<<"$t"
       echo "| get_bike_status traced, $what / untraced (in turns), $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 3)" "$(get http_get_bike_status_untraced "$c" 3)") | >= $target |"
+      echo "| the same, median of the rounds' ratios (each round's pair a few seconds apart), $c conns | $(get "paired_http_get_bike_status_$line" "$c" 3) | >= $target |"
       echo "| get_bike_status server CPU per call, traced ($what) / untraced, $c conns | $(ratio "$(get "http_get_bike_status_$line" "$c" 6)" "$(get http_get_bike_status_untraced "$c" 6)") | |"
     done
     echo "| get_bike_status p99 ms, $c conns | $(awk -v v="$(get http_get_bike_status "$c" 5)" 'BEGIN { printf "%.2f", v / 1000 }') | <= 10 at 32 |"
@@ -873,6 +1001,12 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
     echo "| overload, new connections: admitted p99 at 2x / p99 at a quarter ($(awk -v a="$p99h" -v b="$p99l" 'BEGIN { printf "%.1f ms / %.1f ms", a / 1000, b / 1000 }')) | $(ratio "$p99h" "$p99l") | <= 5 |"
     echo "| overload, new connections: refusals that are an explicit 503/429 with Retry-After | $(awk -v a="$((shed + limited))" -v n="$refused" 'BEGIN { if (n > 0) printf "%.1f%% (%d of %d; resets %d, other %d, unanswered %d)", 100 * a / n, a, n, '"$resets"', '"$other"', '"$unanswered"'; else printf "none refused" }') | >= 99% |"
     echo "| overload, new connections: GET /healthz p99 meanwhile (not 200 or no answer: $pbad of $probes) | $(awk -v v="$pp99" 'BEGIN { printf "%.0f ms", v / 1000 }') | < 1 s |"
+    if [[ -s $tmp/overload_ceiling ]]; then
+      read -r _ nok np99h np99l nun <"$tmp/overload_ceiling"
+      echo "| overload, new connections, the machine's ceiling (nginx with a fixed answer, the same client and rates): goodput at 2x / capacity | $(ratio "$((nok / osecs))" "$cap") (unanswered $nun) | |"
+      echo "| overload, new connections, the machine's ceiling: p99 at 2x / p99 at a quarter ($(awk -v a="$np99h" -v b="$np99l" 'BEGIN { printf "%.1f ms / %.1f ms", a / 1000, b / 1000 }')) | $(ratio "$np99h" "$np99l") | |"
+      echo "| overload, new connections: the server's goodput at 2x / the ceiling's | $(ratio "$ok" "$nok") | |"
+    fi
   fi
   stall_table
 } >"$tmp/table.md"

@@ -3,6 +3,7 @@
  * ExportTraceServiceRequest (opentelemetry-proto, collector/trace/v1) and its POST with libcurl. */
 #include "otlp.h"
 
+#include <assert.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <poll.h>
@@ -103,26 +104,50 @@ static void pb_close(struct pb *b, size_t body)
 	b->len = body - PB_PREFIX_MAX + k + n;
 }
 
-/* KeyValue {1 key, 2 AnyValue value {1 string_value | 2 bool_value | 3 int_value}}. */
+static size_t pb_varint_len(uint64_t v)
+{
+	size_t n = 1;
+	for (; v > 0x7f; v >>= 7)
+		n++;
+	return n;
+}
+
+/* KeyValue {1 key, 2 AnyValue value {1 string_value | 2 bool_value | 3 int_value}}: most of a
+ * body's messages, so written in one go, its lengths counted first (opening and closing its two
+ * nested messages moved every attribute's bytes twice). Its fields are below 16: one-byte tags. */
+static unsigned char *pb_kv_head(struct pb *b, unsigned field, const char *key, size_t k,
+				 size_t any)
+{
+	assert(field < 16);
+	size_t kv = 1 + pb_varint_len(k) + k + 1 + pb_varint_len(any) + any;
+	pb_room(b, 1 + PB_PREFIX_MAX + kv);
+	unsigned char *p = b->p + b->len;
+	*p++ = (unsigned char)(field << 3 | PB_LEN);
+	p += pb_varint_at(p, kv);
+	*p++ = 1 << 3 | PB_LEN;
+	p += pb_varint_at(p, k);
+	memcpy(p, key, k);
+	p += k;
+	*p++ = 2 << 3 | PB_LEN;
+	p += pb_varint_at(p, any);
+	return p; /* where the AnyValue's body goes */
+}
+
 static void pb_kv_string(struct pb *b, unsigned field, const char *key, const char *v, size_t n)
 {
-	size_t kv = pb_open(b, field);
-	pb_string(b, 1, key);
-	size_t any = pb_open(b, 2);
-	pb_bytes(b, 1, v, n);
-	pb_close(b, any);
-	pb_close(b, kv);
+	unsigned char *p = pb_kv_head(b, field, key, strlen(key), 1 + pb_varint_len(n) + n);
+	*p++ = 1 << 3 | PB_LEN;
+	p += pb_varint_at(p, n);
+	memcpy(p, v, n);
+	b->len = (size_t)(p + n - b->p);
 }
 
 static void pb_kv_int(struct pb *b, unsigned field, const char *key, int64_t v, bool boolean)
 {
-	size_t kv = pb_open(b, field);
-	pb_string(b, 1, key);
-	size_t any = pb_open(b, 2);
-	pb_tag(b, boolean ? 2 : 3, PB_VARINT);
-	pb_varint(b, (uint64_t)v);
-	pb_close(b, any);
-	pb_close(b, kv);
+	unsigned char *p = pb_kv_head(b, field, key, strlen(key), 1 + pb_varint_len((uint64_t)v));
+	*p++ = (unsigned char)((boolean ? 2 : 3) << 3 | PB_VARINT);
+	p += pb_varint_at(p, (uint64_t)v);
+	b->len = (size_t)(p - b->p);
 }
 
 /* Span: 1 trace_id, 2 span_id, 3 trace_state, 4 parent_span_id, 5 name, 6 kind, 7 start, 8 end,

@@ -14,6 +14,9 @@
 #include "metrics.h"
 #include "task.h"
 
+/* A span's name, "name target", is cut to this many bytes. */
+#define TRACE_NAME_MAX 159
+
 /* Set once by trace_start(), before the serving threads, then only read. */
 static struct {
 	atomic_bool on;
@@ -427,14 +430,16 @@ void trace_rename(struct trace_span *s, const char *name, const char *target)
 {
 	if (!s || !name)
 		return;
-	char buf[160];
-	int n = snprintf(buf, sizeof buf, "%s%s%s", name, target ? " " : "", target ? target : "");
-	/* The old name's bytes stay in text unused: a span is renamed once. */
-	trace_text(s, buf,
-		   n < 0                    ? 0
-		   : (size_t)n < sizeof buf ? (size_t)n
-					    : sizeof buf - 1,
-		   &s->name_off, &s->name_len);
+	/* Written in place (no formatting: every recorded span is named once or twice). The old
+	 * name's bytes stay in text unused: a span is renamed once. */
+	size_t n = strnlen(name, TRACE_NAME_MAX);
+	trace_text(s, name, n, &s->name_off, &s->name_len);
+	if (!target || !*target || n + 1 >= TRACE_NAME_MAX || TRACE_TEXT_MAX - s->text_len < 2)
+		return;
+	s->text[s->text_len++] = ' ';
+	uint16_t off, len;
+	trace_text(s, target, strnlen(target, TRACE_NAME_MAX - n - 1), &off, &len);
+	s->name_len = (uint16_t)(s->name_len + 1 + len);
 }
 
 void trace_fail(struct trace_span *s, const char *message)

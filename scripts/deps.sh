@@ -29,7 +29,7 @@ tier_test=(
   chromium                   # tests/ui: the MCP Apps views in a real browser (puppeteer-core)
   nodejs npm                 # the official MCP clients of tests/e2e and the conformance suite
 )
-tier_bench=(wrk openssl python3 pgbouncer) # bench/run.sh; pgbench comes with postgresql-client
+tier_bench=(wrk openssl python3 pgbouncer nginx-light) # bench/run.sh; pgbench comes with postgresql-client
 tier_fuzz=(clang libclang-rt-14-dev nodejs npm)
 
 tier_packages() { # tier_packages TIER: the packages TIER adds (the run tier's own for run)

@@ -145,6 +145,16 @@ static void dbtrace_unit_summary(const char *const *sql, const char *const *name
 	}
 }
 
+/* Appends p[0..n) to buf (cap bytes, not terminated) at *len, cut to the room left: the span's
+ * room would cut it anyway. */
+static void dbtrace_put(char *buf, size_t cap, size_t *len, const char *p, size_t n)
+{
+	if (n > cap - *len)
+		n = cap - *len;
+	memcpy(buf + *len, p, n);
+	*len += n;
+}
+
 struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *const *sql,
 				 const char *const *name, size_t n, size_t calls, PGconn *pg,
 				 struct dbtrace_memo *memo)
@@ -173,12 +183,9 @@ struct trace_span *dbtrace_begin(const struct trace_span *parent, const char *co
 	for (size_t i = 0; i < n; i++) {
 		if (dbtrace_seen(sql, i))
 			continue;
-		int w = snprintf(text + len, sizeof text - len, "%s%s", len ? "; " : "", sql[i]);
-		if (w < 0 || (size_t)w >= sizeof text - len) {
-			len = sizeof text - 1; /* cut: the span's room would cut it anyway */
-			break;
-		}
-		len += (size_t)w;
+		if (len)
+			dbtrace_put(text, sizeof text, &len, "; ", 2);
+		dbtrace_put(text, sizeof text, &len, sql[i], strlen(sql[i]));
 	}
 	trace_strn(s, "db.query.text", text, len);
 	return s;

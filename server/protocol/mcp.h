@@ -88,8 +88,9 @@ struct mcp_request {
 	 * HTTP traceparent's, or one made for it); a traceparent in the message's params._meta
 	 * wins (mcp_ctx.trace_id). NULL: none. */
 	const char *trace_id;
-	/* The transport's trace context (the HTTP traceparent header's; NULL: none) and its
-	 * tracestate (NULL: none), and when the message arrived (unix ns; 0: now): its span's. */
+	/* The transport's trace context (the HTTP traceparent header's; NULL: none; not valid:
+	 * none came, its trace id is trace_id's as bytes) and its tracestate (NULL: none), and
+	 * when the message arrived (unix ns; 0: now): its span's. */
 	const struct trace_ctx *transport_trace;
 	const char *transport_tracestate;
 	long long arrived_ns;

@@ -55,7 +55,11 @@ struct trace_span *observe_begin(const struct mcp_ctx *ctx, json_t *msg, const c
 		trace_id_hex(parent, trace_id);
 	if (!trace_enabled())
 		return NULL;
-	if (!parent && !trace_id_parse(trace_id, &root))
+	/* A root's trace id is the transport's (the one its log line carries), read as bytes;
+	 * from the hex only for a request that came without one. */
+	if (!parent && http)
+		memcpy(root.trace_id, http->trace_id, sizeof root.trace_id);
+	else if (!parent && !trace_id_parse(trace_id, &root))
 		trace_new_id(&root);
 	struct trace_span *s = trace_begin(&(struct trace_begin){
 		.name = op_method,

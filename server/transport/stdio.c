@@ -154,7 +154,7 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 {
 	char reqid[24], trace[33];
 	snprintf(reqid, sizeof reqid, "s%lu", seq);
-	struct trace_ctx root;
+	struct trace_ctx root = {0}; /* not valid: a trace id alone */
 	trace_new_id(&root); /* a message's _meta traceparent wins (mcp_response.trace_id) */
 	trace_id_hex(&root, trace);
 	struct access_entry acc = {.transport = "stdio",
@@ -180,6 +180,7 @@ static void stdio_run_one(struct stdio_conn *c, struct stdio_job *job, const cha
 		.emit = stdio_emit_line,
 		.emit_ctx = &emit,
 		.trace_id = trace,
+		.transport_trace = &root,
 		.arrived_ns = arrived_ns,
 	};
 	mcp_handle(c->server, &req, resp);

@@ -32,6 +32,7 @@ const BIKE_READ = 'VL-3401';
 const BIKE_CONFIRM = 'VL-3404';
 const BIKE_TASK = 'VL-3407';
 const BIKE_LYON = 'VL-3400';
+const BIKE_UNSAMPLED = 'VL-3410';
 
 // The generated protobufjs module of opentelemetry-proto (collector/trace/v1 and what it uses).
 const proto = createRequire(import.meta.url)(
@@ -354,6 +355,61 @@ describe('traces over OTLP/HTTP, decoded with the official protocol definitions'
     assert.ok(parent, 'its parent is one of the calls it served');
     assert.equal(parent.traceId, unit.traceId);
     assert.equal(receiver.spans.filter((s) => s.spanId === unit.spanId).length, 1, 'one span for the unit');
+  });
+
+  test('calls not sampled: nothing of them exported, not even from the units they share, yet their trace id in the access line, the audit row and the histogram', T, async () => {
+    // Parent-based, new traces at ratio 0: a call with no context, or a caller's context not
+    // sampled (in _meta or in the header), is not sampled; a sampled caller's is.
+    const metrics = await freePort();
+    const { child, url: target, log } = await serve('unsampled', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0', BIKAROO_THREADS: '1', BIKAROO_DB_CONNECTIONS: '1', BIKAROO_METRICS_LISTEN: `127.0.0.1:${metrics}`,
+    });
+    try {
+      const token = await mint('marie', 'customer-care-assistant');
+      const call = (params, headers) => rpc(token, 'tools/call', { name: 'get_bike_status', arguments: { bikeId: BIKE_UNSAMPLED }, ...params }, { headers, target })
+        .then((r) => { assert.equal(r.status, 200, JSON.stringify(r.body)); assert.equal(r.body.result?.structuredContent?.bikeId, BIKE_UNSAMPLED); });
+      const audited = () => execFileSync('psql', ['-X', '-qtA', process.env.IT_SUPER_URL, '-c',
+        `SELECT trace_id FROM fleet.audit_log WHERE target = '${BIKE_UNSAMPLED}' ORDER BY audit_id DESC LIMIT 1`], { encoding: 'utf8' }).trim();
+      // No context at all: a new trace, made by the server, not sampled.
+      await call({});
+      const made = audited();
+      assert.match(made, /^[0-9a-f]{32}$/);
+      // A caller's context not sampled, in _meta (over a sampled header: _meta decides) or in
+      // the header; unsampled and sampled calls at once, so that they share database units.
+      const quiet = Array.from({ length: 12 }, () => ({ ...callerSpan(), header: callerSpan() }));
+      for (const q of quiet) q.traceparent = q.traceparent.replace(/-01$/, '-00');
+      const loud = Array.from({ length: 4 }, () => callerSpan());
+      await Promise.all([
+        ...quiet.map((q, i) => (i % 2 ? call({ _meta: { traceparent: q.traceparent } }, { traceparent: q.header.traceparent })
+          : call({}, { traceparent: q.traceparent }))),
+        ...loud.map((c) => call({ _meta: { traceparent: c.traceparent } })),
+      ]);
+      // Then one more sampled call: spans leave in the order they end, so once its span is in,
+      // anything the calls before it ended would be too.
+      const marker = callerSpan();
+      await call({ _meta: { traceparent: marker.traceparent } });
+      await waitFor('the last call\'s span', () => serverSpans(marker.trace)[0]);
+      const unsampled = new Set([made, ...quiet.map((q) => q.trace), ...quiet.filter((_, i) => i % 2).map((q) => q.header.trace)]);
+      const leaked = receiver.spans.filter((x) => unsampled.has(x.traceId) || x.links.some((l) => unsampled.has(l.traceId)));
+      assert.deepEqual(leaked.map((x) => `${x.name} ${x.traceId}`), [], 'nothing of a call not sampled is exported');
+      for (const c of loud) assert.equal(serverSpans(c.trace)[0].parentSpanId, c.span);
+      // Each call keeps its trace id where an operator looks: its access line and its audit row.
+      const rows = execFileSync('psql', ['-X', '-qtA', process.env.IT_SUPER_URL, '-c',
+        `SELECT trace_id FROM fleet.audit_log WHERE target = '${BIKE_UNSAMPLED}'`], { encoding: 'utf8' }).split('\n');
+      for (const t of unsampled) {
+        if (quiet.some((q) => q.header.trace === t)) continue; // a header under a _meta context: not the call's trace
+        assert.ok(rows.includes(t), `the audit row of trace ${t}`);
+        assert.match(log(), new RegExp(`access .*trace=${t}`), `the access line of trace ${t}`);
+      }
+      // mcp.server.operation.duration counts every call, sampled or not.
+      const m = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+      const count = m.match(/mcp_server_operation_duration_seconds_count\{mcp_method_name="tools\/call",gen_ai_tool_name="get_bike_status",[^}]*\} (\d+)/);
+      assert.equal(Number(count?.[1]), 2 + quiet.length + loud.length, m.split('\n').filter((l) => l.startsWith('mcp_server')).join('\n'));
+    } finally {
+      assert.equal(await stop(child), 0, 'the server stops cleanly');
+      children.splice(children.indexOf(child), 1);
+    }
   });
 
   test('refused calls: a bike out of the caller\'s regions is a tool_error, a missing scope a -32602 with its 403', T, async () => {

@@ -211,6 +211,33 @@ END_TEST
  * before the message is read) is kept with it and moves with it: into the message's span when
  * that continues the same trace; else the kept child stays under the old parent in its own
  * trace, where the contexts already given out point, and the moved span links to it. */
+/* A span's name is "name target" (the conventions' "{mcp.method.name} {target}"), cut at 159
+ * bytes; its attributes' text after it stays whole. */
+START_TEST(a_span_is_named_by_its_method_and_target)
+{
+	trace_start_to(NULL, 1, TRACE_ALWAYS_ON, 64);
+	struct trace_span *s =
+		trace_begin(&(struct trace_begin){.name = "tools/call", .kind = TRACE_SERVER});
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(s->name_len, 10);
+	ck_assert(memcmp(s->text + s->name_off, "tools/call", 10) == 0);
+	trace_rename(s, "tools/call", "get_bike_status");
+	ck_assert_int_eq(s->name_len, 26);
+	ck_assert(memcmp(s->text + s->name_off, "tools/call get_bike_status", 26) == 0);
+	trace_str(s, "gen_ai.tool.name", "get_bike_status");
+	ck_assert(memcmp(s->text + s->attrs[0].off, "get_bike_status", s->attrs[0].len) == 0);
+	char long_target[300];
+	memset(long_target, 'x', sizeof long_target - 1);
+	long_target[sizeof long_target - 1] = '\0';
+	trace_rename(s, "prompts/get", long_target);
+	ck_assert_int_eq(s->name_len, 159);
+	ck_assert(memcmp(s->text + s->name_off, "prompts/get xxx", 15) == 0);
+	ck_assert_int_eq(s->text[s->name_off + 158], 'x');
+	trace_discard(s);
+	trace_stop(0);
+}
+END_TEST
+
 START_TEST(a_kept_child_moves_with_its_span_or_stays_linked)
 {
 	trace_start_to(NULL, 1, TRACE_ALWAYS_ON, 64);
@@ -407,6 +434,7 @@ CHECK_SUITE(trace)
 	tcase_add_test(tc, nothing_is_recorded_when_export_is_off);
 	tcase_add_test(tc, a_full_queue_drops_and_counts);
 	tcase_add_test(tc, ratio_sampling_follows_the_trace_id_and_parents_decide_below);
+	tcase_add_test(tc, a_span_is_named_by_its_method_and_target);
 	tcase_add_test(tc, a_kept_child_moves_with_its_span_or_stays_linked);
 	tcase_add_test(tc, the_otlp_body_is_well_framed);
 	tcase_add_test(tc, query_summaries_name_the_operation_and_its_objects);
