@@ -150,8 +150,9 @@ static enum fleet_status writes_call(const struct writes_query *q, const struct 
 		st = FLEET_FORBIDDEN;
 		goto out;
 	}
+	/* What an answer names (a result, a refusal's object as it stands) is in the perimeter. */
 	const char *region = PQgetvalue(res, 0, fixed[WRITES_REGION]);
-	if (st == FLEET_OK && !PQgetisnull(res, 0, fixed[WRITES_REGION]) &&
+	if ((st == FLEET_OK || st == FLEET_INVALID) && !PQgetisnull(res, 0, fixed[WRITES_REGION]) &&
 	    !rights_in_perimeter(out->rights.regions, region)) {
 		log_error("%s: the database answered for an object outside the perimeter",
 			  q->function);

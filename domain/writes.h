@@ -63,7 +63,8 @@ struct writes_result {
 	char *effect;                /* new, or NULL */
 	char *version; /* confirmation_required: the version of what it names (new), or NULL */
 	/* ok, replayed: the result, a JSON object of the declared columns by their column names
-	 * (new text), or NULL. */
+	 * (new text), or NULL; one of the function's own refusals (FLEET_INVALID): what it names
+	 * as it stands, the same way, or NULL. */
 	char *result;
 	bool tasked;           /* ok: the write opened a task, *task */
 	struct case_task task; /* tasked: the task as opened (case_tasks_free'd with the result) */

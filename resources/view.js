@@ -196,8 +196,8 @@ function bikarooView(o) {
   // are answered here; anything else is not, and nothing is done. c: actions (the id of the
   // review's actions), busy (the ids of the buttons held while a call is out), say(text, kind)
   // (what the view says happened), question(tool, args) (the question in the view's words),
-  // taken(result) (whether the step is done), done(tool, args, result), refused(text) (the
-  // server's words). The view's words: sending, declined, cannotConfirmHere, cannotAnswer,
+  // taken(result) (whether the step is done), done(tool, args, result), refused(text, result)
+  // (the server's words, and its result when it answered). The view's words: sending, declined, cannotConfirmHere, cannotAnswer,
   // sendFailed.
   function confirmation(c) {
     let asking = null;
@@ -216,7 +216,7 @@ function bikarooView(o) {
         if (r && r.resultType === "input_required" && !declining) ask(tool, args, r);
         else if (declining) end(t("declined"), "");
         else if (r && !r.isError && c.taken(r)) { end(); await c.done(tool, args, r); }
-        else { end(); c.refused(textOf(r || {})); }
+        else { end(); c.refused(textOf(r || {}), r); }
       } catch (e) {
         // Nothing is done without the person's yes, whatever became of a Cancel.
         if (declining) end(t("declined"), "");

@@ -184,8 +184,13 @@ static void gen_columns(const char *name, json_t *cols, const char *where)
 				 gen_types[t].sql, json, GEN_OR(shown, "nothing"));
 		else if (schema && !schema_check(schema, msg, sizeof msg))
 			gen_fail(at, "schema: %s", msg);
-		fprintf(gen.c, "\t{%s, %s, %s, %s},\n", gen_lit(GEN_S(col, "column")),
-			gen_lit(GEN_S(col, "name")), gen_types[t].form, GEN_B(col, "null"));
+		else if (map && json_is_true(json_object_get(col, "optional")))
+			gen_fail(at,
+				 "only a write's column may be \"optional\": every row of a read "
+				 "has every column (\"null\": true for one without a value)");
+		fprintf(gen.c, "\t{%s, %s, %s, %s, %s},\n", gen_lit(GEN_S(col, "column")),
+			gen_lit(GEN_S(col, "name")), gen_types[t].form, GEN_B(col, "null"),
+			GEN_B(col, "optional"));
 	}
 	fputs("};\n", gen.c);
 	if (strcmp(where, "read") != 0)
@@ -198,8 +203,9 @@ static void gen_columns(const char *name, json_t *cols, const char *where)
 	fputs("};\n", gen.c);
 }
 
-/* The output schema a tool lists: the shown columns, each required (null allowed where the
- * column may be null), the object left open (docs/capabilities.md); a list's rows are such
+/* The output schema a tool lists: the shown columns, each required but the optional ones (null
+ * allowed where the column may be null), the object left open (docs/capabilities.md); a list's
+ * rows are such
  * objects under its key (list), with the cursor of the next page when it comes in pages. */
 static void gen_output_schema(const char *tool, json_t *cols, const char *list, bool paged)
 {
@@ -213,7 +219,8 @@ static void gen_output_schema(const char *tool, json_t *cols, const char *list, 
 		if (json_is_true(json_object_get(col, "null")) && json_is_string(type))
 			json_object_set_new(s, "type", json_pack("[O, s]", type, "null"));
 		json_object_set_new(props, GEN_S(col, "name"), s);
-		json_array_append_new(required, json_string(GEN_S(col, "name")));
+		if (!json_is_true(json_object_get(col, "optional")))
+			json_array_append_new(required, json_string(GEN_S(col, "name")));
 	}
 	json_t *out = json_pack("{s:s, s:o, s:o}", "type", "object", "properties", props,
 				"required", required);

@@ -13,7 +13,9 @@
 --                      who asked for the write-off
 -- Outcomes of its own: case_open, case_inspection_requested, case_inspected,
 -- case_awaiting_approval, case_closed (a step from another state: the word names the case's
--- step), note_required (audited as invalid), same_person (audited as denied).
+-- step), note_required (audited as invalid), same_person (audited as denied); each with the
+-- case as it stands (fleet.case_step_refusal), which the server shows as the refusal's
+-- structuredContent.
 -- Visible cases: fleet.case_visible; an invisible case reads as not_found. Order of locks, the
 -- same as fleet.report_damaged_bike_as's: the key, the bike's row, then the case's. The step
 -- is a case event with its note; a step that waits for someone else opens the call's task when
@@ -51,13 +53,17 @@ BEGIN
     SELECT b.status, b.region INTO bk FROM bikes b WHERE b.bike_id = cs.bike_id FOR UPDATE;
     SELECT x.* INTO cs FROM cases x WHERE x.case_id = v_case FOR UPDATE;
 
-    -- The step's own rules, each refused with its own word.
+    -- The step's own rules, each refused with its own word and the case as it stands (its
+    -- step and the tools that take the next one: fleet.case_step_refusal).
     IF cs.state <> tr.step_from THEN
-        RETURN fleet.write_stop(w, 'case_' || cs.state, cs.region);
+        RETURN fleet.write_stop(w, 'case_' || cs.state, cs.region,
+                                p_result => fleet.case_step_refusal(v_case));
     ELSIF tr.branch = 'written_off' AND nullif(btrim(v_note), '') IS NULL THEN
-        RETURN fleet.write_stop(w, 'note_required', cs.region, p_audit => 'invalid');
+        RETURN fleet.write_stop(w, 'note_required', cs.region, p_audit => 'invalid',
+                                p_result => fleet.case_step_refusal(v_case));
     ELSIF NOT fleet.case_step_allowed(c.tool, c.subject, cs.write_off_requested_by) THEN
-        RETURN fleet.write_stop(w, 'same_person', cs.region, p_audit => 'denied');
+        RETURN fleet.write_stop(w, 'same_person', cs.region, p_audit => 'denied',
+                                p_result => fleet.case_step_refusal(v_case));
     END IF;
 
     -- What the step does to the bike: closing repaired or without fault puts a bike the case

@@ -7,7 +7,9 @@
 -- (the capability refused, the word refused). p_region: the object's region once found (the
 -- server checks it against the caller's perimeter); p_effect: with confirmation_required, what
 -- the write would do, in one sentence (the server's question); p_result: with replayed, the
--- first call's result (its report_id, if any, on the audit row).
+-- first call's result (its report_id, if any, on the audit row); with a refusal of the write's
+-- own, what it names as it stands, by the declaration's column names (the server shows it as
+-- the refusal's structuredContent: its optional columns say what only a refusal carries).
 -- With confirmation_required, p_version is the version of what the question names (the server
 -- seals it with the question: fleet.write_asks). A call the user confirmed that asks again
 -- answered a question about an earlier version: nothing is written, the audit row says conflict,

@@ -155,7 +155,8 @@ json_t *adapter_result(const struct declared_write *w, const char *result)
 			json_object_set(out, f->name, v);
 	}
 	for (size_t i = 0; out && i < w->nfields; i++)
-		if (w->fields[i].name && !json_object_get(out, w->fields[i].name)) {
+		if (w->fields[i].name && !w->fields[i].optional &&
+		    !json_object_get(out, w->fields[i].name)) {
 			if (!w->fields[i].nullable && !why)
 				why = w->fields[i].column;
 			json_object_set_new(out, w->fields[i].name, json_null());

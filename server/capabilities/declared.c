@@ -69,12 +69,13 @@ static char *declared_fill(const char *text, json_t *args, const char *const *va
 	return out;
 }
 
-/* A tool error result with the words declared for outcome, filled from args and vars. */
+/* A tool error result with the words declared for outcome, filled from args and vars, and
+ * structured (stolen, or NULL) as its structuredContent. */
 static json_t *declared_refusal(const struct declared_refusal *refusals, const char *outcome,
-				json_t *args, const char *const *vars)
+				json_t *args, const char *const *vars, json_t *structured)
 {
 	char *text = declared_fill(declared_text(refusals, outcome), args, vars);
-	json_t *r = tools_result(text, NULL, true);
+	json_t *r = tools_result(text, structured, true);
 	free(text);
 	return r;
 }
@@ -134,7 +135,8 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 out:
 	if (!rc && !*result)
 		*result = declared_refusal(r->refusals, outcome, args,
-					   (const char *[]){"key", key, "outcome", outcome, NULL});
+					   (const char *[]){"key", key, "outcome", outcome, NULL},
+					   NULL);
 	declared_free(r, rows, n);
 	free(query);
 	return rc;
@@ -196,7 +198,7 @@ static int declared_answer(struct declared_call *c, json_t **result, struct mcp_
 	case MRTR_NO:
 		declared_audit(c, "declined", NULL);
 		*result = declared_refusal(c->w->refusals, "declined", c->args,
-					   (const char *[]){NULL});
+					   (const char *[]){NULL}, NULL);
 		return 0;
 	case MRTR_MALFORMED: break;
 	}
@@ -219,7 +221,7 @@ static int declared_confirm(struct declared_call *c, const struct writes_result 
 	struct mcp_ctx *ctx = c->ctx;
 	if (!ctx->modern) {
 		*result = declared_refusal(c->w->refusals, "confirmation_unsupported", c->args,
-					   (const char *[]){NULL});
+					   (const char *[]){NULL}, NULL);
 		return 0;
 	}
 	json_t *ask =
@@ -240,7 +242,10 @@ static const char *const declared_reasons[] = {
 	[WRITES_REFUSAL_CLIENT] = "why_client",
 };
 
-/* A write that did not end with a result, in the declaration's words. */
+/* A write that did not end with a result, in the declaration's words: for people, who read no
+ * step code or tool name; a refusal of the function's own carries, as its structuredContent,
+ * what it names as it stands (the case's step and the tools that take the next one), for the
+ * program that called. */
 static int declared_refused(struct declared_call *c, enum fleet_status st,
 			    const struct writes_result *r, json_t **result, struct mcp_error *err)
 {
@@ -269,7 +274,10 @@ static int declared_refused(struct declared_call *c, enum fleet_status st,
 				    vars);
 		vars[sizeof vars / sizeof vars[0] - 2] = why;
 	}
-	*result = declared_refusal(words, outcome, c->args, vars);
+	/* A result that breaks its declaration is logged there and not shown: the words still are.
+	 */
+	json_t *facts = st == FLEET_INVALID && r->result ? adapter_result(c->w, r->result) : NULL;
+	*result = declared_refusal(words, outcome, c->args, vars, facts);
 	free(why);
 	return 0;
 }

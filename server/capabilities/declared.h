@@ -14,12 +14,14 @@
 enum declared_json { DECLARED_STRING, DECLARED_INTEGER, DECLARED_BOOLEAN, DECLARED_JSON };
 
 /* One column of the function, in order: its SQL name, its JSON name (NULL: withheld, never
- * shown), form and whether it may be null. */
+ * shown), form, whether it may be null and whether only some answers carry it (a write's:
+ * absent from the others, never filled in as null). */
 struct declared_field {
 	const char *column;
 	const char *name;
 	enum declared_json json;
 	bool nullable;
+	bool optional;
 };
 
 /* A refusal's words: the outcome (not_found, forbidden, ... or the function's own word) and

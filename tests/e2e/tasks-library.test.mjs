@@ -158,10 +158,13 @@ describe('the official Tasks library over the case workflow, two instances', { t
         const ref = { type: 'ref/resource', uri: 'bikaroo://cases/{caseId}' };
         const done = await again.complete({ ref, argument: { name: 'caseId', value: caseId.slice(3) } }, REQ);
         assert.ok(done.completion.values.includes(caseId), JSON.stringify(done.completion));
-        // Asking again is refused while the step waits, naming it; nothing changes.
+        // Asking again is refused while the step waits: in words for people, the step and what
+        // comes next for the program; nothing changes.
         const twice = await again.callTool({ name: 'request_inspection', arguments: { caseId } }, REQ);
         assert.equal(twice.isError, true, JSON.stringify(twice));
-        assert.match(twice.content[0].text, new RegExp(`^Case ${caseId} is waiting for a technician's inspection \\(step inspection_requested\\)`));
+        assert.equal(twice.content[0].text, `Case ${caseId} is already waiting for a technician's inspection. Nothing was changed.`);
+        assert.deepEqual([twice.structuredContent.caseId, twice.structuredContent.state, twice.structuredContent.nextSteps],
+          [caseId, 'inspection_requested', ['record_inspection']]);
         // tom records the finding: the case, read again or in the queue, has it.
         await call(tom, 'record_inspection', { caseId, finding: 'repairable', note: 'new chain' });
         const read = await again.readResource({ uri: `bikaroo://cases/${caseId}` }, REQ);

@@ -165,7 +165,8 @@ static void wf_step(int srv, const char *tool, const char *args, const char *sta
 	it_response_free(&r);
 }
 
-/* A refused call: isError, its text containing want, nothing changed on the case. */
+/* A refused call: isError, its text containing want, nothing changed on the case; when it
+ * carries the case as it stands (a refusal of the step's own), that is the case's step. */
 static void wf_refused(int srv, const char *tool, const char *args, const char *case_id,
 		       const char *want)
 {
@@ -179,6 +180,9 @@ static void wf_refused(int srv, const char *tool, const char *args, const char *
 		      r.body);
 	ck_assert_msg(wf_text(res) && strstr(wf_text(res), want), "%s: want \"%s\" in %s", tool,
 		      want, r.body);
+	const char *state = wf_sc(res, "state");
+	ck_assert_msg(!state || strncmp(before, state, strlen(state)) == 0, "%s: state %s, case %s",
+		      tool, state, before);
 	it_response_free(&r);
 	wf_expect(before,
 		  "SELECT state || '/' || (SELECT count(*) FROM fleet.case_events e "
@@ -226,26 +230,27 @@ START_TEST(report_inspect_close_puts_the_bike_back_in_service)
 	wf_expect("unavailable", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990201'");
 	/* Steps that are not next are refused in words naming the case's step. */
 	wf_refused(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"repairable\""), c,
-		   "is open");
+		   "nobody has asked for one yet");
 	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
-		   "is open");
+		   "has not been inspected");
 	wf_refused(WF_OLIVIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""), c,
-		   "is open");
+		   "nobody has asked for an inspection yet");
 	wf_step(WF_MARIE, "request_inspection", wf_args(c, "\"note\":\"brakes squeal\""),
 		"inspection_requested");
-	wf_refused(WF_MARIE, "request_inspection", wf_args(c, ""), c, "step inspection_requested");
+	wf_refused(WF_MARIE, "request_inspection", wf_args(c, ""), c,
+		   "already waiting for a technician's inspection");
 	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
-		   "step inspection_requested");
+		   "can be closed once the inspection is recorded");
 	/* A report joins the case at any step before closed. */
 	free(wf_report("VL-990201"));
 	wf_expect("2", "SELECT report_count FROM fleet.cases WHERE case_id = '%s'", c);
 	wf_step(WF_TOM, "record_inspection",
 		wf_args(c, "\"finding\":\"repairable\",\"note\":\"pads worn\""), "inspected");
 	wf_refused(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"no_fault\""), c,
-		   "step inspected");
+		   "already been inspected");
 	wf_step(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), "closed");
 	wf_refused(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
-		   "step closed");
+		   "is closed");
 	wf_expect("available", "SELECT status FROM fleet.bikes WHERE bike_id = 'VL-990201'");
 	wf_expect("closed|repaired|repairable|olivia|ops-assistant",
 		  "SELECT concat_ws('|', state, resolution, finding, closed_by, closed_via) "
@@ -315,7 +320,90 @@ START_TEST(a_write_off_needs_another_operator)
 		  "FROM fleet.cases WHERE case_id = '%s'",
 		  c);
 	wf_refused(WF_NADIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""), c,
-		   "step closed");
+		   "is closed");
+	free(c);
+}
+END_TEST
+
+/* A refusal of the step's own, by srv's caller: its words are for people (they contain want and
+ * name no step code or tool: no "_" in them), and its structuredContent is the case c as it
+ * stands, every column the tool's outputSchema requires, with its step and the tools that take
+ * the next one (nextSteps, comma-separated in next). */
+static void wf_refusal_facts(int srv, const char *tool, const char *args, const char *c,
+			     const char *state, const char *next, const char *want)
+{
+	wf_refused(srv, tool, args, c, want);
+	struct it_response r;
+	json_t *res = wf_tool(srv, tool, args, &r);
+	const char *text = wf_text(res);
+	ck_assert_msg(text && !strchr(text, '_'), "%s: a code in the words: %s", tool, r.body);
+	json_t *sc = json_object_get(res, "structuredContent");
+	ck_assert_msg(json_is_object(sc), "%s: no structuredContent: %s", tool, r.body);
+	static const char *const required[] = {"caseId",     "bikeId",     "state",    "finding",
+					       "resolution", "bikeStatus", "updatedAt"};
+	for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+		ck_assert_msg(json_object_get(sc, required[i]), "%s: no %s: %s", tool, required[i],
+			      r.body);
+	ck_assert_str_eq(wf_sc(res, "caseId"), c);
+	ck_assert_str_eq(wf_sc(res, "state"), state);
+	char got[128] = "";
+	json_t *steps = json_object_get(sc, "nextSteps");
+	for (size_t i = 0; i < json_array_size(steps); i++)
+		snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", i ? "," : "",
+			 json_string_value(json_array_get(steps, i)));
+	ck_assert_msg(json_is_array(steps) && strcmp(got, next) == 0,
+		      "%s: nextSteps %s, want %s: %s", tool, got, next, r.body);
+	it_response_free(&r);
+}
+
+START_TEST(a_refusal_says_the_step_in_words_and_carries_it_for_programs)
+{
+	wf_fresh();
+	char *c = wf_report("VL-990206");
+	wf_refusal_facts(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"repairable\""), c,
+			 "open", "request_inspection", "nobody has asked for one yet");
+	wf_step(WF_MARIE, "request_inspection", wf_args(c, ""), "inspection_requested");
+	/* The words a person reads in the views, whole. */
+	char want[256];
+	snprintf(want, sizeof want,
+		 "Case %s is waiting for a technician's inspection; it can be closed once the "
+		 "inspection is recorded. Nothing was changed.",
+		 c);
+	struct it_response r;
+	json_t *res =
+		wf_tool(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), &r);
+	ck_assert_str_eq(wf_text(res), want);
+	it_response_free(&r);
+	wf_refusal_facts(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
+			 "inspection_requested", "record_inspection", want);
+	/* Each keeps its audit row, as before. */
+	wf_expect("3",
+		  "SELECT count(*) FROM fleet.audit_log WHERE tool = 'close_case' AND "
+		  "target = '%s' AND outcome = 'failed' AND detail = 'case_inspection_requested'",
+		  c);
+	wf_step(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"beyond_repair\""),
+		"inspected");
+	wf_refusal_facts(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"written_off\""), c,
+			 "inspected", "close_case", "needs a note");
+	wf_confirmed(WF_OLIVIA, "close_case",
+		     wf_args(c, "\"resolution\":\"written_off\",\"note\":\"bent frame\""),
+		     "awaiting_approval");
+	wf_refusal_facts(WF_OLIVIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""), c,
+			 "awaiting_approval", "decide_write_off", "another fleet operator");
+	wf_refusal_facts(WF_MARIE, "request_inspection", wf_args(c, ""), c, "awaiting_approval",
+			 "decide_write_off", "second fleet operator");
+	wf_confirmed(WF_NADIA, "decide_write_off", wf_args(c, "\"decision\":\"approve\""),
+		     "closed");
+	wf_refusal_facts(WF_OLIVIA, "close_case", wf_args(c, "\"resolution\":\"repaired\""), c,
+			 "closed", "", "is closed");
+	/* A case the caller cannot see is words only: nothing of it is shown. */
+	res = wf_tool(WF_OLIVIA, "close_case",
+		      "{\"caseId\":\"IC-99999999\",\"resolution\":\"repaired\"}", &r);
+	ck_assert_msg(json_is_true(json_object_get(res, "isError")) &&
+			      !json_object_get(res, "structuredContent") &&
+			      !strchr(wf_text(res), '_'),
+		      "%s", r.body);
+	it_response_free(&r);
 	free(c);
 }
 END_TEST
@@ -501,7 +589,7 @@ START_TEST(cancelling_a_waiting_inspection_reopens_the_case)
 		  c);
 	/* The technician now finds nothing to inspect; a new request starts again. */
 	wf_refused(WF_TOM, "record_inspection", wf_args(c, "\"finding\":\"repairable\""), c,
-		   "is open");
+		   "nobody has asked for one yet");
 	free(task);
 	task = wf_task_start(c);
 	got = wf_task_call(WF_MARIE, "tasks/get", task, &code);
@@ -662,7 +750,7 @@ START_TEST(an_approval_answers_the_write_off_request_it_was_asked_about)
 		  "target = '%s' GROUP BY outcome) o",
 		  c);
 	/* The first answer sent once more changes nothing: the case is closed. */
-	wf_refused(WF_NADIA, "decide_write_off", approve, c, "step closed");
+	wf_refused(WF_NADIA, "decide_write_off", approve, c, "is closed");
 	free(approve);
 	free(fresh);
 	free(state);
@@ -949,6 +1037,7 @@ CHECK_SUITE(workflow)
 	tcase_add_unchecked_fixture(tc, wf_setup, wf_teardown);
 	tcase_add_test(tc, report_inspect_close_puts_the_bike_back_in_service);
 	tcase_add_test(tc, a_write_off_needs_another_operator);
+	tcase_add_test(tc, a_refusal_says_the_step_in_words_and_carries_it_for_programs);
 	tcase_add_test(tc, an_approval_answers_the_write_off_request_it_was_asked_about);
 	tcase_add_test(tc, a_closing_answers_the_case_it_was_asked_about);
 	tcase_add_test(tc, each_role_lists_its_steps);
