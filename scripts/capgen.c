@@ -169,6 +169,7 @@ static void gen_columns(const char *name, json_t *cols, const char *where)
 	size_t i, t;
 	json_t *col;
 	char at[160], msg[256];
+	bool read = strcmp(where, "read") == 0;
 	fprintf(gen.c, "static const struct declared_field %s_%s_fields[] = {\n", name, where);
 	json_array_foreach (cols, i, col) {
 		snprintf(at, sizeof at, "%s.columns[%zu]", where, i);
@@ -184,7 +185,7 @@ static void gen_columns(const char *name, json_t *cols, const char *where)
 				 gen_types[t].sql, json, GEN_OR(shown, "nothing"));
 		else if (schema && !schema_check(schema, msg, sizeof msg))
 			gen_fail(at, "schema: %s", msg);
-		else if (map && json_is_true(json_object_get(col, "optional")))
+		else if (read && json_is_true(json_object_get(col, "optional")))
 			gen_fail(at,
 				 "only a write's column may be \"optional\": every row of a read "
 				 "has every column (\"null\": true for one without a value)");
@@ -193,7 +194,7 @@ static void gen_columns(const char *name, json_t *cols, const char *where)
 			GEN_B(col, "optional"));
 	}
 	fputs("};\n", gen.c);
-	if (strcmp(where, "read") != 0)
+	if (!read)
 		return;
 	fprintf(gen.c, "static const struct reads_column %s_read_columns[] = {\n", name);
 	json_array_foreach (cols, i, col)
@@ -205,8 +206,8 @@ static void gen_columns(const char *name, json_t *cols, const char *where)
 
 /* The output schema a tool lists: the shown columns, each required but the optional ones (null
  * allowed where the column may be null), the object left open (docs/capabilities.md); a list's
- * rows are such
- * objects under its key (list), with the cursor of the next page when it comes in pages. */
+ * rows are such objects under its key (list), with the cursor of the next page when it comes in
+ * pages. */
 static void gen_output_schema(const char *tool, json_t *cols, const char *list, bool paged)
 {
 	json_t *props = json_object(), *required = json_array(), *col;
