@@ -97,7 +97,8 @@ $(B)/gen/capabilities.c: $(B)/capgen server/capabilities/declaration.schema.json
 	$(SAY) GEN '$@ ($(words $(DECLS)) declarations)'
 	$(Q)$(B)/capgen $(B)/gen server/capabilities/declaration.schema.json $(DECLS)
 $(B)/gen/capabilities.h: $(B)/gen/capabilities.c
-$(filter $(B)/server/capabilities/%,$(LIBOBJ)): $(B)/gen/capabilities.h
+$(filter $(B)/server/capabilities/%,$(LIBOBJ)) $(B)/tests/contracts/dump.o \
+  $(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/capabilities.h
 
 # The tables written from the declarations: the governance table of docs/capabilities.md, and
 # the "What it serves" table of README.md and docs/capabilities.md.
@@ -181,7 +182,6 @@ $(B)/gen/%.o: $(B)/gen/%.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # libFuzzer targets (tests/fuzz): built by `make fuzz` with clang, ASan and UBSan.
-$(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/capabilities.h
 $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/libbikaroo.a
 	$(SAY) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

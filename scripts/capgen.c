@@ -7,7 +7,8 @@
  * (build/gen): gen/capabilities.c (the rows with their schemas and governance, the reads and
  * writes the generic handlers serve, the list of every capability, the rows migrate keeps in
  * fleet.capabilities) and gen/capabilities.h (the list, and the C names the declarations give). One
- * emitter per kind of row (tool, resource, template, prompt) and per business part (read, write).
+ * emitter per kind of row (a tool, a resource or template, a prompt) and per business part (a
+ * read, a write).
  */
 #include <ctype.h>
 #include <jansson.h>
@@ -19,18 +20,17 @@
 #include "common/mem.h"
 #include "server/protocol/schema.h"
 
-#define GEN_MAX_DECLS 64
 /* The schema validated the types: a member is of its type, or absent. */
 #define GEN_S(o, k) json_string_value(json_object_get(o, k))
 #define GEN_B(o, k) (json_is_true(json_object_get(o, k)) ? "true" : "false")
 #define GEN_OR(a, b) ((a) ? (a) : (b))
-#define GEN_WORD "abcdefghijklmnopqrstuvwxyz0123456789_"
 #define GEN_SCOPE(d)                                                                               \
 	(strcmp((d)->scope, "fleet:report") ? "FLEET_SCOPE_READ" : "FLEET_SCOPE_REPORT")
 
 /* The outputs, the declaration being read, and the literals being written. */
 static struct {
-	FILE *c, *h, *caps; /* gen/capabilities.c and .h; migrate_capabilities[] (in memory) */
+	FILE *c, *h, *caps, *all; /* gen/capabilities.c and .h; migrate_capabilities[] and
+				   * capabilities_all[] (in memory) */
 	int ncaps, bad;
 	const char *file;
 	json_t *schema;  /* the declarations' own (declaration.schema.json) */
@@ -117,35 +117,26 @@ static void gen_c_name(const char *name, enum gen_c kind)
 
 /* ---- one declaration ---------------------------------------------------------------------- */
 
-enum { GEN_TOOL, GEN_RESOURCE, GEN_TEMPLATE, GEN_PROMPT, GEN_KINDS };
-static const char *const gen_kinds[GEN_KINDS] = {"tool", "resource", "template", "prompt"};
-static const char *const gen_tables[GEN_KINDS] = {"tools", "resources", "templates", "prompts"};
-
+/* The declaration being written and, while its rows are, the row's place, C name and roles. */
 struct gen_decl {
-	char name[64], roles[256];
+	char name[64], roles[256]; /* roles: the declaration's, "a,b,c" */
 	json_t *decl, *read, *write;
 	json_t *input; /* the first tool's input: what a read's refusals may name */
 	const char *scope;
-	bool people_only, shared; /* shared: a row uses the declaration's roles */
-	int counts[GEN_KINDS];
-	FILE *rows[GEN_KINDS]; /* each kind's rows, written into its table after what they name */
-	char *rbuf[GEN_KINDS];
-	size_t rlen[GEN_KINDS];
+	bool people_only, shared;      /* shared: a row uses the declaration's roles */
+	char at[64], id[96], own[256]; /* "tools[0]", "NAME_tool0", a tool's own roles */
+	const char *row_roles;         /* own, or the declaration's */
+	FILE *row;                     /* the kind's rows, written after what they name */
 };
 
-/* A row's roles, "a,b,c": a tool's own into out, else the declaration's; with no row, the
- * declaration's own into out (d->roles). */
-static const char *gen_roles(struct gen_decl *d, json_t *row, char *out, size_t cap)
+/* roles (an array) as "a,b,c" into out. */
+static void gen_join(json_t *roles, char *out, size_t cap)
 {
-	json_t *own = json_object_get(row, "roles"), *r;
+	json_t *r;
 	size_t i, n = 0;
-	if (!own && row && !*d->roles)
-		gen_fail("roles", "a row without roles of its own needs the declaration's");
-	d->shared |= row && !own;
-	json_array_foreach (own ? own : row ? NULL : json_object_get(d->decl, "roles"), i, r)
+	json_array_foreach (roles, i, r)
 		n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", i ? "," : "",
 				      json_string_value(r));
-	return own || !row ? out : d->roles;
 }
 
 /* One row of fleet.capabilities. */
@@ -171,13 +162,15 @@ static const struct {
 	{"jsonb", "DECLARED_JSON", NULL},
 };
 
-/* The columns' field table NAME_fields and, for a read, their column map NAME_columns. */
-static void gen_columns(json_t *cols, const char *name, const char *where, bool map)
+/* The columns of the declaration's part ("read", "write") as its field table NAME_PART_fields
+ * and, for a read, their column map NAME_read_columns. */
+static void gen_columns(const char *name, json_t *cols, const char *where)
 {
 	size_t i, t;
 	json_t *col;
 	char at[160], msg[256];
-	fprintf(gen.c, "static const struct declared_field %s_fields[] = {\n", name);
+	bool read = strcmp(where, "read") == 0;
+	fprintf(gen.c, "static const struct declared_field %s_%s_fields[] = {\n", name, where);
 	json_array_foreach (cols, i, col) {
 		snprintf(at, sizeof at, "%s.columns[%zu]", where, i);
 		for (t = 0; strcmp(gen_types[t].sql, GEN_S(col, "type")) != 0; t++)
@@ -192,7 +185,7 @@ static void gen_columns(json_t *cols, const char *name, const char *where, bool 
 				 gen_types[t].sql, json, GEN_OR(shown, "nothing"));
 		else if (schema && !schema_check(schema, msg, sizeof msg))
 			gen_fail(at, "schema: %s", msg);
-		else if (map && json_is_true(json_object_get(col, "optional")))
+		else if (read && json_is_true(json_object_get(col, "optional")))
 			gen_fail(at,
 				 "only a write's column may be \"optional\": every row of a read "
 				 "has every column (\"null\": true for one without a value)");
@@ -201,9 +194,9 @@ static void gen_columns(json_t *cols, const char *name, const char *where, bool 
 			GEN_B(col, "optional"));
 	}
 	fputs("};\n", gen.c);
-	if (!map)
+	if (!read)
 		return;
-	fprintf(gen.c, "static const struct reads_column %s_columns[] = {\n", name);
+	fprintf(gen.c, "static const struct reads_column %s_read_columns[] = {\n", name);
 	json_array_foreach (cols, i, col)
 		fprintf(gen.c,
 			"\t{\"%s\", READS_TEXT_NEW, %zu * sizeof(char *), sizeof(char *)},\n",
@@ -213,8 +206,8 @@ static void gen_columns(json_t *cols, const char *name, const char *where, bool 
 
 /* The output schema a tool lists: the shown columns, each required but the optional ones (null
  * allowed where the column may be null), the object left open (docs/capabilities.md); a list's
- * rows are such
- * objects under its key (list), with the cursor of the next page when it comes in pages. */
+ * rows are such objects under its key (list), with the cursor of the next page when it comes in
+ * pages. */
 static void gen_output_schema(const char *tool, json_t *cols, const char *list, bool paged)
 {
 	json_t *props = json_object(), *required = json_array(), *col;
@@ -270,11 +263,9 @@ static size_t gen_refusals(const char *name, const char *kind, json_t *shared, j
 						"names no {...}");
 			else if (!strstr(vars, spaced) && !json_object_get(props, arg))
 				gen_fail(where,
-					 "refusal \"%s\" names {%s}, which is neither an argument "
-					 "of the input nor one of {key, why, outcome, scope, "
-					 "action, "
-					 "role, roles}",
-					 k, arg);
+					 "refusal \"%s\" names {%s}, which is neither an "
+					 "argument of the input nor one of {%s}",
+					 k, arg, "key, why, outcome, scope, action, role, roles");
 		}
 		fprintf(gen.c, "\t{%s, %s},\n", gen_lit(k), gen_lit(json_string_value(v)));
 	}
@@ -302,86 +293,83 @@ static void gen_input(FILE *c, json_t *row, const char *at)
 	fprintf(c, "	.input_schema = schema_%s_input,\n", GEN_S(row, "name"));
 }
 
-/* A row of kind k: its governance first (the row names it, scripts/doctable.py makes the docs'
- * table of them), then the row's opening. Returns where the row goes; *gov its governance. */
-static FILE *gen_row(struct gen_decl *d, int k, size_t i, json_t *row, const char *roles,
-		     char gov[160])
+/* A row's governance, ID_governance (the row names it; scripts/doctable.py makes the docs' table
+ * of them): the schema's defaults, the row's own values taking their place. */
+static void gen_governance(const struct gen_decl *d, json_t *row)
 {
 	json_t *g = json_object_get(row, "governance"), *field;
 	json_t *defs = json_object_get(json_object_get(gen.schema, "$defs"), "governance");
-	const char *f;
-	snprintf(gov, 160, "%.63s_%s%zu_governance", d->name, gen_kinds[k], i);
-	fprintf(gen.c, "static const struct mcp_governance %s = {\n", gov);
-	json_object_foreach (json_object_get(defs, "properties"), f,
-			     field) /* default: the schema's */
-		if (GEN_OR(GEN_S(g, f), GEN_S(field, "default")))
-			fprintf(gen.c, "\t.%s = %s,\n", f,
-				gen_lit(GEN_OR(GEN_S(g, f), GEN_S(field, "default"))));
-	fprintf(gen.c, "\t.roles = %s,\n};\n", gen_lit(roles));
-	d->counts[k]++;
-	fputs("\t{\n", d->rows[k]);
-	return d->rows[k];
+	const char *f, *v;
+	fprintf(gen.c, "static const struct mcp_governance %s_governance = {\n", d->id);
+	json_object_foreach (json_object_get(defs, "properties"), f, field)
+		if ((v = GEN_OR(GEN_S(g, f), GEN_S(field, "default"))))
+			fprintf(gen.c, "\t.%s = %s,\n", f, gen_lit(v));
+	fprintf(gen.c, "\t.roles = %s,\n};\n", gen_lit(d->row_roles));
 }
 
 /* The end of a row: its access, governance and extension part. */
-static void gen_row_end(FILE *c, const struct gen_decl *d, json_t *row, const char *roles,
-			const char *gov)
+static void gen_row_end(const struct gen_decl *d, json_t *row)
 {
-	fprintf(c, "\t.scope = %s, .scope_name = %s, .roles = %s, .people_only = %s,\n",
-		GEN_SCOPE(d), gen_lit(d->scope), gen_lit(roles), d->people_only ? "true" : "false");
-	fprintf(c, "\t.governance = &%s,\n", gov);
-	if (GEN_S(row, "ext"))
-		fprintf(c, "\t.ext = &%s,\n", GEN_S(row, "ext"));
-	gen_c_name(GEN_S(row, "ext"), GEN_EXT);
-	fputs("\t},\n", c);
+	const char *ext = GEN_S(row, "ext");
+	fprintf(d->row, "\t.scope = %s, .scope_name = %s, .roles = %s, .people_only = %s,\n",
+		GEN_SCOPE(d), gen_lit(d->scope), gen_lit(d->row_roles),
+		d->people_only ? "true" : "false");
+	fprintf(d->row, "\t.governance = &%s_governance,\n", d->id);
+	if (ext)
+		fprintf(d->row, "\t.ext = &%s,\n", ext);
+	gen_c_name(ext, GEN_EXT);
+	fputs("\t},\n", d->row);
 }
 
 /* ---- reads and writes ---------------------------------------------------------------------- */
 
+/* Where the column named column is in cols (-1: nowhere, or no name). */
+static int gen_column(json_t *cols, const char *column)
+{
+	size_t i;
+	json_t *col;
+	json_array_foreach (cols, i, col)
+		if (column && strcmp(column, GEN_S(col, "column")) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* The declaration's read: NAME_read, what declared_tool and declared_resource serve. */
 static void gen_read(struct gen_decl *d)
 {
-	json_t *r = d->read, *cols = json_object_get(r, "columns"), *col;
+	json_t *r = d->read, *cols = json_object_get(r, "columns"),
+	       *page = json_object_get(r, "page");
 	const char *key = GEN_S(r, "key"), *region = GEN_S(r, "region"), *list = GEN_S(r, "list");
+	size_t n = json_array_size(cols);
+	int after_at = gen_column(cols, GEN_S(page, "after"));
 	char name[96];
-	json_t *page = json_object_get(r, "page");
-	const char *after = page ? GEN_S(page, "after") : NULL;
-	size_t i, n = json_array_size(cols), found = 0;
-	int after_at = -1;
 	snprintf(name, sizeof name, "%s_read", d->name);
-	gen_columns(cols, name, "read", true);
-	json_array_foreach (cols, i, col) {
-		found |= (key && strcmp(key, GEN_S(col, "column")) == 0) |
-			 (region && strcmp(region, GEN_S(col, "column")) == 0) << 1;
-		after_at = after && strcmp(after, GEN_S(col, "column")) == 0 ? (int)i : after_at;
-	}
+	gen_columns(d->name, cols, "read");
 	if (page && (!list || !key || after_at < 0))
 		gen_fail("read.page", "a list in pages (returns \"list\", with its key) names as "
 				      "\"after\" the column of each row's place in the list");
-	if ((key && !(found & 1)) || (region && !(found & 2)))
-		gen_fail("read", "%s \"%s\" is not one of its columns",
-			 key && !(found & 1) ? "key" : "region",
-			 key && !(found & 1) ? key : region);
+	if (key && gen_column(cols, key) < 0)
+		gen_fail("read", "key \"%s\" is not one of its columns", key);
+	else if (region && gen_column(cols, region) < 0)
+		gen_fail("read", "region \"%s\" is not one of its columns", region);
 	if ((strcmp(GEN_S(r, "returns"), "list") == 0) != !!list)
 		gen_fail("read", "\"list\" names the rows' key of a read that returns \"list\"");
 	size_t refusals =
 		gen_refusals(name, "read", json_object_get(r, "refusals"), NULL, d->input, "read");
 	fprintf(gen.c,
 		"static const struct declared_read %s = {\n\t.query = {.function = %s, .columns = "
-		"%s_columns, .ncolumns = %zu, .key_column = %s, .region_column = %s,\n",
-		name, gen_lit(GEN_S(r, "function")), name, n, gen_lit(key), gen_lit(region));
-	fprintf(gen.c,
+		"%s_columns, .ncolumns = %zu, .key_column = %s, .region_column = %s,\n"
 		"\t\t.row_size = %zu * sizeof(char *), .roles = %s, .capability = \"%s\", .list = "
 		"%s},\n\t.fields = %s_fields, .list = %s, .refusals = %s_refusals, .nrefusals = "
 		"%zu,\n\t.page_size = %lld, .page_after = %d,\n};\n",
-		n, gen_lit(d->roles), d->name, list ? "true" : "false", name, gen_lit(list), name,
+		name, gen_lit(GEN_S(r, "function")), name, n, gen_lit(key), gen_lit(region), n,
+		gen_lit(d->roles), d->name, list ? "true" : "false", name, gen_lit(list), name,
 		refusals, (long long)json_integer_value(json_object_get(page, "size")), after_at);
 }
 
-/* The write a tool serves, as NAME: the declaration's, with what the tool says of its own (its
+/* The write the tool serves, ID_write: the declaration's, with what the tool says of its own (its
  * roles, action, confirmation, refusals); its capability row when the tool is one of its own. */
-static void gen_write(struct gen_decl *d, json_t *tool, const char *name, const char *roles,
-		      const char *at)
+static void gen_write(struct gen_decl *d, json_t *tool)
 {
 	json_t *w = d->write, *own = json_object_get(tool, "write");
 	json_t *input = json_object_get(tool, "input");
@@ -390,182 +378,161 @@ static void gen_write(struct gen_decl *d, json_t *tool, const char *name, const 
 	const char *action = GEN_OR(GEN_S(own, "action"), GEN_S(w, "action"));
 	const char *policy = GEN_OR(GEN_S(conf, "policy"), "never");
 	const char *key = GEN_S(json_object_get(w, "idempotency"), "argument");
-	const char *cap = json_object_get(tool, "roles") ? GEN_S(tool, "name") : d->name;
-	bool asks = strcmp(policy, "never") != 0;
+	bool asks = strcmp(policy, "never") != 0, own_cap = json_object_get(tool, "roles");
+	const char *cap = own_cap ? GEN_S(tool, "name") : d->name;
+	char name[128];
+	snprintf(name, sizeof name, "%s_write", d->id);
 	if (!action)
-		gen_fail(at, "a write says what it does, for refusals (\"action\": \"reporting\")");
+		gen_fail(d->at,
+			 "a write says what it does, for refusals (\"action\": \"reporting\")");
 	if (asks && !(GEN_S(conf, "title") && GEN_S(conf, "description")))
-		gen_fail(at, "a write that asks (%s) has the form's \"title\" and \"description\"",
+		gen_fail(d->at,
+			 "a write that asks (%s) has the form's \"title\" and \"description\"",
 			 policy);
 	if (key && !json_object_get(json_object_get(input, "properties"), key))
-		gen_fail(at, "idempotency.argument \"%s\" is not an argument of the input", key);
-	if (json_object_get(tool, "roles"))
-		gen_capability_row(d, cap, roles, policy);
+		gen_fail(d->at, "idempotency.argument \"%s\" is not an argument of the input", key);
+	if (own_cap)
+		gen_capability_row(d, cap, d->row_roles, policy);
 	size_t n = gen_refusals(name, "write", json_object_get(w, "refusals"),
-				json_object_get(own, "refusals"), input, at);
+				json_object_get(own, "refusals"), input, d->at);
 	fprintf(gen.c,
 		"static const struct declared_write %s = {\n\t.query = {.capability = \"%s\", "
-		".function = %s, .scope = %s, .roles = %s, .people_only = %s},\n",
-		name, cap, gen_lit(GEN_S(w, "function")), GEN_SCOPE(d), gen_lit(roles),
-		d->people_only ? "true" : "false");
-	fprintf(gen.c,
+		".function = %s, .scope = %s, .roles = %s, .people_only = %s},\n"
 		"\t.fields = %s_write_fields, .nfields = %zu, .action = %s, .confirm_title = %s, "
 		".confirm_description = %s,\n\t.key_argument = %s, .refusals = %s_refusals, "
 		".nrefusals = %zu,\n};\n",
-		d->name, json_array_size(json_object_get(w, "columns")), gen_lit(action),
+		name, cap, gen_lit(GEN_S(w, "function")), GEN_SCOPE(d), gen_lit(d->row_roles),
+		d->people_only ? "true" : "false", d->name,
+		json_array_size(json_object_get(w, "columns")), gen_lit(action),
 		gen_lit(asks ? GEN_S(conf, "title") : NULL),
 		gen_lit(asks ? GEN_S(conf, "description") : NULL), gen_lit(key), name, n);
 }
 
-/* ---- the rows ------------------------------------------------------------------------------ */
+/* ---- the rows: each writes its governance, then its members into d->row -------------------- */
 
-static void gen_tool(struct gen_decl *d, json_t *row, size_t i)
+static void gen_tool(struct gen_decl *d, json_t *row)
 {
-	char at[64], gov[160], spec[160], own[256];
-	snprintf(at, sizeof at, "tools[%zu]", i);
 	const char *name = GEN_S(row, "name"), *handler = GEN_S(row, "handler");
-	const char *key = GEN_S(row, "key"), *roles = gen_roles(d, row, own, sizeof own);
-	const char *tasks = GEN_OR(GEN_S(row, "tasks"), "never");
+	const char *key = GEN_S(row, "key"), *tasks = GEN_OR(GEN_S(row, "tasks"), "never");
+	const char *part = d->read ? "read" : "write";
 	json_t *business = GEN_OR(d->read, d->write);
-	if (!handler == !business)
-		gen_fail(at,
-			 "a tool serves its declaration's \"read\" or \"write\", or names its C "
-			 "\"handler\": one of them");
 	json_t *args = json_object_get(json_object_get(row, "input"), "properties");
-	bool paged = d->read && json_object_get(d->read, "page");
+	bool paged = json_object_get(d->read, "page");
+	if (!handler == !business)
+		gen_fail(d->at,
+			 "a tool serves its declaration's \"read\" or \"write\", or names its "
+			 "C \"handler\": one of them");
 	if (d->read && !handler && !paged && GEN_S(d->read, "key") &&
 	    !json_object_get(args, GEN_OR(key, "")))
-		gen_fail(at, "\"key\" must name the input argument that holds the read's key");
+		gen_fail(d->at, "\"key\" must name the input argument that holds the read's key");
 	if (paged && !handler && (key || !json_object_get(args, "cursor")))
-		gen_fail(at, "a tool over a read in pages has no \"key\" (its arguments are its "
-			     "query) and takes the argument \"cursor\"");
+		gen_fail(d->at, "a tool over a read in pages has no \"key\" (its arguments are its "
+				"query) and takes the argument \"cursor\"");
 	if ((json_object_get(row, "write") || json_object_get(row, "roles")) && !d->write)
-		gen_fail(at, "a tool's own \"roles\" and \"write\" are of a tool over a write");
+		gen_fail(d->at, "a tool's own \"roles\" and \"write\" are of a tool over a write");
 	if (business && !handler) {
 		gen_output_schema(name, json_object_get(business, "columns"),
 				  d->read ? GEN_S(d->read, "list") : NULL, paged);
-		snprintf(spec, sizeof spec, "%s_tool%zu_write", d->name, i);
 		if (d->write)
-			gen_write(d, row, spec, roles, at);
-		else
-			snprintf(spec, sizeof spec, "%s_read", d->name);
+			gen_write(d, row);
 		fprintf(gen.c,
-			"static const struct declared_row %s_tool%zu_spec = {.%s = &%s, "
-			".key = %s};\n",
-			d->name, i, d->read ? "read" : "write", spec, gen_lit(key));
+			"static const struct declared_row %s_spec = {.%s = &%s_%s, .key = %s};\n",
+			d->id, part, d->read ? d->name : d->id, part, gen_lit(key));
 	}
-	FILE *c = gen_row(d, GEN_TOOL, i, row, roles, gov);
-	gen_members(c, row,
+	gen_governance(d, row);
+	gen_members(d->row, row,
 		    (const char *[]){"name", "title", "description", "read_only", "destructive",
 				     "idempotent", NULL});
-	gen_input(c, row, at);
+	gen_input(d->row, row, d->at);
 	if (!handler)
-		fprintf(c, "\t.output_schema = schema_%s_output,\n\t.spec = &%s_tool%zu_spec,\n",
-			name, d->name, i);
-	fprintf(c, "\t.fn = %s,\n\t.audit = {.target = %s, .self = true},\n",
+		fprintf(d->row, "\t.output_schema = schema_%s_output,\n\t.spec = &%s_spec,\n", name,
+			d->id);
+	fprintf(d->row,
+		"\t.fn = %s,\n\t.audit = {.target = %s, .self = true},\n\t.tasks = MCP_TASKS_%s,\n",
 		GEN_OR(handler, "declared_tool"),
-		gen_lit(GEN_S(json_object_get(row, "audit"), "target")));
-	fprintf(c, "\t.tasks = MCP_TASKS_%s,\n",
+		gen_lit(GEN_S(json_object_get(row, "audit"), "target")),
 		*tasks == 'r'   ? "REQUIRED"
 		: *tasks == 'o' ? "OPTIONAL"
 				: "NEVER");
 	gen_c_name(handler, GEN_TOOL_FN);
-	gen_row_end(c, d, row, roles, gov);
 }
 
-/* A resource's or template's read spec (NULL: none) and the fields their rows share. */
-static void gen_resource_common(struct gen_decl *d, FILE *c, json_t *row, const char *spec,
-				const char *var)
+/* A resource or a template: a "file", the declaration's read (its spec) or a C "handler". */
+static void gen_resource(struct gen_decl *d, json_t *row)
 {
+	const char *file = GEN_S(row, "file"), *handler = GEN_S(row, "handler");
+	const char *tpl = GEN_S(row, "uri_template"), *complete = GEN_S(row, "complete");
+	const char *open = tpl ? strchr(tpl, '{') : NULL, *close = tpl ? strchr(open, '}') : NULL;
+	bool spec = d->read && !file && !handler;
+	char var[64], prefix[256];
+	if (!tpl && !!file + !!handler + !!d->read != 1)
+		gen_fail(d->at,
+			 "a resource is a \"file\" shipped with the server, the declaration's "
+			 "\"read\", or a C \"handler\": exactly one");
+	if (tpl && !handler && !d->read)
+		gen_fail(d->at, "a template serves the declaration's \"read\", or names its C "
+				"\"handler\"");
+	if (tpl && !handler && json_object_get(d->read, "page"))
+		gen_fail(d->at, "a read in pages is served by tools: a template has no cursor");
+	if (tpl) /* the schema's form: PREFIX{VAR}SUFFIX */
+		snprintf(var, sizeof var, "%.*s", (int)(close - open - 1), open + 1);
+	gen_governance(d, row);
+	gen_members(d->row, row,
+		    tpl ? (const char *[]){"uri_template", NULL}
+			: (const char *[]){"uri", "file", "ttl_ms", NULL});
 	if (spec)
 		fprintf(gen.c,
-			"static const struct declared_row %s = {.read = &%s_read, .key = %s, "
+			"static const struct declared_row %s_spec = {.read = &%s_read, .key = %s, "
 			".mime_type = %s, .ttl_ms = %lld, .per_user = %s};\n",
-			spec, d->name, gen_lit(var), gen_lit(GEN_S(row, "mime_type")),
+			d->id, d->name, gen_lit(tpl ? var : NULL), gen_lit(GEN_S(row, "mime_type")),
 			(long long)json_integer_value(json_object_get(row, "ttl_ms")),
 			GEN_B(row, "per_user"));
-	gen_members(c, row, (const char *[]){"name", "title", "description", "mime_type", NULL});
-	if (GEN_S(row, "handler") || spec)
-		fprintf(c, "\t.read = %s,\n", spec ? "declared_resource" : GEN_S(row, "handler"));
+	gen_members(d->row, row,
+		    (const char *[]){"name", "title", "description", "mime_type", NULL});
+	if (handler || spec)
+		fprintf(d->row, "\t.read = %s,\n", spec ? "declared_resource" : handler);
 	if (spec)
-		fprintf(c, "\t.spec = &%s,\n", spec);
-	gen_c_name(GEN_S(row, "handler"), GEN_READ_FN);
-}
-
-static void gen_resource(struct gen_decl *d, json_t *row, size_t i)
-{
-	char at[64], gov[160], spec[160];
-	snprintf(at, sizeof at, "resources[%zu]", i);
-	snprintf(spec, sizeof spec, "%s_resource%zu_spec", d->name, i);
-	const char *file = GEN_S(row, "file"), *handler = GEN_S(row, "handler");
-	const char *roles = gen_roles(d, row, NULL, 0); /* a resource has no roles of its own */
-	if (!!file + !!handler + !!d->read != 1)
-		gen_fail(at, "a resource is a \"file\" shipped with the server, the declaration's "
-			     "\"read\", or a C \"handler\": exactly one");
-	FILE *c = gen_row(d, GEN_RESOURCE, i, row, roles, gov);
-	gen_members(c, row, (const char *[]){"uri", "file", "ttl_ms", NULL});
-	gen_resource_common(d, c, row, d->read && !file && !handler ? spec : NULL, NULL);
-	fprintf(c, "\t.private_scope = %s,\n", GEN_B(row, "per_user"));
-	gen_row_end(c, d, row, roles, gov);
-}
-
-static void gen_template(struct gen_decl *d, json_t *row, size_t i)
-{
-	char at[64], gov[160], spec[160], var[64], prefix[256];
-	snprintf(at, sizeof at, "templates[%zu]", i);
-	snprintf(spec, sizeof spec, "%s_template%zu_spec", d->name, i);
-	const char *tpl = GEN_S(row, "uri_template"), *handler = GEN_S(row, "handler");
-	const char *open = strchr(tpl, '{'), *close = strchr(open, '}'); /* the schema's form */
-	const char *roles = gen_roles(d, row, NULL, 0), *complete = GEN_S(row, "complete");
-	if (!handler && !d->read)
-		gen_fail(at, "a template serves the declaration's \"read\", or names its C "
-			     "\"handler\"");
-	if (!handler && json_object_get(d->read, "page"))
-		gen_fail(at, "a read in pages is served by tools: a template has no cursor");
-	snprintf(var, sizeof var, "%.*s", (int)(close - open - 1), open + 1);
+		fprintf(d->row, "\t.spec = &%s_spec,\n", d->id);
+	gen_c_name(handler, GEN_READ_FN);
+	if (!tpl) {
+		fprintf(d->row, "\t.private_scope = %s,\n", GEN_B(row, "per_user"));
+		return;
+	}
 	snprintf(prefix, sizeof prefix, "%.*s", (int)(open - tpl), tpl);
-	FILE *c = gen_row(d, GEN_TEMPLATE, i, row, roles, gov);
-	gen_members(c, row, (const char *[]){"uri_template", NULL});
-	gen_resource_common(d, c, row, handler ? NULL : spec, var);
-	fprintf(c, "\t.prefix = %s,\n\t.var = \"%s\",\n\t.suffix = %s,\n\t.complete = %s,\n",
+	fprintf(d->row, "\t.prefix = %s,\n\t.var = \"%s\",\n\t.suffix = %s,\n\t.complete = %s,\n",
 		gen_lit(prefix), var, gen_lit(close + 1), GEN_OR(complete, "NULL"));
 	gen_c_name(complete, GEN_COMPLETE_FN);
-	gen_row_end(c, d, row, roles, gov);
 }
 
-static void gen_prompt(struct gen_decl *d, json_t *row, size_t i)
+static void gen_prompt(struct gen_decl *d, json_t *row)
 {
-	char at[64], gov[160];
-	snprintf(at, sizeof at, "prompts[%zu]", i);
-	const char *roles = gen_roles(d, row, NULL, 0);
 	json_t *args = json_object_get(row, "arguments"), *a;
-	FILE *c = gen_row(d, GEN_PROMPT, i, row, roles, gov);
-	gen_members(c, row, (const char *[]){"name", "title", "description", "file", NULL});
-	fprintf(c, "\t.nargs = %zu,\n\t.args = {\n", json_array_size(args));
 	size_t j;
+	gen_governance(d, row);
+	gen_members(d->row, row, (const char *[]){"name", "title", "description", "file", NULL});
+	fprintf(d->row, "\t.nargs = %zu,\n\t.args = {\n", json_array_size(args));
 	json_array_foreach (args, j, a) {
 		const char *valid = GEN_S(a, "valid"), *complete = GEN_S(a, "complete");
 		if (valid && !GEN_S(a, "invalid_message"))
-			gen_fail(at,
+			gen_fail(d->at,
 				 "arguments[%zu]: a \"valid\" check has its \"invalid_message\"",
 				 j);
-		fputs("\t{\n", c);
-		gen_members(c, a,
+		fputs("\t{\n", d->row);
+		gen_members(d->row, a,
 			    (const char *[]){"name", "title", "description", "required", "max_len",
 					     "invalid_message", NULL});
-		fprintf(c, "\t.valid = %s,\n\t.complete = %s,\n\t},\n", GEN_OR(valid, "NULL"),
+		fprintf(d->row, "\t.valid = %s,\n\t.complete = %s,\n\t},\n", GEN_OR(valid, "NULL"),
 			GEN_OR(complete, "NULL"));
 		gen_c_name(valid, GEN_VALID_FN);
 		gen_c_name(complete, GEN_COMPLETE_FN);
 	}
-	fputs("\t},\n", c);
-	gen_row_end(c, d, row, roles, gov);
+	fputs("\t},\n", d->row);
 }
 
 /* ---- declarations -------------------------------------------------------------------------- */
 
 /* The declaration at path, validated against the declarations' schema (NULL, said, if not). */
-static json_t *gen_load(const char *path, json_t *schema, struct schema_set *set, char *name)
+static json_t *gen_load(const char *path, struct schema_set *set, char *name)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t n = strlen(base);
@@ -574,13 +541,13 @@ static json_t *gen_load(const char *path, json_t *schema, struct schema_set *set
 	char msg[512];
 	json_t *decl = NULL;
 	if (!*name || strcmp(base + n - 5, ".json") != 0 || !islower((unsigned char)*name) ||
-	    strspn(name, GEN_WORD) < strlen(name))
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") < strlen(name))
 		gen_fail("name",
 			 "a declaration is server/capabilities/NAME.json, NAME lower case "
 			 "letters, digits and _ (it names the capability in fleet.capabilities)");
 	else if (!(decl = json_load_file(path, JSON_REJECT_DUPLICATES, &e)))
 		gen_fail("JSON", "line %d, column %d: %s", e.line, e.column, e.text);
-	else if (!schema_validate_document(set, schema, decl, msg, sizeof msg))
+	else if (!schema_validate_document(set, gen.schema, decl, msg, sizeof msg))
 		gen_fail("", "%s (server/capabilities/declaration.schema.json)", msg);
 	else
 		return decl;
@@ -588,79 +555,85 @@ static json_t *gen_load(const char *path, json_t *schema, struct schema_set *set
 	return NULL;
 }
 
-/* The business part, every row (each kind's into its table: an array's elements must be
- * constant expressions, so the rows come after the governance and specs they name), the
- * capability itself and its row of fleet.capabilities. */
-static void gen_decl(const char *path, json_t *schema, struct schema_set *set, struct gen_decl *d)
+#define GEN_KINDS 4
+static const struct {
+	const char *kind, *table, *type; /* its rows' name, the declaration's key, the C struct */
+	void (*emit)(struct gen_decl *, json_t *);
+} gen_kinds[GEN_KINDS] = {{"tool", "tools", "tool_desc", gen_tool},
+			  {"resource", "resources", "resource_desc", gen_resource},
+			  {"template", "templates", "resource_template_desc", gen_resource},
+			  {"prompt", "prompts", "prompt_desc", gen_prompt}};
+
+/* The rows of kind k, each's place, C name and roles set before it is written: into its table
+ * after the governance and specs they name (an array's elements are constant expressions). */
+static void gen_rows(struct gen_decl *d, int k)
 {
-	static void (*const emit[GEN_KINDS])(struct gen_decl *, json_t *, size_t) = {
-		gen_tool, gen_resource, gen_template, gen_prompt};
-	static const char *const structs[GEN_KINDS] = {"tool_desc", "resource_desc",
-						       "resource_template_desc", "prompt_desc"};
-	if (!(d->decl = gen_load(gen.file = path, schema, set, d->name)))
+	char *rows = NULL;
+	size_t len = 0, i;
+	json_t *row, *own;
+	d->row = open_memstream(&rows, &len);
+	json_array_foreach (json_object_get(d->decl, gen_kinds[k].table), i, row) {
+		snprintf(d->at, sizeof d->at, "%s[%zu]", gen_kinds[k].table, i);
+		snprintf(d->id, sizeof d->id, "%s_%s%zu", d->name, gen_kinds[k].kind, i);
+		if (!(own = json_object_get(row, "roles")) && !*d->roles)
+			gen_fail("roles", "a row without roles of its own needs the declaration's");
+		d->shared |= !own;
+		gen_join(own, d->own, sizeof d->own);
+		d->row_roles = own ? d->own : d->roles;
+		fputs("\t{\n", d->row);
+		gen_kinds[k].emit(d, row);
+		gen_row_end(d, row);
+	}
+	fclose(d->row);
+	if (len)
+		fprintf(gen.c, "static const struct %s %s_%s[] = {\n%s};\n", gen_kinds[k].type,
+			d->name, gen_kinds[k].table, rows);
+	free(rows);
+}
+
+/* The business part, every row, the capability itself and its row of fleet.capabilities. */
+static void gen_decl(const char *path, struct schema_set *set)
+{
+	struct gen_decl decl = {0}, *d = &decl;
+	if (!(d->decl = gen_load(gen.file = path, set, d->name)))
 		return;
 	d->read = json_object_get(d->decl, "read");
 	d->write = json_object_get(d->decl, "write");
 	d->input = json_object_get(json_array_get(json_object_get(d->decl, "tools"), 0), "input");
 	d->scope = GEN_S(d->decl, "scope");
 	d->people_only = json_is_true(json_object_get(d->decl, "people_only"));
-	gen_roles(d, NULL, d->roles, sizeof d->roles);
+	gen_join(json_object_get(d->decl, "roles"), d->roles, sizeof d->roles);
 	if (d->read && d->write)
 		gen_fail("top level", "a declaration has a read or a write, not both: split it");
 	fprintf(gen.c, "\n/* ---- %s.json ---- */\n", d->name);
-	char fields[96];
-	snprintf(fields, sizeof fields, "%s_write", d->name);
 	if (d->read)
 		gen_read(d);
 	if (d->write)
-		gen_columns(json_object_get(d->write, "columns"), fields, "write", false);
-	for (int k = 0; k < GEN_KINDS; k++) {
-		size_t i;
-		json_t *row;
-		d->rows[k] = open_memstream(&d->rbuf[k], &d->rlen[k]);
-		json_array_foreach (json_object_get(d->decl, gen_tables[k]), i, row)
-			emit[k](d, row, i);
-		fclose(d->rows[k]);
-		if (d->rlen[k])
-			fprintf(gen.c, "static const struct %s %s_%s[] = {\n%s};\n", structs[k],
-				d->name, gen_tables[k], d->rbuf[k]);
-		free(d->rbuf[k]);
-	}
+		gen_columns(d->name, json_object_get(d->write, "columns"), "write");
+	for (int k = 0; k < GEN_KINDS; k++)
+		gen_rows(d, k);
 	const char *policy = GEN_S(json_object_get(d->write, "confirmation"), "policy");
 	if (d->shared && (d->read || d->write))
 		gen_capability_row(d, d->name, d->roles, GEN_OR(policy, "never"));
 	fprintf(gen.c, "const struct mcp_capability capability_%s = {\n\t.name = \"%s\",\n",
 		d->name, d->name);
-	for (int k = 0; k < GEN_KINDS; k++)
-		if (d->counts[k])
-			fprintf(gen.c, "\t.%s = %s_%s,\n\t.n%s = %d,\n", gen_tables[k], d->name,
-				gen_tables[k], gen_tables[k], d->counts[k]);
+	for (int k = 0; k < GEN_KINDS; k++) {
+		const char *t = gen_kinds[k].table;
+		size_t n = json_array_size(json_object_get(d->decl, t));
+		if (n)
+			fprintf(gen.c, "\t.%s = %s_%s,\n\t.n%s = %zu,\n", t, d->name, t, t, n);
+	}
 	fputs("};\n", gen.c);
-}
-
-/* The declarations' own schema into set (NULL, said, when it is not one the validator runs). */
-static json_t *gen_schema(const char *path, struct schema_set *set)
-{
-	json_error_t e;
-	char msg[256] = "";
-	json_t *s = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
-	if (s && schema_check(s, msg, sizeof msg) && schema_set_add(set, s) == 0)
-		return s;
-	fprintf(stderr, "%s: not a schema the validator runs: %s\n", path, s ? msg : e.text);
-	json_decref(s);
-	gen.bad = 1;
-	return NULL;
+	fprintf(gen.all, "\t&capability_%s,\n", d->name);
+	json_decref(d->decl);
 }
 
 int main(int argc, char **argv)
 {
-	static struct gen_decl decls[GEN_MAX_DECLS];
-	char c_path[512], h_path[512], *caps = NULL;
-	size_t len = 0;
-	int n = argc - 3, rc = 0;
-	if (argc < 4 || n > GEN_MAX_DECLS) {
-		fprintf(stderr, "usage: capgen OUT_DIR SCHEMA DECLARATION.json... (at most %d)\n",
-			GEN_MAX_DECLS);
+	char c_path[512], h_path[512], *caps = NULL, *all = NULL;
+	size_t caps_len = 0, all_len = 0;
+	if (argc < 4) {
+		fputs("usage: capgen OUT_DIR SCHEMA DECLARATION.json...\n", stderr);
 		return 2;
 	}
 	mem_install_jansson();
@@ -670,7 +643,8 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	gen.caps = open_memstream(&caps, &len);
+	gen.caps = open_memstream(&caps, &caps_len);
+	gen.all = open_memstream(&all, &all_len);
 	fputs("/* Generated by scripts/capgen.c from server/capabilities/NAME.json: do not edit. "
 	      "*/\n"
 	      "#include \"gen/capabilities.h\"\n",
@@ -684,31 +658,38 @@ int main(int argc, char **argv)
 	      "extern const struct mcp_capability *const capabilities_all[];\n"
 	      "extern const size_t capabilities_count;\n",
 	      gen.h);
-	struct schema_set *set = schema_set_new();
-	json_t *schema = gen.schema = gen_schema(argv[2], set);
-	for (int i = 0; !gen.bad && i < n; i++)
-		gen_decl(argv[i + 3], schema, set, &decls[i]);
-	fclose(gen.caps);
-	fputs("\nconst struct mcp_capability *const capabilities_all[] = {\n", gen.c);
-	for (int i = 0; i < n; i++) {
-		fprintf(gen.c, "\t&capability_%s,\n", decls[i].name);
-		json_decref(decls[i].decl);
+	struct schema_set *set = schema_set_new(); /* the declarations' own schema, validated */
+	json_error_t e;
+	char msg[256] = "";
+	gen.schema = json_load_file(argv[2], JSON_REJECT_DUPLICATES, &e);
+	if (!gen.schema || !schema_check(gen.schema, msg, sizeof msg) ||
+	    schema_set_add(set, gen.schema) != 0) {
+		fprintf(stderr, "%s: not a schema the validator runs: %s\n", argv[2],
+			gen.schema ? msg : e.text);
+		gen.bad = 1;
 	}
+	for (int i = 3; !gen.bad && i < argc; i++)
+		gen_decl(argv[i], set);
+	fclose(gen.caps);
+	fclose(gen.all);
 	fprintf(gen.c,
-		"};\nconst size_t capabilities_count = %d;\n\nconst struct migrate_capability "
-		"migrate_capabilities[] = {\n%s};\nconst size_t migrate_capabilities_count = %d;\n",
-		n, caps, gen.ncaps);
+		"\nconst struct mcp_capability *const capabilities_all[] = {\n%s};\nconst size_t "
+		"capabilities_count = %d;\n\nconst struct migrate_capability "
+		"migrate_capabilities[] "
+		"= {\n%s};\nconst size_t migrate_capabilities_count = %d;\n",
+		all, argc - 3, caps, gen.ncaps);
 	fputs("#endif\n", gen.h);
 	for (size_t i = 0; i < 256; i++)
 		free(gen.lits[i]);
 	free(caps);
-	json_decref(schema);
+	free(all);
+	json_decref(gen.schema);
 	schema_set_free(set);
-	rc = (fclose(gen.c) != 0) | (fclose(gen.h) != 0);
-	if (!rc && !gen.bad)
+	if (!((fclose(gen.c) != 0) | (fclose(gen.h) != 0) | gen.bad))
 		return 0;
-	fprintf(stderr, "capgen: fix the declarations above (their format: "
-			"server/capabilities/declaration.schema.json)\n");
+	fputs("capgen: fix the declarations above (their format: "
+	      "server/capabilities/declaration.schema.json)\n",
+	      stderr);
 	remove(c_path);
 	remove(h_path);
 	return 1;

@@ -4,7 +4,8 @@
 # (its declaration and SQL function), a write (its declaration, its table's numbered migration
 # and its write function) or a step of the case workflow from state FROM to state TO (its tool
 # in server/capabilities/case_workflow.json, its row in fleet.case_steps, and the numbered
-# migration that admits its case event); each with its own tests and the generated edits: the
+# migration that admits its case event); each with its own tests and the generated edits: for a
+# step, its mention in the texts that teach the steps (STEP_TEXTS, to reword), and for all the
 # tables of docs/capabilities.md and README.md (make docs-tables) and its contract in
 # tests/contracts/snapshot.json (make contracts, recorded as 0.1.0: in development, its contract
 # may change until it is 1.0.0). Nothing else is edited: the build lists it, generates its C, and
@@ -15,17 +16,20 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 die() { echo "new-capability: $*" >&2; exit 2; }
+# The texts that teach people and assistants the workflow's steps (scripts/casetexts.py's).
+STEP_TEXTS=(resources/damaged-bike.md prompts/investigate-damaged-bike.md docs/cases.md)
 plan() { # plan NAME KIND
   local files
   case $2 in
   read) files=("server/capabilities/$1.json" "migrations/functions/fleet.$1_for.sql") ;;
   write) files=("server/capabilities/$1.json" "migrations/NNNN_$1.sql" "migrations/functions/fleet.$1_as.sql") ;;
-  step) files=(server/capabilities/case_workflow.json "migrations/NNNN_$1.sql" migrations/functions/fleet.case_steps.sql) ;;
+  step) files=(server/capabilities/case_workflow.json "migrations/NNNN_$1.sql" migrations/functions/fleet.case_steps.sql
+    "${STEP_TEXTS[@]}") ;;
   *) die "KIND must be read, write or step" ;;
   esac
   printf 'file %s\n' "${files[@]}" "tests/integration/test_$1.c" "tests/e2e/$1.test.mjs" \
     docs/capabilities.md README.md tests/contracts/snapshot.json
-  printf 'run %s\n' "make integration SUITE=$1" "make script SUITE=declared" "make integration SUITE=audit" \
+  printf 'run %s\n' "make docs-tables contracts" "make integration SUITE=$1" "make script SUITE=declared" "make integration SUITE=audit" \
     "make e2e FILE=$1"
 }
 if [[ ${1:-} == --plan ]]; then plan "${2:-}" "${3:-}"; exit 0; fi
@@ -326,6 +330,31 @@ tail = "\n  ]\n}\n"
 assert text.endswith(tail)
 body = "\n".join("    " + l for l in json.dumps(tool, indent=2, ensure_ascii=False).split("\n"))
 open(wf, "w").write(text[: -len(tail)] + ",\n" + body + tail)
+# The texts that teach the steps name the new one, in words to make the step's own: the steps
+# table's row of FROM (taken with it when nothing took a case from FROM, else a way on from it),
+# and the prompt's list of the steps.
+sys.path.insert(0, "scripts")
+from casetexts import ROLE_WORDS, TEXTS, PROMPT, TICKED
+words = {r: w for w, r in ROLE_WORDS.items()}
+who = " or ".join("a " + words.get(r, r) for r in json.loads(roles))
+scope = json.loads(text)["scope"]
+for path in TEXTS:
+    lines = open(path).read().split("\n")
+    if path.endswith(PROMPT):
+        at = next(i for i, l in enumerate(lines) if "The steps: " in l)
+        lines[at] = lines[at].replace("The steps: ", f"The steps: {name} takes a case from {src} to {dst}; ", 1)
+    else:
+        head = next(i for i, l in enumerate(lines) if l.startswith("| step of the case |"))
+        cols = [c.strip() for c in lines[head].strip().strip("|").split("|")]
+        at = next(i for i in range(head + 2, len(lines)) if TICKED.findall(lines[i])[:1] == [src])
+        row = dict(zip(cols, [c.strip() for c in lines[at].strip().strip("|").split("|")]))
+        if not TICKED.findall(row["with"]):
+            row.update({"who takes the next step": who, "with": f"`{name}`", "what follows": f"`{dst}`"})
+            row.update({"scope": f"`{scope}`"} if "scope" in row else {})
+        else:
+            row["what follows"] += f"; or {who} takes it to `{dst}` with `{name}`"
+        lines[at] = "| " + " | ".join(row[c] for c in cols) + " |"
+    open(path, "w").write("\n".join(lines))
 PY
 fi
 
@@ -433,8 +462,9 @@ if [[ $kind == read ]]; then
     assert.equal(r.structuredContent.bikeId, 'VL-2048');"
 else
   call="${fixture}// Always confirmed on the server's side: a client without elicitation is told what it lacks.
-    await assert.rejects(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ),
-      /elicitation/);"
+    const err = await rejection(client.callTool({ name: '${name}', arguments: example.arguments }, undefined, REQ));
+    assert.equal(err.code, -32021, String(err));
+    assert.deepEqual(err.data?.requiredCapabilities, { elicitation: {} });"
 fi
 cat >"tests/e2e/$name.test.mjs" <<EOF
 // ${name} through the official v2 client (make new-capability wrote this: add the tool's own
@@ -442,7 +472,7 @@ cat >"tests/e2e/$name.test.mjs" <<EOF
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { declaredExample, runFixture, slow, startServer } from './serve.mjs';
+import { declaredExample, rejection, runFixture, slow, startServer } from './serve.mjs';
 
 const T = { timeout: slow ? 60000 : 20000 };
 const REQ = { timeout: slow ? 30000 : 15000 };

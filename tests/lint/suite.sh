@@ -282,6 +282,18 @@ verdict "recipe.py: a page about adding a capability that does not link to the r
 stale_case "stale.py: the recipe before the declarations (a capability's schema files) fails" 1 \
   "docs/a.txt:2: says \"capabilities/schem""as/\", which is gone: a tool's schemas are in its declaration" \
   docs/a.txt 'Its schemas live in server/capabilities/schem''as/NAME.input.json.'
+# Every object that includes the generated gen/capabilities.h is compiled after the build
+# generated it, from an empty build directory too (on a fresh clone, make new-capability's
+# `make contracts` compiled tests/contracts/dump.c before the header existed, and failed).
+late=()
+for src in $(grep -rlF --include='*.c' '#include "gen/capabilities.h"' server tests); do
+  plan=$(MAKEFLAGS= make -n --no-print-directory B="$t/nob" "$t/nob/${src%.c}.o" 2>&1)
+  g=$(grep -n -m1 -F "capgen $t/nob/gen " <<<"$plan" | cut -d: -f1)
+  c=$(grep -n -m1 -F -- "-c $src " <<<"$plan" | cut -d: -f1)
+  [[ -n $g && -n $c && $g -lt $c ]] || late+=("$src")
+done
+if ((${#late[@]} == 0)); then ok "every object including gen/capabilities.h is built after it, from an empty build directory"
+else nok "built before gen/capabilities.h from an empty build directory (give the object the header as a prerequisite in the Makefile): ${late[*]}"; fi
 # The tree's own .gitignore hides only what the build and runs write: a citation of a file of a
 # folder merely named like the build's (tests/build/) that does not exist is found, not excused
 # as made (it was, when build/ hid every folder of that name).
