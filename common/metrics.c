@@ -116,8 +116,8 @@ const struct metrics_family metrics_connections_cut = {
 const struct metrics_family metrics_http_shed = {
 	"bikaroo_http_calls_shed_total",
 	"HTTP calls answered 503 or 429 + Retry-After without being run: they waited past the "
-	"bound for one of the BIKAROO_CALLS_MAX slots of their loop (waited), came on a new "
-	"connection while their loop's wait was a round of slots long (queue), the server stopped "
+	"bound (1 s) for one of the BIKAROO_CALLS_MAX slots of their loop (waited), came while "
+	"their loop's wait was longer than 20 ms at its pace (queue), the server stopped "
 	"(stopping), or their new connection was answered at the loop's door: 503 while the loop "
 	"held its share of connections (full), 429 from an address past "
 	"BIKAROO_MAX_CONNECTIONS_PER_IP (per_address)",

@@ -188,10 +188,12 @@ static const struct cfg_key cfg_keys[] = {
 	CFG_L("calls-max", "BIKAROO_CALLS_MAX", calls_max, "64", 1, 100000,
 	      "HTTP calls under way at once, shared equally among the event loops (a call "
 	      "waiting for the database holds no thread); past its loop's share a call waits "
-	      "for a slot (first come, first served; newest first once the wait has stood for "
-	      "100 ms) and is answered 503 + Retry-After (nothing done) once it has waited 1 s; "
-	      "while a share already waits, a new connection's call is refused on its headers. "
-	      "It bounds an admitted call's wait at the database under overload"),
+	      "for a slot only if, at the pace its loop finishes calls, it would start within "
+	      "20 ms (a share may always wait), else it is answered 503 + Retry-After at once "
+	      "(nothing done; a new connection's call on its headers); waiting calls go first "
+	      "come, first served, newest first once the wait has stood for 100 ms, and any "
+	      "that waited 1 s is answered 503. It bounds an admitted call's wait under "
+	      "overload"),
 	CFG_L("rate-reads", "BIKAROO_RATE_READS", rate_reads, "1200", 0, 1000000,
 	      "reads of the business per minute and subject: read-only tools/call, resources/read "
 	      "of an object, completion, each URI a listen honours (0: no limit); past it 429 + "

@@ -17,6 +17,7 @@
 #include "common/metrics.h"
 #include "common/task.h"
 #include "common/trace.h"
+#include "http_admit.h"
 #include "http_allow.h"
 #include "http_auth.h"
 #include "http_frame.h"
@@ -144,6 +145,7 @@ static void http_call_task(void *arg)
 	else
 		http_call_answer(st, false);
 	st->answered = true;
+	st->hl->done += !st->probe;
 	st->hl->calls -= !st->probe; /* a waiting call may start: the loop's hook (http_admit) */
 	if (st->suspended) {
 		MHD_resume_connection(st->conn);
@@ -165,63 +167,16 @@ static enum MHD_Result http_run_task(struct MHD_Connection *c, struct http_req *
 	return MHD_YES;
 }
 
-/* Calls past calls_max wait, suspended (a connection and its request's buffers, no stack), for
- * a slot: first in, first out while the wait empties now and then; newest first once it has
- * stood non-empty for HTTP_NEWEST_AFTER_MS, so that under overload the calls run are those
- * whose clients are still there and the oldest wait out (the adaptive LIFO of B. Maurer, "Fail
- * at Scale", ACM Queue 13(8), 2015). A call that waited HTTP_WAIT_MAX_MS is answered 503 +
- * Retry-After, nothing done: many clients at once are served at the loop's pace, an excess of
- * calls is refused in words, and no request read is ever reset. The bound's other shapes
- * measured against it (shrinking once the wait has stood, as CoDel's; by the wait's length):
- * bench/README.md, decision 3. */
-#define HTTP_NEWEST_AFTER_MS 100
-#define HTTP_WAIT_MAX_MS 1000
-
-static void http_wait_unlink(struct http_loop *hl, struct http_req *st)
-{
-	*(st->wait_prev ? &st->wait_prev->wait_next : &hl->wait_first) = st->wait_next;
-	*(st->wait_next ? &st->wait_next->wait_prev : &hl->wait_last) = st->wait_prev;
-	st->wait_prev = st->wait_next = NULL;
-	hl->waiting--;
-}
-
-#define HTTP_SHED_TEXT "Service Unavailable: too many calls under way; retry (nothing was done)"
-
-/* A waiting call answered 503 without being run (why: the metric's reason). */
-static void http_wait_refuse(struct http_loop *hl, struct http_req *st, const char *why)
-{
-	http_wait_unlink(hl, st);
-	const char *reason[] = {why};
-	metrics_add(&metrics_http_shed, reason, 1);
-	st->outcome = "shed";
-	st->out = (struct http_out){
-		.status = 503,
-		.body = http_error_body(MCP_RATE_LIMITED, HTTP_SHED_TEXT),
-		.retry_after = 1,
-	};
-	st->answered = true;
-	MHD_resume_connection(st->conn);
-	hl->resumed = true;
-}
-
 long long http_admit(struct http_loop *hl, long long now)
 {
-	bool stop = atomic_load(&hl->stop);
-	while (hl->wait_first && (stop || now - hl->wait_first->wait_t0 >= HTTP_WAIT_MAX_MS))
-		http_wait_refuse(hl, hl->wait_first, stop ? "stopping" : "waited");
-	while (hl->wait_first && hl->calls < hl->calls_max) {
-		bool newest = now - hl->busy_since >= HTTP_NEWEST_AFTER_MS;
-		struct http_req *st = newest ? hl->wait_last : hl->wait_first;
-		http_wait_unlink(hl, st);
+	struct http_req *st;
+	long long due;
+	while ((st = http_wait_next(hl, now, &due))) {
 		hl->calls++;
 		st->wait_ns[1] = st->wait_ns[0] ? trace_now_ns() : 0;
 		task_start(hl->loop, http_call_task, st);
 	}
-	if (!hl->wait_first) {
-		hl->busy_since = 0;
-		return LLONG_MAX;
-	}
-	return hl->wait_first->wait_t0 + HTTP_WAIT_MAX_MS;
+	return due;
 }
 
 /* Runs a call read whole as a task of its loop, or has it wait for a slot (above). */
@@ -241,16 +196,14 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 	if (mcp_method_local(s->mcp, st->h_method) && http_call_answer(st, true))
 		return http_send_out(s, c, st);
 	struct http_loop *hl = st->hl;
+	if (http_wait_full(hl)) {
+		http_shed(st, "queue");
+		st->queued = true;
+		return http_send_out(s, c, st);
+	}
 	if (hl->calls >= hl->calls_max || hl->wait_first) {
 		st->queued = st->suspended = true;
-		st->wait_t0 = loop_now_ms();
-		st->wait_ns[0] = trace_enabled() ? trace_now_ns() : 0;
-		if (!hl->wait_first)
-			hl->busy_since = st->wait_t0;
-		st->wait_prev = hl->wait_last;
-		*(hl->wait_last ? &hl->wait_last->wait_next : &hl->wait_first) = st;
-		hl->wait_last = st;
-		hl->waiting++;
+		http_wait(hl, st);
 		MHD_suspend_connection(c);
 		return MHD_YES;
 	}
@@ -402,12 +355,12 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 					   "Method Not Allowed: this endpoint accepts POST only",
 					   "POST");
 		}
-		/* While the loop's calls wait a round of slots long, a call on a new connection
-		 * would wait out its bound too: it is refused on its headers, its token and body
-		 * never read (libmicrohttpd then closes the connection). Methods that need no slot
+		/* While its loop's wait is too long for one more (http_wait_full), a call on a new
+		 * connection is refused on its headers, its token and body never read
+		 * (libmicrohttpd then closes the connection). Methods that need no slot
 		 * (server/discover), like probes, are answered as ever. */
 		struct http_loop *hl = st->hl;
-		if (hl->waiting >= hl->calls_max && guard_fresh(http_guard_conn(c)) &&
+		if (http_wait_full(hl) && guard_fresh(http_guard_conn(c)) &&
 		    !mcp_method_local(s->mcp, http_header(c, "Mcp-Method"))) {
 			const char *reason[] = {"queue"};
 			metrics_add(&metrics_http_shed, reason, 1);

@@ -51,6 +51,12 @@ struct http_loop {
 	struct http_req *wait_first, *wait_last;
 	long waiting;
 	long long busy_since;
+	/* The loop's pace: calls finished a millisecond, measured over windows of
+	 * HTTP_PACE_WINDOW_MS while calls waited (then they finish as fast as the loop can finish
+	 * them), smoothed; done counts the current window's since pace_t0. */
+	double per_ms;
+	long done;
+	long long pace_t0;
 	bool accepting;   /* the listening socket is watched */
 	bool resumed;     /* a connection was resumed since the daemon last ran */
 	atomic_bool stop; /* http_stop: leave once no call is left */

@@ -844,6 +844,56 @@ START_TEST(overload_is_answered_503_never_reset)
 }
 END_TEST
 
+/* A call on a kept-alive connection that would wait past its loop's pace is refused at once:
+ * one loop of one call under way, that call held (the path to PostgreSQL frozen), a round of
+ * slots (one) already waiting: the kept-alive connection's next call is answered 503 +
+ * Retry-After on arrival (shed as "queue"), before the call that waits is refused at its bound,
+ * where a fixed bound had it wait its second too. */
+START_TEST(a_kept_alive_call_past_a_full_wait_is_refused_at_once)
+{
+	struct ed_relay relay;
+	ed_relay_start(&relay);
+	char *db = ed_database_url(relay.port, "bikaroo");
+	const char *env[] = {db,
+			     "BIKAROO_CALL_TIMEOUT_MS=3000",
+			     "BIKAROO_THREADS=1",
+			     "BIKAROO_CALLS_MAX=1",
+			     "BIKAROO_RATE_READ_BURST=1000",
+			     NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	struct it_conn kept;
+	it_conn_open(&kept, s.port);
+	struct it_response r;
+	static const char args[] = "{\"bikeId\":\"VL-2048\"}";
+	it_conn_tool(&kept, NULL, "kept-1", "get_bike_status", args, &r);
+	ck_assert_int_eq(r.status, 200); /* the connection has been served: no longer new */
+	it_response_free(&r);
+	atomic_store(&relay.frozen, true);
+	struct ed_call running = {.port = s.port, .tool = "get_bike_status", .params = ED_READ};
+	struct ed_call waiting = running;
+	pthread_create(&running.thread, NULL, ed_call_run, &running);
+	ed_sleep_ms(300);
+	pthread_create(&waiting.thread, NULL, ed_call_run, &waiting);
+	ed_sleep_ms(300);
+	ck_assert_int_le(it_metric(&s, "bikaroo_http_calls_shed_total{reason=\"queue\"}"), 0);
+	it_conn_tool(&kept, NULL, "kept-2", "get_bike_status", args, &r);
+	ck_assert_msg(r.status == 503 && r.headers && strstr(r.headers, "Retry-After: "),
+		      "the kept-alive call past the wait: %ld", r.status);
+	it_response_free(&r);
+	ck_assert_int_eq(it_metric(&s, "bikaroo_http_calls_shed_total{reason=\"queue\"}"), 1);
+	pthread_join(waiting.thread, NULL);
+	ck_assert_msg(waiting.status == 503 && waiting.retry_after, "the waiting call: %ld",
+		      waiting.status);
+	atomic_store(&relay.frozen, false);
+	pthread_join(running.thread, NULL);
+	it_conn_close(&kept);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	ed_relay_stop(&relay);
+	free(db);
+}
+END_TEST
+
 /* A legacy tools/call that announces itself as Mcp-Method: server/discover, on a thread of its
  * own (lie->status, lie->ms). */
 static void *ed_lie_run(void *p)
@@ -1018,6 +1068,7 @@ CHECK_SUITE(edges)
 	tcase_add_test(tc, a_frozen_database_path_gets_503_within_the_call_timeout);
 	tcase_add_test(tc, the_login_role_check_keeps_no_connection);
 	tcase_add_test(tc, overload_is_answered_503_never_reset);
+	tcase_add_test(tc, a_kept_alive_call_past_a_full_wait_is_refused_at_once);
 	tcase_add_test(tc, server_discover_answers_at_once_and_a_call_posing_as_it_waits_elsewhere);
 	tcase_add_test(tc, a_stream_cut_for_a_slow_reader_ends_with_its_result);
 	suite_add_tcase(su, tc);
