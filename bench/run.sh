@@ -200,8 +200,11 @@ byc_script() { # N SQL [PLAN_MODE] -> the script on stdout
 }
 # The server's identity statement, as its binary holds it (domain/reads.c, READS_ACT_SQL).
 byc_act() {
-  strings "$B/bikaroo-mcp" | grep -m 1 -F 'FROM fleet.act_as($1::text, $2::text) AS a' ||
-    echo "SELECT 'no identity statement in $B/bikaroo-mcp' / 0"
+  # grep reads all of strings' output (no -m: strings cut off by a pipe that closed would fail
+  # the pipeline and add the fallback below to the statement found).
+  local act
+  act=$(strings "$B/bikaroo-mcp" | grep -F 'FROM fleet.act_as($1::text, $2::text) AS a' || true)
+  if [[ -n $act ]]; then echo "${act%%$'\n'*}"; else echo "SELECT 'no identity statement in $B/bikaroo-mcp' / 0"; fi
 }
 byc_vars() { # TOKEN_REF N -> the -D arguments: the caller, and N audit entries as the server writes them
   local i calls=''
@@ -369,7 +372,8 @@ one_pg() {
   shift $(($# < 5 ? $# : 5))
   before=$(pg_children)
   d0=$(pg_ticks)
-  out=$(pgbench -n -M prepared -c "$c" -j "$((c < 2 ? c : 2))" -T "$secs" "$@" -f "$f" "$u" 2>&1)
+  # A run that aborts (a script that does not run) is an INVALID line below, not the bench's end.
+  out=$(pgbench -n -M prepared -c "$c" -j "$((c < 2 ? c : 2))" -T "$secs" "$@" -f "$f" "$u" 2>&1) || true
   # pgbench's backends end after it: their CPU counts once the postmaster has reaped them.
   for _ in $(seq 1 30); do (($(pg_children) <= before)) && break; sleep 0.1; done
   d1=$(pg_ticks)
