@@ -949,7 +949,7 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
   echo
   echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit$dirty"
   echo
-  echo "Command: \`make bench\` (BENCH_SECONDS=$secs BENCH_ROUNDS=$rounds BENCH_THREADS=$threads BENCH_DB_CONNECTIONS=$dbconns); $(nproc) cores shared with other work running on the machine (other sessions' builds and tests): absolute rates are noisy, the ratios of one run are what counts. JWT validation on (local test key set), row-level security, audit. HTTP ceiling: $ceiling_name."
+  echo "Command: \`make bench\` (BENCH_SECONDS=$secs BENCH_ROUNDS=$rounds BENCH_THREADS=$threads BENCH_DB_CONNECTIONS=$dbconns); $(nproc) cores shared with the load generator and PostgreSQL (load average over the last 15 minutes as the table was written: $(cut -d' ' -f3 /proc/loadavg)): absolute rates are noisy, the ratios of one run are what counts. JWT validation on (local test key set), row-level security, audit. HTTP ceiling: $ceiling_name."
   echo
   echo "| what | conns | rate /s | p50 ms | p99 ms | server CPU us/req | database CPU us/req | checked |"
   echo "|---|---|---|---|---|---|---|---|"
