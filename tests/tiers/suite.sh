@@ -13,13 +13,26 @@ source tests/lib/harness.sh
 suite_init "$@"
 chmod 755 "$t"
 run_pid=
-# shellcheck disable=SC2317  # invoked at the end (suite_on_exit)
-stop_run() { # a traced make run's whole process group (setsid), then the clusters it left
+# stop_run [NAME]: the traced make run (run_pid, its whole process group: setsid) stopped; then,
+# at the suite's end (no NAME), every cluster left. make run stops its cluster on TERM. strace
+# follows every process of the run, the cluster's too, and ends only with the last: should the
+# cluster (pg-NAME) outlive the run by 30 s, it is stopped here, so that a run that left it can
+# never hold the suite for ever.
+# shellcheck disable=SC2317  # invoked at the end (suite_on_exit) too
+stop_run() {
   if [[ -n "$run_pid" ]]; then
     kill -TERM -- "-$run_pid" 2>/dev/null
-    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 300); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$run_pid" 2>/dev/null; then
+      echo "# make run (${1:-at the end}): its traced processes still ran 30 s after TERM; the suite stops its cluster"
+      scripts/pgtmp.sh destroy "$t/pg-${1:-}" >/dev/null 2>&1
+      for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL "$run_pid" 2>/dev/null
+    fi
+    wait "$run_pid" 2>/dev/null
+    run_pid=
   fi
-  for d in "$t"/pg-*; do [[ -d $d ]] && scripts/pgtmp.sh destroy "$d" >/dev/null 2>&1; done
+  [[ -n ${1:-} ]] || for d in "$t"/pg-*; do [[ -d $d ]] && scripts/pgtmp.sh destroy "$d" >/dev/null 2>&1; done
 }
 suite_on_exit stop_run
 
@@ -78,19 +91,7 @@ traced() {
     -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
     -H 'Mcp-Method: tools/call' -H 'Mcp-Name: get_bike_status' \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_bike_status","arguments":{"bikeId":"VL-2048"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
-  kill -TERM -- "-$run_pid" 2>/dev/null
-  # make run stops its cluster on TERM. strace follows every process of the run, the cluster's
-  # too, and ends only with the last: should the cluster outlive the run by 30 s, the suite
-  # stops it, so that a run that left it can never hold the suite for ever.
-  for _ in $(seq 1 300); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$run_pid" 2>/dev/null; then
-    echo "# make run ($name): its traced processes still ran 30 s after TERM; the suite stops its cluster"
-    scripts/pgtmp.sh destroy "$t/pg-$name" >/dev/null 2>&1
-    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$run_pid" 2>/dev/null
-  fi
-  wait "$run_pid" 2>/dev/null
-  run_pid=
+  stop_run "$name"
   cat "$t/$name.curl.trace" >>"$t/$name.trace" # once strace has closed it
   grep -q '"structuredContent":{"bikeId":"VL-2048"' <<<"$body" || {
     echo "# get_bike_status: ${body:0:300}"
@@ -148,19 +149,7 @@ else
     tail -n 30 "$t/jwt.log" | sed 's/^/# /'
     nok "BIKAROO_AUTH=jwt make run starts with its demo identity provider"
   fi
-  kill -TERM -- "-$run_pid" 2>/dev/null
-  # make run stops its cluster on TERM. strace follows every process of the run, the cluster's
-  # too, and ends only with the last: should the cluster outlive the run by 30 s, the suite
-  # stops it, so that a run that left it can never hold the suite for ever.
-  for _ in $(seq 1 300); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$run_pid" 2>/dev/null; then
-    echo "# make run ($name): its traced processes still ran 30 s after TERM; the suite stops its cluster"
-    scripts/pgtmp.sh destroy "$t/pg-$name" >/dev/null 2>&1
-    for _ in $(seq 1 100); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$run_pid" 2>/dev/null
-  fi
-  wait "$run_pid" 2>/dev/null
-  run_pid=
+  stop_run jwt
   if [[ -s $t/jwt.trace ]]; then
     if out=$(python3 tests/tiers/tiers.py check "$t/jwt.trace" run idp); then
       ok "every file BIKAROO_AUTH=jwt make run opened or executed belongs to the run or idp tier or the base system ($(tail -n 1 <<<"$out" | sed 's/^# //'))"
