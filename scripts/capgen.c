@@ -1,15 +1,13 @@
 /* capgen OUT_DIR SCHEMA DECLARATION...: the build step that turns the capabilities' declarations
  * (server/capabilities/NAME.json) into the C the server runs. Each is validated against SCHEMA
- * (server/capabilities/declaration.schema.json, the format's one description) by the server's
- * own validator (server/protocol/schema.c); what one field says of another is checked here (a
- * key that is a column, an example that fits its input, a schema the validator implements).
- * A problem fails the build, naming the file, the place and what to write. Written into OUT_DIR
- * (build/gen): gen/capabilities.c (the rows with their schemas and governance, the reads and
- * writes the generic handlers serve, the list of every capability, the rows migrate keeps in
- * fleet.capabilities) and gen/capabilities.h (the list, and the C names the declarations give). One
- * emitter per kind of row (a tool, a resource or template, a prompt) and per business part (a
- * read, a write).
- */
+ * (server/capabilities/declaration.schema.json: the format and the rules between its fields) by
+ * the server's own validator (server/protocol/schema.c); here only what a schema cannot say (a
+ * name that is a column or an argument, an example that fits its input, a schema the validator
+ * implements). A problem fails the build, naming the file, the place and what to write. Writes
+ * OUT_DIR/capabilities.c (the rows with their schemas and governance, the reads and writes the
+ * generic handlers serve, the list of every capability, the rows migrate keeps in
+ * fleet.capabilities) and its header (the list, the C names the declarations give). One
+ * emitter per kind of row and per business part. */
 #include <ctype.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -152,14 +150,12 @@ static void gen_capability_row(const struct gen_decl *d, const char *name, const
 
 /* ---- columns, refusals, governance, input -------------------------------------------------- */
 
-/* An SQL type a column may have: its JSON form and the JSON Schema type it is shown as. */
-static const struct {
-	const char *sql, *form, *json;
-} gen_types[] = {
-	{"text", "DECLARED_STRING", "string"},      {"smallint", "DECLARED_INTEGER", "integer"},
-	{"integer", "DECLARED_INTEGER", "integer"}, {"bigint", "DECLARED_INTEGER", "integer"},
-	{"boolean", "DECLARED_BOOLEAN", "boolean"}, {"json", "DECLARED_JSON", NULL},
-	{"jsonb", "DECLARED_JSON", NULL},
+/* An SQL type a column may have (the schema's enum) and its JSON form. */
+static const char *const gen_types[][2] = {
+	{"text", "DECLARED_STRING"},     {"smallint", "DECLARED_INTEGER"},
+	{"integer", "DECLARED_INTEGER"}, {"bigint", "DECLARED_INTEGER"},
+	{"boolean", "DECLARED_BOOLEAN"}, {"json", "DECLARED_JSON"},
+	{"jsonb", "DECLARED_JSON"},
 };
 
 /* The columns of the declaration's part ("read", "write") as its field table NAME_PART_fields
@@ -173,24 +169,13 @@ static void gen_columns(const char *name, json_t *cols, const char *where)
 	fprintf(gen.c, "static const struct declared_field %s_%s_fields[] = {\n", name, where);
 	json_array_foreach (cols, i, col) {
 		snprintf(at, sizeof at, "%s.columns[%zu]", where, i);
-		for (t = 0; strcmp(gen_types[t].sql, GEN_S(col, "type")) != 0; t++)
-			; /* the schema's enum is gen_types' */
+		for (t = 0; strcmp(gen_types[t][0], GEN_S(col, "type")) != 0; t++)
+			;
 		json_t *schema = json_object_get(col, "schema");
-		const char *shown = GEN_S(schema, "type"), *json = gen_types[t].json;
-		if (!GEN_S(col, "withheld") == !(GEN_S(col, "name") && schema))
-			gen_fail(at, "a column is shown (\"name\" and \"schema\") or \"withheld\" "
-				     "(why it is read but never shown): one of the two");
-		else if (schema && json && (!shown || strcmp(shown, json)))
-			gen_fail(at, "a %s column is shown as \"type\": \"%s\", not %s",
-				 gen_types[t].sql, json, GEN_OR(shown, "nothing"));
-		else if (schema && !schema_check(schema, msg, sizeof msg))
+		if (schema && !schema_check(schema, msg, sizeof msg))
 			gen_fail(at, "schema: %s", msg);
-		else if (read && json_is_true(json_object_get(col, "optional")))
-			gen_fail(at,
-				 "only a write's column may be \"optional\": every row of a read "
-				 "has every column (\"null\": true for one without a value)");
 		fprintf(gen.c, "\t{%s, %s, %s, %s, %s},\n", gen_lit(GEN_S(col, "column")),
-			gen_lit(GEN_S(col, "name")), gen_types[t].form, GEN_B(col, "null"),
+			gen_lit(GEN_S(col, "name")), gen_types[t][1], GEN_B(col, "null"),
 			GEN_B(col, "optional"));
 	}
 	fputs("};\n", gen.c);
@@ -258,10 +243,7 @@ static size_t gen_refusals(const char *name, const char *kind, json_t *shared, j
 			char arg[64], spaced[68];
 			snprintf(arg, sizeof arg, "%.*s", (int)strcspn(p + 1, "}"), p + 1);
 			snprintf(spaced, sizeof spaced, " %s ", arg);
-			if (strcmp(k, "unavailable") == 0)
-				gen_fail(where, "refusal \"unavailable\" is an error's message: it "
-						"names no {...}");
-			else if (!strstr(vars, spaced) && !json_object_get(props, arg))
+			if (!strstr(vars, spaced) && !json_object_get(props, arg))
 				gen_fail(where,
 					 "refusal \"%s\" names {%s}, which is neither an "
 					 "argument of the input nor one of {%s}",
@@ -345,15 +327,13 @@ static void gen_read(struct gen_decl *d)
 	char name[96];
 	snprintf(name, sizeof name, "%s_read", d->name);
 	gen_columns(d->name, cols, "read");
-	if (page && (!list || !key || after_at < 0))
-		gen_fail("read.page", "a list in pages (returns \"list\", with its key) names as "
-				      "\"after\" the column of each row's place in the list");
-	if (key && gen_column(cols, key) < 0)
-		gen_fail("read", "key \"%s\" is not one of its columns", key);
-	else if (region && gen_column(cols, region) < 0)
-		gen_fail("read", "region \"%s\" is not one of its columns", region);
-	if ((strcmp(GEN_S(r, "returns"), "list") == 0) != !!list)
-		gen_fail("read", "\"list\" names the rows' key of a read that returns \"list\"");
+	for (int i = 0; i < 3; i++) { /* the columns the read names */
+		const char *what[] = {"key", "region", "after"},
+			   *c = GEN_S(i < 2 ? r : page, what[i]);
+		if (c && gen_column(cols, c) < 0)
+			gen_fail(i < 2 ? "read" : "read.page",
+				 "%s \"%s\" is not one of its columns", what[i], c);
+	}
 	size_t refusals =
 		gen_refusals(name, "read", json_object_get(r, "refusals"), NULL, d->input, "read");
 	fprintf(gen.c,
@@ -378,17 +358,10 @@ static void gen_write(struct gen_decl *d, json_t *tool)
 	const char *action = GEN_OR(GEN_S(own, "action"), GEN_S(w, "action"));
 	const char *policy = GEN_OR(GEN_S(conf, "policy"), "never");
 	const char *key = GEN_S(json_object_get(w, "idempotency"), "argument");
-	bool asks = strcmp(policy, "never") != 0, own_cap = json_object_get(tool, "roles");
+	bool own_cap = json_object_get(tool, "roles");
 	const char *cap = own_cap ? GEN_S(tool, "name") : d->name;
 	char name[128];
 	snprintf(name, sizeof name, "%s_write", d->id);
-	if (!action)
-		gen_fail(d->at,
-			 "a write says what it does, for refusals (\"action\": \"reporting\")");
-	if (asks && !(GEN_S(conf, "title") && GEN_S(conf, "description")))
-		gen_fail(d->at,
-			 "a write that asks (%s) has the form's \"title\" and \"description\"",
-			 policy);
 	if (key && !json_object_get(json_object_get(input, "properties"), key))
 		gen_fail(d->at, "idempotency.argument \"%s\" is not an argument of the input", key);
 	if (own_cap)
@@ -404,8 +377,8 @@ static void gen_write(struct gen_decl *d, json_t *tool)
 		name, cap, gen_lit(GEN_S(w, "function")), GEN_SCOPE(d), gen_lit(d->row_roles),
 		d->people_only ? "true" : "false", d->name,
 		json_array_size(json_object_get(w, "columns")), gen_lit(action),
-		gen_lit(asks ? GEN_S(conf, "title") : NULL),
-		gen_lit(asks ? GEN_S(conf, "description") : NULL), gen_lit(key), name, n);
+		gen_lit(GEN_S(conf, "title")), gen_lit(GEN_S(conf, "description")), gen_lit(key),
+		name, n);
 }
 
 /* ---- the rows: each writes its governance, then its members into d->row -------------------- */
@@ -415,23 +388,12 @@ static void gen_tool(struct gen_decl *d, json_t *row)
 	const char *name = GEN_S(row, "name"), *handler = GEN_S(row, "handler");
 	const char *key = GEN_S(row, "key"), *tasks = GEN_OR(GEN_S(row, "tasks"), "never");
 	const char *part = d->read ? "read" : "write";
-	json_t *business = GEN_OR(d->read, d->write);
 	json_t *args = json_object_get(json_object_get(row, "input"), "properties");
 	bool paged = json_object_get(d->read, "page");
-	if (!handler == !business)
-		gen_fail(d->at,
-			 "a tool serves its declaration's \"read\" or \"write\", or names its "
-			 "C \"handler\": one of them");
-	if (d->read && !handler && !paged && GEN_S(d->read, "key") &&
-	    !json_object_get(args, GEN_OR(key, "")))
+	if (d->read && !paged && GEN_S(d->read, "key") && !json_object_get(args, GEN_OR(key, "")))
 		gen_fail(d->at, "\"key\" must name the input argument that holds the read's key");
-	if (paged && !handler && (key || !json_object_get(args, "cursor")))
-		gen_fail(d->at, "a tool over a read in pages has no \"key\" (its arguments are its "
-				"query) and takes the argument \"cursor\"");
-	if ((json_object_get(row, "write") || json_object_get(row, "roles")) && !d->write)
-		gen_fail(d->at, "a tool's own \"roles\" and \"write\" are of a tool over a write");
-	if (business && !handler) {
-		gen_output_schema(name, json_object_get(business, "columns"),
+	if (!handler) { /* the schema's rule: then the declaration has a read or a write */
+		gen_output_schema(name, json_object_get(GEN_OR(d->read, d->write), "columns"),
 				  d->read ? GEN_S(d->read, "list") : NULL, paged);
 		if (d->write)
 			gen_write(d, row);
@@ -465,15 +427,6 @@ static void gen_resource(struct gen_decl *d, json_t *row)
 	const char *open = tpl ? strchr(tpl, '{') : NULL, *close = tpl ? strchr(open, '}') : NULL;
 	bool spec = d->read && !file && !handler;
 	char var[64], prefix[256];
-	if (!tpl && !!file + !!handler + !!d->read != 1)
-		gen_fail(d->at,
-			 "a resource is a \"file\" shipped with the server, the declaration's "
-			 "\"read\", or a C \"handler\": exactly one");
-	if (tpl && !handler && !d->read)
-		gen_fail(d->at, "a template serves the declaration's \"read\", or names its C "
-				"\"handler\"");
-	if (tpl && !handler && json_object_get(d->read, "page"))
-		gen_fail(d->at, "a read in pages is served by tools: a template has no cursor");
 	if (tpl) /* the schema's form: PREFIX{VAR}SUFFIX */
 		snprintf(var, sizeof var, "%.*s", (int)(close - open - 1), open + 1);
 	gen_governance(d, row);
@@ -513,10 +466,6 @@ static void gen_prompt(struct gen_decl *d, json_t *row)
 	fprintf(d->row, "\t.nargs = %zu,\n\t.args = {\n", json_array_size(args));
 	json_array_foreach (args, j, a) {
 		const char *valid = GEN_S(a, "valid"), *complete = GEN_S(a, "complete");
-		if (valid && !GEN_S(a, "invalid_message"))
-			gen_fail(d->at,
-				 "arguments[%zu]: a \"valid\" check has its \"invalid_message\"",
-				 j);
 		fputs("\t{\n", d->row);
 		gen_members(d->row, a,
 			    (const char *[]){"name", "title", "description", "required", "max_len",
@@ -575,9 +524,7 @@ static void gen_rows(struct gen_decl *d, int k)
 	json_array_foreach (json_object_get(d->decl, gen_kinds[k].table), i, row) {
 		snprintf(d->at, sizeof d->at, "%s[%zu]", gen_kinds[k].table, i);
 		snprintf(d->id, sizeof d->id, "%s_%s%zu", d->name, gen_kinds[k].kind, i);
-		if (!(own = json_object_get(row, "roles")) && !*d->roles)
-			gen_fail("roles", "a row without roles of its own needs the declaration's");
-		d->shared |= !own;
+		d->shared |= !(own = json_object_get(row, "roles"));
 		gen_join(own, d->own, sizeof d->own);
 		d->row_roles = own ? d->own : d->roles;
 		fputs("\t{\n", d->row);
@@ -603,8 +550,6 @@ static void gen_decl(const char *path, struct schema_set *set)
 	d->scope = GEN_S(d->decl, "scope");
 	d->people_only = json_is_true(json_object_get(d->decl, "people_only"));
 	gen_join(json_object_get(d->decl, "roles"), d->roles, sizeof d->roles);
-	if (d->read && d->write)
-		gen_fail("top level", "a declaration has a read or a write, not both: split it");
 	fprintf(gen.c, "\n/* ---- %s.json ---- */\n", d->name);
 	if (d->read)
 		gen_read(d);

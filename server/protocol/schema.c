@@ -335,9 +335,10 @@ static bool schema_logic(struct schema_walk *w, const json_t *s, const json_t *v
 		if (schema_node(w, x, v, where, depth + 1))
 			continue;
 		size_t used = strlen(w->msg);
-		if (rule && !w->ruled && !w->deep && used < w->cap)
+		if (rule && !w->ruled && !w->deep && used < w->cap) {
 			snprintf(w->msg + used, w->cap - used, " (%s)", rule);
-		w->ruled = true;
+			w->ruled = true;
+		}
 		return false;
 	}
 	x = json_object_get(s, "not");

@@ -260,7 +260,8 @@ END_TEST
 	"\"a\":[1]}}}}"
 #define NESTED                                                                                     \
 	"{\"allOf\":[{\"description\":\"outer\",\"allOf\":[{\"description\":\"inner\","            \
-	"\"properties\":{\"a\":{\"type\":\"string\"}}}]}]}"
+	"\"properties\":{\"a\":{\"type\":\"string\"}}},{\"properties\":{\"b\":{\"type\":"          \
+	"\"string\"}}}]}]}"
 #define LOOP(KW, REST)                                                                             \
 	"{\"$defs\":{\"a\":{\"" KW "\":{\"$ref\":\"#/$defs/a\"}" REST "}},\"$ref\":\"#/$defs/a\"}"
 static const struct {
@@ -276,8 +277,10 @@ static const struct {
 	 "a: is too short: at least 2 characters. (a is two letters or more)"},
 	{ALL_OF, "{\"a\":\"xyz\"}", "a: is too long: at most 2 characters, got 3."},
 	{ALL_OF, "{}", "top level: \"a\" is missing"},
-	/* Nested rules: the innermost rule's words only. */
+	/* Nested rules: the innermost rule's words only; an entry without words leaves them to the
+	 * rule around it. */
 	{NESTED, "{\"a\":1}", "a: must be of type string, not integer. (inner)"},
+	{NESTED, "{\"b\":1}", "b: must be of type string, not integer. (outer)"},
 	{NOT_BOTH, "{\"read\":{}}", NULL},
 	{NOT_BOTH, "{\"write\":{},\"x\":1}", NULL},
 	{NOT_BOTH, "{\"read\":{},\"write\":{}}",
