@@ -196,7 +196,7 @@ refused "a resource that is the read and a file" 'd["resources"][0]["file"] = "x
 refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
-  'read.columns[0]: schema:'
+  'read.columns[0].schema: /oneOf: a keyword'
 refused "a refusal naming a value neither the call nor the server has" \
   'd["read"]["refusals"] = {"not_found": "No {bikeId}."}' \
   'read: refusal "not_found" names {bikeId}, which is neither an argument of the input nor one of {key, why, outcome, scope, action, role, roles}'
@@ -221,7 +221,7 @@ refused "a template over a read in pages" \
   'templates[0]: "handler" is missing (a template serves the declaration'"'"'s "read" (not one in pages: a template has no cursor), or names its C "handler")' \
   list_cases
 refused "a read in pages whose after is no column" 'd["read"]["page"]["after"] = "nope"' \
-  'read.page: after "nope" is not one of its columns' list_cases
+  'read: page.after "nope" is not one of its columns' list_cases
 refused "a write that does not say what it does" 'del d["write"]["action"]' \
   'tools[0]: "write" is missing (a write says what it does, for refusals ("action": "reporting"): in its "write", or in each tool'"'"'s)' \
   damage_report
