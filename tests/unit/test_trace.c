@@ -345,12 +345,13 @@ START_TEST(a_kept_span_touched_after_aborts)
 }
 END_TEST
 
+/* Its own span, written and ended; *arg (a bool): whether the attribute was written. */
 static void *tr_own_span(void *arg)
 {
-	(void)arg;
 	struct trace_span *s =
 		trace_begin(&(struct trace_begin){.name = "postgresql", .kind = TRACE_CLIENT});
 	trace_int(s, "db.response.returned_rows", 1);
+	*(bool *)arg = s && s->nattrs == 1 && s->attrs[0].i == 1;
 	trace_end(s, 0);
 	return NULL;
 }
@@ -362,11 +363,15 @@ START_TEST(each_thread_writes_and_ends_its_own_spans)
 	struct trace_span *s =
 		trace_begin(&(struct trace_begin){.name = "tools/call", .kind = TRACE_SERVER});
 	pthread_t t;
-	pthread_create(&t, NULL, tr_own_span, NULL);
+	bool theirs = false;
+	pthread_create(&t, NULL, tr_own_span, &theirs);
 	trace_str(s, "gen_ai.tool.name", "get_bike_status");
 	pthread_join(t, NULL);
+	ck_assert_msg(theirs, "the other thread's span was not written");
+	ck_assert_int_eq(s->nattrs, 1);
 	struct trace_span *child = trace_child(s, "postgresql", TRACE_CLIENT, 0);
 	trace_keep(s, child, 0);
+	ck_assert(s->kept == child && child->end_ns >= child->start_ns);
 	trace_end(s, 0);
 	trace_stop(0);
 }
