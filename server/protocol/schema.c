@@ -423,6 +423,57 @@ static bool schema_type_name(const json_t *t)
 }
 
 static bool schema_check_node(const json_t *root, const json_t *s, const char *at, int depth,
+			      char *msg, size_t cap);
+
+/* Whether key holds schemas: properties, $defs (the root's), allOf, items, not, if, then, else. */
+static bool schema_applicator(const char *key, int depth)
+{
+	static const char *const keys[] = {"properties", "allOf", "items", "not",
+					   "if",         "then",  "else"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return depth == 0 && strcmp(key, "$defs") == 0;
+}
+
+/* The schemas under the applicator key of s (at sub), each checked; if, then and else only
+ * together, as neither has an effect alone. */
+static bool schema_check_under(const json_t *root, const json_t *s, const char *key,
+			       const json_t *val, const char *sub, int depth, char *msg, size_t cap)
+{
+	char p[400];
+	const char *k;
+	json_t *e;
+	size_t i;
+	if (strcmp(key, "properties") == 0 || strcmp(key, "$defs") == 0) {
+		if (!json_is_object(val))
+			return schema_bad(msg, cap, sub, "must be an object of schemas");
+		json_object_foreach ((json_t *)val, k, e) {
+			snprintf(p, sizeof p, "%.250s/%.120s", sub, k);
+			if (!schema_check_node(root, e, p, depth + 1, msg, cap))
+				return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "allOf") == 0) {
+		if (!json_array_size(val))
+			return schema_bad(msg, cap, sub, "must be a non-empty array of schemas");
+		json_array_foreach (val, i, e) {
+			snprintf(p, sizeof p, "%.360s/%zu", sub, i);
+			if (!schema_check_node(root, e, p, depth + 1, msg, cap))
+				return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "if") == 0 && !json_object_get(s, "then") && !json_object_get(s, "else"))
+		return schema_bad(msg, cap, sub,
+				  "without \"then\" or \"else\" it would be ignored");
+	if ((strcmp(key, "then") == 0 || strcmp(key, "else") == 0) && !json_object_get(s, "if"))
+		return schema_bad(msg, cap, sub, "without \"if\" it would be ignored");
+	return schema_check_node(root, val, sub, depth + 1, msg, cap);
+}
+
+static bool schema_check_node(const json_t *root, const json_t *s, const char *at, int depth,
 			      char *msg, size_t cap)
 {
 	if (!json_is_object(s))
@@ -444,43 +495,8 @@ static bool schema_check_node(const json_t *root, const json_t *s, const char *a
 			if (!ok)
 				return schema_bad(msg, cap, sub,
 						  "not a type name or a list of them");
-		} else if (strcmp(key, "properties") == 0 ||
-			   (strcmp(key, "$defs") == 0 && depth == 0)) {
-			const char *pk;
-			json_t *ps;
-			if (!json_is_object(val))
-				return schema_bad(msg, cap, sub, "must be an object of schemas");
-			json_object_foreach (val, pk, ps) {
-				char p[256];
-				snprintf(p, sizeof p, "%.120s/%.120s", sub, pk);
-				if (!schema_check_node(root, ps, p, depth + 1, msg, cap))
-					return false;
-			}
-		} else if (strcmp(key, "allOf") == 0) {
-			size_t i;
-			json_t *e;
-			if (!json_array_size(val))
-				return schema_bad(msg, cap, sub,
-						  "must be a non-empty array of schemas");
-			json_array_foreach (val, i, e) {
-				char p[400];
-				snprintf(p, sizeof p, "%.360s/%zu", sub, i);
-				if (!schema_check_node(root, e, p, depth + 1, msg, cap))
-					return false;
-			}
-		} else if (strcmp(key, "items") == 0 || strcmp(key, "not") == 0 ||
-			   strcmp(key, "if") == 0 || strcmp(key, "then") == 0 ||
-			   strcmp(key, "else") == 0) {
-			bool branch = strcmp(key, "then") == 0 || strcmp(key, "else") == 0;
-			if (strcmp(key, "if") == 0 && !json_object_get(s, "then") &&
-			    !json_object_get(s, "else"))
-				return schema_bad(
-					msg, cap, sub,
-					"without \"then\" or \"else\" it would be ignored");
-			if (branch && !json_object_get(s, "if"))
-				return schema_bad(msg, cap, sub,
-						  "without \"if\" it would be ignored");
-			if (!schema_check_node(root, val, sub, depth + 1, msg, cap))
+		} else if (schema_applicator(key, depth)) {
+			if (!schema_check_under(root, s, key, val, sub, depth, msg, cap))
 				return false;
 		} else if (strcmp(key, "const") == 0) {
 			continue; /* any JSON value */
