@@ -334,8 +334,8 @@ static bool schema_logic(struct schema_walk *w, const json_t *s, const json_t *v
 		const char *rule = json_string_value(json_object_get(x, "description"));
 		if (schema_node(w, x, v, where, depth + 1))
 			continue;
-		size_t used = strlen(w->msg);
-		if (rule && !w->ruled && !w->deep && used < w->cap) {
+		size_t used = w->cap ? strnlen(w->msg, w->cap) : 0;
+		if (rule && !w->ruled && !w->deep && used + 1 < w->cap) {
 			snprintf(w->msg + used, w->cap - used, " (%s)", rule);
 			w->ruled = true;
 		}
