@@ -50,7 +50,7 @@ Q       := @
 SAY     := @printf '  %-5s %s\n'
 endif
 
-.PHONY: all docs-tables deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes bench-traces clean \
+.PHONY: all docs-tables deps test-deps run run-serve reset-demo test unit integration e2e script new-capability asan valgrind fuzz lint format format-check bench bench-rss bench-shapes bench-traces hotpath-lines clean \
         install uninstall deb server-json soak budgets help
 
 all: $(B)/bikaroo-mcp $(B)/conformance-server
@@ -317,6 +317,10 @@ bench-traces:
 	$(MAKE) --no-print-directory all
 	bench/run.sh $(B) traces
 
+# The lines of the get_bike_status path, file by file (bench/README.md: which files, and why).
+hotpath-lines:
+	@scripts/hotpath.py
+
 # 1,000,000 mixed requests, RSS flat under 32 MiB (not in CI: several minutes).
 bench-rss:
 	@scripts/deps.sh bench
@@ -344,6 +348,7 @@ help:
 	@echo 'make fuzz          libFuzzer campaigns (FUZZ_SECONDS each, default 60)'
 	@echo 'make bench         the benchmarks'
 	@echo 'make bench-shapes  the get_bike_status path: an earlier commit beside this build'
+	@echo 'make hotpath-lines the lines of that path, file by file (target 2,000)'
 	@echo 'make lint          cppcheck, banned calls, layer arrows, file sizes, the code map, comments citing'
 	@echo '                   what exists, the defaults the docs state, no mutable globals'
 	@echo 'make new-capability NAME=x KIND=read|write|step   a new tool, compiling and tested (server/capabilities/README.md)'

@@ -279,11 +279,6 @@ void task_start(struct loop *l, void (*fn)(void *arg), void *arg)
 	task_enter(t);
 }
 
-bool task_in(void)
-{
-	return task_home_.current != NULL;
-}
-
 struct loop *task_loop(void)
 {
 	struct loop *l = loop_self();

@@ -52,8 +52,6 @@ void task_cond_broadcast(struct task_cond *c);
 /* Runs fn(arg) as a new task of loop l, now, until it returns or waits. On l's thread, at its top
  * level (a loop callback, not inside another task). */
 void task_start(struct loop *l, void (*fn)(void *arg), void *arg);
-/* Whether the calling code runs in a task. */
-bool task_in(void);
 /* The loop the calling code's waits and statements go to: its task's, the loop this thread
  * serves, or the thread's private one. */
 struct loop *task_loop(void);

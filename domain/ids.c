@@ -2,22 +2,23 @@
  * the one read path (reads.h), where the identity, the rights and both perimeter checks are. */
 #include "ids.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reads.h"
 
 /* One completion match. */
 struct ids_match {
-	char id[IDS_ID_MAX];
-	char region[FLEET_TEXT_MAX];
+	char *id, *region;
 	long total;
 };
 
 #define IDS_COLUMNS(id_column)                                                                     \
 	{                                                                                          \
 		READS_COLUMN(struct ids_match, id, READS_SKIP, "prefix"),                          \
-			READS_COLUMN(struct ids_match, id, READS_TEXT, id_column),                 \
-			READS_COLUMN(struct ids_match, region, READS_TEXT, "region"),              \
+			READS_COLUMN(struct ids_match, id, READS_TEXT_NEW, id_column),             \
+			READS_COLUMN(struct ids_match, region, READS_TEXT_NEW, "region"),          \
 			READS_COLUMN(struct ids_match, total, READS_LONG, "total"),                \
 	}
 
@@ -50,14 +51,16 @@ enum fleet_status ids_complete(enum ids_kind kind, const struct fleet_actor *act
 	 * is not asked. */
 	if (strlen(prefix) >= IDS_ID_MAX)
 		return FLEET_OK;
-	struct ids_match m[IDS_MAX_COMPLETIONS];
+	struct ids_match *m = NULL;
 	size_t got = 0;
-	enum fleet_status st =
-		reads_run(&ids_queries[kind], actor, prefix, NULL, m, IDS_MAX_COMPLETIONS, &got);
-	for (size_t i = 0; st == FLEET_OK && i < got; i++) {
-		memcpy(ids[i], m[i].id, IDS_ID_MAX);
+	enum fleet_status st = reads_run_all(&ids_queries[kind], actor, prefix, NULL,
+					     IDS_MAX_COMPLETIONS, (void **)&m, &got);
+	for (size_t i = 0; i < got; i++) {
+		snprintf(ids[i], IDS_ID_MAX, "%s", m[i].id ? m[i].id : "");
 		*total = m[i].total;
 	}
-	*n = st == FLEET_OK ? got : 0;
+	*n = got;
+	reads_free_rows(&ids_queries[kind], m, got);
+	free(m);
 	return st;
 }

@@ -15,7 +15,7 @@
 #include "common/task.h"
 #include "common/trace.h"
 #include "domain/pg/conn.h"
-#include "domain/pg/db.h"
+#include "domain/pg/exec.h"
 #include "rights.h"
 
 /* Calls in one batch at most (and so groups: one per caller and read). */
@@ -511,12 +511,11 @@ static bool reads_inside(const char *regions, const char *region)
 #endif
 }
 
-/* Where the rows go: a caller's array of cap rows, or (grow) a new one of at most cap rows. */
+/* Where the rows go: a new array of at most cap rows. */
 struct reads_out {
 	void *rows;
 	size_t cap;
-	bool grow;
-	size_t have; /* grow: rows allocated so far */
+	size_t have; /* rows allocated so far */
 	size_t n;
 };
 
@@ -525,7 +524,7 @@ static char *reads_slot(const struct reads_query *q, struct reads_out *o)
 {
 	if (o->n == o->cap)
 		return NULL;
-	if (o->grow && o->n == o->have) {
+	if (o->n == o->have) {
 		size_t more = o->have ? o->have * 2 : 8;
 		if (more > o->cap)
 			more = o->cap;
@@ -544,11 +543,8 @@ static void reads_copy_row(const struct reads_query *q, const PGresult *res, int
 		const char *v = PQgetisnull(res, r, col) ? NULL : PQgetvalue(res, r, col);
 		void *field = row + c->offset;
 		switch (c->type) {
-		case READS_TEXT: db_copy(field, c->size, v); break;
 		case READS_TEXT_NEW: *(char **)field = v ? mem_strdup(v) : NULL; break;
-		case READS_INT: *(int *)field = v ? (int)strtol(v, NULL, 10) : -1; break;
 		case READS_LONG: *(long *)field = v ? strtol(v, NULL, 10) : -1; break;
-		case READS_BOOL: *(bool *)field = v && strcmp(v, "t") == 0; break;
 		case READS_SKIP: break;
 		}
 	}
@@ -640,11 +636,11 @@ static enum fleet_status reads_map(const struct reads_call *c, const PGresult *r
 /* Runs c in the next batch of its loop and waits for its answer. */
 static enum fleet_status reads_wait(struct reads_call *c)
 {
-	if (db_held() || task_deadline_passed())
+	if (conn_held() || task_deadline_passed())
 		return FLEET_UNAVAILABLE;
 	struct reads_loop *rl = reads_loop_here();
 	task_wait_init(&c->wait);
-	c->until_ms = db_deadline_ms();
+	c->until_ms = conn_deadline_ms();
 	c->span = trace_current();
 	c->st = FLEET_INTERNAL;
 	c->next = NULL;
@@ -715,27 +711,11 @@ static enum fleet_status reads_exec(const struct reads_query *q, const struct fl
 	return st;
 }
 
-enum fleet_status reads_run(const struct reads_query *q, const struct fleet_actor *actor,
-			    const char *key, const struct audit_entry *audit, void *rows,
-			    size_t max_rows, size_t *n)
-{
-	memset(rows, 0, max_rows * q->row_size);
-	struct reads_out o = {.rows = rows, .cap = max_rows};
-	struct rights rights;
-	enum fleet_status st = reads_exec(q, actor, key, audit, &rights, &o);
-	if (st != FLEET_OK && o.n) {
-		reads_free_rows(q, o.rows, o.n);
-		o.n = 0;
-	}
-	*n = o.n;
-	return st;
-}
-
 enum fleet_status reads_run_all(const struct reads_query *q, const struct fleet_actor *actor,
 				const char *key, const struct audit_entry *audit, size_t limit,
 				void **rows, size_t *n)
 {
-	struct reads_out o = {.cap = limit, .grow = true};
+	struct reads_out o = {.cap = limit};
 	struct rights rights;
 	enum fleet_status st = reads_exec(q, actor, key, audit, &rights, &o);
 	if (st != FLEET_OK && o.n) {

@@ -21,11 +21,8 @@
 #include "types.h"
 
 enum reads_type {
-	READS_TEXT,     /* char[size], truncated; NULL: "" */
 	READS_TEXT_NEW, /* char *, new memory (reads_free_rows frees it); NULL: NULL */
-	READS_INT,      /* int; NULL: -1 */
 	READS_LONG,     /* long; NULL: -1 */
-	READS_BOOL,     /* bool; NULL: false */
 	READS_SKIP,     /* a column of the function that the caller does not keep */
 };
 
@@ -34,7 +31,7 @@ struct reads_column {
 	const char *name;
 	enum reads_type type;
 	size_t offset;
-	size_t size; /* READS_TEXT: the field's size */
+	size_t size; /* the field's size */
 };
 
 #define READS_COLUMN(row, field, type, column)                                                     \
@@ -72,22 +69,16 @@ struct reads_query {
 	bool list;
 };
 
-/* Runs q as actor for key (NULL for a read without keys; borrowed), mapping at most max_rows
- * rows into rows (an array of q->row_size bytes each, zeroed first); *n is how many were
- * mapped. FLEET_FORBIDDEN when the caller may not read (the token's fleet:read, an active
- * subject and client application, the client allowed to read), FLEET_NOT_FOUND for an
- * invisible object (unknown and out of perimeter alike), FLEET_UNAVAILABLE / FLEET_INTERNAL
- * when it could not run. When audit is set (tool, target, args_digest, request_id; outcome and
- * detail are filled here; a read with a key and a capability) the call leaves exactly one audit
- * row, ok / not_found / denied / error, and returns only once it has committed; if it cannot be
- * written, that status and no rows (the read must not answer). From a task or a thread of its
- * own. */
-enum fleet_status reads_run(const struct reads_query *q, const struct fleet_actor *actor,
-			    const char *key, const struct audit_entry *audit, void *rows,
-			    size_t max_rows, size_t *n) __attribute__((warn_unused_result));
-
-/* The same into a new array of at most limit rows (*rows: new memory, NULL when *n is 0; free
- * it with reads_free_rows() then free()), for reads of unknown length (a case's history). */
+/* Runs q as actor for key (NULL for a read without keys; borrowed), mapping at most limit rows
+ * into a new array of q->row_size bytes each (*rows: new memory, NULL when *n is 0; free it with
+ * reads_free_rows() then free()); *n is how many were mapped. FLEET_FORBIDDEN when the caller may
+ * not read (the token's fleet:read, an active subject and client application, the client allowed to
+ * read), FLEET_NOT_FOUND for an invisible object (unknown and out of perimeter alike),
+ * FLEET_UNAVAILABLE / FLEET_INTERNAL when it could not run. When audit is set (tool, target,
+ * args_digest, request_id; outcome and detail are filled here; a read with a key and a capability)
+ * the call leaves exactly one audit row, ok / not_found / denied / error, and returns only once it
+ * has committed; if it cannot be written, that status and no rows (the read must not answer). From
+ * a task or a thread of its own. */
 enum fleet_status reads_run_all(const struct reads_query *q, const struct fleet_actor *actor,
 				const char *key, const struct audit_entry *audit, size_t limit,
 				void **rows, size_t *n) __attribute__((warn_unused_result));

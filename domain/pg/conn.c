@@ -6,11 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/log.h"
+#include "common/loop.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/task.h"
 
 static char *conn_conninfo;
 static char *conn_listen_conninfo;
@@ -20,6 +21,7 @@ static long conn_nper_loop = 2;
 /* CLOCK_MONOTONIC milliseconds of the last statement that timed out and of the last that
  * answered (conn_stalled). */
 static atomic_llong conn_timed_out_at, conn_answered_at;
+static atomic_bool conn_holding; /* conn_hold */
 
 void conn_configure(const char *conninfo, const char *listen_conninfo, bool pooled, long timeout_ms,
 		    long per_loop)
@@ -66,11 +68,23 @@ long conn_per_loop(void)
 	return conn_nper_loop;
 }
 
-long long conn_now_ms(void)
+long long conn_deadline_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	long cap = conn_timeout > 0 ? conn_timeout : 24L * 3600 * 1000;
+	long left = task_deadline_left(cap);
+	if (left == cap && conn_timeout <= 0)
+		return 0;
+	return loop_now_ms() + left;
+}
+
+void conn_hold(bool held)
+{
+	atomic_store(&conn_holding, held);
+}
+
+bool conn_held(void)
+{
+	return atomic_load(&conn_holding);
 }
 
 static void conn_notice_quiet(void *arg, const char *message)
@@ -184,18 +198,18 @@ void conn_count_error(const char *kind)
 
 void conn_note_timeout(void)
 {
-	atomic_store(&conn_timed_out_at, conn_now_ms());
+	atomic_store(&conn_timed_out_at, loop_now_ms());
 }
 
 void conn_note_answer(void)
 {
-	atomic_store(&conn_answered_at, conn_now_ms());
+	atomic_store(&conn_answered_at, loop_now_ms());
 }
 
 bool conn_stalled(void)
 {
 	long long out = atomic_load(&conn_timed_out_at);
-	return out && out >= atomic_load(&conn_answered_at) && conn_now_ms() - out < 30000;
+	return out && out >= atomic_load(&conn_answered_at) && loop_now_ms() - out < 30000;
 }
 
 bool conn_prepared_has(const struct conn_prepared *p, const char *name)

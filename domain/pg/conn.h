@@ -23,7 +23,14 @@ bool conn_pooled(void);     /* a transaction pooler: unnamed statements only */
 long conn_timeout_ms(void); /* BIKAROO_CALL_TIMEOUT_MS; 0: no bound */
 long conn_per_loop(void);   /* BIKAROO_DB_CONNECTIONS: a serving loop's connections */
 
-long long conn_now_ms(void); /* CLOCK_MONOTONIC */
+/* When a statement handed over now must have answered (CLOCK_MONOTONIC ms; 0: never): the
+ * statement timeout, or the running call's deadline (common/task.h) when that is sooner. */
+long long conn_deadline_ms(void);
+
+/* Statements held until the login role is checked (db.h, db_hold_until_checked): held or not;
+ * whether they are. */
+void conn_hold(bool held);
+bool conn_held(void);
 
 /* A connection attempt to conninfo with the server's defaults (TCP keepalives, a user timeout),
  * to be completed with PQconnectPoll; NULL when libpq had no memory. */

@@ -1,7 +1,6 @@
 /* One statement at a time through the executor (db.h). */
 #include "db.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,15 +13,6 @@ void db_configure(const struct db_settings *s)
 {
 	conn_configure(s->conninfo, s->listen_conninfo, s->transaction_pooler,
 		       s->statement_timeout_ms, s->connections);
-}
-
-long long db_deadline_ms(void)
-{
-	long cap = conn_timeout_ms() > 0 ? conn_timeout_ms() : 24L * 3600 * 1000;
-	long left = task_deadline_left(cap);
-	if (left == cap && conn_timeout_ms() <= 0)
-		return 0;
-	return loop_now_ms() + left;
 }
 
 bool db_stalled(void)
@@ -131,7 +121,7 @@ PGresult *db_session_exec(struct exec_session *es, const char *sql, int nparams,
 {
 	*err = (struct db_error){.st = FLEET_UNAVAILABLE};
 	struct exec_stmt s = {.sql = sql, .nparams = nparams, .params = params};
-	struct exec_unit u = {.stmts = &s, .n = 1, .until_ms = db_deadline_ms()};
+	struct exec_unit u = {.stmts = &s, .n = 1, .until_ms = conn_deadline_ms()};
 	db_wait_for(es, &u);
 	err->st = u.st;
 	if (u.st == FLEET_OK)
@@ -150,17 +140,14 @@ PGresult *db_session_exec(struct exec_session *es, const char *sql, int nparams,
 
 #define DB_CHECK_STATEMENT "check_login_role"
 
-/* db_hold_until_checked() was called and db_check_login_role() has not passed yet. */
-static atomic_bool db_holding;
-
 void db_hold_until_checked(void)
 {
-	atomic_store(&db_holding, true);
+	conn_hold(true);
 }
 
 bool db_held(void)
 {
-	return atomic_load(&db_holding);
+	return conn_held();
 }
 
 /* db_exec and db_exec_brief: one statement, a write or not (exec.h). */
@@ -168,11 +155,10 @@ static PGresult *db_exec_one(const char *name, const char *sql, int nparams,
 			     const char *const *params, bool write, struct db_error *err)
 {
 	*err = (struct db_error){.st = FLEET_UNAVAILABLE};
-	if ((atomic_load(&db_holding) && strcmp(name, DB_CHECK_STATEMENT) != 0) ||
-	    task_deadline_passed())
+	if ((conn_held() && strcmp(name, DB_CHECK_STATEMENT) != 0) || task_deadline_passed())
 		return NULL; /* the call is over, or the database not checked: nothing is sent */
 	struct exec_stmt s = {.name = name, .sql = sql, .nparams = nparams, .params = params};
-	struct exec_unit u = {.stmts = &s, .n = 1, .until_ms = db_deadline_ms(), .write = write};
+	struct exec_unit u = {.stmts = &s, .n = 1, .until_ms = conn_deadline_ms(), .write = write};
 	db_run(&u);
 	err->st = u.st;
 	if (u.st == FLEET_OK) {
@@ -224,7 +210,7 @@ enum fleet_status db_check_login_role(const char **why)
 		*why = "the login role owns tables of schema fleet: use a separate owner role";
 		st = FLEET_FORBIDDEN;
 	} else {
-		atomic_store(&db_holding, false);
+		conn_hold(false);
 	}
 	PQclear(res);
 	/* The thread that checks (start-up, or the wait for a database that was down) runs no

@@ -62,10 +62,6 @@ PGresult *db_session_exec(struct exec_session *s, const char *sql, int nparams,
 			  const char *const *params, struct db_error *err)
 	__attribute__((warn_unused_result));
 
-/* When a statement handed over now must have answered (CLOCK_MONOTONIC ms; 0: never): the
- * statement timeout, or the running call's deadline when that is sooner. */
-long long db_deadline_ms(void);
-
 /* Copies a column value (NULL: "") into a fixed field, truncating. */
 void db_copy(char *dst, size_t cap, const char *src);
 /* Whether a boolean column of row, col is true. */

@@ -22,6 +22,19 @@
 #define MIGRATE_MAX_BYTES (4 * 1024 * 1024)
 #define MIGRATE_FUNCTIONS "functions" /* subdirectory of the repeatable function files */
 #define MIGRATE_SHA_HEX 65            /* SHA-256 in hex + NUL */
+/* A rolling upgrade migrates while the previous release serves: a statement of this run waits
+ * at most MIGRATE_LOCK_WAIT for a lock (an ALTER waiting for the tables' reads would otherwise
+ * queue every later read behind it), and a transaction that gives up on a lock, or that
+ * PostgreSQL chose as a deadlock's victim, is run again after a pause, up to MIGRATE_TRIES. */
+#define MIGRATE_LOCK_WAIT "1s"
+#define MIGRATE_TRIES 30
+#define MIGRATE_PAUSE_MS 100 /* times the try's number, at most 10 times */
+
+/* The migration's own connection, and the SQLSTATE of its last failed statement. */
+struct migrate_db {
+	struct exec_session *pg;
+	char failed[6];
+};
 
 /* The bookkeeping tables, created before anything else (under the lock): applied numbered files
  * by name, and function files by name with the checksum of the text last applied. */
@@ -146,24 +159,56 @@ static int migrate_sha256(const char *text, char hex[MIGRATE_SHA_HEX])
 	return 1;
 }
 
+/* Whether the last failure was a lock: waited MIGRATE_LOCK_WAIT for it (55P03), or a deadlock's
+ * victim (40P01). */
+static bool migrate_lock_lost(const struct migrate_db *m)
+{
+	return strcmp(m->failed, "55P03") == 0 || strcmp(m->failed, "40P01") == 0;
+}
+
+/* After a transaction of the run failed and was rolled back (what names it): whether to run it
+ * again, after a pause; false (logged) when it failed on something else than a lock, or on
+ * locks MIGRATE_TRIES times. */
+static bool migrate_again(struct migrate_db *m, int tries, const char *what)
+{
+	bool lock = migrate_lock_lost(m);
+	m->failed[0] = '\0';
+	if (!lock)
+		return false;
+	if (tries >= MIGRATE_TRIES) {
+		log_error("migrate: %s found its locks taken %d times: given up (the sessions "
+			  "holding them are in pg_locks)",
+			  what, tries);
+		return false;
+	}
+	int pause = MIGRATE_PAUSE_MS * (tries < 10 ? tries : 10);
+	log_warn("migrate: %s waited for a lock other sessions hold: rolled back, tried again "
+		 "in %d ms (try %d of %d)",
+		 what, pause, tries + 1, MIGRATE_TRIES);
+	usleep((useconds_t)pause * 1000);
+	return true;
+}
+
 /* One statement (or a file of them) on the migration's own connection, through the executor
  * (exec.h: a simple session; a file of comments only is an empty query, not an error); what
  * names it in the log when it fails. */
-static PGresult *migrate_query(struct exec_session *pg, const char *sql, int n,
+static PGresult *migrate_query(struct migrate_db *m, const char *sql, int n,
 			       const char *const *params, const char *what)
 {
 	struct db_error err;
-	PGresult *r = db_session_exec(pg, sql, n, params, &err);
-	if (!r)
-		log_error("migrate: %s failed: %s", what,
-			  *err.message ? err.message : fleet_status_name(err.st));
+	PGresult *r = db_session_exec(m->pg, sql, n, params, &err);
+	if (!r) {
+		snprintf(m->failed, sizeof m->failed, "%s", err.sqlstate);
+		log_msg(migrate_lock_lost(m) ? LOG_WARN : LOG_ERROR, NULL, "migrate: %s failed: %s",
+			what, *err.message ? err.message : fleet_status_name(err.st));
+	}
 	PQclear(err.refusal);
 	return r;
 }
 
-static int migrate_exec(struct exec_session *pg, const char *sql, const char *what)
+static int migrate_exec(struct migrate_db *m, const char *sql, const char *what)
 {
-	PGresult *r = migrate_query(pg, sql, 0, NULL, what);
+	PGresult *r = migrate_query(m, sql, 0, NULL, what);
 	PQclear(r);
 	return r != NULL;
 }
@@ -200,15 +245,15 @@ static int migrate_list(const char *dir, const struct migrate_kind *kind,
 
 /* Whether the file needs applying: a numbered file when its name is not recorded, a function
  * file when no checksum or another checksum is recorded for it. */
-static int migrate_is_due(struct exec_session *pg, const struct migrate_kind *kind,
-			  const char *name, const char *sha, bool *due)
+static int migrate_is_due(struct migrate_db *m, const struct migrate_kind *kind, const char *name,
+			  const char *sha, bool *due)
 {
 	const char *p[1] = {name};
 	const char *sql =
 		kind == &migrate_numbered
 			? "SELECT 1 FROM fleet_meta.schema_migrations WHERE name = $1"
 			: "SELECT checksum FROM fleet_meta.schema_functions WHERE name = $1";
-	PGresult *r = migrate_query(pg, sql, 1, p, "reading fleet_meta");
+	PGresult *r = migrate_query(m, sql, 1, p, "reading fleet_meta");
 	if (!r)
 		return 0;
 	if (kind == &migrate_numbered)
@@ -222,7 +267,7 @@ static int migrate_is_due(struct exec_session *pg, const struct migrate_kind *ki
 /* Applies dir/name if due, with its record: in a transaction of its own, or in the caller's when
  * kind->together (which the caller rolls back when this fails). *done tells whether it ran;
  * then *text is the text applied (new string), when text is not NULL. */
-static int migrate_apply(struct exec_session *pg, const struct migrate_kind *kind, const char *dir,
+static int migrate_apply(struct migrate_db *m, const struct migrate_kind *kind, const char *dir,
 			 const char *name, bool *done, char **text)
 {
 	char *path = mem_printf("%s/%s", dir, name);
@@ -241,26 +286,30 @@ static int migrate_apply(struct exec_session *pg, const struct migrate_kind *kin
 		log_error("migrate: cannot compute the SHA-256 of %s", path);
 		goto out;
 	}
-	if (!migrate_is_due(pg, kind, name, sha, &due))
+	if (!migrate_is_due(m, kind, name, sha, &due))
 		goto out;
 	if (!due) {
 		ok = 1;
 		goto out;
 	}
-	if (!kind->together && !migrate_exec(pg, "BEGIN", "BEGIN"))
-		goto out;
 	const char *p[2] = {name, sha};
-	PGresult *r = NULL;
-	if (migrate_exec(pg, sql, name))
-		r = migrate_query(pg, kind->record_sql, kind->record_params, p, "its record");
-	bool recorded = r != NULL;
-	PQclear(r);
-	if (!kind->together && !(recorded && migrate_exec(pg, "COMMIT", "COMMIT"))) {
-		migrate_exec(pg, "ROLLBACK", "ROLLBACK");
-		goto out;
+	for (int tries = 1;; tries++) {
+		if (!kind->together && !migrate_exec(m, "BEGIN", "BEGIN"))
+			goto out;
+		PGresult *r = NULL;
+		if (migrate_exec(m, sql, name))
+			r = migrate_query(m, kind->record_sql, kind->record_params, p,
+					  "its record");
+		bool recorded = r != NULL;
+		PQclear(r);
+		if (kind->together && !recorded)
+			goto out;
+		if (kind->together || (recorded && migrate_exec(m, "COMMIT", "COMMIT")))
+			break;
+		migrate_exec(m, "ROLLBACK", "ROLLBACK");
+		if (!migrate_again(m, tries, name))
+			goto out;
 	}
-	if (!recorded)
-		goto out;
 	log_info("migrate: applied %s %s", kind->what, name);
 	*done = true;
 	ok = 1;
@@ -277,7 +326,7 @@ out:
 /* Records the name of each renamed file that the database lacks where it recorded the other;
  * only for the files dir holds under their name now (an older folder applied by this binary
  * gains no name it does not have). */
-static int migrate_record_renamed(struct exec_session *pg, const char *dir)
+static int migrate_record_renamed(struct migrate_db *m, const char *dir)
 {
 	static const char sql[] = "INSERT INTO fleet_meta.schema_migrations (name, applied_at)"
 				  " SELECT $2, applied_at FROM fleet_meta.schema_migrations"
@@ -291,7 +340,7 @@ static int migrate_record_renamed(struct exec_session *pg, const char *dir)
 		free(path);
 		if (!here)
 			continue;
-		PGresult *r = migrate_query(pg, sql, 2, p, "recording a renamed file");
+		PGresult *r = migrate_query(m, sql, 2, p, "recording a renamed file");
 		int ok = r != NULL;
 		if (ok && strcmp(PQcmdTuples(r), "1") == 0)
 			log_info("migrate: recorded %s, the file applied as %s, under both names",
@@ -309,27 +358,27 @@ static int migrate_record_renamed(struct exec_session *pg, const char *dir)
  * calls fleet.case_visible), so they are created with check_function_bodies off, as
  * pg_restore does, then created again with it on, once every one of them exists: a body that
  * does not parse, or names what does not exist, fails migrate as it always did. */
-static int migrate_apply_all(struct exec_session *pg, const struct migrate_kind *kind,
-			     const char *dir, int *applied)
+static int migrate_apply_all(struct migrate_db *m, const struct migrate_kind *kind, const char *dir,
+			     int *applied)
 {
 	char *names[MIGRATE_MAX_FILES];
 	char *texts[MIGRATE_MAX_FILES] = {0};
 	int count = migrate_list(dir, kind, names);
 	int ok = count >= 0;
 	if (ok && kind->together)
-		ok = migrate_exec(pg, "SET LOCAL check_function_bodies = off", "its setting");
+		ok = migrate_exec(m, "SET LOCAL check_function_bodies = off", "its setting");
 	for (int i = 0; ok && i < count; i++) {
 		bool done;
-		ok = migrate_apply(pg, kind, dir, names[i], &done,
+		ok = migrate_apply(m, kind, dir, names[i], &done,
 				   kind->together ? &texts[i] : NULL);
 		if (ok && done)
 			(*applied)++;
 	}
 	if (ok && kind->together)
-		ok = migrate_exec(pg, "SET LOCAL check_function_bodies = on", "its setting");
+		ok = migrate_exec(m, "SET LOCAL check_function_bodies = on", "its setting");
 	for (int i = 0; ok && i < count; i++)
 		if (texts[i])
-			ok = migrate_exec(pg, texts[i], names[i]);
+			ok = migrate_exec(m, texts[i], names[i]);
 	for (int i = 0; i < count; i++) {
 		free(names[i]);
 		free(texts[i]);
@@ -391,14 +440,14 @@ out:
 
 /* Step 3 of migrate_run, in the caller's transaction: fleet.capabilities as declared, when the
  * schema has it. */
-static int migrate_capabilities_sync(struct exec_session *pg, const struct migrate_capability *caps,
+static int migrate_capabilities_sync(struct migrate_db *m, const struct migrate_capability *caps,
 				     size_t n)
 {
 	char *rows = migrate_capabilities_json(caps, n);
 	if (!rows)
 		return 0;
 	int ok = 0;
-	PGresult *r = migrate_query(pg, "SELECT to_regclass('fleet.capabilities') IS NOT NULL", 0,
+	PGresult *r = migrate_query(m, "SELECT to_regclass('fleet.capabilities') IS NOT NULL", 0,
 				    NULL, "looking for fleet.capabilities");
 	if (!r)
 		goto out;
@@ -412,7 +461,7 @@ static int migrate_capabilities_sync(struct exec_session *pg, const struct migra
 		goto out;
 	}
 	const char *p[1] = {rows};
-	r = migrate_query(pg, migrate_capabilities_sql, 1, p, "recording the capabilities");
+	r = migrate_query(m, migrate_capabilities_sql, 1, p, "recording the capabilities");
 	if (!r)
 		goto out;
 	log_info("migrate: capabilities: %zu declared, %s", n,
@@ -430,23 +479,28 @@ out:
  * fleet.report_damaged_bike_as, which sorts after it) would fail in between, and so would
  * every write and read before the capabilities were recorded, while a previous release keeps
  * serving during a rolling upgrade. */
-static int migrate_functions_and_capabilities(struct exec_session *pg, const char *fdir,
+static int migrate_functions_and_capabilities(struct migrate_db *m, const char *fdir,
 					      const struct migrate_capability *caps, size_t ncaps,
 					      int *applied)
 {
-	if (!migrate_exec(pg, "BEGIN", "BEGIN"))
-		return 0;
-	if (migrate_apply_all(pg, &migrate_functions, fdir, applied) &&
-	    migrate_capabilities_sync(pg, caps, ncaps) && migrate_exec(pg, "COMMIT", "COMMIT"))
-		return 1;
-	migrate_exec(pg, "ROLLBACK", "ROLLBACK");
-	if (*applied)
-		log_error(
-			"migrate: the %d function file(s) above were rolled back with the rest of "
-			"this run's: none is applied",
-			*applied);
-	*applied = 0;
-	return 0;
+	for (int tries = 1;; tries++) {
+		if (!migrate_exec(m, "BEGIN", "BEGIN"))
+			return 0;
+		if (migrate_apply_all(m, &migrate_functions, fdir, applied) &&
+		    migrate_capabilities_sync(m, caps, ncaps) &&
+		    migrate_exec(m, "COMMIT", "COMMIT"))
+			return 1;
+		bool lock = migrate_lock_lost(m);
+		migrate_exec(m, "ROLLBACK", "ROLLBACK");
+		if (*applied)
+			log_msg(lock ? LOG_WARN : LOG_ERROR, NULL,
+				"migrate: the %d function file(s) above were rolled back with the "
+				"rest of this run's: none is applied",
+				*applied);
+		*applied = 0;
+		if (!migrate_again(m, tries, "the function files and capabilities"))
+			return 0;
+	}
 }
 
 enum fleet_status migrate_run(const char *conninfo, const char *dir,
@@ -457,9 +511,9 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir,
 	char *fdir = mem_printf("%s/%s", dir, MIGRATE_FUNCTIONS);
 	applied->numbered = applied->functions = 0;
 
-	struct exec_session *pg = exec_session_new(conninfo ? conninfo : "", true);
+	struct migrate_db db = {exec_session_new(conninfo ? conninfo : "", true), ""}, *m = &db;
 	struct db_error err;
-	PGresult *r = db_session_exec(pg, "SET client_min_messages = warning", 0, NULL, &err);
+	PGresult *r = db_session_exec(m->pg, "SET client_min_messages = warning", 0, NULL, &err);
 	PQclear(r);
 	PQclear(err.refusal);
 	if (!r) {
@@ -469,20 +523,24 @@ enum fleet_status migrate_run(const char *conninfo, const char *dir,
 		goto out;
 	}
 	/* Session lock: a second instance waits here, then finds everything applied. */
-	if (!migrate_exec(pg, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", "advisory lock"))
+	if (!migrate_exec(m, "SELECT pg_advisory_lock(" MIGRATE_LOCK_KEY ")", "advisory lock"))
 		goto out;
+	/* Only now: lock_timeout bounds the advisory lock's wait too. */
+	if (!migrate_exec(m, "SET lock_timeout = '" MIGRATE_LOCK_WAIT "'", "lock_timeout"))
+		goto unlock;
 	/* Numbered files first (tables, types, policies, triggers, grants), then the functions,
 	 * whose current text replaces the declarations the numbered files needed, then the
 	 * declared capabilities. */
-	if (migrate_exec(pg, migrate_meta_sql, "create fleet_meta") &&
-	    migrate_record_renamed(pg, dir) &&
-	    migrate_apply_all(pg, &migrate_numbered, dir, &applied->numbered) &&
-	    migrate_record_renamed(pg, dir) &&
-	    migrate_functions_and_capabilities(pg, fdir, caps, ncaps, &applied->functions))
+	if (migrate_exec(m, migrate_meta_sql, "create fleet_meta") &&
+	    migrate_record_renamed(m, dir) &&
+	    migrate_apply_all(m, &migrate_numbered, dir, &applied->numbered) &&
+	    migrate_record_renamed(m, dir) &&
+	    migrate_functions_and_capabilities(m, fdir, caps, ncaps, &applied->functions))
 		st = FLEET_OK;
-	migrate_exec(pg, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
+unlock:
+	migrate_exec(m, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", "advisory unlock");
 out:
-	exec_session_close(pg);
+	exec_session_close(m->pg);
 	free(fdir);
 	return st;
 }

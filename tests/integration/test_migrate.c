@@ -13,7 +13,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <libpq-fe.h>
 
 #include "common/mem.h"
 #include "harness.h"
@@ -398,16 +401,29 @@ static void mig_write(const char *path, const char *text)
 	fclose(f);
 }
 
+/* Database db created and migrated by today's migrations; its owner's URL (new string). */
+static char *mig_migrated(const char *db)
+{
+	mig_createdb(db);
+	ck_assert_int_eq(mig_migrate(db, NULL), 0);
+	return mig_url("fleet_owner", db);
+}
+
+/* A new empty migrations folder of the test's own, mig-TAG-PID (new string). */
+static char *mig_folder(const char *tag)
+{
+	char *dir = mem_printf("%s/mig-%s-%d", it_env("IT_TMP"), tag, (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	return dir;
+}
+
 START_TEST(function_file_reapplied_only_when_changed)
 {
-	mig_createdb("it_schema_fn");
-	ck_assert_int_eq(mig_migrate("it_schema_fn", NULL), 0);
-	char *url = mig_url("fleet_owner", "it_schema_fn");
+	char *url = mig_migrated("it_schema_fn");
 	/* A migrations folder of one function file and no numbered file. */
-	char *dir = mem_printf("%s/mig-fn-%d", it_env("IT_TMP"), (int)getpid());
+	char *dir = mig_folder("fn");
 	char *fdir = mem_printf("%s/functions", dir);
 	char *file = mem_printf("%s/fleet.it_probe.sql", fdir);
-	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	/* No functions/ folder at all is an error, not "nothing to do". */
 	ck_assert_int_ne(mig_migrate("it_schema_fn", dir), 0);
 	ck_assert_int_eq(mkdir(fdir, 0700), 0);
@@ -548,6 +564,76 @@ START_TEST(keys_used_before_the_upgrade_still_replay)
 }
 END_TEST
 
+/* A statement on its own connection to url: whether it succeeded. */
+static bool mig_ok(PGconn *pg, const char *sql)
+{
+	PGresult *r = PQexec(pg, sql);
+	ExecStatusType st = PQresultStatus(r);
+	PQclear(r);
+	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+static double mig_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A rolling upgrade: the release still serving holds a table's lock (a long read) when this
+ * release's migration must ALTER that table. The ALTER waits a bounded time, gives the lock queue
+ * back (reads behind it pass instead of waiting for the long read to end), and is tried again
+ * until the read ends: the migration succeeds. Without lock_timeout the read below waits behind
+ * the ALTER until its statement_timeout; without the retry migrate fails. */
+START_TEST(a_migration_waiting_for_a_lock_lets_reads_by_and_tries_again)
+{
+	char *url = mig_migrated("it_schema_lock");
+	/* A migrations folder of one numbered file that alters the bikes' table. */
+	char *dir = mig_folder("lock");
+	char *fdir = mem_printf("%s/functions", dir);
+	char *file = mem_printf("%s/9001_it_lock.sql", dir);
+	ck_assert_int_eq(mkdir(fdir, 0700), 0);
+	mig_write(file, "ALTER TABLE fleet.bikes ADD COLUMN it_lock integer;\n");
+
+	PGconn *holder = PQconnectdb(url), *reader = PQconnectdb(url);
+	ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
+	ck_assert_int_eq(PQstatus(reader), CONNECTION_OK);
+	ck_assert(mig_ok(holder, "BEGIN"));
+	ck_assert(mig_ok(holder, "SELECT count(*) FROM fleet.bikes"));
+	double start = mig_now();
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(mig_migrate("it_schema_lock", dir));
+	ck_assert_int_gt(pid, 0);
+	usleep(1500 * 1000); /* the ALTER has waited, given up and queued again by now */
+	ck_assert(mig_ok(reader, "SET statement_timeout = '4s'"));
+	ck_assert_msg(mig_ok(reader, "SELECT count(*) FROM fleet.bikes"),
+		      "a read waited behind the migration's ALTER: %s", PQerrorMessage(reader));
+	while (mig_now() - start < 6.0)
+		usleep(100 * 1000);
+	ck_assert(mig_ok(holder, "COMMIT"));
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "migrate gave up on a lock that was released");
+	char *col = it_sql_url(url, "SELECT count(*) FROM information_schema.columns"
+				    " WHERE table_schema = 'fleet' AND table_name = 'bikes'"
+				    " AND column_name = 'it_lock'");
+	ck_assert_str_eq(col, "1");
+	PQfinish(reader);
+	PQfinish(holder);
+	unlink(file);
+	rmdir(fdir);
+	rmdir(dir);
+	free(col);
+	free(file);
+	free(fdir);
+	free(dir);
+	free(url);
+	mig_dropdb("it_schema_lock");
+}
+END_TEST
+
 CHECK_SUITE(migrate)
 {
 	Suite *s = suite_create("migrate");
@@ -558,6 +644,7 @@ CHECK_SUITE(migrate)
 		upgrade_from_d73423a_changes_only_changed_functions_and_matches_a_fresh_install);
 	tcase_add_test(tc, function_file_reapplied_only_when_changed);
 	tcase_add_test(tc, keys_used_before_the_upgrade_still_replay);
+	tcase_add_test(tc, a_migration_waiting_for_a_lock_lets_reads_by_and_tries_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
