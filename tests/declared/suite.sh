@@ -191,7 +191,7 @@ refused "a read that returns a list without its key" 'del d["read"]["list"]' \
   'read: "list" is missing ("list" names the rows'"'"' key of a read that returns "list", and of no other)'
 refused "a list key on a read that returns one row" 'd["read"]["returns"] = "one"' \
   'read.list: must not match the "not" schema. ("list" names the rows'"'"' key'
-refused "a resource that is the read and a file" 'd["resources"][0]["file"] = "x.md"' \
+refused "a resource that is the read and a file" 'd["resources"][0]["file"] = "damaged-bike.md"' \
   'resources[0].file: must not match the "not" schema. (a resource is a "file" shipped with the server, the declaration'"'"'s "read", or a C "handler": exactly one)'
 refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
