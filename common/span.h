@@ -4,6 +4,7 @@
 #ifndef BIKAROO_SPAN_H
 #define BIKAROO_SPAN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,9 +41,11 @@ struct trace_link {
 	const char *relation; /* a static string for its bikaroo.link attribute, or NULL */
 };
 
-/* One span. Code sets its fields through trace.h; the exporter reads them once it has ended. */
+/* One span. Code sets its fields through trace.h, on the thread that began it (owner) until it
+ * ends (end_ns set); the exporter reads them once it has ended. */
 struct trace_span {
 	struct trace_ctx ctx;
+	pthread_t owner;
 	uint8_t parent_id[8];
 	bool has_parent, parent_remote;
 	enum trace_kind kind;

@@ -2,6 +2,7 @@
  * attributes and links, the span each task runs in. Spans go to common/otlp.c once ended. */
 #include "trace.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +247,20 @@ int64_t trace_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The rule of a span (docs/concurrency.md): it is the thread's that began it until it ends, then
+ * the exporter's queue's, or its parent's when kept. Every function given a span checks it here
+ * (a load and a compare): another thread's touch would race with its own, an ended span's with
+ * the exporter that sends and frees it. */
+static void trace_owned(const struct trace_span *s, const char *what)
+{
+	if (!s->end_ns && pthread_equal(s->owner, pthread_self()))
+		return;
+	log_error("trace: %s on the span \"%.*s\" %s", what, (int)s->name_len,
+		  s->text + s->name_off,
+		  s->end_ns ? "once it had ended" : "from a thread that did not begin it");
+	abort(); /* our bug */
+}
+
 /* Copies v[0..n) into s's text, cut to the room left; its offset and length. */
 static void trace_text(struct trace_span *s, const char *v, size_t n, uint16_t *off, uint16_t *len)
 {
@@ -262,6 +277,8 @@ struct trace_span *trace_begin(const struct trace_begin *b)
 {
 	if (!trace_enabled())
 		return NULL;
+	if (b->parent)
+		trace_owned(b->parent, "a child begun");
 	const struct trace_ctx *remote = b->remote && b->remote->valid ? b->remote : NULL;
 	struct trace_ctx parent = b->parent ? b->parent->ctx
 				  : remote  ? *remote
@@ -285,6 +302,7 @@ struct trace_span *trace_begin(const struct trace_begin *b)
 	struct trace_span *s = mem_alloc(sizeof *s);
 	memset(s, 0, offsetof(struct trace_span, attrs)); /* attrs, links, text: as they are set */
 	s->ctx = ctx;
+	s->owner = pthread_self();
 	s->kind = b->kind;
 	s->start_ns = b->start_ns ? b->start_ns : trace_now_ns();
 	if (parent.valid) {
@@ -329,6 +347,7 @@ void trace_end(struct trace_span *s, int64_t end_ns)
 {
 	if (!s)
 		return;
+	trace_owned(s, "trace_end");
 	trace_stamp_end(s, end_ns);
 	/* The exporter owns a span once pushed: the chain is read before. */
 	for (struct trace_span *k = s->kept, *next; k; k = next) {
@@ -344,6 +363,7 @@ void trace_discard(struct trace_span *s)
 {
 	if (!s)
 		return;
+	trace_owned(s, "trace_discard");
 	for (struct trace_span *k = s->kept, *next; k; k = next) {
 		next = k->kept_next;
 		free(k);
@@ -359,6 +379,8 @@ void trace_keep(struct trace_span *parent, struct trace_span *child, int64_t end
 		trace_end(child, end_ns);
 		return;
 	}
+	trace_owned(parent, "trace_keep (its parent)");
+	trace_owned(child, "trace_keep");
 	trace_stamp_end(child, end_ns);
 	child->kept_next = parent->kept;
 	parent->kept = child;
@@ -368,6 +390,8 @@ void trace_move(struct trace_span *s, const struct trace_span *parent)
 {
 	if (!s || !parent)
 		return;
+	trace_owned(s, "trace_move");
+	trace_owned(parent, "trace_move (its new parent)");
 	bool same = memcmp(s->ctx.trace_id, parent->ctx.trace_id, 16) == 0;
 	for (struct trace_span *k = s->kept; k; k = k->kept_next) {
 		if (same)
@@ -390,6 +414,7 @@ void trace_move(struct trace_span *s, const struct trace_span *parent)
 static struct trace_attr *trace_attr_new(struct trace_span *s, const char *key,
 					 enum trace_attr_type type)
 {
+	trace_owned(s, key);
 	if (s->nattrs == TRACE_ATTRS_MAX) {
 		s->dropped_attrs++;
 		return NULL;
@@ -430,6 +455,7 @@ void trace_rename(struct trace_span *s, const char *name, const char *target)
 {
 	if (!s || !name)
 		return;
+	trace_owned(s, "trace_rename");
 	/* Written in place (no formatting: every recorded span is named once or twice). The old
 	 * name's bytes stay in text unused: a span is renamed once. */
 	size_t n = strnlen(name, TRACE_NAME_MAX);
@@ -446,6 +472,7 @@ void trace_fail(struct trace_span *s, const char *message)
 {
 	if (!s)
 		return;
+	trace_owned(s, "trace_fail");
 	s->error = true;
 	if (message)
 		trace_text(s, message, strlen(message), &s->status_off, &s->status_len);
@@ -455,6 +482,7 @@ bool trace_link(struct trace_span *s, const struct trace_ctx *c, const char *rel
 {
 	if (!s || !c || !c->valid)
 		return false;
+	trace_owned(s, "trace_link");
 	for (uint16_t i = 0; i < s->nlinks; i++)
 		if (memcmp(s->links[i].ctx.span_id, c->span_id, 8) == 0 &&
 		    memcmp(s->links[i].ctx.trace_id, c->trace_id, 16) == 0)
@@ -469,7 +497,10 @@ bool trace_link(struct trace_span *s, const struct trace_ctx *c, const char *rel
 
 struct trace_ctx trace_ctx_of(const struct trace_span *s)
 {
-	return s ? s->ctx : (struct trace_ctx){0};
+	if (!s)
+		return (struct trace_ctx){0};
+	trace_owned(s, "trace_ctx_of");
+	return s->ctx;
 }
 
 struct trace_span *trace_current(void)
@@ -479,6 +510,8 @@ struct trace_span *trace_current(void)
 
 struct trace_span *trace_swap(struct trace_span *s)
 {
+	if (s)
+		trace_owned(s, "trace_swap");
 	struct trace_span *old = task_span();
 	task_set_span(s);
 	return old;

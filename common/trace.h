@@ -3,9 +3,12 @@
  * exporter (common/otlp.h), which sends them over OTLP/HTTP from a thread of its own.
  *
  * A span belongs to the thread that began it until trace_end() hands it to the exporter's queue,
- * which never waits: a full queue drops the span and counts it. Nothing here waits, takes a lock
- * or makes a system call. With export off (no endpoint) or a span not sampled, trace_begin()
- * returns NULL, and every function taking a span does nothing with NULL: callers do not test.
+ * which never waits: a full queue drops the span and counts it. Every function given a span
+ * checks it: on another thread, or once the span has ended (trace_end, trace_keep), it logs
+ * which and aborts (our bug). Nothing here waits, takes a lock or makes a system call.
+ *
+ * With export off (no endpoint) or a span not sampled, trace_begin() returns NULL, and every
+ * function taking a span does nothing with NULL: callers do not test.
  *
  * The span a call runs in (trace_current) lives in its task (common/task.h), as its deadline
  * does: the database unit a call waits for finds its parent there.

@@ -83,6 +83,10 @@ SIZES = [  # (path pattern, what it names, most lines, where the code split off 
 ]
 FORBIDDEN_WORDS = [  # (path prefix, word, why)
     ("server/", "schema_listed_only", "test fixtures only: product schemas are checked"),
+    # A span goes from its loop to the exporter's queue without waiting (docs/concurrency.md).
+    ("common/trace.c", "pthread_mutex", "a span's functions never wait: the loop's calls call them"),
+    ("common/otlp.c", "pthread_mutex",
+     "the span queue is lock-free: an ended span is pushed or dropped, never waits for the exporter"),
 ]
 RESTRICTED = [  # (word, the only files where code may use it, why)
     ("_Thread_local", ("common/loop.c", "common/mem.c", "common/task.c", "common/trace.c",

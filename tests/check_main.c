@@ -1,9 +1,12 @@
 /* The main of every Check test program. `PROGRAM` runs every suite; `PROGRAM NAME` or
  * SUITE=NAME (or Check's own CK_RUN_SUITE=NAME) runs one; `PROGRAM --list` prints the names. A
  * name that is no suite of the program fails with the list, instead of running nothing. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/mem.h"
 #include "tests/check_main.h"
@@ -12,6 +15,34 @@ static void check_list(FILE *out)
 {
 	for (const struct check_suite *s = check_suites; s->name; s++)
 		fprintf(out, "%s\n", s->name);
+}
+
+void check_aborts(void (*breach)(void), const char *what)
+{
+	int out[2];
+	ck_assert_int_eq(pipe(out), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(out[1], STDERR_FILENO);
+		close(out[0]);
+		breach();
+		_exit(0); /* a breach that returns did not abort */
+	}
+	close(out[1]);
+	char said[4096];
+	size_t n = 0;
+	ssize_t got;
+	while (n + 1 < sizeof said && (got = read(out[0], said + n, sizeof said - 1 - n)) > 0)
+		n += (size_t)got;
+	said[n] = '\0';
+	close(out[0]);
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		      "the breach did not abort (status %d); it said: %s", status, said);
+	ck_assert_msg(strstr(said, what), "the abort did not say \"%s\"; it said: %s", what, said);
 }
 
 int main(int argc, char **argv)

@@ -20,4 +20,10 @@ struct check_suite {
 /* Ends with {NULL, NULL}. */
 extern const struct check_suite check_suites[];
 
+/* Fails the test unless breach() aborts its process (SIGABRT) with a line on stderr that says
+ * what: the test of a rule that is a check. breach() runs in a child of its own, forked here,
+ * so that the rest of the program goes on whether Check forks or not (CK_FORK=no under
+ * valgrind). */
+void check_aborts(void (*breach)(void), const char *what);
+
 #endif

@@ -87,16 +87,13 @@ static enum fleet_status declared_run(struct mcp_ctx *ctx, const struct declared
 				      const char *key, const struct audit_entry *audit,
 				      char ***rows, size_t *n)
 {
-	*rows = NULL;
-	*n = 0;
 	return reads_run_all(&r->query, ctx->req->actor, key, audit, DECLARED_MAX_ROWS,
 			     (void **)rows, n);
 }
 
 static void declared_free(const struct declared_read *r, char **rows, size_t n)
 {
-	if (rows)
-		reads_free_rows(&r->query, rows, n);
+	reads_free_rows(&r->query, rows, n);
 	free(rows);
 }
 
@@ -153,10 +150,8 @@ enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, con
 	char **rows;
 	size_t n;
 	enum fleet_status st = declared_run(ctx, r, value, value ? &call.entry : NULL, &rows, &n);
-	if (st != FLEET_OK) {
-		declared_free(r, rows, n);
+	if (st != FLEET_OK) /* no rows: reads_run_all keeps none of a failed read */
 		return adapter_read_failure(ctx, st, err);
-	}
 	json_t *doc = adapter_document(ctx, r, rows, n, NULL);
 	declared_free(r, rows, n);
 	char *text = jsonw_dump(doc);
@@ -255,10 +250,9 @@ static int declared_refused(struct declared_call *c, enum fleet_status st,
 		err->message = declared_text(words, "unavailable");
 		return -1;
 	}
-	const char *outcome = st == FLEET_FORBIDDEN   ? "forbidden"
-			      : st == FLEET_NOT_FOUND ? "not_found"
-			      : st == FLEET_INTERNAL  ? "internal"
-						      : r->outcome;
+	/* The function's own words for its refusals and conflicts; the status's for the rest. */
+	const char *outcome =
+		st == FLEET_INVALID || st == FLEET_CONFLICT ? r->outcome : fleet_status_name(st);
 	char roles[256] = "";
 	for (const char *p = c->w->query.roles; p && *p; p += strcspn(p, ","), p += *p == ',')
 		snprintf(roles + strlen(roles), sizeof roles - strlen(roles), "%s%.*s",
@@ -274,8 +268,7 @@ static int declared_refused(struct declared_call *c, enum fleet_status st,
 				    vars);
 		vars[sizeof vars / sizeof vars[0] - 2] = why;
 	}
-	/* A result that breaks its declaration is logged there and not shown: the words still are.
-	 */
+	/* A result that breaks its declaration is logged, never shown; the words still are. */
 	json_t *facts = st == FLEET_INVALID && r->result ? adapter_result(c->w, r->result) : NULL;
 	*result = declared_refusal(words, outcome, c->args, vars, facts);
 	free(why);

@@ -67,9 +67,16 @@ static int schema_prepare_node(struct schema_set *set, const json_t *s, int dept
 	json_object_foreach ((json_t *)json_object_get(s, "$defs"), key, sub)
 		if (schema_prepare_node(set, sub, depth + 1) != 0)
 			return -1;
-	if (schema_prepare_node(set, json_object_get(s, "additionalProperties"), depth + 1) != 0)
-		return -1;
-	return schema_prepare_node(set, json_object_get(s, "items"), depth + 1);
+	size_t i;
+	json_array_foreach ((json_t *)json_object_get(s, "allOf"), i, sub)
+		if (schema_prepare_node(set, sub, depth + 1) != 0)
+			return -1;
+	static const char *const one[] = {
+		"additionalProperties", "items", "not", "if", "then", "else"};
+	for (i = 0; i < sizeof one / sizeof one[0]; i++)
+		if (schema_prepare_node(set, json_object_get(s, one[i]), depth + 1) != 0)
+			return -1;
+	return 0;
 }
 
 int schema_set_add(struct schema_set *set, const json_t *schema)
@@ -126,6 +133,8 @@ struct schema_walk {
 	const struct schema_set *set;
 	const json_t *root; /* the schema "#/$defs/x" refers into */
 	bool doc;           /* a document's fields named by path, not a tool's arguments */
+	bool ruled;         /* msg names the rule that failed (an allOf entry's description) */
+	bool deep;          /* past SCHEMA_MAX_DEPTH: a failure no "not" or "if" turns around */
 	char *msg;
 	size_t cap;
 };
@@ -296,14 +305,61 @@ static bool schema_enum(struct schema_walk *w, const json_t *en, const json_t *v
 	return schema_fail(w, where, buf);
 }
 
+/* Whether v is valid against s, where the outcome is only a condition (of "if", "not"): its
+ * message is not the walk's. */
+static bool schema_matches(struct schema_walk *w, const json_t *s, const json_t *v,
+			   const char *where, int depth)
+{
+	bool ruled = w->ruled, ok = schema_node(w, s, v, where, depth);
+	w->ruled = ruled;
+	return ok;
+}
+
+/* The keywords over other schemas: const, allOf (an entry's description is the rule it states:
+ * its words follow what failed under it), not, if/then/else. */
+static bool schema_logic(struct schema_walk *w, const json_t *s, const json_t *v, const char *where,
+			 int depth)
+{
+	const json_t *c = json_object_get(s, "const"), *x;
+	char buf[160], text[120];
+	if (c && !json_equal(c, v)) {
+		size_t n = json_dumpb(c, text, sizeof text - 1, JSON_ENCODE_ANY | JSON_COMPACT);
+		bool fits = n && n < sizeof text;
+		text[fits ? n : 0] = 0;
+		snprintf(buf, sizeof buf, "must be %s.", fits ? text : "the schema's const");
+		return schema_fail(w, where, buf);
+	}
+	size_t i;
+	json_array_foreach (json_object_get(s, "allOf"), i, x) {
+		const char *rule = json_string_value(json_object_get(x, "description"));
+		if (schema_node(w, x, v, where, depth + 1))
+			continue;
+		size_t used = w->cap ? strnlen(w->msg, w->cap) : 0;
+		if (rule && !w->ruled && !w->deep && used + 1 < w->cap) {
+			snprintf(w->msg + used, w->cap - used, " (%s)", rule);
+			w->ruled = true;
+		}
+		return false;
+	}
+	x = json_object_get(s, "not");
+	if (x && schema_matches(w, x, v, where, depth + 1))
+		return schema_fail(w, where, "must not match the \"not\" schema.");
+	if (w->deep || !(x = json_object_get(s, "if")))
+		return !w->deep;
+	x = json_object_get(s, schema_matches(w, x, v, where, depth + 1) ? "then" : "else");
+	return !w->deep && (!x || schema_node(w, x, v, where, depth + 1));
+}
+
 static bool schema_node(struct schema_walk *w, const json_t *s, const json_t *v, const char *where,
 			int depth)
 {
 	char buf[256];
 	if (!json_is_object(s))
 		return true;
-	if (depth > SCHEMA_MAX_DEPTH)
+	if (depth > SCHEMA_MAX_DEPTH) {
+		w->deep = true;
 		return schema_fail(w, where, "are nested too deeply.");
+	}
 	const json_t *ref = json_object_get(s, "$ref");
 	if (ref && !schema_node(w, schema_ref(w->root, ref), v, where, depth + 1))
 		return false;
@@ -329,7 +385,9 @@ static bool schema_node(struct schema_walk *w, const json_t *s, const json_t *v,
 	}
 	if (json_is_object(v) && !schema_members(w, s, v, where, depth))
 		return false;
-	return !json_is_array(v) || schema_array(w, s, v, where, depth);
+	if (json_is_array(v) && !schema_array(w, s, v, where, depth))
+		return false;
+	return schema_logic(w, s, v, where, depth);
 }
 
 bool schema_validate(const struct schema_set *set, const json_t *schema, const json_t *instance,
@@ -365,6 +423,57 @@ static bool schema_type_name(const json_t *t)
 }
 
 static bool schema_check_node(const json_t *root, const json_t *s, const char *at, int depth,
+			      char *msg, size_t cap);
+
+/* Whether key holds schemas: properties, $defs (the root's), allOf, items, not, if, then, else. */
+static bool schema_applicator(const char *key, int depth)
+{
+	static const char *const keys[] = {"properties", "allOf", "items", "not",
+					   "if",         "then",  "else"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return depth == 0 && strcmp(key, "$defs") == 0;
+}
+
+/* The schemas under the applicator key of s (at sub), each checked; if, then and else only
+ * together, as neither has an effect alone. */
+static bool schema_check_under(const json_t *root, const json_t *s, const char *key,
+			       const json_t *val, const char *sub, int depth, char *msg, size_t cap)
+{
+	char p[400];
+	const char *k;
+	json_t *e;
+	size_t i;
+	if (strcmp(key, "properties") == 0 || strcmp(key, "$defs") == 0) {
+		if (!json_is_object(val))
+			return schema_bad(msg, cap, sub, "must be an object of schemas");
+		json_object_foreach ((json_t *)val, k, e) {
+			snprintf(p, sizeof p, "%.250s/%.120s", sub, k);
+			if (!schema_check_node(root, e, p, depth + 1, msg, cap))
+				return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "allOf") == 0) {
+		if (!json_array_size(val))
+			return schema_bad(msg, cap, sub, "must be a non-empty array of schemas");
+		json_array_foreach (val, i, e) {
+			snprintf(p, sizeof p, "%.360s/%zu", sub, i);
+			if (!schema_check_node(root, e, p, depth + 1, msg, cap))
+				return false;
+		}
+		return true;
+	}
+	if (strcmp(key, "if") == 0 && !json_object_get(s, "then") && !json_object_get(s, "else"))
+		return schema_bad(msg, cap, sub,
+				  "without \"then\" or \"else\" it would be ignored");
+	if ((strcmp(key, "then") == 0 || strcmp(key, "else") == 0) && !json_object_get(s, "if"))
+		return schema_bad(msg, cap, sub, "without \"if\" it would be ignored");
+	return schema_check_node(root, val, sub, depth + 1, msg, cap);
+}
+
+static bool schema_check_node(const json_t *root, const json_t *s, const char *at, int depth,
 			      char *msg, size_t cap)
 {
 	if (!json_is_object(s))
@@ -386,21 +495,11 @@ static bool schema_check_node(const json_t *root, const json_t *s, const char *a
 			if (!ok)
 				return schema_bad(msg, cap, sub,
 						  "not a type name or a list of them");
-		} else if (strcmp(key, "properties") == 0 ||
-			   (strcmp(key, "$defs") == 0 && depth == 0)) {
-			const char *pk;
-			json_t *ps;
-			if (!json_is_object(val))
-				return schema_bad(msg, cap, sub, "must be an object of schemas");
-			json_object_foreach (val, pk, ps) {
-				char p[256];
-				snprintf(p, sizeof p, "%.120s/%.120s", sub, pk);
-				if (!schema_check_node(root, ps, p, depth + 1, msg, cap))
-					return false;
-			}
-		} else if (strcmp(key, "items") == 0) {
-			if (!schema_check_node(root, val, sub, depth + 1, msg, cap))
+		} else if (schema_applicator(key, depth)) {
+			if (!schema_check_under(root, s, key, val, sub, depth, msg, cap))
 				return false;
+		} else if (strcmp(key, "const") == 0) {
+			continue; /* any JSON value */
 		} else if (strcmp(key, "$ref") == 0) {
 			if (!json_is_object(schema_ref(root, val)))
 				return schema_bad(

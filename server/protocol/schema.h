@@ -1,8 +1,11 @@
 /* A small JSON Schema (draft 2020-12) validator for the subset our schemas use: type,
  * properties, required, additionalProperties (false, or the schema of the members properties
  * does not name), items, minItems, maxItems, enum, minLength, maxLength, pattern (POSIX
- * extended), minimum, maximum, $ref to the root's $defs ("#/$defs/NAME"); title, description,
- * format, examples, default, $comment and $schema are annotations. schema_check() refuses any
+ * extended), minimum, maximum, $ref to the root's $defs ("#/$defs/NAME"), and the keywords that
+ * state what one member says of another: const (equal as jansson compares: 1 is not 1.0), allOf,
+ * not, if/then/else. An allOf entry's description is the rule it states: when the entry fails,
+ * the message names what failed and then the rule, in parentheses. title, description, format,
+ * examples, default, $comment and $schema are annotations. schema_check() refuses any
  * other keyword, so a schema cannot rely on one that would be ignored: the build runs it on
  * every schema of the declarations and on the declarations' own schema
  * (server/capabilities/declaration.schema.json), the server again when it loads them. */

@@ -6,53 +6,10 @@
  * sees SIGABRT and the line. The rules' ordinary uses go on working beside them. */
 #include <check.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "common/loop.h"
 #include "common/task.h"
 #include "tests/check_main.h"
-
-/* Runs breach() in a forked child whose stderr is read back into said (cap bytes); the child's
- * wait status. A breach that returns exits 0. */
-static int lp_child(void (*breach)(void), char *said, size_t cap)
-{
-	int out[2];
-	ck_assert_int_eq(pipe(out), 0);
-	fflush(NULL);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		dup2(out[1], STDERR_FILENO);
-		close(out[0]);
-		breach();
-		_exit(0);
-	}
-	close(out[1]);
-	size_t n = 0;
-	ssize_t got;
-	while (n + 1 < cap && (got = read(out[0], said + n, cap - 1 - n)) > 0)
-		n += (size_t)got;
-	said[n] = '\0';
-	close(out[0]);
-	int status = 0;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	return status;
-}
-
-/* breach() aborts its process, saying what. */
-static void lp_aborts(void (*breach)(void), const char *what)
-{
-	char said[4096];
-	int status = lp_child(breach, said, sizeof said);
-	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
-		      "the breach did not abort (status %d); it said: %s", status, said);
-	ck_assert_msg(strstr(said, what), "the abort did not say \"%s\"; it said: %s", what, said);
-}
 
 static void lp_nothing(struct loop_job *j)
 {
@@ -89,7 +46,8 @@ static void lp_other_thread_touches(void)
 
 START_TEST(a_loop_touched_from_another_thread_aborts)
 {
-	lp_aborts(lp_other_thread_touches, "loop_hook from a thread that does not turn this loop");
+	check_aborts(lp_other_thread_touches,
+		     "loop_hook from a thread that does not turn this loop");
 }
 END_TEST
 
@@ -137,7 +95,7 @@ static void lp_post_twice(void)
 
 START_TEST(a_job_posted_again_before_it_ran_aborts)
 {
-	lp_aborts(lp_post_twice, "a job posted again before it ran");
+	check_aborts(lp_post_twice, "a job posted again before it ran");
 }
 END_TEST
 
@@ -167,7 +125,7 @@ static void lp_wake_twice(void)
 
 START_TEST(a_wait_woken_twice_aborts)
 {
-	lp_aborts(lp_wake_twice, "a wait woken twice");
+	check_aborts(lp_wake_twice, "a wait woken twice");
 }
 END_TEST
 
@@ -196,7 +154,7 @@ static void lp_task_woken_by_two(void)
 
 START_TEST(a_parked_task_woken_twice_aborts)
 {
-	lp_aborts(lp_task_woken_by_two, "a parked task woken twice");
+	check_aborts(lp_task_woken_by_two, "a parked task woken twice");
 }
 END_TEST
 
@@ -238,7 +196,7 @@ static void lp_callback_waits(void)
 
 START_TEST(a_wait_in_a_loop_callback_aborts)
 {
-	lp_aborts(lp_callback_waits, "outside a task, a loop's callback waits");
+	check_aborts(lp_callback_waits, "outside a task, a loop's callback waits");
 }
 END_TEST
 
@@ -253,7 +211,7 @@ static void lp_serving_waits(void)
 
 START_TEST(a_wait_outside_a_task_on_a_serving_loop_aborts)
 {
-	lp_aborts(lp_serving_waits, "outside a task, a serving loop's thread waits");
+	check_aborts(lp_serving_waits, "outside a task, a serving loop's thread waits");
 }
 END_TEST
 
@@ -276,7 +234,7 @@ static void lp_task_starts_task(void)
 
 START_TEST(a_task_started_inside_a_task_aborts)
 {
-	lp_aborts(lp_task_starts_task, "task_start: not at the top level");
+	check_aborts(lp_task_starts_task, "task_start: not at the top level");
 }
 END_TEST
 

@@ -140,16 +140,18 @@ DATABASE_URL=$BIKAROO_MIGRATE_URL "$bin" migrate >/dev/null 2>&1
 check "migrate puts the declared roles back" \
   python3 scripts/declcheck.py "$IT_SUPER_URL" server/capabilities/bike_status.json
 
-# 3. The build refuses a declaration it cannot generate, naming the file, the place and the fix.
-refused() { # refused WHAT PYTHON_EDIT EXPECTED_TEXT
-  local what=$1 edit=$2 want=$3
-  python3 - "$t/decl/status_codes.json" "$edit" <<'PY'
+# 3. The build refuses a declaration it cannot generate, naming the file, the place and the fix:
+# what one field says of another is a rule of the declarations' schema, whose words the message
+# ends with; what a schema cannot say (a name that is a column or an argument) is capgen's.
+refused() { # refused WHAT PYTHON_EDIT EXPECTED_TEXT [DECLARATION]: DECLARATION (status_codes), edited
+  local what=$1 edit=$2 want=$3 base=${4:-status_codes}
+  python3 - "$t/decl/$base.json" "$edit" "server/capabilities/$base.json" <<'PY'
 import json, sys
-d = json.load(open("server/capabilities/status_codes.json"))
+d = json.load(open(sys.argv[3]))
 exec(sys.argv[2])
 json.dump(d, open(sys.argv[1], "w"))
 PY
-  if "$B/capgen" "$t/gen" server/capabilities/declaration.schema.json "$t/decl/status_codes.json" >"$t/gen.out" 2>&1; then
+  if "$B/capgen" "$t/gen" server/capabilities/declaration.schema.json "$t/decl/$base.json" >"$t/gen.out" 2>&1; then
     nok "$what: the build accepted it"
   elif grep -qF "$want" "$t/gen.out"; then
     ok "$what: $(head -n 1 "$t/gen.out" | sed "s|$t/decl/||")"
@@ -165,7 +167,7 @@ refused "an unknown field deep in a row, named by its path" 'd["resources"][0]["
 refused "a type the server does not read" 'd["read"]["columns"][0]["type"] = "varchar"' \
   'read.columns[0].type: must be one of: text, smallint, integer, bigint, boolean, json, jsonb.'
 refused "a shown type that is not the column's" 'd["read"]["columns"][3]["schema"]["type"] = "string"' \
-  'read.columns[3]: a boolean column is shown as "type": "boolean", not string'
+  'read.columns[3].schema.type: must be "boolean". (a shown column'"'"'s schema has its SQL type'"'"'s JSON "type"'
 refused "a read function not named NAME_for" 'd["read"]["function"] = "fleet.status_codes_as"' \
   'read.function: does not have the expected form (^fleet\.[a-z][a-z0-9_]*_for$).'
 refused "a role that is no word" 'd["roles"] = ["Fleet Operator"]' \
@@ -175,19 +177,65 @@ refused "a scope no token carries" 'd["scope"] = "fleet:write"' \
 refused "a required field missing" 'del d["resources"][0]["governance"]["risk"]' \
   'resources[0].governance: "risk" is missing'
 refused "a column both shown and withheld" 'd["read"]["columns"][0]["withheld"] = "why"' \
-  'read.columns[0]: a column is shown ("name" and "schema") or "withheld"'
+  'read.columns[0].name: must not match the "not" schema. (a column is shown ("name" and "schema") or "withheld"'
+refused "a column neither shown nor withheld" 'del d["read"]["columns"][0]["name"]' \
+  'read.columns[0]: "name" is missing (a column is shown ("name" and "schema") or "withheld"'
+refused "an optional column of a read" 'd["read"]["columns"][0]["optional"] = True' \
+  'read.columns[0].optional: must be false. (only a write'"'"'s column may be "optional"'
 refused "a row without roles in a declaration without any" 'del d["roles"]' \
-  'roles: a row without roles of its own needs the declaration'"'"'s'
+  'resources: must have at most 0 items, not 1. (a row without roles of its own (only a tool has its own) needs the declaration'"'"'s "roles")'
+refused "a declaration with a read and a write" \
+  'd["write"] = json.load(open("server/capabilities/damage_report.json"))["write"]' \
+  'top level: must not match the "not" schema. (a declaration has a read or a write, not both: split it)'
+refused "a read that returns a list without its key" 'del d["read"]["list"]' \
+  'read: "list" is missing ("list" names the rows'"'"' key of a read that returns "list", and of no other)'
+refused "a list key on a read that returns one row" 'd["read"]["returns"] = "one"' \
+  'read.list: must not match the "not" schema. ("list" names the rows'"'"' key'
+refused "a resource that is the read and a file" 'd["resources"][0]["file"] = "x.md"' \
+  'resources[0].file: must not match the "not" schema. (a resource is a "file" shipped with the server, the declaration'"'"'s "read", or a C "handler": exactly one)'
 refused "a key that is not a column" 'd["read"]["key"] = "code_id"' \
   'read: key "code_id" is not one of its columns'
 refused "a schema keyword the validator lacks" 'd["read"]["columns"][0]["schema"]["oneOf"] = []' \
-  'read.columns[0]: schema:'
+  'read.columns[0].schema: /oneOf: a keyword'
 refused "a refusal naming a value neither the call nor the server has" \
   'd["read"]["refusals"] = {"not_found": "No {bikeId}."}' \
   'read: refusal "not_found" names {bikeId}, which is neither an argument of the input nor one of {key, why, outcome, scope, action, role, roles}'
 refused "an unavailable refusal with a placeholder (it is an error's message, sent as is)" \
   'd["read"]["refusals"] = {"unavailable": "Down for {key}."}' \
-  'read: refusal "unavailable" is an error'"'"'s message: it names no {...}'
+  'read.refusals.unavailable: does not have the expected form (^[^{}]*$). (refusal "unavailable" is an error'"'"'s message: it names no {...})'
+# A tool, a template, a write and a prompt argument: the rules between their fields.
+refused "a C handler on a tool over the declaration's read" 'd["tools"][0]["handler"] = "list_cases_tool"' \
+  'tools[0].handler: must not match the "not" schema. (a tool serves its declaration'"'"'s "read" or "write", or names its C "handler": one of them)' \
+  list_cases
+refused "a key on a tool over a read in pages" 'd["tools"][0]["key"] = "bikeId"' \
+  'tools[0].key: must not match the "not" schema. (a tool over a read in pages has no "key"' list_cases
+refused "a tool over a read in pages without the argument cursor" \
+  'del d["tools"][0]["input"]["properties"]["cursor"]' \
+  'tools[0].input.properties: "cursor" is missing (a tool over a read in pages has no "key" (its arguments are its query) and takes the argument "cursor")' \
+  list_cases
+refused "a tool's own roles over a read" 'd["tools"][0]["roles"] = ["viewer"]' \
+  'tools[0].roles: must not match the "not" schema. (a tool'"'"'s own "roles" and "write" are of a tool over a write)' \
+  list_cases
+refused "a template over a read in pages" \
+  'd["templates"] = json.load(open("server/capabilities/bike_status.json"))["templates"]' \
+  'templates[0]: "handler" is missing (a template serves the declaration'"'"'s "read" (not one in pages: a template has no cursor), or names its C "handler")' \
+  list_cases
+refused "a read in pages whose after is no column" 'd["read"]["page"]["after"] = "nope"' \
+  'read: page.after "nope" is not one of its columns' list_cases
+refused "a write that does not say what it does" 'del d["write"]["action"]' \
+  'tools[0]: "write" is missing (a write says what it does, for refusals ("action": "reporting"): in its "write", or in each tool'"'"'s)' \
+  damage_report
+refused "a write that asks without the form's title" 'del d["write"]["confirmation"]["title"]' \
+  'write.confirmation: "title" is missing (a write that asks (any policy but never) has the form'"'"'s "title" and "description", one that never asks neither)' \
+  damage_report
+refused "a write that never asks with a form's title" 'd["write"]["confirmation"]["policy"] = "never"' \
+  'write.confirmation.title: must not match the "not" schema. (a write that asks' damage_report
+refused "an idempotency argument the input lacks" 'd["write"]["idempotency"]["argument"] = "nonce"' \
+  'tools[0]: idempotency.argument "nonce" is not an argument of the input' damage_report
+refused "a prompt argument's check without its message" \
+  'del d["prompts"][0]["arguments"][0]["invalid_message"]' \
+  'prompts[0].arguments[0]: "invalid_message" is missing (a "valid" check has its "invalid_message")' \
+  procedures
 # Every outcome has words: the schema's, a declaration's own taking precedence.
 python3 - "$t/decl/status_codes.json" <<'PY'
 import json, sys
@@ -201,7 +249,7 @@ check "a declaration's refusal words take the place of the schema's" \
 check "an outcome a declaration leaves out has the schema's words" \
   grep -qF '{"other", "The request could not be completed ({outcome})."}' "$t/gen/capabilities.c"
 refused "a list in pages without a key (its query)" 'd["read"]["page"] = {"size": 20, "after": "code"}' \
-  'read.page: a list in pages (returns "list", with its key) names as "after" the column of each row'"'"'s place in the list'
+  'read: "key" is missing (a read in pages is a "list" with its "key" (the query the server writes from the call))'
 refused "a file that is no JSON object" 'd = None' \
   "status_codes.json: JSON: line 1, column 4: '[' or '{' expected"
 suite_exit

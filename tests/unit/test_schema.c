@@ -128,8 +128,15 @@ START_TEST(unsupported_keywords_are_refused)
 {
 	static const char *const bad[][2] = {
 		{"{\"type\":\"object\",\"oneOf\":[]}", "/oneOf"},
-		{"{\"properties\":{\"a\":{\"type\":\"string\",\"const\":\"x\"}}}",
-		 "/properties/a/const"},
+		{"{\"properties\":{\"a\":{\"type\":\"string\",\"anyOf\":[{}]}}}",
+		 "/properties/a/anyOf"},
+		{"{\"dependentRequired\":{\"a\":[\"b\"]}}", "/dependentRequired"},
+		{"{\"allOf\":[]}", "/allOf"},
+		{"{\"allOf\":[{\"uniqueItems\":true}]}", "/allOf/0/uniqueItems"},
+		{"{\"not\":{\"minItems\":-1}}", "/not/minItems"},
+		{"{\"if\":{\"required\":[\"a\"]}}", "/if"},
+		{"{\"then\":{\"required\":[\"a\"]}}", "/then"},
+		{"{\"if\":{},\"else\":{\"type\":\"text\"}}", "/else/type"},
 		{"{\"items\":{\"uniqueItems\":true}}", "/items/uniqueItems"},
 		{"{\"additionalProperties\":true}", "/additionalProperties"},
 		{"{\"$ref\":\"#/$defs/none\",\"$defs\":{\"some\":{}}}", "/$ref"},
@@ -235,6 +242,117 @@ START_TEST(refs_members_and_documents)
 }
 END_TEST
 
+/* Each of the keywords that say what one member says of another: instances valid (NULL) and
+ * not (the whole message: the place, what failed, an allOf entry's description as the rule). */
+#define IF_POLICY                                                                                  \
+	"{\"allOf\":[{\"description\":\"asks: title; never: none\",\"if\":{\"properties\":{"       \
+	"\"policy\":{\"const\":\"never\"}},\"required\":[\"policy\"]},\"then\":{\"properties\":{"  \
+	"\"title\":{\"not\":{}}}},\"else\":{\"required\":[\"title\"]}}]}"
+#define ALL_OF                                                                                     \
+	"{\"allOf\":[{\"required\":[\"a\"]},{\"description\":\"a is two letters or more\","        \
+	"\"properties\":{\"a\":{\"minLength\":2}}},{\"properties\":{\"a\":{\"maxLength\":2}}}]}"
+#define NOT_BOTH                                                                                   \
+	"{\"properties\":{\"x\":{\"not\":{\"minimum\":2}}},\"allOf\":[{\"description\":\"a read "  \
+	"or "                                                                                      \
+	"a write, not both\",\"not\":{\"required\":[\"read\",\"write\"]}}]}"
+#define CONSTS                                                                                     \
+	"{\"properties\":{\"r\":{\"const\":\"list\"},\"f\":{\"const\":false},\"o\":{\"const\":{"   \
+	"\"a\":[1]}}}}"
+#define NESTED                                                                                     \
+	"{\"allOf\":[{\"description\":\"outer\",\"allOf\":[{\"description\":\"inner\","            \
+	"\"properties\":{\"a\":{\"type\":\"string\"}}},{\"properties\":{\"b\":{\"type\":"          \
+	"\"string\"}}}]}]}"
+#define LOOP(KW, REST)                                                                             \
+	"{\"$defs\":{\"a\":{\"" KW "\":{\"$ref\":\"#/$defs/a\"}" REST "}},\"$ref\":\"#/$defs/a\"}"
+static const struct {
+	const char *schema, *instance, *want;
+} rules[] = {
+	{CONSTS, "{\"r\":\"list\",\"f\":false,\"o\":{\"a\":[1]}}", NULL},
+	{CONSTS, "{\"r\":\"one\"}", "r: must be \"list\"."},
+	{CONSTS, "{\"f\":0}", "f: must be false."},
+	{CONSTS, "{\"o\":{\"a\":[2]}}", "o: must be {\"a\":[1]}."},
+	{CONSTS, "{\"o\":{\"a\":[1.0]}}", "o: must be {\"a\":[1]}."},
+	{ALL_OF, "{\"a\":\"xy\"}", NULL},
+	{ALL_OF, "{\"a\":\"x\"}",
+	 "a: is too short: at least 2 characters. (a is two letters or more)"},
+	{ALL_OF, "{\"a\":\"xyz\"}", "a: is too long: at most 2 characters, got 3."},
+	{ALL_OF, "{}", "top level: \"a\" is missing"},
+	/* Nested rules: the innermost rule's words only; an entry without words leaves them to the
+	 * rule around it. */
+	{NESTED, "{\"a\":1}", "a: must be of type string, not integer. (inner)"},
+	{NESTED, "{\"b\":1}", "b: must be of type string, not integer. (outer)"},
+	{NOT_BOTH, "{\"read\":{}}", NULL},
+	{NOT_BOTH, "{\"write\":{},\"x\":1}", NULL},
+	{NOT_BOTH, "{\"read\":{},\"write\":{}}",
+	 "top level: must not match the \"not\" schema. (a read or a write, not both)"},
+	{NOT_BOTH, "{\"x\":2}", "x: must not match the \"not\" schema."},
+	{IF_POLICY, "{\"policy\":\"never\"}", NULL},
+	{IF_POLICY, "{\"policy\":\"never\",\"title\":\"t\"}",
+	 "title: must not match the \"not\" schema. (asks: title; never: none)"},
+	{IF_POLICY, "{\"policy\":\"always\",\"title\":\"t\"}", NULL},
+	{IF_POLICY, "{\"policy\":\"always\"}",
+	 "top level: \"title\" is missing (asks: title; never: none)"},
+	{IF_POLICY, "{}", "top level: \"title\" is missing (asks: title; never: none)"},
+	/* Only then, only else: the other outcome of if is valid. */
+	{"{\"if\":{\"type\":\"integer\"},\"then\":{\"minimum\":0}}", "3", NULL},
+	{"{\"if\":{\"type\":\"integer\"},\"then\":{\"minimum\":0}}", "\"s\"", NULL},
+	{"{\"if\":{\"type\":\"integer\"},\"then\":{\"minimum\":0}}", "-1",
+	 "top level: is out of range."},
+	{"{\"if\":{\"type\":\"integer\"},\"else\":{\"minLength\":2}}", "3", NULL},
+	{"{\"if\":{\"type\":\"integer\"},\"else\":{\"minLength\":2}}", "\"ab\"", NULL},
+	{"{\"if\":{\"type\":\"integer\"},\"else\":{\"minLength\":2}}", "\"a\"",
+	 "top level: is too short: at least 2 characters."},
+	/* Past the depth limit under "not" or "if" stays refused: the limit is no condition. */
+	{LOOP("not", ""), "{}", "top level: are nested too deeply."},
+	{LOOP("if", ",\"then\":{}"), "{}", "top level: are nested too deeply."},
+};
+
+START_TEST(rules_between_members)
+{
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+		json_t *s = json_loads(rules[i].schema, 0, NULL);
+		json_t *v = json_loads(rules[i].instance, JSON_DECODE_ANY, NULL);
+		char msg[256];
+		ck_assert_ptr_nonnull(s);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_msg(schema_check(s, msg, sizeof msg), "%s", msg);
+		struct schema_set *ss = schema_set_new();
+		ck_assert_int_eq(schema_set_add(ss, s), 0);
+		bool ok = schema_validate_document(ss, s, v, msg, sizeof msg);
+		ck_assert_msg(ok == !rules[i].want, "%s %s: %s", rules[i].schema, rules[i].instance,
+			      ok ? "accepted" : msg);
+		ck_assert_msg(ok || strcmp(msg, rules[i].want) == 0, "%s: %s", rules[i].instance,
+			      msg);
+		schema_set_free(ss);
+		json_decref(v);
+		json_decref(s);
+	}
+}
+END_TEST
+
+/* A tool's arguments: the new keywords speak of arguments as the others do. */
+START_TEST(tool_arguments_under_rules)
+{
+	json_t *s =
+		json_loads("{\"type\":\"object\",\"properties\":{\"kind\":{\"enum\":[\"a\",\"b\"]},"
+			   "\"note\":{\"type\":\"string\"}},\"if\":{\"properties\":{\"kind\":{"
+			   "\"const\":\"b\"}}},\"then\":{\"required\":[\"note\"]}}",
+			   0, NULL);
+	struct schema_set *ss = schema_set_new();
+	char msg[256];
+	ck_assert(schema_check(s, msg, sizeof msg));
+	ck_assert_int_eq(schema_set_add(ss, s), 0);
+	json_t *a = json_pack("{s:s}", "kind", "a"), *b = json_pack("{s:s}", "kind", "b");
+	ck_assert(schema_validate(ss, s, a, msg, sizeof msg));
+	ck_assert(!schema_validate(ss, s, b, msg, sizeof msg));
+	ck_assert_str_eq(msg, "Missing required argument 'note'.");
+	json_decref(a);
+	json_decref(b);
+	schema_set_free(ss);
+	json_decref(s);
+}
+END_TEST
+
 CHECK_SUITE(schema)
 {
 	Suite *s = suite_create("schema");
@@ -247,6 +365,8 @@ CHECK_SUITE(schema)
 	tcase_add_test(tc, unsupported_keywords_are_refused);
 	tcase_add_test(tc, items_are_validated);
 	tcase_add_test(tc, refs_members_and_documents);
+	tcase_add_test(tc, rules_between_members);
+	tcase_add_test(tc, tool_arguments_under_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }

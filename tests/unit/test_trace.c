@@ -1,9 +1,11 @@
 /* Traces (common/trace.h, common/otlp.h, domain/pg/dbtrace.h): W3C traceparent read and written,
  * the samplers, spans that cost nothing when export is off, the OTLP body's framing, a full
- * queue that drops and counts instead of waiting, and the query summaries of database spans. */
+ * queue that drops and counts instead of waiting, a span's rule (its thread's until it ends,
+ * untouched after) as a check that aborts, and the query summaries of database spans. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +283,100 @@ START_TEST(a_kept_child_moves_with_its_span_or_stays_linked)
 }
 END_TEST
 
+/* ---- a span is its thread's until it ends; ended, no one touches it ------------------------ */
+
+static struct trace_span *tr_span;
+
+static void *tr_touch(void *arg)
+{
+	(void)arg;
+	trace_str(tr_span, "gen_ai.tool.name", "get_bike_status");
+	return NULL;
+}
+
+/* Begun on this thread (its loop's), written by another. */
+static void tr_other_thread_touches(void)
+{
+	trace_start_to(NULL, 1, TRACE_ALWAYS_ON, 64);
+	tr_span = trace_begin(&(struct trace_begin){.name = "tools/call", .kind = TRACE_SERVER});
+	pthread_t t;
+	pthread_create(&t, NULL, tr_touch, NULL);
+	pthread_join(t, NULL);
+}
+
+START_TEST(a_span_touched_from_another_thread_aborts)
+{
+	check_aborts(tr_other_thread_touches, "trace: gen_ai.tool.name on the span \"tools/call\" "
+					      "from a thread that did not begin it");
+}
+END_TEST
+
+/* Ended, it waits in the exporter's queue (a batch of 64, sent in ten minutes): the second end
+ * would push it twice, and the exporter would free it twice. */
+static void tr_ended_twice(void)
+{
+	trace_start_to(NULL, 1, TRACE_ALWAYS_ON, 64);
+	struct trace_span *s =
+		trace_begin(&(struct trace_begin){.name = "tools/call", .kind = TRACE_SERVER});
+	trace_end(s, 0);
+	trace_end(s, 0);
+}
+
+START_TEST(a_span_ended_twice_aborts)
+{
+	check_aborts(tr_ended_twice, "trace_end on the span \"tools/call\" once it had ended");
+}
+END_TEST
+
+/* A child kept by its parent has ended: it is its parent's to send, not its code's to write. */
+static void tr_kept_then_touched(void)
+{
+	trace_start_to(NULL, 1, TRACE_ALWAYS_ON, 64);
+	struct trace_span *auth =
+		trace_begin(&(struct trace_begin){.name = "authorize", .kind = TRACE_INTERNAL});
+	struct trace_span *fetch = trace_child(auth, "GET", TRACE_CLIENT, 0);
+	trace_keep(auth, fetch, 0);
+	trace_fail(fetch, "timed out");
+}
+
+START_TEST(a_kept_span_touched_after_aborts)
+{
+	check_aborts(tr_kept_then_touched, "trace_fail on the span \"GET\" once it had ended");
+}
+END_TEST
+
+/* Its own span, written and ended; *arg (a bool): whether the attribute was written. */
+static void *tr_own_span(void *arg)
+{
+	struct trace_span *s =
+		trace_begin(&(struct trace_begin){.name = "postgresql", .kind = TRACE_CLIENT});
+	trace_int(s, "db.response.returned_rows", 1);
+	*(bool *)arg = s && s->nattrs == 1 && s->attrs[0].i == 1;
+	trace_end(s, 0);
+	return NULL;
+}
+
+/* What the rule allows: each thread its own spans, at once, each ended where it began. */
+START_TEST(each_thread_writes_and_ends_its_own_spans)
+{
+	trace_start_to(NULL, 1, TRACE_ALWAYS_ON, 64);
+	struct trace_span *s =
+		trace_begin(&(struct trace_begin){.name = "tools/call", .kind = TRACE_SERVER});
+	pthread_t t;
+	bool theirs = false;
+	pthread_create(&t, NULL, tr_own_span, &theirs);
+	trace_str(s, "gen_ai.tool.name", "get_bike_status");
+	pthread_join(t, NULL);
+	ck_assert_msg(theirs, "the other thread's span was not written");
+	ck_assert_int_eq(s->nattrs, 1);
+	struct trace_span *child = trace_child(s, "postgresql", TRACE_CLIENT, 0);
+	trace_keep(s, child, 0);
+	ck_assert(s->kept == child && child->end_ns >= child->start_ns);
+	trace_end(s, 0);
+	trace_stop(0);
+}
+END_TEST
+
 /* Whether needle[0..m) is in p[0..n) (memmem is a GNU extension). */
 static const void *trace_find(const void *p, size_t n, const void *needle, size_t m)
 {
@@ -436,6 +532,10 @@ CHECK_SUITE(trace)
 	tcase_add_test(tc, ratio_sampling_follows_the_trace_id_and_parents_decide_below);
 	tcase_add_test(tc, a_span_is_named_by_its_method_and_target);
 	tcase_add_test(tc, a_kept_child_moves_with_its_span_or_stays_linked);
+	tcase_add_test(tc, a_span_touched_from_another_thread_aborts);
+	tcase_add_test(tc, a_span_ended_twice_aborts);
+	tcase_add_test(tc, a_kept_span_touched_after_aborts);
+	tcase_add_test(tc, each_thread_writes_and_ends_its_own_spans);
 	tcase_add_test(tc, the_otlp_body_is_well_framed);
 	tcase_add_test(tc, query_summaries_name_the_operation_and_its_objects);
 	suite_add_tcase(s, tc);
