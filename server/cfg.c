@@ -189,8 +189,9 @@ static const struct cfg_key cfg_keys[] = {
 	      "HTTP calls under way at once, shared equally among the event loops (a call "
 	      "waiting for the database holds no thread); past its loop's share a call waits "
 	      "for a slot only if, at the pace its loop finishes calls, it would start within "
-	      "20 ms (a share may always wait), else it is answered 503 + Retry-After at once "
-	      "(nothing done; a new connection's call on its headers); waiting calls go first "
+	      "20 ms, 1 s on a connection kept alive (a share may always wait), else it is "
+	      "answered 503 + Retry-After at once (nothing done, on its headers, its connection "
+	      "kept); waiting calls go first "
 	      "come, first served, newest first once the wait has stood for 100 ms, and any "
 	      "that waited 1 s is answered 503. It bounds an admitted call's wait under "
 	      "overload"),

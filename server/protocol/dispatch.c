@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "answers.h"
 #include "common/b64.h"
 #include "common/jsonw.h"
 #include "common/log.h"
@@ -54,11 +55,37 @@ static void mcp_error_out(struct mcp_response *out, int status, json_t *id, int 
 	out->body = mcp_dump(msg);
 }
 
-static void mcp_result_out(struct mcp_response *out, json_t *id, json_t *result)
+/* The response around a result's text (ntext bytes): the bytes mcp_result_out() writes for its
+ * tree, copied in runs (a kept tools/list is some 14 KiB: printf's copy was a third of its CPU). */
+static void mcp_text_out(struct mcp_response *out, json_t *id, const char *text, size_t ntext)
 {
-	json_t *msg = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+	char *idtext = jsonw_dump(id);
+	const char *part[] = {"{\"jsonrpc\":\"2.0\",\"id\":", idtext, ",\"result\":", text, "}"};
+	size_t len[] = {strlen(part[0]), strlen(idtext), strlen(part[2]), ntext, 1}, all = 1;
+	for (size_t i = 0; i < 5; i++)
+		all += len[i];
+	char *b = mem_alloc(all);
+	for (size_t i = 0, at = 0; i < 5; at += len[i++])
+		memcpy(b + at, part[i], len[i]);
+	b[all - 1] = '\0';
+	free(idtext);
 	out->http_status = 200;
-	out->body = mcp_dump(msg);
+	out->body = b;
+}
+
+/* Writes the response of result (stolen); kept as text first when its handler named a key. */
+static void mcp_result_out(struct mcp_ctx *ctx, struct mcp_response *out, json_t *result)
+{
+	out->http_status = 200;
+	if (!ctx->answer->key[0]) {
+		out->body = mcp_dump(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", ctx->id,
+					       "result", result));
+		return;
+	}
+	char *text = mcp_dump(result);
+	answers_keep(ctx->service->answers, ctx->answer->key, text);
+	mcp_text_out(out, ctx->id, text, strlen(text));
+	free(text);
 }
 
 /* Adds what every modern result carries, or strips what legacy clients must not see. */
@@ -189,14 +216,17 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	struct mrtr_state mrtr;
 	ctx->method = m->name;
 	ctx->params = params;
+	struct mcp_answer answer = {.key = ""};
+	ctx->answer = &answer;
 	ctx->notify = &notify;
 	ctx->mrtr = &mrtr;
 	notify_prepare(ctx, params);
 	int rc = mrtr_prepare(ctx, params, &err);
 	if (rc == 0)
 		rc = m->fn(ctx, params, &result, &err);
-	if (rc == 0 && (mrtr_check_result(ctx, result, &err) != 0 ||
-			tasks_check_result(ctx, result, &err) != 0)) {
+	if (rc == 0 && !answer.text &&
+	    (mrtr_check_result(ctx, result, &err) != 0 ||
+	     tasks_check_result(ctx, result, &err) != 0)) {
 		json_decref(result);
 		rc = -1;
 	}
@@ -211,10 +241,12 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 					    : "error";
 	if (rc == MCP_DEFERRED) {
 		out->http_status = 200; /* the stream is the answer; its end, the transport's */
+	} else if (rc == 0 && answer.text) {
+		mcp_text_out(out, ctx->id, answer.text, answer.len); /* shaped when kept */
 	} else if (rc == 0) {
 		out->op.tool_error = json_is_true(json_object_get(result, "isError"));
 		mcp_shape_result(ctx, result);
-		mcp_result_out(out, ctx->id, result);
+		mcp_result_out(ctx, out, result);
 	} else {
 		int status = 200;
 		if (err.http_status && http) {
@@ -236,6 +268,7 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	mrtr_finish(ctx);
 	ctx->notify = NULL;
 	ctx->mrtr = NULL;
+	ctx->answer = NULL;
 	json_decref(empty);
 }
 
@@ -513,6 +546,7 @@ struct mcp_service *mcp_service_new(const struct mcp_server *s,
 	struct mcp_service *svc = mem_calloc(1, sizeof *svc);
 	svc->server = s;
 	svc->limits = cfg->limits;
+	svc->answers = answers_new();
 	/* Prompt templates may embed a resource document: documents first. */
 	if (mcp_service_check_ext(svc) != 0 || tasks_load(svc) != 0 || tools_load(svc) != 0 ||
 	    resources_load(svc, cfg->resources_dir) != 0 ||
@@ -531,6 +565,7 @@ void mcp_service_free(struct mcp_service *svc)
 	resources_unload(svc);
 	tools_unload(svc);
 	json_decref(svc->extensions);
+	answers_free(svc->answers);
 	free(svc);
 }
 

@@ -127,16 +127,16 @@ struct mcp_ctx {
 	 * clientCapabilities (2026-07-28), or initialize's on a connection that keeps them
 	 * (2025-era stdio; 2025-era HTTP has no session to keep them in). */
 	json_t *client_extensions;
-	json_t *id;         /* borrowed; NULL for notifications */
-	json_t *params;     /* borrowed: the request's params ({} when absent) */
-	const char *method; /* static: the method table's name */
-	const struct tool_desc
-		*tool; /* tools/call: the row being called (its name, audit policy) */
+	json_t *id;                   /* borrowed; NULL for notifications */
+	json_t *params;               /* borrowed: the request's params ({} when absent) */
+	const char *method;           /* static: the method table's name */
+	const struct tool_desc *tool; /* tools/call: the row called (its name, audit policy) */
 	/* The spec of the row being served (a tool, resource or template: MCP_ACCESS_FIELDS),
 	 * for its handler; NULL otherwise. */
 	const void *spec;
 	struct notify_state *notify;
 	struct mrtr_state *mrtr;
+	struct mcp_answer *answer; /* answers.h: its result kept as text, the key it depends on */
 	/* Set by the registries for access logs and metrics (struct mcp_response): the
 	 * description's name of what is called, and its outcome word; static, or NULL. */
 	const char *label;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answers.h"
 #include "budget.h"
 #include "common/log.h"
 #include "common/metrics.h"
@@ -106,11 +107,40 @@ static json_t *tools_describe(const struct mcp_ctx *ctx, size_t i)
 	return tool;
 }
 
+/* Whether the list for who is kept as text (answers_known): its key says everything the
+ * list's text depends on, the caller only through the rows it may see (a change of rights
+ * changes them, so the key), and the rows' extension parts the client declared. */
+static bool tools_list_known(struct mcp_ctx *ctx, const struct mcp_caller *who, json_t *params)
+{
+	const struct mcp_server *s = ctx->server;
+	json_t *cursor = json_object_get(params, "cursor");
+	if (s->ntools > 64 || (cursor && !json_is_null(cursor) && !json_is_string(cursor)))
+		return false; /* built each time */
+	unsigned long long seen = 0, declared = 0;
+	for (size_t i = 0; i < s->ntools; i++) {
+		const struct tool_desc *t = &s->tools[i];
+		if (MCP_MAY(who, t) && mcp_ext_offered(ctx, t->ext))
+			seen |= 1ull << i;
+		if (t->ext && mcp_ext_declared(ctx, t->ext))
+			declared |= 1ull << i;
+	}
+	/* Longer than a key may be (a client's long cursor): not kept (answers_known). */
+	char key[ANSWERS_KEY_MAX + 1];
+	snprintf(key, sizeof key, "tools/list %s %d %d %llx %llx %s", ctx->version, ctx->modern,
+		 ctx->req->per_principal, seen, declared,
+		 json_is_string(cursor) ? json_string_value(cursor) : "");
+	return answers_known(ctx, key);
+}
+
 int tools_list(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_error *err)
 {
 	struct mcp_caller who;
 	if (mcp_caller(ctx, &who, err) != 0)
 		return -1;
+	if (tools_list_known(ctx, &who, params)) {
+		*result = NULL;
+		return 0;
+	}
 	const struct mcp_server *s = ctx->server;
 	json_t *all = json_array();
 	for (size_t i = 0; i < s->ntools; i++)

@@ -11,17 +11,22 @@
 
 /* Calls past calls_max wait, suspended (a connection and its request's buffers, no stack), for
  * a slot, but only as long as a caller would wait for an answer at all: a call that would, at
- * the pace its loop finishes calls, start later than HTTP_WAIT_TARGET_MS from now is answered
- * 503 + Retry-After at once, nothing done (a new connection's call on its headers, its token and
- * body never read); a round of slots (calls_max) may always wait. So under overload the calls
- * run wait little, the excess is refused in words while its client can still go elsewhere, and
- * no request read is ever reset. The waiting ones go first in, first out while the wait empties
+ * the pace its loop finishes calls, start later than its horizon from now is answered 503 +
+ * Retry-After at once, nothing done (on its headers: its token never checked, its body read
+ * only to keep its connection); a round of slots (calls_max) may always wait. The horizon is
+ * HTTP_WAIT_TARGET_MS for a call on a new connection, whose client may still go elsewhere, and
+ * the wait's own bound HTTP_WAIT_MAX_MS for one on a connection kept alive: one connection
+ * carries one call at a time, so what such calls can make wait is bounded by the loop's
+ * connections, and their client, refused, sends the same call again on the same connection at
+ * once (at 1,000 kept-alive connections refusals on the short horizon were most answers and
+ * halved the calls served: bench/README.md, decision 3). So under overload the calls run wait
+ * little, the excess is refused in words while its client can still go elsewhere, and no
+ * request read is ever reset. The waiting ones go first in, first out while the wait empties
  * now and then; newest first once it has stood non-empty for HTTP_NEWEST_AFTER_MS, so that the
  * calls run are those whose clients are still there (the adaptive LIFO of B. Maurer, "Fail at
  * Scale", ACM Queue 13(8), 2015). One that waited HTTP_WAIT_MAX_MS (the pace fell, as when the
- * database stalls) is answered 503 too. The shapes measured against this one (a fixed 1 s bound,
- * as before; shrinking once the wait has stood, as CoDel's; by the wait's length):
- * bench/README.md, decision 3. */
+ * database stalls) is answered 503 too. The shapes measured against this one: bench/README.md,
+ * decision 3. */
 #define HTTP_NEWEST_AFTER_MS 100
 #define HTTP_WAIT_MAX_MS 1000
 #define HTTP_WAIT_TARGET_MS 20
@@ -40,12 +45,12 @@ static void http_pace(struct http_loop *hl, long long now)
 	hl->pace_t0 = now;
 }
 
-/* Whether a call arriving now would wait past HTTP_WAIT_TARGET_MS at the loop's pace. */
-bool http_wait_full(const struct http_loop *hl)
+/* Whether a call arriving now would wait past its horizon at the loop's pace. */
+bool http_wait_full(const struct http_loop *hl, bool kept_alive)
 {
 	if (hl->calls < hl->calls_max)
 		return false;
-	double room = hl->per_ms * HTTP_WAIT_TARGET_MS;
+	double room = hl->per_ms * (kept_alive ? HTTP_WAIT_MAX_MS : HTTP_WAIT_TARGET_MS);
 	return (double)hl->waiting >= (room > (double)hl->calls_max ? room : (double)hl->calls_max);
 }
 

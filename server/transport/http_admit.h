@@ -11,8 +11,9 @@
 
 #define HTTP_SHED_TEXT "Service Unavailable: too many calls under way; retry (nothing was done)"
 
-/* Whether a call arriving now would wait for a slot longer than its loop's pace allows. */
-bool http_wait_full(const struct http_loop *hl);
+/* Whether a call arriving now would wait for a slot longer than its loop's pace allows, on a
+ * connection kept alive (an earlier request of its answered) or a new one. */
+bool http_wait_full(const struct http_loop *hl, bool kept_alive);
 /* st answered 503 + Retry-After without being run (why: the metric's reason); st->out set. */
 void http_shed(struct http_req *st, const char *why);
 /* st joins its loop's wait (its caller suspends its connection). */

@@ -197,7 +197,7 @@ static enum MHD_Result http_hand_over(struct http_server *s, struct MHD_Connecti
 	if (mcp_method_local(s->mcp, st->h_method) && http_call_answer(st, true))
 		return http_send_out(s, c, st);
 	struct http_loop *hl = st->hl;
-	if (http_wait_full(hl)) {
+	if (http_wait_full(hl, !guard_fresh(http_guard_conn(c)))) {
 		http_shed(st, "queue");
 		st->queued = true;
 		return http_send_out(s, c, st);
@@ -356,26 +356,25 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 					   "Method Not Allowed: this endpoint accepts POST only",
 					   "POST");
 		}
-		/* While its loop's wait is too long for one more (http_wait_full), a call on a new
-		 * connection is refused on its headers, its token and body never read
-		 * (libmicrohttpd then closes the connection). Methods that need no slot
-		 * (server/discover), like probes, are answered as ever. */
-		struct http_loop *hl = st->hl;
-		if (http_wait_full(hl) && guard_fresh(http_guard_conn(c)) &&
-		    !mcp_method_local(s->mcp, http_header(c, "Mcp-Method"))) {
-			const char *reason[] = {"queue"};
-			metrics_add(&metrics_http_shed, reason, 1);
-			st->refused = true;
-			st->outcome = "shed";
-			return http_refuse_with(s, c, 503, MCP_RATE_LIMITED, HTTP_SHED_TEXT,
-						MHD_HTTP_HEADER_RETRY_AFTER, "1");
-		}
 		/* 3: the declared size, before reading anything. */
 		const char *cl = http_header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strtoull(cl, NULL, 10) > s->max_body) {
 			st->refused = true;
 			return http_refuse(s, c, 413, MCP_INVALID_REQUEST, "Payload Too Large",
 					   NULL);
+		}
+		/* While its loop's wait is too long for one more (http_wait_full), a call is
+		 * refused on its headers, its token never checked; its body is read and dropped
+		 * and the answer sent once the request is read, so that the connection is kept
+		 * (libmicrohttpd closes one answered before: a client that reconnects costs both
+		 * sides a handshake and comes back fresh). Methods that need no slot
+		 * (server/discover), like probes, are answered as ever. */
+		struct http_loop *hl = st->hl;
+		if (http_wait_full(hl, !guard_fresh(http_guard_conn(c))) &&
+		    !mcp_method_local(s->mcp, http_header(c, "Mcp-Method"))) {
+			http_shed(st, "queue");
+			st->queued = st->dropping = true;
+			return MHD_YES;
 		}
 		/* 4 and after: everything the headers alone decide, so that a request that fails
 		 * is answered now and its body never awaited (libmicrohttpd discards what still
@@ -397,6 +396,12 @@ static enum MHD_Result http_route(struct http_server *s, struct MHD_Connection *
 	if (st->refused) {
 		*upload_size = 0; /* discard what is still arriving; the answer is already queued */
 		return MHD_YES;
+	}
+	if (st->dropping && *upload_size) {
+		/* A refused call's body, past the limit if streamed (the connection then ends). */
+		st->discarded += *upload_size;
+		*upload_size = 0;
+		return st->discarded > s->max_body ? MHD_NO : MHD_YES;
 	}
 	if (st->probe) {
 		if (*upload_size) {

@@ -105,6 +105,7 @@ struct http_req {
 	bool refused;     /* a response was already queued (e.g. 413) */
 	bool probe;       /* GET /healthz or /readyz: answered once the request is read */
 	bool too_large;   /* a streamed body passed the limit: 413 at once, discard the rest */
+	bool dropping;    /* refused on its headers: its body is dropped, the answer follows it */
 	size_t discarded; /* bytes thrown away since */
 	/* A status written on the socket itself (the 413 of a streamed body), or 0. */
 	unsigned socket_status;

@@ -1,5 +1,6 @@
 /* The protocol core through mcp_handle(), for paths that need no database. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -166,6 +167,98 @@ START_TEST(missing_scope_is_403_on_http_and_in_band_on_stdio)
 }
 END_TEST
 
+/* The caller a rights hook states: a role the test changes between two lists. */
+static char rights_role[32] = "agent";
+
+static int rights_caller(struct mcp_ctx *ctx, struct mcp_caller *who, struct mcp_error *err)
+{
+	(void)ctx, (void)err;
+	snprintf(who->role, sizeof who->role, "%s", rights_role);
+	return 0;
+}
+
+/* The tool names of a tools/list answer (parsed), space-separated with a space at each end, and
+ * checks that it answers id. */
+static void listed(json_t *r, json_int_t id, char *names, size_t cap)
+{
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "id")), id);
+	json_t *tools = json_object_get(json_object_get(r, "result"), "tools");
+	ck_assert(json_is_array(tools));
+	size_t i, at = (size_t)snprintf(names, cap, " ");
+	json_t *t;
+	json_array_foreach (tools, i, t)
+		at += (size_t)snprintf(names + at, cap - at, "%s ",
+				       json_string_value(json_object_get(t, "name")));
+}
+
+/* A list is serialised once per set of rows the caller may see and sent as text after: a second
+ * caller with other rights, or the same one after a change of role or of scopes, gets its own
+ * list at once, never the one kept for the first; each answer carries its own request's id. */
+START_TEST(a_kept_list_follows_the_callers_rights)
+{
+	struct tool_desc rows[2] = {
+		{.name = "for_agents",
+		 .title = "A",
+		 .description = "For agents.",
+		 .input_schema = "{\"type\":\"object\"}",
+		 .roles = "agent,manager"},
+		{.name = "for_managers",
+		 .title = "M",
+		 .description = "For managers.",
+		 .input_schema = "{\"type\":\"object\"}",
+		 .roles = "manager"},
+	};
+	struct mcp_server rs;
+	struct mcp_service *rsvc = core_server(&rs, rows, 2, NULL, 0);
+	mcp_service_free(rsvc);
+	rs.caller = rights_caller;
+	rsvc = core_load(&rs);
+	struct mcp_service *saved = svc;
+	svc = rsvc;
+	char names[256], again[256];
+	int st;
+	const char *seq[][2] = {{"agent", " get_bike_status for_agents "},
+				{"manager", " get_bike_status for_agents for_managers "},
+				{"agent", " get_bike_status for_agents "},
+				{"viewer", " get_bike_status "}};
+	for (json_int_t n = 0; n < 8; n++) {
+		snprintf(rights_role, sizeof rights_role, "%s", seq[n % 4][0]);
+		char body[256];
+		snprintf(body, sizeof body,
+			 "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/list\","
+			 "\"params\":{" META "}}",
+			 (long long)n);
+		json_t *r = handle(MCP_TRANSPORT_HTTP, body, "2026-07-28", "tools/list", &st, NULL);
+		ck_assert_int_eq(st, 200);
+		listed(r, n, names, sizeof names);
+		ck_assert_str_eq(names, seq[n % 4][1]);
+		json_decref(r);
+	}
+	/* Scopes narrowed: the read tool goes, whatever was kept. */
+	snprintf(rights_role, sizeof rights_role, "manager");
+	actor.scopes = 0;
+	json_t *r = handle(
+		MCP_TRANSPORT_STDIO,
+		"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\",\"params\":{" META "}}",
+		NULL, NULL, &st, NULL);
+	listed(r, 9, again, sizeof again);
+	ck_assert_str_eq(again, " for_agents for_managers ");
+	json_decref(r);
+	actor.scopes = FLEET_SCOPE_READ;
+	/* A cursor that is not one is refused after lists were kept, as before. */
+	r = handle(MCP_TRANSPORT_HTTP,
+		   "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\",\"params\":{"
+		   "\"cursor\":\"bk1.nope\"," META "}}",
+		   "2026-07-28", "tools/list", &st, NULL);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r, "error"), "code")),
+			 -32602);
+	json_decref(r);
+	svc = saved;
+	mcp_service_free(rsvc);
+	snprintf(rights_role, sizeof rights_role, "agent");
+}
+END_TEST
+
 /* The authority a server acts with ends at its token's exp (a stdio server started with
  * BIKAROO_TOKEN): requests after it are refused, notifications still get no answer. */
 START_TEST(expired_authority_is_refused)
@@ -206,6 +299,7 @@ CHECK_SUITE(mcp)
 	tcase_add_test(tc, legacy_shapes_follow_the_negotiated_version);
 	tcase_add_test(tc, missing_scope_is_403_on_http_and_in_band_on_stdio);
 	tcase_add_test(tc, expired_authority_is_refused);
+	tcase_add_test(tc, a_kept_list_follows_the_callers_rights);
 	suite_add_tcase(s, tc);
 	return s;
 }

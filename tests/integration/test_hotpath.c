@@ -567,8 +567,12 @@ START_TEST(the_read_is_inlined_and_found_by_its_keys_whoever_its_plan_is_made_fo
 	ck_assert(ok);
 	char *plan = hot_plan("fleet.bike_status_for(", "'{" HOT_PAR "}', '[]'");
 	ck_assert_msg(!strstr(plan, "Function Scan on bike_status_for"), "not inlined:\n%s", plan);
-	ck_assert_msg(strstr(plan, "Index Scan using bikes_pkey on bikes"), "not by key:\n%s",
-		      plan);
+	/* By key: an index scan of bikes_pkey, or a bitmap of it when the table's statistics make
+	 * one cheaper for the keys' array; never a scan of the table. */
+	ck_assert_msg((strstr(plan, "Index Scan using bikes_pkey on bikes") ||
+		       strstr(plan, "Bitmap Index Scan on bikes_pkey")) &&
+			      !strstr(plan, "Seq Scan on bikes"),
+		      "not by key:\n%s", plan);
 	free(plan);
 	/* (A case is found by its key too once there are many; the suite's few are read whole.) */
 	struct it_response r;
