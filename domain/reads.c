@@ -3,11 +3,11 @@
  * per caller and read; each call is woken with its statement's result and maps it itself. */
 #include "reads.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/mem.h"
@@ -306,7 +306,7 @@ static void reads_submit(struct reads_call **calls, size_t n, bool alone)
 		x->params[1] = x->actor->client_id;
 		if (x->keys) {
 			x->keys_text = reads_keys_literal(x->keys);
-			x->calls_text = json_dumps(x->calls, JSON_COMPACT);
+			x->calls_text = jsonw_dump(x->calls);
 			x->params[2] = x->keys_text;
 			x->params[3] = x->calls_text;
 		}
