@@ -17,7 +17,7 @@ static const unsigned char jsonw_escape[256] = {
 	[0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['"'] = 1,  ['\\'] = 1,
 };
 
-static void jsonw_string(struct mem_buf *b, const char *s, size_t n)
+void jsonw_string(struct mem_buf *b, const char *s, size_t n)
 {
 	mem_buf_put(b, "\"", 1);
 	size_t start = 0;
@@ -78,7 +78,7 @@ static void jsonw_real(struct mem_buf *b, double v)
 	mem_buf_put(b, t, (size_t)n);
 }
 
-static void jsonw_value(struct mem_buf *b, const json_t *v)
+void jsonw_value(struct mem_buf *b, const json_t *v)
 {
 	char num[32];
 	switch (json_typeof(v)) {

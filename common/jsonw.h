@@ -9,7 +9,12 @@
 
 #include <jansson.h>
 
+#include "mem.h"
+
 /* New NUL-terminated text (caller frees), or NULL for a NULL value. Keys in insertion order. */
 char *jsonw_dump(const json_t *v);
+/* The same text appended to b: of v, or of the string s[0..n) (valid UTF-8, as jansson's are). */
+void jsonw_value(struct mem_buf *b, const json_t *v);
+void jsonw_string(struct mem_buf *b, const char *s, size_t n);
 
 #endif

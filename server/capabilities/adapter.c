@@ -85,51 +85,101 @@ enum resource_status adapter_read_failure(struct mcp_ctx *ctx, enum fleet_status
 
 /* ---- rows and tasks as answers ------------------------------------------------------------ */
 
-static json_t *adapter_value(const struct declared_field *f, const char *v)
+/* Whether v is text jansson takes as a string: a string that is not (not UTF-8: PostgreSQL's
+ * text in another client encoding) is left out of its object, as json_object_set_new leaves a
+ * NULL value out. ASCII is always taken, and costs no allocation. */
+static bool adapter_string_ok(const char *v, size_t n)
 {
-	if (!v)
-		return json_null();
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] >= 0x80) {
+			json_t *s = json_stringn(v, n);
+			json_decref(s);
+			return s != NULL;
+		}
+	return true;
+}
+
+/* One column's value (v: its text as PostgreSQL sends it, NULL for null) in its JSON form. */
+static void adapter_value(struct mem_buf *b, const struct declared_field *f, const char *v)
+{
+	char num[32];
+	if (!v) {
+		mem_buf_put(b, "null", 4);
+		return;
+	}
 	switch (f->json) {
-	case DECLARED_INTEGER: return json_integer(strtoll(v, NULL, 10));
-	case DECLARED_BOOLEAN: return json_boolean(strcmp(v, "t") == 0);
-	case DECLARED_JSON: {
+	case DECLARED_INTEGER:
+		mem_buf_put(b, num,
+			    (size_t)snprintf(num, sizeof num, "%lld", strtoll(v, NULL, 10)));
+		return;
+	case DECLARED_BOOLEAN:
+		if (strcmp(v, "t") == 0)
+			mem_buf_put(b, "true", 4);
+		else
+			mem_buf_put(b, "false", 5);
+		return;
+	case DECLARED_JSON: { /* jsonb's text, written again as every answer is (compact) */
 		json_t *j = json_loads(v, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
-		return j ? j : json_null();
+		if (j)
+			jsonw_value(b, j);
+		else
+			mem_buf_put(b, "null", 4);
+		json_decref(j);
+		return;
 	}
 	case DECLARED_STRING: break;
 	}
-	return json_string(v);
+	jsonw_string(b, v, strlen(v));
 }
 
 /* One row (n column texts) as the object of its shown columns, in declared order. */
-static json_t *adapter_row(const struct declared_field *fields, size_t n, char *const *row)
+static void adapter_row(struct mem_buf *b, const struct declared_field *fields, size_t n,
+			char *const *row)
 {
-	json_t *o = json_object();
-	for (size_t i = 0; i < n; i++)
-		if (fields[i].name)
-			json_object_set_new(o, fields[i].name, adapter_value(&fields[i], row[i]));
-	return o;
+	bool first = true;
+	mem_buf_put(b, "{", 1);
+	for (size_t i = 0; i < n; i++) {
+		const struct declared_field *f = &fields[i];
+		if (!f->name || (f->json == DECLARED_STRING && row[i] &&
+				 !adapter_string_ok(row[i], strlen(row[i]))))
+			continue;
+		if (!first)
+			mem_buf_put(b, ",", 1);
+		first = false;
+		jsonw_string(b, f->name, strlen(f->name));
+		mem_buf_put(b, ":", 1);
+		adapter_value(b, f, row[i]);
+	}
+	mem_buf_put(b, "}", 1);
 }
 
-json_t *adapter_document(const struct mcp_ctx *ctx, const struct declared_read *r,
-			 char *const *rows, size_t n, json_t *args)
+void adapter_document(struct mem_buf *b, const struct mcp_ctx *ctx, const struct declared_read *r,
+		      char *const *rows, size_t n, json_t *args)
 {
 	size_t w = r->query.ncolumns;
-	if (!r->query.list)
-		return adapter_row(r->fields, w, rows);
+	if (!r->query.list) {
+		adapter_row(b, r->fields, w, rows);
+		return;
+	}
 	bool more = r->page_size && n > r->page_size;
 	n = more ? r->page_size : n;
-	json_t *list = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(list, adapter_row(r->fields, w, rows + i * w));
-	json_t *doc = json_pack("{s:o}", r->list, list);
+	mem_buf_put(b, "{", 1);
+	jsonw_string(b, r->list, strlen(r->list));
+	mem_buf_put(b, ":[", 2);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			mem_buf_put(b, ",", 1);
+		adapter_row(b, r->fields, w, rows + i * w);
+	}
+	mem_buf_put(b, "]", 1);
 	if (more) {
 		const char *place = rows[(n - 1) * w + (size_t)r->page_after];
 		char *cursor = pager_cursor_seal(ctx, args, place ? place : "");
-		json_object_set_new(doc, "nextCursor", json_string(cursor));
+		mem_buf_put(b, ",\"nextCursor\":", 14);
+		jsonw_string(b, cursor, strlen(cursor));
 		free(cursor);
 	}
-	return doc;
+	mem_buf_put(b, "}", 1);
 }
 
 json_t *adapter_result(const struct declared_write *w, const char *result)

@@ -6,6 +6,7 @@
 #ifndef BIKAROO_ADAPTER_H
 #define BIKAROO_ADAPTER_H
 
+#include "common/mem.h"
 #include "domain/audit.h"
 #include "domain/types.h"
 #include "server/protocol/capability.h"
@@ -62,12 +63,13 @@ struct declared_write;
 struct case_task;
 struct mcp_task;
 /* A declared read's rows (n of them, each r->query.ncolumns texts, borrowed, as PostgreSQL sends
- * them) as its document (new): the first row's object of its shown columns by their JSON names
- * and forms, in declared order (withheld columns are never shown), or {list: [objects]}; a list
- * in pages shows at most its page and, when there are more rows, nextCursor, the cursor of the
- * next page (sealed for ctx's caller, tool and args: NULL for a whole list). */
-json_t *adapter_document(const struct mcp_ctx *ctx, const struct declared_read *r,
-			 char *const *rows, size_t n, json_t *args);
+ * them) as its document, written into b as JSON text (written once, never a tree): the first
+ * row's object of its shown columns by their JSON names and forms, in declared order (withheld
+ * columns are never shown), or {list: [objects]}; a list in pages shows at most its page and,
+ * when there are more rows, nextCursor, the cursor of the next page (sealed for ctx's caller,
+ * tool and args: NULL for a whole list). */
+void adapter_document(struct mem_buf *b, const struct mcp_ctx *ctx, const struct declared_read *r,
+		      char *const *rows, size_t n, json_t *args);
 /* A write's result (JSON text of an object by column names, borrowed) as its tool shows it:
  * the shown columns by their JSON names (new), or NULL, logged, when the result is not what w
  * declares (a column it does not list, a value of another form, a null it does not allow):

@@ -105,6 +105,7 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 	char *query = NULL, **rows = NULL;
 	size_t n = 0;
 	int rc = 0;
+	bool written = false;
 	*result = NULL;
 	struct adapter_call call;
 	adapter_call_entry(ctx, args, &call);
@@ -122,15 +123,19 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 		rc = adapter_unavailable(err);
 		goto out;
 	}
-	if (st == FLEET_OK) {
-		*result = adapter_structured(adapter_document(ctx, r, rows, n, args));
+	if (st == FLEET_OK) { /* its result written once, as text: *result stays NULL */
+		struct mem_buf doc = {0};
+		adapter_document(&doc, ctx, r, rows, n, args);
+		tools_result_text(ctx, doc.p, doc.len);
+		free(doc.p);
+		written = true;
 		goto out;
 	}
 	if (st == FLEET_FORBIDDEN)
 		ctx->outcome = "denied"; /* a refusal, not a failure (access line, metrics) */
 	outcome = fleet_status_name(st);
 out:
-	if (!rc && !*result)
+	if (!rc && !*result && !written)
 		*result = declared_refusal(r->refusals, outcome, args,
 					   (const char *[]){"key", key, "outcome", outcome, NULL},
 					   NULL);
@@ -152,12 +157,11 @@ enum resource_status declared_resource(struct mcp_ctx *ctx, const char *uri, con
 	enum fleet_status st = declared_run(ctx, r, value, value ? &call.entry : NULL, &rows, &n);
 	if (st != FLEET_OK) /* no rows: reads_run_all keeps none of a failed read */
 		return adapter_read_failure(ctx, st, err);
-	json_t *doc = adapter_document(ctx, r, rows, n, NULL);
+	struct mem_buf doc = {0};
+	adapter_document(&doc, ctx, r, rows, n, NULL);
 	declared_free(r, rows, n);
-	char *text = jsonw_dump(doc);
-	json_decref(doc);
-	*result = resources_text_result(uri, row->mime_type, text, row->ttl_ms, row->per_user);
-	free(text);
+	*result = resources_text_result(uri, row->mime_type, doc.p, row->ttl_ms, row->per_user);
+	free(doc.p);
 	return RESOURCE_OK;
 }
 

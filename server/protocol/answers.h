@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/mem.h"
 #include "mcp.h"
 
 /* At most this many answers are kept (a result past them is built each time, as if none were
@@ -15,11 +16,13 @@
 #define ANSWERS_KEY_MAX 128
 
 /* A request's side (mcp_ctx.answer, on dispatch's stack): the key its handler's result depends
- * on ("": none), and the text kept under it when one was found. */
+ * on ("": none), and the text kept under it when one was found, or the result its handler wrote
+ * as text (written, owned by dispatch; tools_result_text). */
 struct mcp_answer {
 	char key[ANSWERS_KEY_MAX];
 	const char *text;
 	size_t len;
+	struct mem_buf written;
 };
 
 struct answers;
@@ -41,5 +44,9 @@ void answers_keep(struct answers *a, const char *key, const char *text);
  * false, and the result it returns is kept under key (dispatch.c). False too, keeping nothing,
  * for a key of ANSWERS_KEY_MAX characters or more. */
 bool answers_known(struct mcp_ctx *ctx, const char *key);
+
+/* Ends a result written as text (b: its object's members, open) with what dispatch adds to
+ * every result of ctx's era (the tree's own path: dispatch.c, mcp_shape_result). */
+void answers_shape_text(const struct mcp_ctx *ctx, struct mem_buf *b);
 
 #endif

@@ -109,6 +109,20 @@ static void mcp_shape_result(const struct mcp_ctx *ctx, json_t *result)
 				      ctx->server->version));
 }
 
+void answers_shape_text(const struct mcp_ctx *ctx, struct mem_buf *b)
+{
+	static const char info[] =
+		",\"resultType\":\"complete\",\"_meta\":{\"" MCP_META_SERVERINFO "\":{\"name\":";
+	if (ctx->modern) { /* as mcp_shape_result adds them to a result without either */
+		mem_buf_put(b, info, sizeof info - 1);
+		jsonw_string(b, ctx->server->name, strlen(ctx->server->name));
+		mem_buf_put(b, ",\"version\":", 11);
+		jsonw_string(b, ctx->server->version, strlen(ctx->server->version));
+		mem_buf_put(b, "}}", 2);
+	}
+	mem_buf_put(b, "}", 1);
+}
+
 /* ---- header helpers ----------------------------------------------------------------- */
 
 /* Trims SP/HTAB around a header value into buf; decodes the =?base64?...?= sentinel.
@@ -242,7 +256,8 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	if (rc == MCP_DEFERRED) {
 		out->http_status = 200; /* the stream is the answer; its end, the transport's */
 	} else if (rc == 0 && answer.text) {
-		mcp_text_out(out, ctx->id, answer.text, answer.len); /* shaped when kept */
+		/* shaped when kept or written */
+		mcp_text_out(out, ctx->id, answer.text, answer.len);
 	} else if (rc == 0) {
 		out->op.tool_error = json_is_true(json_object_get(result, "isError"));
 		mcp_shape_result(ctx, result);
@@ -269,6 +284,7 @@ static void mcp_dispatch(struct mcp_ctx *ctx, const struct mcp_method *m, json_t
 	ctx->notify = NULL;
 	ctx->mrtr = NULL;
 	ctx->answer = NULL;
+	free(answer.written.p);
 	json_decref(empty);
 }
 

@@ -2,11 +2,13 @@
  * validation against each tool's inputSchema, the call, and its audit and log line. */
 #include "tools.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "answers.h"
 #include "budget.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/mem.h"
@@ -84,6 +86,26 @@ json_t *tools_result(const char *text, json_t *structured, bool is_error)
 	if (structured)
 		json_object_set_new(r, "structuredContent", structured);
 	return r;
+}
+
+void tools_result_text(struct mcp_ctx *ctx, const char *doc, size_t n)
+{
+	struct mcp_answer *ans = ctx->answer;
+	assert(ans && !ans->written.p); /* dispatched, written once */
+	struct mem_buf *b = &ans->written;
+	static const char head[] = "{\"content\":[{\"type\":\"text\",\"text\":";
+	static const char tail[] = "}],\"isError\":false";
+	static const char structured[] = ",\"structuredContent\":";
+	mem_buf_put(b, head, sizeof head - 1);
+	jsonw_string(b, doc, n);
+	mem_buf_put(b, tail, sizeof tail - 1);
+	if (mcp_version_at_least(ctx, "2025-06-18")) { /* as tools_call strips it for the others */
+		mem_buf_put(b, structured, sizeof structured - 1);
+		mem_buf_put(b, doc, n);
+	}
+	answers_shape_text(ctx, b);
+	ans->text = b->p;
+	ans->len = b->len;
 }
 
 /* A tool as the negotiated revision knows it (title and outputSchema from 2025-06-18 on). */

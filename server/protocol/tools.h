@@ -21,4 +21,11 @@ int tools_call(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mcp_
 /* Builds a CallToolResult: text content plus optional structured content (stolen). */
 json_t *tools_result(const char *text, json_t *structured, bool is_error);
 
+/* The successful CallToolResult of a document written as text (doc[0..n): a JSON object as
+ * jsonw writes it), never a tree: its text block and its structuredContent, written once for
+ * the response, byte for byte what tools_result(doc, the document, false) would be answered as
+ * in ctx's revision and era. For a tool_fn of a dispatched call, which then returns 0 with
+ * *result NULL. */
+void tools_result_text(struct mcp_ctx *ctx, const char *doc, size_t n);
+
 #endif

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fixture.h"
+#include "server/protocol/tools.h"
 #include "tests/check_main.h"
 
 static struct fleet_actor actor = {"marie", "customer-care-assistant", FLEET_SCOPE_READ, false, 0,
@@ -259,6 +260,88 @@ START_TEST(a_kept_list_follows_the_callers_rights)
 }
 END_TEST
 
+/* A document with what a writer can get wrong: escapes, a control character, UTF-8, numbers,
+ * a null, nesting. */
+#define WRITTEN_DOC                                                                                \
+	"{\"id\":\"VL-1 \\\"quoted\\\" \\\\ back\\nline\\u0001 \xc3\xa9t\xc3\xa9\",\"n\":-12,"     \
+	"\"ok\":true,\"none\":null,\"list\":[1,{\"k\":\"v\"}],\"r\":2.5}"
+
+static int tree_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)
+{
+	(void)ctx, (void)args, (void)err;
+	*result = tools_result(WRITTEN_DOC, json_loads(WRITTEN_DOC, 0, NULL), false);
+	return 0;
+}
+
+static int text_tool(struct mcp_ctx *ctx, json_t *args, json_t **result, struct mcp_error *err)
+{
+	(void)args, (void)err;
+	tools_result_text(ctx, WRITTEN_DOC, strlen(WRITTEN_DOC));
+	*result = NULL;
+	return 0;
+}
+
+/* The response body of calling tool in revision v (2026-07-28 with its envelope, else legacy). */
+static char *call_body(const char *tool, const char *v)
+{
+	char body[512];
+	bool modern = strcmp(v, "2026-07-28") == 0;
+	snprintf(body, sizeof body,
+		 "{\"jsonrpc\":\"2.0\",\"id\":\"c-7\",\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"%s\",\"arguments\":{}%s}}",
+		 tool, modern ? "," META : "");
+	struct mcp_request req = {.transport = MCP_TRANSPORT_HTTP,
+				  .body = body,
+				  .body_len = strlen(body),
+				  .h_protocol_version = v,
+				  .h_method = modern ? "tools/call" : NULL,
+				  .h_name = modern ? tool : NULL,
+				  .actor = &actor,
+				  .reqid = "unit"};
+	struct mcp_response out;
+	mcp_handle(svc, &req, &out);
+	ck_assert_int_eq(out.http_status, 200);
+	char *text = strdup(out.body);
+	mcp_response_free(&out);
+	return text;
+}
+
+/* A result written as text (tools_result_text) is answered with exactly the bytes its tree is,
+ * in every revision: the text block, structuredContent from 2025-06-18 on, the modern era's
+ * resultType and serverInfo. */
+START_TEST(a_written_result_is_answered_as_its_tree)
+{
+	const struct tool_desc rows[2] = {
+		{.name = "tree",
+		 .title = "T",
+		 .description = "Tree.",
+		 .input_schema = "{\"type\":\"object\"}",
+		 .read_only = true,
+		 .fn = tree_tool},
+		{.name = "text",
+		 .title = "T",
+		 .description = "Text.",
+		 .input_schema = "{\"type\":\"object\"}",
+		 .read_only = true,
+		 .fn = text_tool},
+	};
+	struct mcp_server ws;
+	struct mcp_service *saved = svc;
+	svc = core_server(&ws, rows, 2, NULL, 0);
+	const char *versions[] = {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"};
+	for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+		char *tree = call_body("tree", versions[i]), *text = call_body("text", versions[i]);
+		ck_assert_msg(strstr(tree, "\"isError\":false"), "%s: %s", versions[i], tree);
+		ck_assert_msg(strcmp(tree, text) == 0, "%s:\n tree %s\n text %s", versions[i], tree,
+			      text);
+		free(tree);
+		free(text);
+	}
+	mcp_service_free(svc);
+	svc = saved;
+}
+END_TEST
+
 /* The authority a server acts with ends at its token's exp (a stdio server started with
  * BIKAROO_TOKEN): requests after it are refused, notifications still get no answer. */
 START_TEST(expired_authority_is_refused)
@@ -300,6 +383,7 @@ CHECK_SUITE(mcp)
 	tcase_add_test(tc, missing_scope_is_403_on_http_and_in_band_on_stdio);
 	tcase_add_test(tc, expired_authority_is_refused);
 	tcase_add_test(tc, a_kept_list_follows_the_callers_rights);
+	tcase_add_test(tc, a_written_result_is_answered_as_its_tree);
 	suite_add_tcase(s, tc);
 	return s;
 }
