@@ -19,6 +19,9 @@
 -- cache holds only what the tables say for that subject and client, so it is the same for
 -- whoever shares the backend (a transaction pooler): identity itself stays transaction-local.
 -- A subject or client containing U+001F is never cached.
+-- Every table is named with its schema: PostgreSQL searches a session's temporary tables before
+-- any schema of search_path, so a bare name would let a temporary `principals` of the session
+-- stand in for the real one (forged rights, then cached for whoever shares the backend).
 CREATE OR REPLACE FUNCTION fleet.act_as(p_subject text, p_client text) RETURNS fleet.acting
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, fleet
@@ -34,7 +37,7 @@ BEGIN
     a.subject := p_subject;
     a.client_id := p_client;
     IF c[2] = p_subject AND c[3] = p_client AND c[10] IS NOT NULL
-       AND EXISTS (SELECT FROM rights_epoch r WHERE r.epoch = c[1]::bigint) THEN
+       AND EXISTS (SELECT FROM fleet.rights_epoch r WHERE r.epoch = c[1]::bigint) THEN
         a.role := NULLIF(c[4], '');
         a.is_human := c[5]::boolean;
         a.client_may_read := c[6]::boolean;
@@ -46,7 +49,7 @@ BEGIN
                 || set_config('app.may_use', c[10], true) || set_config('app.may_report', '', true);
         RETURN a;
     END IF;
-    SELECT r.epoch INTO e FROM rights_epoch r;
+    SELECT r.epoch INTO e FROM fleet.rights_epoch r;
     -- Clear any earlier identity first: the lookups below run under RLS as the new subject.
     PERFORM set_config('app.regions', '', true);
     PERFORM set_config('app.role', '', true);
@@ -56,13 +59,13 @@ BEGIN
     PERFORM set_config('app.client', coalesce(p_client, ''), true);
     SELECT p.role, p.is_human,
            coalesce((SELECT array_agg(r.region ORDER BY r.region)
-                       FROM principal_regions r WHERE r.subject = p.subject), '{}')
+                       FROM fleet.principal_regions r WHERE r.subject = p.subject), '{}')
       INTO a.role, a.is_human, a.regions
-      FROM principals p
+      FROM fleet.principals p
      WHERE p.subject = p_subject AND p.active;
     SELECT k.may_read, k.may_report, k.requires_confirmation
       INTO a.client_may_read, a.client_may_report, a.requires_confirmation
-      FROM client_apps k
+      FROM fleet.client_apps k
      WHERE k.client_id = p_client AND k.active;
     IF a.role IS NULL OR a.client_may_read IS NULL THEN
         a.role := NULL;
@@ -73,7 +76,7 @@ BEGIN
         a.requires_confirmation := false;
     ELSE
         SELECT coalesce(string_agg(k.name, ',' ORDER BY k.name), '') INTO v_may
-          FROM capabilities k WHERE fleet.may_use(k.name, a);
+          FROM fleet.capabilities k WHERE fleet.may_use(k.name, a);
     END IF;
     IF e IS NOT NULL AND strpos(p_subject || p_client, E'\x1f') = 0 THEN
         PERFORM set_config(slot, concat_ws(E'\x1f', e, p_subject, p_client, coalesce(a.role, ''),

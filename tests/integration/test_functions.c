@@ -155,6 +155,36 @@ START_TEST(the_audit_log_refuses_a_malformed_row)
 }
 END_TEST
 
+/* A session's temporary tables never stand in for the rights' tables: PostgreSQL searches the
+ * session's temporary schema before any schema of search_path unless the path names it, so a
+ * fleet_app session holding a temporary principals, principal_regions, client_apps and
+ * rights_epoch (the current epoch, so the forgery would be cached for the whole backend) would
+ * make marie an administrator of every region, were act_as to name its tables without schema.
+ * It answers marie's own rights, now and from the cache on the next call of the session. */
+START_TEST(act_as_reads_rights_from_fleet_not_from_temporary_tables)
+{
+	char *v = it_sql_as_app_then(
+		"CREATE TEMP TABLE principals (subject text, role text, is_human boolean,"
+		" active boolean);"
+		"INSERT INTO principals VALUES ('marie', 'fleet_admin', true, true);"
+		"CREATE TEMP TABLE principal_regions (subject text, region text);"
+		"INSERT INTO principal_regions VALUES ('marie', 'BE-BRU'), ('marie', 'FR-LYO'),"
+		" ('marie', 'FR-PAR');"
+		"CREATE TEMP TABLE client_apps (client_id text, may_read boolean,"
+		" may_report boolean, requires_confirmation boolean, active boolean);"
+		"INSERT INTO client_apps VALUES ('customer-care-assistant', true, true, false, "
+		"true);"
+		"CREATE TEMP TABLE rights_epoch AS SELECT epoch FROM fleet.rights_epoch;"
+		"SELECT a.role FROM fleet.act_as('marie', 'customer-care-assistant') AS a",
+		"SELECT a.role || ' ' || array_to_string(a.regions, ',') || ' '"
+		" || current_setting('app.regions')"
+		" FROM fleet.act_as('marie', 'customer-care-assistant') AS a");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(v, "customer_care FR-PAR FR-PAR");
+	free(v);
+}
+END_TEST
+
 CHECK_SUITE(functions)
 {
 	Suite *s = suite_create("functions");
@@ -168,5 +198,8 @@ CHECK_SUITE(functions)
 	tcase_set_timeout(audit, 60); /* a connection per row tried */
 	tcase_add_test(audit, the_audit_log_refuses_a_malformed_row);
 	suite_add_tcase(s, audit);
+	TCase *act = tcase_create("act_as");
+	tcase_add_test(act, act_as_reads_rights_from_fleet_not_from_temporary_tables);
+	suite_add_tcase(s, act);
 	return s;
 }
