@@ -230,7 +230,7 @@ EOF
 CREATE OR REPLACE FUNCTION fleet.${fn}(c fleet.write_call)
 RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS \$\$
 DECLARE
     w  fleet.write_state;

@@ -24,7 +24,7 @@
 -- stand in for the real one (forged rights, then cached for whoever shares the backend).
 CREATE OR REPLACE FUNCTION fleet.act_as(p_subject text, p_client text) RETURNS fleet.acting
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     a fleet.acting;

@@ -5,7 +5,7 @@ CREATE OR REPLACE FUNCTION fleet.admin_client(p_client_id text, p_name text, p_m
                                               p_may_report boolean,
                                               p_requires_confirmation boolean) RETURNS text
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 BEGIN
     INSERT INTO fleet.client_apps (client_id, name, may_read, may_report, requires_confirmation,

@@ -3,7 +3,7 @@
 -- Audited in fleet.admin_log (also when there was none); owner only.
 CREATE OR REPLACE FUNCTION fleet.admin_deactivate(p_kind text, p_id text) RETURNS boolean
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     hit boolean; -- not "found": that is PL/pgSQL's FOUND

@@ -8,7 +8,7 @@
 -- operator's tool maps that to the file's line and column.
 CREATE OR REPLACE FUNCTION fleet.admin_load(p_kind text, p_rows jsonb) RETURNS bigint
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     n bigint;

@@ -4,7 +4,7 @@
 -- fails, row by row to name the row. Owner only.
 CREATE OR REPLACE FUNCTION fleet.admin_load_rows(p_kind text, p_rows jsonb) RETURNS bigint
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     n bigint;

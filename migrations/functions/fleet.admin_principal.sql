@@ -6,7 +6,7 @@ CREATE OR REPLACE FUNCTION fleet.admin_principal(p_subject text, p_display_name 
                                                  p_role text, p_is_human boolean,
                                                  p_regions text[]) RETURNS text
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     missing text;

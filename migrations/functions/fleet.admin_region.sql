@@ -1,7 +1,7 @@
 -- Adds a region, or renames it (code like FR-PAR). Audited in fleet.admin_log; owner only.
 CREATE OR REPLACE FUNCTION fleet.admin_region(p_code text, p_name text) RETURNS text
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 BEGIN
     INSERT INTO fleet.regions (code, name) VALUES (p_code, p_name)

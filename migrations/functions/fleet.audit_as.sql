@@ -4,7 +4,7 @@ CREATE OR REPLACE FUNCTION fleet.audit_as(p_subject text, p_client text, p_tool 
                                           p_digest text, p_outcome text, p_detail text, p_request_id text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 BEGIN
     PERFORM fleet.act_as(p_subject, p_client);

@@ -16,7 +16,7 @@ CREATE OR REPLACE FUNCTION fleet.audit_batch(p_subject text[], p_client text[], 
                                              p_trace_id text[], p_token_ref text[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 SET lock_timeout = '2s'
 AS $$
 DECLARE

@@ -14,7 +14,7 @@ CREATE OR REPLACE FUNCTION fleet.audit_reads(p_subject text, p_client text, p_ca
                                              p_allowed boolean, p_found text[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 SET lock_timeout = '2s'
 AS $$
 DECLARE

@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION fleet.audit_record(p_tool text, p_target text, p_dige
                                               p_detail text, p_request_id text, p_report text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     v_ref record;

@@ -9,7 +9,7 @@
 CREATE OR REPLACE FUNCTION fleet.audit_ref(p_ref text, OUT trace_id text, OUT token_ref text,
                                            OUT request_id text)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT t.trace_id, k.token_ref,
            left(substr(t.rest, coalesce(length(k.token_ref) + 2, 1)), 128)

@@ -11,7 +11,7 @@ RETURNS TABLE (role text, regions text[], is_human boolean, client_may_read bool
                bike_id text, status text, status_label text, region text, station_id text,
                battery_pct smallint, last_seen_at text, open_case_id text)
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     a fleet.acting := fleet.act_as(p_subject, p_client);

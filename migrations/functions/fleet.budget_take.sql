@@ -16,7 +16,7 @@ CREATE OR REPLACE FUNCTION fleet.budget_take(p_keys text[], p_want integer[],
                                              p_burst double precision[])
 RETURNS TABLE (granted integer, level double precision)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 SET lock_timeout = '100ms'
 AS $$
 DECLARE

@@ -8,7 +8,7 @@ RETURNS TABLE (out_role text, out_regions text[], out_is_human boolean,
                bike_id text, region text, state text, subject text, client_id text,
                issue text, description text, detail text)
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     a fleet.acting;

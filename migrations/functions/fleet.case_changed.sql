@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION fleet.case_changed(p_case text, p_since text)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     SELECT CASE WHEN p_since IS NULL THEN NULL
                 WHEN count(e.event_id) = 0

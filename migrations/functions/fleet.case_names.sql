@@ -8,7 +8,7 @@
 CREATE OR REPLACE FUNCTION fleet.case_names(p_case text)
 RETURNS TABLE (kind text, id text, name text)
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     WITH c AS (
         SELECT cs.case_id, cs.opened_by, cs.opened_via FROM cases cs

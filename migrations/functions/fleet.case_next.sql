@@ -13,7 +13,7 @@ CREATE OR REPLACE FUNCTION fleet.case_next()
 RETURNS TABLE (state text, tools text[], roles text[], by_words text, may_act boolean,
                may_act_own boolean)
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 #variable_conflict use_column
 BEGIN

@@ -25,7 +25,7 @@
 CREATE OR REPLACE FUNCTION fleet.case_step_as(c fleet.write_call)
 RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     w       fleet.write_state;

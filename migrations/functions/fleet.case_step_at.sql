@@ -6,7 +6,7 @@
 -- (the login role may not name the column; the owner's repairs stay as written).
 CREATE OR REPLACE FUNCTION fleet.case_step_at() RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN

@@ -12,7 +12,7 @@ CREATE OR REPLACE FUNCTION fleet.case_step_question(p_event text, p_choice text,
                                                     p_asked_note text)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     WITH w AS (
         SELECT format('bike %s (case %s, %s)', p_bike, p_case, rg.name) AS bike, rg.name AS region,

@@ -6,7 +6,7 @@
 -- for a case the caller does not see (read under row-level security as the caller).
 CREATE OR REPLACE FUNCTION fleet.case_step_refusal(p_case_id text) RETURNS jsonb
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     SELECT v || jsonb_build_object(
                     'next_steps',

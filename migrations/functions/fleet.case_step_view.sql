@@ -5,7 +5,7 @@
 -- is done, and fleet.task_state keeps it as a finished task's result.
 CREATE OR REPLACE FUNCTION fleet.case_step_view(p_case_id text) RETURNS jsonb
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     SELECT to_jsonb(v) FROM (
         SELECT c.case_id, c.bike_id, c.state, c.finding, c.resolution, b.status AS bike_status,

@@ -3,7 +3,7 @@
 CREATE OR REPLACE FUNCTION fleet.case_version(p_case text)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     SELECT e.event_id || '@' || extract(epoch FROM e.at)
       FROM case_events e

@@ -8,7 +8,7 @@ CREATE OR REPLACE FUNCTION fleet.case_visible(p_role text, p_subject text, p_cas
                                               p_opened_by text)
 RETURNS boolean
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     SELECT coalesce(p_role IN ('fleet_operator', 'technician'), false)
            OR coalesce(p_opened_by = p_subject, false)

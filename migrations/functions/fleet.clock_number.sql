@@ -10,7 +10,7 @@
 -- Twelve digits until 2029, thirteen until 2057.
 CREATE OR REPLACE FUNCTION fleet.clock_number(p_seq regclass) RETURNS bigint
 LANGUAGE sql VOLATILE
-SET search_path = pg_catalog
+SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT floor(extract(epoch FROM clock_timestamp() - timestamptz '2026-01-01 00:00:00+00'))::bigint
            * 10000 + nextval(p_seq) % 10000

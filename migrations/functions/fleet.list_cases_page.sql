@@ -11,7 +11,7 @@
 CREATE OR REPLACE FUNCTION fleet.list_cases_page(p_query jsonb)
 RETURNS text[]
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     v_role    text := fleet.current_fleet_role();

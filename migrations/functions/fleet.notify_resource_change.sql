@@ -4,7 +4,7 @@
 -- keys, not MCP URIs: the database names business things; the server maps them to its resources.
 CREATE OR REPLACE FUNCTION fleet.notify_resource_change() RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 BEGIN
     IF TG_TABLE_NAME = 'bikes' THEN

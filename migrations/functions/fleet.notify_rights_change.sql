@@ -7,7 +7,7 @@
 -- TG_ARGV: the kind named ('subject' or 'client') and the column that holds it.
 CREATE OR REPLACE FUNCTION fleet.notify_rights_change() RETURNS trigger
 LANGUAGE plpgsql
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     whose text[] := ARRAY[]::text[];

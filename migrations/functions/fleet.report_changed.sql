@@ -8,7 +8,7 @@ CREATE OR REPLACE FUNCTION fleet.report_changed(p_bike text, p_since text, p_sta
                                                 p_case text, p_state text)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     WITH was AS (
         SELECT split_part(p_since, '|', 1) AS status,

@@ -18,7 +18,7 @@ RETURNS TABLE (out_role text, out_regions text[], out_is_human boolean,
                out_open_case_id text, out_report_id text, out_case_id text,
                out_recorded_at text)
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     a fleet.write_answer;
@@ -64,7 +64,7 @@ RETURNS TABLE (out_role text, out_regions text[], out_is_human boolean,
                out_open_case_id text, out_report_id text, out_case_id text,
                out_recorded_at text)
 LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     SELECT * FROM fleet.report_damage_as(p_subject, p_client, p_bike, p_issue, p_description,
                                          p_case, p_key, p_digest, p_request_id, p_confirmed,

@@ -13,7 +13,7 @@
 CREATE OR REPLACE FUNCTION fleet.report_damaged_bike_as(c fleet.write_call)
 RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     w        fleet.write_state;

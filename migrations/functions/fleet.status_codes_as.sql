@@ -5,7 +5,7 @@ RETURNS TABLE (role text, regions text[], is_human boolean, client_may_read bool
                client_may_report boolean, requires_confirmation boolean,
                code text, label text, description text, rentable boolean)
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     a fleet.acting;

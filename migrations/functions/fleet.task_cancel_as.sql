@@ -13,7 +13,7 @@ RETURNS TABLE (task_id text, status text, message text, created_at_ms bigint,
                updated_at_ms bigint, ttl_ms bigint, poll_ms integer, is_error boolean,
                result json, tool text)
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -10,7 +10,7 @@ RETURNS TABLE (subject text, client_id text, task_id text, status text, message 
                created_at_ms bigint, updated_at_ms bigint, ttl_ms bigint, poll_ms integer,
                is_error boolean, result json, tool text)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 BEGIN
     RETURN QUERY SELECT * FROM fleet.task_rows(ARRAY[p_task_id]);

@@ -14,7 +14,7 @@ CREATE OR REPLACE FUNCTION fleet.task_open(c fleet.write_call, p_kind text, p_ca
                                            p_region text, p_since bigint)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     s     record;

@@ -4,7 +4,7 @@
 -- delete no task row itself. Concurrent purges skip each other's rows.
 CREATE OR REPLACE FUNCTION fleet.task_purge(p_limit integer DEFAULT 1000) RETURNS integer
 LANGUAGE sql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
     WITH gone AS (
         DELETE FROM tasks

@@ -14,7 +14,7 @@
 CREATE OR REPLACE FUNCTION fleet.task_state(p_kind text, p_case_id text, p_since bigint)
 RETURNS TABLE (status text, message text, is_error boolean, result jsonb, changed_at timestamptz)
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -8,7 +8,7 @@
 -- asked for it, which row-level security keeps from everyone but that agent.
 CREATE OR REPLACE FUNCTION fleet.tasks_follow_case() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     t record;

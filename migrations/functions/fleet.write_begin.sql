@@ -20,7 +20,7 @@ CREATE OR REPLACE FUNCTION fleet.write_begin(p_capability text, c fleet.write_ca
                                              p_valid boolean DEFAULT true)
 RETURNS fleet.write_state
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     w fleet.write_state;

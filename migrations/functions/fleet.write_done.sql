@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION fleet.write_done(w fleet.write_state, p_region text, 
                                             p_task jsonb DEFAULT NULL)
 RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 BEGIN
     INSERT INTO idempotent_calls (subject, idem_key, tool, args_digest, client_id, region,

@@ -23,7 +23,7 @@ CREATE OR REPLACE FUNCTION fleet.write_stop(w fleet.write_state, p_outcome text,
                                             p_changed text DEFAULT NULL)
 RETURNS fleet.write_answer
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, fleet
+SET search_path = pg_catalog, fleet, pg_temp
 AS $$
 DECLARE
     v_stale boolean := p_outcome = 'confirmation_required'

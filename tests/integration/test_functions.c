@@ -185,6 +185,27 @@ START_TEST(act_as_reads_rights_from_fleet_not_from_temporary_tables)
 }
 END_TEST
 
+/* Every function of the schema that runs as its owner (SECURITY DEFINER) or fixes its search_path
+ * fixes it with pg_temp last: otherwise PostgreSQL searches the session's temporary schema first
+ * for tables, and a temporary table of the login role's session would stand in for the owner's
+ * (act_as_reads_rights_from_fleet_not_from_temporary_tables shows what that forges). */
+START_TEST(every_fixed_search_path_puts_temporary_tables_last)
+{
+	char *bad = it_sql("SELECT coalesce(string_agg(p.oid::regprocedure::text, ', '), 'none') "
+			   "FROM pg_proc p"
+			   " JOIN pg_namespace n ON n.oid = p.pronamespace"
+			   " WHERE n.nspname IN ('fleet', 'fleet_meta')"
+			   " AND (p.prosecdef OR EXISTS (SELECT 1 FROM unnest(p.proconfig) c"
+			   "  WHERE c LIKE 'search_path=%'))"
+			   " AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c"
+			   "  WHERE c ~ '^search_path=.*pg_temp$')");
+	ck_assert_ptr_nonnull(bad);
+	ck_assert_msg(strcmp(bad, "none") == 0,
+		      "functions whose search_path lets temporary tables in first: %s", bad);
+	free(bad);
+}
+END_TEST
+
 CHECK_SUITE(functions)
 {
 	Suite *s = suite_create("functions");
@@ -200,6 +221,7 @@ CHECK_SUITE(functions)
 	suite_add_tcase(s, audit);
 	TCase *act = tcase_create("act_as");
 	tcase_add_test(act, act_as_reads_rights_from_fleet_not_from_temporary_tables);
+	tcase_add_test(act, every_fixed_search_path_puts_temporary_tables_last);
 	suite_add_tcase(s, act);
 	return s;
 }
