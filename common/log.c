@@ -1,5 +1,4 @@
 /* Leveled, printf-checked logging to stderr (stdout is the stdio transport's wire). */
-#include "jsonw.h"
 #include "log.h"
 
 #include <jansson.h>
@@ -71,7 +70,7 @@ static void log_json_line(enum log_level level, json_t *o)
 	json_t *line = json_pack("{s:s, s:s}", "ts", ts, "level", log_names[level]);
 	json_object_update(line, o);
 	json_decref(o);
-	char *text = jsonw_dump(line);
+	char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(line);
 	if (text)
 		fprintf(stderr, "%s\n", text);

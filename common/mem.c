@@ -3,7 +3,6 @@
 
 #include <jansson.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,100 +74,9 @@ char *mem_printf(const char *fmt, ...)
 	return s;
 }
 
-/* ---- arenas (mem.h) ------------------------------------------------------------------------ */
-
-#define MEM_ARENA_BLOCK ((size_t)16 * 1024)
-/* AddressSanitizer and valgrind see each allocation of an arena as a block of its own, freed at
- * the reset: a use of one after its arena's reset is a use after free they report. */
-#if defined(__SANITIZE_ADDRESS__) || defined(TASK_VALGRIND)
-#define MEM_ARENA_EACH 1
-#else
-#define MEM_ARENA_EACH 0
-#endif
-
-struct mem_chunk {
-	struct mem_chunk *next;
-	size_t size;
-};
-
-static _Thread_local struct mem_arena *mem_arena_on;
-
-struct mem_arena *mem_arena_use(struct mem_arena *a)
-{
-	struct mem_arena *was = mem_arena_on;
-	mem_arena_on = a;
-	return was;
-}
-
-/* A block of its own for what the arena's room does not hold, freed by the reset. */
-static char *mem_arena_chunk(struct mem_arena *a, size_t n)
-{
-	struct mem_chunk *c = mem_alloc(sizeof *c + n);
-	*c = (struct mem_chunk){.next = a->chunks, .size = n};
-	a->chunks = c;
-	return (char *)(c + 1);
-}
-
-static void *mem_json_alloc(size_t n)
-{
-	struct mem_arena *a = mem_arena_on;
-	if (!a)
-		return mem_alloc(n);
-	size_t need = (n + 15) & ~(size_t)15; /* malloc's alignment */
-	if (MEM_ARENA_EACH || need > (size_t)(a->end - a->p)) {
-		if (MEM_ARENA_EACH || a->block || need > MEM_ARENA_BLOCK / 4)
-			return mem_arena_chunk(a, need);
-		a->p = a->block = mem_alloc(MEM_ARENA_BLOCK);
-		a->end = a->block + MEM_ARENA_BLOCK;
-	}
-	char *p = a->p;
-	a->p += need;
-	return p;
-}
-
-static bool mem_arena_has(const struct mem_arena *a, const char *p)
-{
-	if (a->block && p >= a->block && p < a->block + MEM_ARENA_BLOCK)
-		return true;
-	for (const struct mem_chunk *c = a->chunks; c; c = c->next)
-		if (p >= (const char *)(c + 1) && p < (const char *)(c + 1) + c->size)
-			return true;
-	return false;
-}
-
-/* jansson's free: nothing for the thread's arena's memory (its reset frees it). */
-static void mem_json_free(void *p)
-{
-	if (p && !(mem_arena_on && mem_arena_has(mem_arena_on, p)))
-		free(p);
-}
-
-void mem_json_text_free(char *text)
-{
-	mem_json_free(text);
-}
-
-void mem_arena_reset(struct mem_arena *a)
-{
-	while (a->chunks) {
-		struct mem_chunk *c = a->chunks;
-		a->chunks = c->next;
-		free(c);
-	}
-	a->p = a->block;
-	a->end = a->block ? a->block + MEM_ARENA_BLOCK : NULL;
-}
-
-void mem_arena_free(struct mem_arena *a)
-{
-	mem_arena_reset(a);
-	free(a->block);
-	*a = (struct mem_arena){0};
-}
-
 void mem_install_jansson(void)
 {
-	json_set_alloc_funcs(mem_json_alloc, mem_json_free);
+	json_set_alloc_funcs(mem_alloc, free);
 }
 
 void mem_buf_put(struct mem_buf *b, const char *s, size_t n)

@@ -55,8 +55,7 @@ struct task {
 	bool woken;             /* parked, and its wait's wake-up reached it: it runs next */
 	struct loop_job resume; /* its resumption, queued on its loop */
 	void *asan_fake;
-	struct mem_arena arena, *json; /* json: &arena once task_arena() was called, or NULL */
-	struct task *next;             /* in the idle list */
+	struct task *next; /* in the idle list */
 };
 
 /* A thread's side of its tasks: where they switch back to, and their spare stacks. */
@@ -113,11 +112,6 @@ bool task_deadline_passed(void)
 	return at && loop_now_ms() >= at;
 }
 
-void task_arena(void)
-{
-	mem_arena_use(task_home_.current->json = &task_home_.current->arena);
-}
-
 void *task_span(void)
 {
 	struct task_home *h = &task_home_;
@@ -139,7 +133,6 @@ static void task_drop(struct task *t)
 	VALGRIND_STACK_DEREGISTER(t->vg_id);
 #endif
 	munmap(t->map, t->map_size);
-	mem_arena_free(&t->arena);
 	free(t);
 }
 
@@ -148,7 +141,6 @@ static void task_enter(struct task *t)
 {
 	struct task_home *h = &task_home_;
 	h->current = t;
-	mem_arena_use(t->json);
 #ifdef TASK_ASAN
 	void *fake = NULL;
 	__sanitizer_start_switch_fiber(&fake, t->stack, TASK_STACK);
@@ -158,10 +150,8 @@ static void task_enter(struct task *t)
 	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
 	h->current = NULL;
-	mem_arena_use(NULL);
 	if (!t->finished)
 		return; /* parked: its wake-up queues t->resume */
-	mem_arena_reset(&t->arena);
 	h->live--;
 	if (h->nidle >= TASK_IDLE_MAX) {
 		task_drop(t);
@@ -283,7 +273,6 @@ void task_start(struct loop *l, void (*fn)(void *arg), void *arg)
 	t->woken = false;
 	t->deadline = 0;
 	t->span = NULL;
-	t->json = NULL;
 	t->resume = (struct loop_job){.run = task_resumed};
 	task_prepare(t);
 	h->live++;

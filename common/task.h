@@ -4,8 +4,8 @@
  * its other connections and calls; task_wake() makes it ready again and the loop resumes it at
  * its next turn. Code outside a task waits in its thread's private loop instead (start-up, the
  * admin commands, the tests); a serving loop's thread never waits outside a task, which
- * task_wait() enforces. What belongs to a call (its deadline, its span, its JSON) lives in its
- * task, switched with it, never in a thread-local. */
+ * task_wait() enforces. What belongs to a call (its deadline, its span) lives in its task,
+ * switched with it, never in a thread-local. */
 #ifndef BIKAROO_TASK_H
 #define BIKAROO_TASK_H
 
@@ -71,10 +71,6 @@ void task_deadline_at(long long at_ms);
 /* Milliseconds left (0 once it passed), or cap when that is sooner or there is none. */
 long task_deadline_left(long cap);
 bool task_deadline_passed(void);
-
-/* From now on the running task's JSON comes from its arena (common/mem.h), freed at once when
- * the task ends: for a task whose JSON never outlives it, a call's. In a task only. */
-void task_arena(void);
 
 /* The span the running call is in (common/trace.h keeps it here, switched with the task): its
  * task's, or the thread's outside a task. */

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "common/jsonw.h"
 #include "common/mem.h"
 #include "domain/pg/db.h"
 
@@ -92,7 +91,7 @@ enum fleet_status case_tasks_from_json(const char *json, struct case_task *out)
 		} else if (json_is_boolean(x))
 			v[i] = json_is_true(x) ? "t" : "f";
 		else if (x && !json_is_null(x))
-			v[i] = texts[i] = jsonw_dump(x);
+			v[i] = texts[i] = json_dumps(x, JSON_COMPACT);
 	}
 	if (st == FLEET_OK)
 		case_tasks_fill(v, out);

@@ -89,12 +89,11 @@ FORBIDDEN_WORDS = [  # (path prefix, word, why)
      "the span queue is lock-free: an ended span is pushed or dropped, never waits for the exporter"),
 ]
 RESTRICTED = [  # (word, the only files where code may use it, why)
-    ("_Thread_local", ("common/loop.c", "common/mem.c", "common/task.c", "common/trace.c",
+    ("_Thread_local", ("common/loop.c", "common/task.c", "common/trace.c",
                        "server/transport/http_frame.c"),
      "what belongs to a call lives in its task (task_deadline_in, struct db_error), not in its "
      "thread, which runs other calls between two of its waits (http_frame.c's is a daemon's: "
-     "the request lines its thread read, libmicrohttpd refusing one within that thread's run; "
-     "mem.c's is the running task's arena, set by task.c at each switch)"),
+     "the request lines its thread read, libmicrohttpd refusing one within that thread's run)"),
     ("pthread_cond_wait", (),
      "a call waits with task_wait or task_cond_wait, which park its task and leave its loop free"),
     ("pthread_cond_timedwait", ("common/service.c",),

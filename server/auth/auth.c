@@ -123,7 +123,6 @@ enum auth_status auth_init(const struct auth_settings *set)
 		return AUTH_OK;
 	}
 	cjose_set_alloc_funcs(mem_alloc, mem_realloc, free);
-	mem_install_jansson(); /* cjose gave jansson its own functions: ours again */
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	auth.fetch.allow_loopback_http = set->insecure_loopback;
 	auth.fetch.timeout_ms = set->timeout_ms;

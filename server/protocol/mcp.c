@@ -3,8 +3,6 @@
 #include "changes.h"
 #include "mcp.h"
 
-#include "common/mem.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +86,7 @@ void mcp_request_id(const struct mcp_ctx *ctx, char *buf, size_t cap)
 		ctx->id ? json_dumps(ctx->id, JSON_COMPACT | JSON_ENCODE_ANY | JSON_ENSURE_ASCII)
 			: NULL;
 	snprintf(buf, cap, "%s", text ? text : "");
-	mem_json_text_free(text);
+	free(text);
 }
 
 bool mcp_change_of_rights_of(const struct mcp_change *c, const char *subject, const char *client)

@@ -118,9 +118,7 @@ char *pager_cursor_query(const struct mcp_ctx *ctx, json_t *args, size_t limit)
 		json_object_del(list, "cursor");
 		json_t *q = json_pack("{s:o, s:s?, s:I}", "arguments", list, "after", after,
 				      "limit", (json_int_t)limit);
-		char *dumped = json_dumps(q, JSON_COMPACT | JSON_SORT_KEYS);
-		text = dumped ? mem_strdup(dumped) : NULL; /* the caller frees it with free() */
-		mem_json_text_free(dumped);
+		text = json_dumps(q, JSON_COMPACT | JSON_SORT_KEYS);
 		json_decref(q);
 	}
 	json_decref(payload);

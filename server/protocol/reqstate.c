@@ -42,7 +42,7 @@ void reqstate_digest(const json_t *v, char out[65])
 	unsigned char md[SHA256_DIGEST_LENGTH];
 	SHA256((const unsigned char *)(canon ? canon : ""), canon ? strlen(canon) : 0, md);
 	reqstate_hex(md, sizeof md, out);
-	mem_json_text_free(canon);
+	free(canon);
 }
 
 static void reqstate_mac(const struct keyring_key *k, const char *body, size_t n,

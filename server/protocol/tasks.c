@@ -11,7 +11,6 @@
 
 #include "budget.h"
 #include "common/log.h"
-#include "common/mem.h"
 #include "service.h"
 
 static const char *const tasks_status_names[] = {"working", "input_required", "completed", "failed",
@@ -152,24 +151,13 @@ int mcp_task_created(struct mcp_ctx *ctx, const struct mcp_task *t, json_t **res
 	return 0;
 }
 
-/* A provider keeps what it is given past the call (its store, its worker), so it runs with the
- * call's arena put aside (common/mem.h): what it makes is the heap's, and so is what it returns. */
-#define TASKS_PROVIDER(call)                                                                       \
-	do {                                                                                       \
-		struct mem_arena *tasks_arena_ = mem_arena_use(NULL);                              \
-		call;                                                                              \
-		mem_arena_use(tasks_arena_);                                                       \
-	} while (0)
-
 int mcp_task_start(struct mcp_ctx *ctx, json_t *work, json_t **result, struct mcp_error *err)
 {
 	if (!mcp_task_offered(ctx) || !ctx->server->tasks->create)
 		return tasks_bug(ctx, "a task where none may be started", err);
 	const struct mcp_task_provider *p = ctx->server->tasks;
 	struct mcp_task t = {0};
-	enum mcp_task_rc made;
-	TASKS_PROVIDER(made = p->create(p, ctx->req->actor, ctx->tool->name, work, &t, err));
-	if (made != MCP_TASK_OK)
+	if (p->create(p, ctx->req->actor, ctx->tool->name, work, &t, err) != MCP_TASK_OK)
 		return -1;
 	int rc = mcp_task_created(ctx, &t, result, err);
 	mcp_task_clear(&t);
@@ -279,9 +267,8 @@ static enum mcp_task_rc tasks_read(struct mcp_ctx *ctx, const char *id, struct m
 				   struct mcp_error *err)
 {
 	const struct mcp_task_provider *p = ctx->server->tasks;
-	enum mcp_task_rc rc = MCP_TASK_NOT_FOUND;
-	if (tasks_id_fits(id))
-		TASKS_PROVIDER(rc = p->get(p, ctx->req->actor, id, t, err));
+	enum mcp_task_rc rc =
+		tasks_id_fits(id) ? p->get(p, ctx->req->actor, id, t, err) : MCP_TASK_NOT_FOUND;
 	const char *scope = rc == MCP_TASK_OK ? tasks_missing_scope(ctx, t) : NULL;
 	if (scope) {
 		mcp_task_clear(t);
@@ -326,7 +313,7 @@ int tasks_update(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mc
 	enum mcp_task_rc rc = tasks_read(ctx, id, &t, err);
 	mcp_task_clear(&t);
 	if (rc == MCP_TASK_OK)
-		TASKS_PROVIDER(rc = p->update(p, ctx->req->actor, id, responses, err));
+		rc = p->update(p, ctx->req->actor, id, responses, err);
 	if (tasks_answer(ctx, rc, err) != 0)
 		return -1;
 	*result = json_object(); /* an acknowledgement: the task's state is for tasks/get */
@@ -343,7 +330,7 @@ int tasks_cancel(struct mcp_ctx *ctx, json_t *params, json_t **result, struct mc
 	enum mcp_task_rc rc = tasks_read(ctx, id, &t, err);
 	mcp_task_clear(&t);
 	if (rc == MCP_TASK_OK)
-		TASKS_PROVIDER(rc = p->cancel(p, ctx->req->actor, id, err));
+		rc = p->cancel(p, ctx->req->actor, id, err);
 	if (tasks_answer(ctx, rc, err) != 0)
 		return -1;
 	*result = json_object();

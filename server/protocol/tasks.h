@@ -71,9 +71,8 @@ enum mcp_task_rc {
 };
 
 /* Where tasks live: the application's. Every callback may be called from any worker thread at
- * once; who is the caller (borrowed). A callback runs with the call's arena put aside
- * (common/mem.h): what it makes is the heap's; what it keeps of its arguments (work, responses:
- * the call's, made in its arena) it copies, never holds by reference. */
+ * once; who is the caller (borrowed). What it keeps of its arguments (work, responses: the
+ * call's) it copies, never holds by reference. */
 struct mcp_task_provider {
 	/* Creates a task for who, asked by the tool named tool, doing work (the application's own
 	 * description of the job: what its handler passed to mcp_task_start(), borrowed). *out is

@@ -140,7 +140,6 @@ static enum MHD_Result http_send_out(struct http_server *s, struct MHD_Connectio
 static void http_call_task(void *arg)
 {
 	struct http_req *st = arg;
-	task_arena(); /* the call's JSON, freed at once as it ends */
 	if (st->probe)
 		http_health_answer(st->srv, true, true, &st->out);
 	else

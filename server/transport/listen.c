@@ -312,7 +312,6 @@ enum mcp_listen_status listen_hub_open(struct listen_hub *h, const struct fleet_
 		return st;
 	}
 	struct listen_entry *e = listen_entry_new(actor, ops, out);
-	struct mem_arena *arena = mem_arena_use(NULL); /* the entry outlives the call */
 	e->id = json_deep_copy(id);
 	for (size_t i = 0; i < n; i++)
 		listen_add_uri(e, uris[i]);
@@ -320,7 +319,6 @@ enum mcp_listen_status listen_hub_open(struct listen_hub *h, const struct fleet_
 		json_object_get(json_object_get(ack, "params"), "notifications"), "taskIds");
 	if (json_is_array(tasks))
 		e->tasks = json_deep_copy(tasks);
-	mem_arena_use(arena);
 	listen_note(&ks, e, ops->write(out, ack)); /* first, under the lock */
 	e->next = h->entries;
 	h->entries = e;

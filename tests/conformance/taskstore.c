@@ -304,7 +304,7 @@ static void store_answer(struct taskstore_task *x, json_t *responses, long long 
 	json_object_foreach (responses, key, v) {
 		if (!json_object_get(x->t.input_requests, key))
 			continue; /* never asked, or answered already */
-		/* A copy: the call's answer is its arena's. */
+		/* A copy: the answer is the call's. */
 		json_object_set_new(x->answers, key, json_deep_copy(v));
 		json_object_del(x->t.input_requests, key);
 		took = true;

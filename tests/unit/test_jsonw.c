@@ -4,12 +4,10 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "common/mem.h"
 #include "tests/check_main.h"
 
 /* Both writers agree on v (consumed). */
@@ -159,46 +157,12 @@ START_TEST(random_documents_match_jansson)
 }
 END_TEST
 
-/* JSON made while an arena is the thread's (a call's: common/mem.h) stays whole until the arena's
- * reset, over as many blocks as it takes, and what was made on the heap before is still freed. */
-START_TEST(documents_made_in_an_arena_stay_whole)
-{
-	json_t *before = json_object();
-	for (int i = 0; i < 50; i++) {
-		char key[16];
-		snprintf(key, sizeof key, "k%d", i);
-		json_object_set_new(before, key, json_sprintf("value \"%d\" of\n fifty", i));
-	}
-	char *want = jsonw_dump(before);
-	struct mem_arena arena = {0};
-	ck_assert_ptr_null(mem_arena_use(&arena));
-	json_t *docs = json_array();
-	for (int i = 0; i < 20; i++) /* about 60 KB: several blocks */
-		json_array_append_new(docs, json_deep_copy(before));
-	json_decref(before); /* made on the heap: freed now (valgrind and ASan see it) */
-	for (size_t i = 0; i < json_array_size(docs); i++) {
-		char *got = jsonw_dump(json_array_get(docs, i));
-		ck_assert_str_eq(got, want);
-		free(got);
-	}
-	char *dumped = json_dumps(docs, JSON_COMPACT), *all = jsonw_dump(docs);
-	ck_assert_str_eq(dumped, all);
-	mem_json_text_free(dumped);
-	free(all);
-	json_decref(docs);
-	ck_assert_ptr_eq(mem_arena_use(NULL), &arena);
-	mem_arena_free(&arena);
-	free(want);
-}
-END_TEST
-
 CHECK_SUITE(jsonw)
 {
 	Suite *s = suite_create("jsonw");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, edge_cases_match_jansson);
 	tcase_add_test(tc, random_documents_match_jansson);
-	tcase_add_test(tc, documents_made_in_an_arena_stay_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }
