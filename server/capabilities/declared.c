@@ -21,8 +21,7 @@
 #include "server/protocol/tasks.h"
 #include "server/protocol/tools.h"
 
-/* Most rows one read answers with (a list's; an object's are its first). */
-#define DECLARED_MAX_ROWS 10000
+#define DECLARED_MAX_ROWS 10000        /* the most rows of one read (an object is its first) */
 #define DECLARED_CONFIRM_KEY "confirm" /* our key in inputRequests / inputResponses */
 /* A task lives a day (tasks/get answers the same on every instance till then). */
 #define DECLARED_TASK_TTL_MS (24LL * 3600 * 1000)
@@ -105,7 +104,6 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 	char *query = NULL, **rows = NULL;
 	size_t n = 0;
 	int rc = 0;
-	bool written = false;
 	*result = NULL;
 	struct adapter_call call;
 	adapter_call_entry(ctx, args, &call);
@@ -123,19 +121,19 @@ static int declared_read_call(struct mcp_ctx *ctx, const struct declared_row *ro
 		rc = adapter_unavailable(err);
 		goto out;
 	}
-	if (st == FLEET_OK) { /* its result written once, as text: *result stays NULL */
+	if (st == FLEET_OK) { /* its result written once, as text: no result, no outcome */
 		struct mem_buf doc = {0};
 		adapter_document(&doc, ctx, r, rows, n, args);
 		tools_result_text(ctx, doc.p, doc.len);
 		free(doc.p);
-		written = true;
+		outcome = NULL;
 		goto out;
 	}
 	if (st == FLEET_FORBIDDEN)
 		ctx->outcome = "denied"; /* a refusal, not a failure (access line, metrics) */
 	outcome = fleet_status_name(st);
 out:
-	if (!rc && !*result && !written)
+	if (!rc && !*result && outcome)
 		*result = declared_refusal(r->refusals, outcome, args,
 					   (const char *[]){"key", key, "outcome", outcome, NULL},
 					   NULL);
