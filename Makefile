@@ -98,7 +98,7 @@ $(B)/gen/capabilities.c: $(B)/capgen server/capabilities/declaration.schema.json
 	$(Q)$(B)/capgen $(B)/gen server/capabilities/declaration.schema.json $(DECLS)
 $(B)/gen/capabilities.h: $(B)/gen/capabilities.c
 $(filter $(B)/server/capabilities/%,$(LIBOBJ)) $(B)/tests/contracts/dump.o \
-  $(B)/tests/fuzz/fuzz_schema.o: $(B)/gen/capabilities.h
+  $(B)/tests/fuzz/fuzz_schema.o $(INTEG:%.c=$(B)/%.o): $(B)/gen/capabilities.h
 
 # The tables written from the declarations: the governance table of docs/capabilities.md, and
 # the "What it serves" table of README.md and docs/capabilities.md.
@@ -172,6 +172,19 @@ $(B)/core-tests: $(CORE:%.c=$(B)/%.o) $(B)/gen/core-suites.o $(B)/tests/check_ma
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcrypto) -pthread \
 	  $(TEST_LDLIBS)
 
+# The same core tests with the tasks' portable switch (ucontext, common/task.c), which the
+# architectures without their own switch use.
+$(B)/common/task-ucontext.o: common/task.c
+	@mkdir -p $(dir $@)
+	$(SAY) CC $< '(ucontext)'
+	$(Q)$(CC) $(CFLAGS) -DTASK_UCONTEXT -c $< -o $@
+
+$(B)/core-ucontext-tests: $(CORE:%.c=$(B)/%.o) $(B)/gen/core-suites.o $(B)/tests/check_main.o \
+			  $(filter-out $(B)/common/task.o,$(COREOBJ)) $(B)/common/task-ucontext.o
+	$(SAY) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs jansson libcrypto) -pthread \
+	  $(TEST_LDLIBS)
+
 $(B)/integration-tests: $(INTEG:%.c=$(B)/%.o) $(B)/gen/integration-suites.o $(B)/tests/check_main.o \
 			$(B)/libbikaroo.a
 	$(SAY) LINK $@
@@ -205,13 +218,14 @@ reset-demo: deps
 # Everything, against a throwaway PostgreSQL that the harness creates and removes.
 test: test-deps
 	$(MAKE) --no-print-directory format-check
-	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only \
+	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/core-ucontext-tests $(B)/unit-tests $(B)/integration-tests $(B)/bikaroo-mcp-rls-only \
 	  $(B)/bikaroo-mcp-swap-rows
 	scripts/test.sh $(B)
 
 unit: test-deps
-	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/unit-tests
+	$(MAKE) --no-print-directory all $(B)/core-tests $(B)/core-ucontext-tests $(B)/unit-tests
 	$(B)/core-tests
+	$(B)/core-ucontext-tests
 	$(B)/unit-tests
 
 # One part of make test with the same set-up (a throwaway cluster, migrated, demo data):
@@ -251,7 +265,7 @@ new-capability:
 asan: test-deps
 	$(MAKE) --no-print-directory B=build/asan OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  all build/asan/core-tests build/asan/unit-tests build/asan/integration-tests \
+	  all build/asan/core-tests build/asan/core-ucontext-tests build/asan/unit-tests build/asan/integration-tests \
 	  build/asan/bikaroo-mcp-rls-only build/asan/bikaroo-mcp-swap-rows
 	rm -rf build/asan/reports && mkdir -p build/asan/reports
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path='$(CURDIR)/build/asan/reports/asan' \
@@ -261,7 +275,7 @@ asan: test-deps
 # The suite with every server process and the unit tests under valgrind memcheck (the batched-reads
 # load with fewer calls).
 valgrind: test-deps
-	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g -DTASK_VALGRIND" all build/vg/core-tests build/vg/unit-tests build/vg/integration-tests \
+	$(MAKE) --no-print-directory B=build/vg OPT="-O1 -g -DTASK_VALGRIND" all build/vg/core-tests build/vg/core-ucontext-tests build/vg/unit-tests build/vg/integration-tests \
 	  build/vg/bikaroo-mcp-rls-only build/vg/bikaroo-mcp-swap-rows
 	BIKAROO_VALGRIND=1 IT_BATCH_CALLS=2000 scripts/test.sh build/vg
 

@@ -1,4 +1,4 @@
-/* Tasks (task.h): ucontext stacks mmap'ed with a guard page, run and resumed by their loop at its
+/* Tasks (task.h): stacks mmap'ed with a guard page, run and resumed by their loop at its
  * top level. A wake-up from the task's own thread queues its resumption as a job of the loop; one
  * from another thread goes through loop_post(), so a task is only ever resumed by its own
  * thread, after it has switched out. AddressSanitizer and valgrind are told of every switch. */
@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -41,8 +40,82 @@
 /* Stacks kept per thread for the next tasks. */
 #define TASK_IDLE_MAX 32
 
+/* ---- switches ----------------------------------------------------------------------------- */
+
+/* A switched-out stack. On x86-64, a switch is a dozen instructions: the callee-saved registers and
+ * the floating-point control state pushed on the stack left, its pointer kept, the other's popped.
+ * No system call: swapcontext() also set the signal mask, one rt_sigprocmask per switch, five per
+ * call, a tenth of the server's CPU per read (bench/README.md, "Decisions"); the mask is the
+ * thread's, the same for all its tasks. Elsewhere ucontext (TASK_UCONTEXT; `make unit` runs the
+ * core tests with it too). */
+#if defined(__x86_64__) && !defined(TASK_UCONTEXT)
+struct task_ctx {
+	void *sp;
+};
+
+void task_switch_sp(void **from, void *to);
+__asm__(".text\n"
+	".globl task_switch_sp\n"
+	".hidden task_switch_sp\n"
+	".type task_switch_sp, @function\n"
+	".p2align 4\n"
+	"task_switch_sp:\n"
+	"\tpushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
+	"\tsubq $8, %rsp\n\tstmxcsr (%rsp)\n\tfnstcw 4(%rsp)\n"
+	"\tmovq %rsp, (%rdi)\n\tmovq %rsi, %rsp\n"
+	"\tldmxcsr (%rsp)\n\tfldcw 4(%rsp)\n\taddq $8, %rsp\n"
+	"\tpopq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n"
+	"\tret\n"
+	".size task_switch_sp, .-task_switch_sp\n");
+
+static void task_switch(struct task_ctx *from, const struct task_ctx *to)
+{
+	task_switch_sp(&from->sp, to->sp);
+}
+
+/* c begins entry on stack[0..size) at its first switch-in: the stack as task_switch_sp leaves a
+ * switched-out one, returning into entry as if called (16-aligned before the call). */
+static void task_make(struct task_ctx *c, char *stack, size_t size, void (*entry)(void))
+{
+	void **sp = (void **)((uintptr_t)(stack + size) & ~(uintptr_t)15);
+	*--sp = NULL;                     /* entry's own return address: it never returns */
+	*--sp = (void *)(uintptr_t)entry; /* where task_switch_sp returns */
+	for (int i = 0; i < 6; i++)
+		*--sp = NULL; /* rbp, rbx, r12-r15 */
+	--sp;
+	((uint32_t *)sp)[0] = 0x1f80; /* MXCSR as the ABI begins a program */
+	((uint16_t *)sp)[2] = 0x037f; /* the x87 control word likewise */
+	c->sp = sp;
+}
+#else
+#include <ucontext.h>
+
+struct task_ctx {
+	ucontext_t uc;
+};
+
+static void task_switch(struct task_ctx *from, const struct task_ctx *to)
+{
+	swapcontext(&from->uc, &to->uc);
+}
+
+/* Apart, because getcontext() returns twice: nothing of the caller's frame may live across it. */
+static __attribute__((noinline)) void task_make(struct task_ctx *c, char *stack, size_t size,
+						void (*entry)(void))
+{
+	struct task_ctx *volatile cv = c;
+	getcontext(&cv->uc);
+	cv->uc.uc_stack.ss_sp = stack;
+	cv->uc.uc_stack.ss_size = size;
+	cv->uc.uc_link = NULL;
+	makecontext(&cv->uc, entry, 0);
+}
+#endif
+
+/* ---- tasks -------------------------------------------------------------------------------- */
+
 struct task {
-	ucontext_t ctx;
+	struct task_ctx ctx;
 	char *map; /* the mapping: a guard page, then the stack */
 	size_t map_size;
 	char *stack;
@@ -60,7 +133,7 @@ struct task {
 
 /* A thread's side of its tasks: where they switch back to, and their spare stacks. */
 struct task_home {
-	ucontext_t ctx;
+	struct task_ctx ctx;
 	struct task *current;
 	struct task *idle;
 	long nidle, live;
@@ -124,8 +197,6 @@ void task_set_span(void *span)
 	*(h->current ? &h->current->span : &h->span) = span;
 }
 
-/* ---- switches ----------------------------------------------------------------------------- */
-
 /* Frees task t and its stack. */
 static void task_drop(struct task *t)
 {
@@ -145,7 +216,7 @@ static void task_enter(struct task *t)
 	void *fake = NULL;
 	__sanitizer_start_switch_fiber(&fake, t->stack, TASK_STACK);
 #endif
-	swapcontext(&h->ctx, &t->ctx);
+	task_switch(&h->ctx, &t->ctx);
 #ifdef TASK_ASAN
 	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
@@ -197,7 +268,7 @@ static void task_park(struct task *t)
 #ifdef TASK_ASAN
 	__sanitizer_start_switch_fiber(&t->asan_fake, h->bottom, h->size);
 #endif
-	swapcontext(&t->ctx, &h->ctx);
+	task_switch(&t->ctx, &h->ctx);
 #ifdef TASK_ASAN
 	__sanitizer_finish_switch_fiber(t->asan_fake, &h->bottom, &h->size);
 #endif
@@ -216,20 +287,8 @@ static void task_entry(void)
 #ifdef TASK_ASAN
 	__sanitizer_start_switch_fiber(NULL, h->bottom, h->size);
 #endif
-	setcontext(&h->ctx);
-	abort(); /* setcontext returns only when it failed */
-}
-
-/* t's context: its own stack, beginning at task_entry. Apart, because getcontext() returns
- * twice: nothing of the caller's frame may live across it. */
-static __attribute__((noinline)) void task_prepare(struct task *t)
-{
-	struct task *volatile tv = t;
-	getcontext(&tv->ctx);
-	tv->ctx.uc_stack.ss_sp = tv->stack;
-	tv->ctx.uc_stack.ss_size = TASK_STACK;
-	tv->ctx.uc_link = NULL;
-	makecontext(&tv->ctx, task_entry, 0);
+	task_switch(&t->ctx, &h->ctx);
+	abort(); /* a finished task is never switched back to */
 }
 
 static struct task *task_new(void)
@@ -274,7 +333,7 @@ void task_start(struct loop *l, void (*fn)(void *arg), void *arg)
 	t->deadline = 0;
 	t->span = NULL;
 	t->resume = (struct loop_job){.run = task_resumed};
-	task_prepare(t);
+	task_make(&t->ctx, t->stack, TASK_STACK, task_entry);
 	h->live++;
 	task_enter(t);
 }

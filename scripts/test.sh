@@ -93,7 +93,7 @@ only=${TEST_ONLY:-}
 [[ -z $only ]] && unset SUITE E2E_FILE
 
 run_check_programs() {
-for suite in core unit; do
+for suite in core core-ucontext unit; do
   echo "== $suite tests (Check)"
   if [[ -n "${BIKAROO_VALGRIND:-}" ]]; then
     CK_FORK=no $BIKAROO_WRAPPER "$B/$suite-tests" 2>&1 | tee "$IT_TMP/$suite.out"
@@ -193,7 +193,7 @@ esac
 if [[ $failed != 0 ]]; then
   echo
   echo "== what failed"
-  { grep -hE ':[0-9]+:[FE]:|^ *not ok |^conformance .*: FAILED' "$IT_TMP"/{core,unit,integration,e2e,conformance}.out
+  { grep -hE ':[0-9]+:[FE]:|^ *not ok |^conformance .*: FAILED' "$IT_TMP"/{core,core-ucontext,unit,integration,e2e,conformance}.out
     grep -hA1 '^ *error: ' "$IT_TMP"/{e2e,conformance}.out | grep -v '^--$'
     cat "$IT_TMP/failed.out"; } 2>/dev/null | head -n 40
 fi
