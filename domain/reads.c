@@ -68,8 +68,7 @@ struct reads_call {
 struct reads_group {
 	const struct reads_kind *kind;
 	const struct fleet_actor *actor;
-	json_t *keys, *calls;
-	char *keys_text, *calls_text;
+	struct mem_buf keys, calls; /* its read's parameters as text: a text[], a JSON array */
 	const char *params[4];
 	size_t stmt; /* its identity's statement in the batch; the read's is the next */
 };
@@ -179,10 +178,8 @@ static void reads_batch_free(struct reads_batch *b)
 	for (size_t i = 0; i < b->unit.n; i++)
 		PQclear(b->stmts[i].res);
 	for (size_t g = 0; g < b->ngroups; g++) {
-		json_decref(b->groups[g].keys);
-		json_decref(b->groups[g].calls);
-		free(b->groups[g].keys_text);
-		free(b->groups[g].calls_text);
+		free(b->groups[g].keys.p);
+		free(b->groups[g].calls.p);
 	}
 	PQclear(b->unit.error);
 	free(b);
@@ -210,66 +207,59 @@ static struct reads_group *reads_group_of(struct reads_batch *b, struct reads_ca
 	c->group = b->ngroups;
 	struct reads_group *x = &b->groups[b->ngroups++];
 	*x = (struct reads_group){.kind = c->kind, .actor = c->actor};
-	if (c->q->key_column) {
-		x->keys = json_array();
-		x->calls = json_array();
-	}
 	return x;
 }
 
-/* Adds c's key and audit entry to its group. */
-static void reads_group_add(struct reads_group *x, const struct reads_call *c)
+/* A JSON string of s[0..n), or null when s is NULL, after a separator and a name. */
+static void reads_json_field(struct mem_buf *w, const char *name, const char *s, size_t n)
 {
-	if (!x->keys)
+	mem_buf_put(w, name, strlen(name));
+	if (s)
+		jsonw_string(w, s, n);
+	else
+		mem_buf_put(w, "null", 4);
+}
+
+/* Adds c (the last call of b) to its group x: its key to the text[] literal, unless a call of
+ * the group before it has the same (each quoted, its " and \ escaped), and its audit entry to
+ * the JSON array (an absent part null in the row, as fleet.audit_ref stores it). */
+static void reads_group_add(struct reads_batch *b, struct reads_group *x,
+			    const struct reads_call *c)
+{
+	if (!c->q->key_column)
 		return;
 	bool known = false;
-	for (size_t i = 0; i < json_array_size(x->keys) && !known; i++)
-		known = strcmp(json_string_value(json_array_get(x->keys, i)), c->key) == 0;
-	if (!known)
-		json_array_append_new(x->keys, json_string(c->key));
+	for (size_t i = 0; i + 1 < b->ncalls && !known; i++)
+		known = b->calls[i]->group == c->group && strcmp(b->calls[i]->key, c->key) == 0;
+	if (!known) {
+		mem_buf_put(&x->keys, x->keys.len ? ",\"" : "{\"", 2);
+		for (const char *k = c->key, *run = k;; k++) {
+			if (*k && *k != '"' && *k != '\\')
+				continue;
+			mem_buf_put(&x->keys, run, (size_t)(k - run));
+			if (!*k)
+				break;
+			mem_buf_put(&x->keys, "\\", 1);
+			run = k;
+		}
+		mem_buf_put(&x->keys, "\"", 1);
+	}
 	const struct audit_entry *a = c->audit;
 	if (!a)
 		return;
 	struct audit_ref_part trace, token, id;
 	audit_ref_parts(a->request_id, &trace, &token, &id);
-	json_t *e = json_pack("{s:s?, s:s?, s:s, s:s?, s:s%, s:s%, s:s%, s:b}", "tool", a->tool,
-			      "target", a->target, "key", c->key, "digest", a->args_digest, "id",
-			      id.p ? id.p : "", id.len, "trace", trace.p ? trace.p : "", trace.len,
-			      "token", token.p ? token.p : "", token.len, "list", c->q->list);
-	/* An absent part is NULL in the row, as fleet.audit_ref stores it. */
-	if (!a->request_id)
-		json_object_set_new(e, "id", json_null());
-	if (!trace.p)
-		json_object_set_new(e, "trace", json_null());
-	if (!token.p)
-		json_object_set_new(e, "token", json_null());
-	json_array_append_new(x->calls, e);
-}
-
-/* keys (a JSON array of strings) as a PostgreSQL text[] literal: each element quoted, its " and \
- * escaped (new string). */
-static char *reads_keys_literal(const json_t *keys)
-{
-	size_t n = 3;
-	for (size_t i = 0; i < json_array_size(keys); i++)
-		n += 2 * json_string_length(json_array_get(keys, i)) + 3;
-	char *out = mem_alloc(n), *p = out;
-	*p++ = '{';
-	for (size_t i = 0; i < json_array_size(keys); i++) {
-		const char *k = json_string_value(json_array_get(keys, i));
-		if (i)
-			*p++ = ',';
-		*p++ = '"';
-		for (; *k; k++) {
-			if (*k == '"' || *k == '\\')
-				*p++ = '\\';
-			*p++ = *k;
-		}
-		*p++ = '"';
-	}
-	*p++ = '}';
-	*p = '\0';
-	return out;
+	struct mem_buf *w = &x->calls;
+	reads_json_field(w, w->len ? ",{\"tool\":" : "[{\"tool\":", a->tool,
+			 a->tool ? strlen(a->tool) : 0);
+	reads_json_field(w, ",\"target\":", a->target, a->target ? strlen(a->target) : 0);
+	reads_json_field(w, ",\"key\":", c->key, strlen(c->key));
+	reads_json_field(w, ",\"digest\":", a->args_digest,
+			 a->args_digest ? strlen(a->args_digest) : 0);
+	reads_json_field(w, ",\"id\":", a->request_id ? (id.p ? id.p : "") : NULL, id.len);
+	reads_json_field(w, ",\"trace\":", trace.p, trace.len);
+	reads_json_field(w, ",\"token\":", token.p, token.len);
+	mem_buf_put(w, c->q->list ? ",\"list\":true}" : ",\"list\":false}", c->q->list ? 13 : 14);
 }
 
 /* Group g's statement in b: its read's (read true; the identity's when it reads the rights
@@ -292,7 +282,7 @@ static void reads_submit(struct reads_call **calls, size_t n, bool alone)
 	for (size_t i = 0; i < n; i++) {
 		struct reads_call *c = calls[i];
 		b->calls[b->ncalls++] = c;
-		reads_group_add(reads_group_of(b, c), c);
+		reads_group_add(b, reads_group_of(b, c), c);
 		if (!c->until_ms)
 			bounded = false;
 		else if (c->until_ms > until)
@@ -304,11 +294,11 @@ static void reads_submit(struct reads_call **calls, size_t n, bool alone)
 		const struct reads_kind *k = x->kind;
 		x->params[0] = x->actor->subject;
 		x->params[1] = x->actor->client_id;
-		if (x->keys) {
-			x->keys_text = reads_keys_literal(x->keys);
-			x->calls_text = jsonw_dump(x->calls);
-			x->params[2] = x->keys_text;
-			x->params[3] = x->calls_text;
+		if (x->keys.len) {
+			mem_buf_put(&x->keys, "}", 1);
+			mem_buf_put(&x->calls, x->calls.len ? "]" : "[]", x->calls.len ? 1 : 2);
+			x->params[2] = x->keys.p;
+			x->params[3] = x->calls.p;
 		}
 		x->stmt = n_stmts;
 		b->stmts[n_stmts++] = (struct exec_stmt){.name = "fleet.act_as",
