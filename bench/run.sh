@@ -413,22 +413,28 @@ median_of() {
   log "  $1 @$2: $line (rounds: $(awk '{printf "%s ", $1}' "$3"))"
 }
 
-# measure_turns CONNS LUA SERVER:NAME...: one round of each server in turn, BENCH_ROUNDS times,
+# measure_turns CONNS LUA SERVER:NAME...: one round of each server in turn (SERVER pg: the plain
+# read in pgbench, a server's floor, instead of a server), BENCH_ROUNDS times,
 # so that a machine getting busier or quieter meanwhile moves them all alike; each round begins
 # one server further on (no line always last, after the others' writes); each NAME's median
-# round into $results (BENCH_ONLY matched against the first NAME), and for each NAME after the
+# round into $results (BENCH_ONLY matched against each NAME), and for each NAME after the
 # first, "paired_NAME CONNS RATIO": the median over rounds of its rate over the first NAME's in
 # the same round (rounds a few seconds apart, on a machine whose load moves by more than that).
 measure_turns() {
   local conns=$1 lua=$2 r i s n=$(($# - 2))
   shift 2
-  [[ -z ${BENCH_ONLY:-} || ${1#*:} =~ $BENCH_ONLY ]] || return 0
-  local turn=("$@")
+  local turn=("$@") want=${BENCH_ONLY:-}
+  for s in "$@"; do [[ -z $want || ${s#*:} =~ $want ]] && want=; done
+  [[ -z $want ]] || return 0
   for s in "$@"; do : >"$tmp/turn-${s#*:}"; done
   for r in $(seq 0 $((rounds - 1))); do
     for i in $(seq 0 $((n - 1))); do
       s=${turn[$(((i + r) % n))]}
-      one_wrk "${s%%:*}" "$lua" /mcp "$conns" >>"$tmp/turn-${s#*:}"
+      if [[ ${s%%:*} == pg ]]; then
+        one_pg "$super" "$tmp/plain.sql" "$conns"
+      else
+        one_wrk "${s%%:*}" "$lua" /mcp "$conns"
+      fi >>"$tmp/turn-${s#*:}"
     done
   done
   for s in "$@"; do median_of "${s#*:}" "$conns" "$tmp/turn-${s#*:}"; done
@@ -775,13 +781,15 @@ for c in $conns_list; do
   # and stale statistics behind; autovacuum would catch up within a minute, a 3-minute bench
   # would measure its lag instead: each round starts from a vacuumed, analysed database.
   psql -X -q "$super" -c "VACUUM (ANALYZE) fleet.bikes, fleet.cases, fleet.case_events, fleet.damage_reports, fleet.bike_status_history, fleet.audit_log" >/dev/null
-  measure "pg_plain_read" "$c" one_pg "$super" "$tmp/plain.sql" "$c"
   measure "pg_write_txn" "$c" one_pg "$BIKAROO_MIGRATE_URL" "$tmp/write.sql" "$c"
   measure "http_ceiling" "$c" one_wrk direct "$tmp/ceiling.lua" "$ceiling_path" "$c"
   measure "http_server_discover" "$c" one_wrk direct "$tmp/discover.lua" /mcp "$c"
   measure "http_tools_list" "$c" one_wrk direct "$tmp/list.lua" /mcp "$c"
   audit_b=$(psql -X -At "$super" -c "SELECT coalesce(max(audit_id), 0) FROM fleet.audit_log")
-  measure "http_get_bike_status" "$c" one_wrk direct "$tmp/bike.lua" /mcp "$c"
+  # The hot read and the plain read it is held against, in turns: the plain read at 32
+  # connections moves by a third from one run to the next on this machine (32 backends on 2
+  # cores), more than any change measured against it.
+  measure_turns "$c" "$tmp/bike.lua" pg:pg_plain_read direct:http_get_bike_status
   batch=$(psql -X -At "$super" -c "SELECT round(count(*)::numeric / greatest(count(DISTINCT xmin::text), 1), 1) FROM fleet.audit_log WHERE audit_id > $audit_b AND tool = 'get_bike_status'")
   log "  (audit rows per batch at $c connections: $batch)"
   echo "audit_rows_per_batch $c $batch 0 0 0 0 ok" >>"$results"
@@ -966,7 +974,8 @@ get() { awk -v n="$1" -v c="$2" -v f="$3" '$1 == n && $2 == c {print $f}' "$resu
   echo "| ratio (32 connections unless said) | value | target |"
   echo "|---|---|---|"
   for c in $conns_list; do
-    echo "| get_bike_status HTTP / plain read, $c conns | $(ratio "$(get http_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.40 at 32 |"
+    echo "| get_bike_status HTTP / plain read (in turns), $c conns | $(ratio "$(get http_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.45 at 32 |"
+    echo "| the same, median of the rounds' ratios (each round's pair a few seconds apart), $c conns | $(get paired_http_get_bike_status "$c" 3) | >= 0.45 at 32 |"
     echo "| get_bike_status stdio / plain read, $c conns | $(ratio "$(get stdio_get_bike_status "$c" 3)" "$(get pg_plain_read "$c" 3)") | |"
     echo "| the server's unit of a batch (one caller, batches of $(get batch_shape "$c" 3) on $(get batch_shape "$c" 4) connections) / plain read, $c conns | $(ratio "$(get pg_batched_read "$c" 3)" "$(get pg_plain_read "$c" 3)") | >= 0.80 at 32 |"
     echo "| report_damaged_bike HTTP / equivalent write, $c conns | $(ratio "$(get http_report_damaged_bike "$c" 3)" "$(get pg_write_txn "$c" 3)") | >= 0.40 at 32 |"
