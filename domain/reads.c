@@ -1,6 +1,6 @@
 /* The one path of every read as the acting identity (reads.h): a loop's reads wait in its queue
- * until one of its database connections is free, then go as one unit (exec.h) of statements, one
- * per caller and read; each call is woken with its statement's result and maps it itself. */
+ * while its last batch is in the database, then go as one unit (exec.h) of statements, one per
+ * caller and read; each call is woken with its statement's result and maps it itself. */
 #include "reads.h"
 
 #include <stdio.h>
@@ -20,6 +20,10 @@
 
 /* Calls in one batch at most (and so groups: one per caller and read). */
 #define READS_BATCH_MAX 64
+/* A loop's batch in the database holds the next one back (it gathers meanwhile: larger batches,
+ * less of the database's fixed cost per call; bench/README.md, "Decisions") for this long at
+ * most, then a free connection takes it. */
+#define READS_HOLD_MS 5
 /* Reads of a process: a handful of static descriptors. */
 #define READS_KINDS 32
 /* The identity's statement: fleet.act_as sets the caller for the rest of the unit's transaction
@@ -82,12 +86,18 @@ struct reads_batch {
 	size_t ncalls;
 	int refs;   /* calls not done with it yet */
 	bool alone; /* the failure path: one call, run again alone */
+	struct reads_loop *rl;
 };
 
-/* A loop's reads that wait for a batch. */
+/* A loop's reads that wait for a batch, and its batches in the database. */
 struct reads_loop {
 	struct loop_hook hook;
 	struct reads_call *head, **tail;
+	size_t queued;              /* calls in head */
+	int sent;                   /* batches sent, not done */
+	struct reads_batch *newest; /* the last sent while not done, */
+	long long newest_ms;        /* since then */
+	bool ended;                 /* its loop's end: freed by its last batch's */
 };
 
 static const char reads_key[] = "reads"; /* the loop slot */
@@ -272,11 +282,14 @@ static struct exec_stmt *reads_stmt(struct reads_batch *b, size_t g, bool read)
 
 static void reads_done(struct exec_unit *u);
 
-/* A batch of calls[0..n) (taken from their queue) on the calling code's loop. */
-static void reads_submit(struct reads_call **calls, size_t n, bool alone)
+/* A batch of calls[0..n) (taken from rl's queue) on rl's loop; the batch. */
+static struct reads_batch *reads_submit(struct reads_loop *rl, struct reads_call **calls, size_t n,
+					bool alone)
 {
 	struct reads_batch *b = mem_calloc(1, sizeof *b);
 	b->alone = alone;
+	b->rl = rl;
+	rl->sent++;
 	long long until = 0;
 	bool bounded = true;
 	for (size_t i = 0; i < n; i++) {
@@ -320,6 +333,7 @@ static void reads_submit(struct reads_call **calls, size_t n, bool alone)
 	for (size_t i = 0; i < n && !b->unit.trace_parent; i++)
 		b->unit.trace_parent = calls[i]->span;
 	exec_submit(&b->unit);
+	return b;
 }
 
 /* Whether a SQLSTATE says "try again" (a timeout, a lost connection, a conflict) rather than a
@@ -335,9 +349,14 @@ static bool reads_retryable(const char *state)
 static void reads_done(struct exec_unit *u)
 {
 	struct reads_batch *b = (struct reads_batch *)u;
+	bool ending = b->rl->ended; /* its loop's end: nothing is run again */
+	if (b->rl->newest == b)
+		b->rl->newest = NULL;
+	if (--b->rl->sent == 0 && ending)
+		free(b->rl);
 	for (size_t i = 0; i < b->ncalls; i++)
 		trace_link(b->calls[i]->span, &u->trace, "db_unit");
-	if (u->st != FLEET_OK && u->rolled_back && !b->alone) {
+	if (u->st != FLEET_OK && u->rolled_back && !b->alone && !ending) {
 		static struct log_limit limit;
 		unsigned long skipped;
 		const PGresult *why = u->error;
@@ -354,7 +373,7 @@ static void reads_done(struct exec_unit *u)
 		metrics_add(&metrics_audit_batches, split, 1);
 		metrics_add(&metrics_reads_alone, NULL, (long)b->ncalls);
 		for (size_t i = 0; i < b->ncalls; i++)
-			reads_submit(&b->calls[i], 1, true);
+			reads_submit(b->rl, &b->calls[i], 1, true);
 		reads_batch_free(b); /* the calls are the new batches' now */
 		return;
 	}
@@ -418,17 +437,23 @@ static void reads_expire(struct reads_call *c)
 	task_wake(&c->wait);
 }
 
-/* The loop's hook: while a connection is free, what waits goes as a batch. */
+/* The loop's hook: what waits goes as a batch while a connection is free, one batch in the
+ * database at a time (the next gathers meanwhile), unless a full batch waits or the last one
+ * sent has been there READS_HOLD_MS (a stuck batch holds up no other). */
 static long long reads_due(struct loop_hook *h, long long now)
 {
 	struct reads_loop *rl = (struct reads_loop *)h;
 	long long due = 0;
-	while (rl->head && exec_room(false)) {
+	while (rl->head &&
+	       (!rl->newest || rl->queued >= READS_BATCH_MAX ||
+		now - rl->newest_ms >= READS_HOLD_MS) &&
+	       exec_room(false)) {
 		struct reads_call *calls[READS_BATCH_MAX];
 		size_t n = 0;
 		while (rl->head && n < READS_BATCH_MAX) {
 			struct reads_call *c = rl->head;
 			rl->head = c->next;
+			rl->queued--;
 			if (c->until_ms && c->until_ms <= now)
 				reads_expire(c);
 			else
@@ -436,14 +461,19 @@ static long long reads_due(struct loop_hook *h, long long now)
 		}
 		if (!rl->head)
 			rl->tail = &rl->head;
-		if (n)
-			reads_submit(calls, n, false);
+		if (n) {
+			rl->newest = reads_submit(rl, calls, n, false);
+			rl->newest_ms = now;
+		}
 	}
+	if (rl->head && rl->newest && now - rl->newest_ms < READS_HOLD_MS)
+		due = rl->newest_ms + READS_HOLD_MS;
 	struct reads_call **p = &rl->head;
 	while (*p) {
 		struct reads_call *c = *p;
 		if (c->until_ms && c->until_ms <= now) {
 			*p = c->next;
+			rl->queued--;
 			reads_expire(c);
 			continue;
 		}
@@ -464,7 +494,10 @@ static void reads_loop_end(struct loop_hook *h)
 		c->st = FLEET_UNAVAILABLE;
 		task_wake(&c->wait);
 	}
-	free(rl);
+	if (rl->sent)
+		rl->ended = true; /* the executor's end fails its batches next: the last frees it */
+	else
+		free(rl);
 }
 
 /* The calling code's loop's queue of reads. Its hook runs before the executor's, so that a batch
@@ -636,6 +669,7 @@ static enum fleet_status reads_wait(struct reads_call *c)
 	c->next = NULL;
 	*rl->tail = c;
 	rl->tail = &c->next;
+	rl->queued++;
 	task_wait(&c->wait);
 	return c->st;
 }

@@ -2,16 +2,16 @@
  * fleet.name_for([keys text[]]) in plain SQL, inlined into the statement that calls it, that
  * returns the rows the transaction's identity may see under row-level security, for any number
  * of keys at once (one row set, each row naming its key), and a struct reads_query: its columns,
- * in order, into the caller's row struct. Concurrent reads of a loop go in batches: one
- * transaction, one round trip; per caller and read, a statement that sets the identity
- * (fleet.act_as, which returns the rights), then one that reads all of that caller's keys if the
- * caller may use the capability (fleet.may_read, judged once) and writes the audit rows of its
- * audited calls with one INSERT (fleet.audit_reads). Here, for each call: both results checked
- * to echo its caller, the rights judged again in C (rights.h), every row's region checked
- * against the caller's perimeter in C too (the second line: both must agree), its rows copied
- * by position into the caller's structs. A read answers only once its batch has committed. A batch
- * that the database refuses (a read that raises, a COMMIT that fails) runs again call by call, each
- * alone, so that one call's failure is its answer only. */
+ * in order, into the caller's row struct. Concurrent reads of a loop go in batches, one in the
+ * database at a time while the next gathers: one transaction, one round trip; per caller and read,
+ * a statement that sets the identity (fleet.act_as, which returns the rights), then one that reads
+ * all of that caller's keys if the caller may use the capability (fleet.may_read, judged once) and
+ * writes the audit rows of its audited calls with one INSERT (fleet.audit_reads). Here, for each
+ * call: both results checked to echo its caller, the rights judged again in C (rights.h), every
+ * row's region checked against the caller's perimeter in C too (the second line: both must agree),
+ * its rows copied by position into the caller's structs. A read answers only once its batch has
+ * committed. A batch that the database refuses (a read that raises, a COMMIT that fails) runs again
+ * call by call, each alone, so that one call's failure is its answer only. */
 #ifndef BIKAROO_READS_H
 #define BIKAROO_READS_H
 

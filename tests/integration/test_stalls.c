@@ -6,6 +6,8 @@
  *   Retry-After (the server's statement_timeout ends it first: its transaction rolls back and
  *   its connection stays), each attempt leaves its audit row (written in a transaction of its
  *   own, the write's being rolled back), and nothing of the reports is written.
+ * - A read stuck on a table another transaction holds: the other reads of its loop go on being
+ *   answered (a loop's batch in the database holds the next back a few milliseconds at most).
  * - Overload from fresh connections: every call on a new connection of its own, at a bounded
  *   rate, to a server whose call slots are all held (reports waiting on a locked row), then
  *   whose connections are all taken too. Every call gets an answer, 503 with Retry-After, none
@@ -104,11 +106,13 @@ static void st_read_for(unsigned port, long ms, const char *prefix, struct st_re
 	*max = (double)r->us[r->n - 1] / 1000;
 }
 
-/* One stuck report, on a thread of its own. */
+/* One stuck call, on a thread of its own: a report on the locked bike, or (case_read) a read of
+ * case IC-1. */
 struct st_report {
 	pthread_t thread;
 	unsigned port;
 	char id[32];
+	bool case_read;
 	long status;
 	bool retry_after;
 	double ms;
@@ -122,8 +126,12 @@ static void *st_report_run(void *p)
 	it_conn_open(&c, s->port);
 	struct it_response r;
 	long long t0 = it_now_us();
-	it_conn_tool(&c, NULL, s->id, "report_damaged_bike",
-		     "{\"bikeId\":\"" ST_BIKE "\",\"issue\":\"flat_tire\"}", &r);
+	if (s->case_read)
+		it_mcp(s->port, "resources/read", "bikaroo://cases/IC-1",
+		       "\"uri\":\"bikaroo://cases/IC-1\"", &r);
+	else
+		it_conn_tool(&c, NULL, s->id, "report_damaged_bike",
+			     "{\"bikeId\":\"" ST_BIKE "\",\"issue\":\"flat_tire\"}", &r);
 	s->ms = (double)(it_now_us() - t0) / 1000;
 	s->status = r.status;
 	s->retry_after = r.headers && strcasestr(r.headers, "Retry-After: ");
@@ -254,6 +262,51 @@ START_TEST(a_write_stuck_behind_a_row_lock_never_starves_the_reads_of_its_loop)
 		      r.body);
 	it_response_free(&r);
 	it_conn_close(&c);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* A loop's reads go one batch in the database at a time, the next gathering meanwhile; a batch
+ * that does not come back (here a case read waiting on a table another transaction holds) holds
+ * the next ones back a few milliseconds at most: then they take the loop's free connection. */
+START_TEST(a_read_stuck_on_a_lock_never_holds_up_the_other_reads_of_its_loop)
+{
+	char timeout[64];
+	snprintf(timeout, sizeof timeout, "BIKAROO_CALL_TIMEOUT_MS=%d", ST_TIMEOUT_MS);
+	const char *env[] = {ST_ONE_LOOP, "BIKAROO_DB_CONNECTIONS=2", timeout, NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	/* Another transaction holds a table a case read reads and a bike's does not. */
+	PGconn *holder = PQconnectdb(it_env("IT_SUPER_URL"));
+	ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
+	PGresult *res =
+		PQexec(holder, "BEGIN; LOCK TABLE fleet.damage_reports IN ACCESS EXCLUSIVE MODE");
+	ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	static struct st_report stuck;
+	stuck = (struct st_report){.port = s.port, .case_read = true};
+	pthread_create(&stuck.thread, NULL, st_report_run, &stuck);
+	it_sleep_ms(200); /* the case read waits on the table */
+	static struct st_reads reads = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	double p99, max;
+	st_read_for(s.port, 1500, "beside", &reads, &p99, &max);
+	long waiting = st_count("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = "
+				"'fleet.damage_reports'::regclass");
+	PQclear(PQexec(holder, "ROLLBACK"));
+	PQfinish(holder);
+	pthread_join(stuck.thread, NULL);
+	printf("stuck read: %d reads beside it, p99 %.1f ms (max %.1f); the case read %ld after "
+	       "%.0f ms\n",
+	       reads.n, p99, max, stuck.status, stuck.ms);
+	fflush(stdout);
+	ck_assert_msg(reads.bad == 0, "%d reads beside the stuck one failed, the first %s",
+		      reads.bad, reads.first_bad);
+	ck_assert_msg(max < st_ms(1000), "a read waited %.0f ms behind the stuck one", max);
+	ck_assert_msg(waiting == 1, "%ld statements waited on the table, not the case read alone",
+		      waiting);
+	/* The stuck read, its table free again, is answered. */
+	ck_assert_msg(stuck.status == 200 && stuck.ms >= 1500,
+		      "the case read: %ld after %.0f ms: %s", stuck.status, stuck.ms, stuck.body);
 	ck_assert_int_eq(it_server_stop(&s), 0);
 }
 END_TEST
@@ -558,6 +611,7 @@ CHECK_SUITE(stalls)
 	TCase *tc = tcase_create("loop");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_write_stuck_behind_a_row_lock_never_starves_the_reads_of_its_loop);
+	tcase_add_test(tc, a_read_stuck_on_a_lock_never_holds_up_the_other_reads_of_its_loop);
 	tcase_add_test(tc, overload_from_fresh_connections_is_answered_never_reset);
 	tcase_add_test(tc, a_call_refused_on_its_headers_keeps_its_connection);
 	suite_add_tcase(su, tc);
