@@ -89,7 +89,9 @@ static const struct cfg_key cfg_keys[] = {
 	      "connections and runs their calls, which wait for the database without holding it"),
 	CFG_L("db-connections", "BIKAROO_DB_CONNECTIONS", db_connections, "2", 1, 32,
 	      "database connections of each event loop (stdio: of its one loop): a loop's reads "
-	      "go in batches of up to 64 calls, one transaction each, while a connection is free"),
+	      "go in batches of up to 64 calls, one transaction each, one batch in the database "
+	      "at a time (a second on a free connection for a full batch, or once the first has "
+	      "been out 5 ms); writes take any connection but the last free one"),
 	CFG_L("max-body-bytes", "BIKAROO_MAX_BODY_BYTES", max_body, "1048576", 1024, 16777216,
 	      "largest accepted request body (larger: 413)"),
 	CFG_S("auth", "BIKAROO_AUTH", auth, "jwt", false,
