@@ -123,6 +123,9 @@ START_TEST(a_json_log_line_cut_inside_a_character_keeps_its_text)
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
+	/* freopen left stderr fully buffered, as a file's stream: unbuffered again, or a later
+	 * test's message before an abort stays in the buffer. */
+	setvbuf(stderr, NULL, _IONBF, 0);
 	FILE *f = fopen(path, "r");
 	ck_assert_ptr_nonnull(f);
 	char line[2048] = "";
