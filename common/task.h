@@ -9,7 +9,6 @@
 #ifndef BIKAROO_TASK_H
 #define BIKAROO_TASK_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -36,18 +35,6 @@ void task_wait(struct task_wait *w);
  * a parked task already woken. Nothing of w is touched after it from another thread but through
  * the waiter's loop. */
 void task_wake(struct task_wait *w);
-
-/* A condition that tasks wait on without holding their thread, whatever their loop, guarded by
- * the user's mutex as a pthread condition is; zero-initialised. */
-struct task_cond_waiter;
-struct task_cond {
-	struct task_cond_waiter *waiters;
-};
-/* With m held: releases m, waits for a task_cond_broadcast() of c, and takes m again. Only a
- * broadcast ends the wait: the one who is waited for must always broadcast. */
-void task_cond_wait(struct task_cond *c, pthread_mutex_t *m);
-/* With the mutex of c held: wakes every waiter of c. */
-void task_cond_broadcast(struct task_cond *c);
 
 /* Runs fn(arg) as a new task of loop l, now, until it returns or waits. On l's thread, at its top
  * level (a loop callback, not inside another task). */

@@ -20,6 +20,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/task_cond.h"
 #include "common/trace.h"
 #include "fetch.h"
 #include "jwt.h"

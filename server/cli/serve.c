@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/task.h"
+#include "common/task_cond.h"
 #include "common/metrics.h"
 #include "domain/pg/db.h"
 #include "domain/pg/migrate.h"

@@ -16,6 +16,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/task.h"
+#include "common/task_cond.h"
 
 #define RATELIMIT_SLOTS 4096u
 #define RATELIMIT_MAX_KEYS 16384u
