@@ -122,22 +122,23 @@ struct st_report {
 static void *st_report_run(void *p)
 {
 	struct st_report *s = p;
-	struct it_conn c;
-	it_conn_open(&c, s->port);
 	struct it_response r;
 	long long t0 = it_now_us();
-	if (s->case_read)
+	if (s->case_read) {
 		it_mcp(s->port, "resources/read", "bikaroo://cases/IC-1",
 		       "\"uri\":\"bikaroo://cases/IC-1\"", &r);
-	else
+	} else {
+		struct it_conn c;
+		it_conn_open(&c, s->port);
 		it_conn_tool(&c, NULL, s->id, "report_damaged_bike",
 			     "{\"bikeId\":\"" ST_BIKE "\",\"issue\":\"flat_tire\"}", &r);
+		it_conn_close(&c);
+	}
 	s->ms = (double)(it_now_us() - t0) / 1000;
 	s->status = r.status;
 	s->retry_after = r.headers && strcasestr(r.headers, "Retry-After: ");
 	snprintf(s->body, sizeof s->body, "%s", r.body ? r.body : "");
 	it_response_free(&r);
-	it_conn_close(&c);
 	return NULL;
 }
 
