@@ -25,7 +25,7 @@
 /* A connection that cannot be made is tried again after this long, doubled up to the most. */
 #define EXEC_RETRY_MIN_MS 50
 #define EXEC_RETRY_MAX_MS 1000
-/* A write's own bound, sent before it in its transaction: the server ends it at its deadline,
+/* A unit's own bound, sent before it in its transaction: the server ends it at its deadline,
  * rolled back, its connection kept. Its connection is closed only this long after, when even
  * the cancellation does not come (a path that stopped answering). */
 #define EXEC_BOUND_NAME "exec_bound"
@@ -48,9 +48,6 @@ struct exec_conn {
 	struct exec_unit *unit;        /* in flight */
 	bool flushing;                 /* libpq holds output it could not send yet */
 	struct conn_prepared prepared; /* what it parsed already */
-	struct exec_unit setup;        /* the session settings of a new direct connection */
-	struct exec_stmt setup_stmt;
-	char setup_sql[96];
 };
 
 /* The connections of one conninfo on one loop: a loop's default pool, or a session. */
@@ -113,7 +110,7 @@ static void exec_close(struct exec_conn *c, bool timed_out, const char *why)
 	c->flushing = false;
 	c->prepared.n = 0;
 	c->retry_ms = 0;
-	if (u && u != &c->setup) {
+	if (u) {
 		for (size_t i = 0; i < u->n; i++) {
 			PQclear(u->stmts[i].res);
 			u->stmts[i].res = NULL;
@@ -136,10 +133,13 @@ static void exec_watch(struct exec_conn *c, uint32_t events)
 	}
 }
 
-/* Whether u is a write the server ends at its deadline (on a pipeline, not a simple session). */
+/* Whether the server ends u at its deadline: a unit with one, on a pipeline (not a simple
+ * session). Its transaction begins with a statement_timeout of what is left (pooler or not: a
+ * session setting would outlive the transaction); at the deadline PostgreSQL rolls it back and
+ * the connection stays. */
 static bool exec_bound(const struct exec_conn *c, const struct exec_unit *u)
 {
-	return u->write && u->until_ms && !c->pool->simple;
+	return u->until_ms && !c->pool->simple;
 }
 
 /* When c's unit is given up and c closed. */
@@ -178,7 +178,7 @@ static bool exec_send(struct exec_conn *c, struct exec_unit *u)
 	u->why = NULL;
 	u->rolled_back = false;
 	metrics_add(&metrics_db_busy, NULL, 1);
-	if (u->trace_parent && u != &c->setup) {
+	if (u->trace_parent) {
 		const char *sql[EXEC_TRACE_STMTS], *name[EXEC_TRACE_STMTS];
 		size_t n = u->n < EXEC_TRACE_STMTS ? u->n : EXEC_TRACE_STMTS;
 		for (size_t i = 0; i < n; i++) {
@@ -188,8 +188,8 @@ static bool exec_send(struct exec_conn *c, struct exec_unit *u)
 		u->span = dbtrace_begin(u->trace_parent, sql, name, n, u->trace_calls, c->pg,
 					&p->memo);
 	}
-	bool ok = true, named = !p->simple && !conn_pooled() && u != &c->setup;
-	if (exec_bound(c, u)) { /* the write's statement_timeout: what is left until its deadline */
+	bool ok = true, named = !p->simple && !conn_pooled();
+	if (exec_bound(c, u)) { /* the unit's statement_timeout: what is left until its deadline */
 		long long left = u->until_ms - loop_now_ms();
 		char ms[24];
 		snprintf(ms, sizeof ms, "%lld", left > 1 ? left : 1);
@@ -261,7 +261,7 @@ static bool exec_result(struct exec_conn *c, PGresult *r)
 		exec_finish(u, u->error ? conn_status(u->error, c->pg) : FLEET_OK, false);
 		return true;
 	}
-	if (u->lead) { /* the write's statement_timeout: its Parse, its result */
+	if (u->lead) { /* the unit's statement_timeout: its Parse, its result */
 		if (!r) {
 			u->lead--;
 		} else if (PQresultStatus(r) == PGRES_FATAL_ERROR && !u->error) {
@@ -327,16 +327,6 @@ static bool exec_result(struct exec_conn *c, PGresult *r)
 		st = conn_status(bad, c->pg);
 		u->rolled_back = PQresultStatus(bad) == PGRES_FATAL_ERROR && st == FLEET_INTERNAL;
 	}
-	if (u == &c->setup) {
-		metrics_add(&metrics_db_busy, NULL, -1);
-		for (size_t i = 0; i < u->n; i++)
-			PQclear(u->stmts[i].res);
-		if (st != FLEET_OK) {
-			exec_close(c, false, "cannot set its session settings");
-			return false;
-		}
-		return true;
-	}
 	exec_finish(u, st, conn_cancelled(bad));
 	return true;
 }
@@ -358,7 +348,7 @@ static void exec_receive(struct exec_conn *c)
 			return;
 }
 
-static void exec_connected(struct exec_conn *c, long long now);
+static void exec_connected(struct exec_conn *c);
 static void exec_expire(struct exec_pool *p, long long now, bool all);
 
 /* Whether a connection of p is up or on its way. */
@@ -392,7 +382,7 @@ static void exec_ready(struct loop_fd *f, uint32_t events)
 	if (c->state == EXEC_CONNECTING) {
 		c->polling = PQconnectPoll(c->pg);
 		if (c->polling == PGRES_POLLING_OK) {
-			exec_connected(c, loop_now_ms());
+			exec_connected(c);
 		} else if (c->polling == PGRES_POLLING_FAILED) {
 			exec_connect_failed(c, loop_now_ms(), PQerrorMessage(c->pg));
 		} else {
@@ -413,8 +403,8 @@ static void exec_ready(struct loop_fd *f, uint32_t events)
 		exec_receive(c);
 }
 
-/* A connection is up: units may go once its settings (if any) are set. */
-static void exec_connected(struct exec_conn *c, long long now)
+/* A connection is up: units may go. */
+static void exec_connected(struct exec_conn *c)
 {
 	conn_ready(c->pg);
 	c->state = EXEC_READY;
@@ -430,17 +420,7 @@ static void exec_connected(struct exec_conn *c, long long now)
 		exec_close(c, false, NULL);
 		return;
 	}
-	long timeout = conn_timeout_ms();
-	if (conn_pooled() || timeout <= 0 || c->pool->session) {
-		exec_watch(c, EPOLLIN);
-		return;
-	}
-	/* On a direct connection the server ends a statement at the timeout too (behind a
-	 * pooler a session setting would outlive the transaction). */
-	snprintf(c->setup_sql, sizeof c->setup_sql, "SET statement_timeout = %ld", timeout);
-	c->setup_stmt = (struct exec_stmt){.sql = c->setup_sql};
-	c->setup = (struct exec_unit){.stmts = &c->setup_stmt, .n = 1, .until_ms = now + timeout};
-	exec_send(c, &c->setup);
+	exec_watch(c, EPOLLIN);
 }
 
 static void exec_connect(struct exec_conn *c, long long now)

@@ -5,9 +5,9 @@
  * when its results are in. A unit is statements sent back to back with one Sync: one
  * transaction, one round trip. Units queue first come first served, but writes may hold every
  * connection of a loop but one, and a write that waits for a connection holds nothing up: slow
- * writes (reports waiting on a bike's row) never hold up its reads. The server ends a write at
- * its deadline (statement_timeout): it rolls back and its connection stays. Any other unit that
- * does not answer by its deadline, or a write whose cancellation does not come, has its
+ * writes (reports waiting on a bike's row) never hold up its reads. The server ends a unit at
+ * its deadline (a statement_timeout of what is left, set in its transaction, pooler or not): it
+ * rolls back and its connection stays. A unit whose cancellation does not come either has its
  * connection closed (it may have committed: its caller hears FLEET_UNAVAILABLE, never a retry
  * here).
  *
@@ -41,10 +41,7 @@ struct exec_unit {
 	struct exec_stmt *stmts; /* borrowed until done() */
 	size_t n;
 	long long until_ms; /* CLOCK_MONOTONIC ms by which it must have answered (0: no bound) */
-	/* May wait on row locks: never takes a loop's last free connection, and the server ends it
-	 * by until_ms (a statement_timeout of what is left, set as it is sent, in its own
-	 * transaction). */
-	bool write;
+	bool write;         /* may wait on row locks: never takes a loop's last free connection */
 	/* Called once, on the loop's thread, when the out fields are set: it must not wait. */
 	void (*done)(struct exec_unit *u);
 	/* out */
@@ -67,7 +64,7 @@ struct exec_unit {
 	/* the executor's */
 	struct exec_unit *next;
 	size_t at;   /* the result group being read: a Parse's or a statement's */
-	size_t lead; /* result groups of the write's statement_timeout still to read */
+	size_t lead; /* result groups of the unit's statement_timeout still to read */
 	bool sync;   /* every group read: the Sync's result is next */
 	struct trace_span *span;
 };

@@ -172,6 +172,19 @@ static PGconn *st_hold_row(const char *bike)
 	return holder;
 }
 
+/* Another transaction holding the table of damage reports, which a case read reads and a bike's
+ * does not: the holder's connection (st_let_go ends it). */
+static PGconn *st_hold_reports(void)
+{
+	PGconn *holder = PQconnectdb(it_env("IT_SUPER_URL"));
+	ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
+	PGresult *res =
+		PQexec(holder, "BEGIN; LOCK TABLE fleet.damage_reports IN ACCESS EXCLUSIVE MODE");
+	ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	return holder;
+}
+
 static void st_let_go(PGconn *holder)
 {
 	PQclear(PQexec(holder, "ROLLBACK"));
@@ -277,13 +290,7 @@ START_TEST(a_read_stuck_on_a_lock_never_holds_up_the_other_reads_of_its_loop)
 	const char *env[] = {ST_ONE_LOOP, "BIKAROO_DB_CONNECTIONS=2", timeout, NULL};
 	struct it_server s;
 	ck_assert_int_eq(it_server_start(&s, env), 0);
-	/* Another transaction holds a table a case read reads and a bike's does not. */
-	PGconn *holder = PQconnectdb(it_env("IT_SUPER_URL"));
-	ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
-	PGresult *res =
-		PQexec(holder, "BEGIN; LOCK TABLE fleet.damage_reports IN ACCESS EXCLUSIVE MODE");
-	ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
-	PQclear(res);
+	PGconn *holder = st_hold_reports();
 	static struct st_report stuck;
 	stuck = (struct st_report){.port = s.port, .case_read = true};
 	pthread_create(&stuck.thread, NULL, st_report_run, &stuck);
@@ -293,8 +300,7 @@ START_TEST(a_read_stuck_on_a_lock_never_holds_up_the_other_reads_of_its_loop)
 	st_read_for(s.port, 1500, "beside", &reads, &p99, &max);
 	long waiting = st_count("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = "
 				"'fleet.damage_reports'::regclass");
-	PQclear(PQexec(holder, "ROLLBACK"));
-	PQfinish(holder);
+	st_let_go(holder);
 	pthread_join(stuck.thread, NULL);
 	printf("stuck read: %d reads beside it, p99 %.1f ms (max %.1f); the case read %ld after "
 	       "%.0f ms\n",
@@ -309,6 +315,38 @@ START_TEST(a_read_stuck_on_a_lock_never_holds_up_the_other_reads_of_its_loop)
 	ck_assert_msg(stuck.status == 200 && stuck.ms >= 1500,
 		      "the case read: %ld after %.0f ms: %s", stuck.status, stuck.ms, stuck.body);
 	ck_assert_int_eq(it_server_stop(&s), 0);
+}
+END_TEST
+
+/* A read past its deadline is ended by PostgreSQL (its unit began with a statement_timeout of
+ * what was left), behind a transaction pooler too, where no session setting may bound it: the
+ * call gets 503 + Retry-After, its statement no longer waits on the table, and its connection
+ * stays. Were the client's side to close it instead, the backend would wait on at the lock. */
+START_TEST(a_read_past_its_deadline_is_ended_by_postgresql_and_keeps_its_connection)
+{
+	char *listen = mem_printf("BIKAROO_LISTEN_DATABASE_URL=%s", it_env("DATABASE_URL"));
+	const char *env[] = {
+		ST_ONE_LOOP, "BIKAROO_DB_CONNECTIONS=2",     "BIKAROO_DB_POOLER=transaction",
+		listen,      "BIKAROO_CALL_TIMEOUT_MS=1500", NULL};
+	struct it_server s;
+	ck_assert_int_eq(it_server_start(&s, env), 0);
+	PGconn *holder = st_hold_reports();
+	static struct st_report stuck;
+	stuck = (struct st_report){.port = s.port, .case_read = true};
+	st_report_run(&stuck);
+	long waiting = st_count("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = "
+				"'fleet.damage_reports'::regclass");
+	st_let_go(holder);
+	ck_assert_msg(stuck.status == 503 && stuck.retry_after,
+		      "the case read past its deadline: %ld (Retry-After %d) after %.0f ms: %s",
+		      stuck.status, stuck.retry_after, stuck.ms, stuck.body);
+	ck_assert_msg(stuck.ms >= 1400 && stuck.ms < st_ms(2500), "answered after %.0f ms",
+		      stuck.ms);
+	ck_assert_msg(waiting == 0, "%ld statement(s) still wait on the table after the answer",
+		      waiting);
+	ck_assert_int_eq(it_log_count(&s, "its connection is closed"), 0);
+	ck_assert_int_eq(it_server_stop(&s), 0);
+	free(listen);
 }
 END_TEST
 
@@ -613,6 +651,8 @@ CHECK_SUITE(stalls)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_write_stuck_behind_a_row_lock_never_starves_the_reads_of_its_loop);
 	tcase_add_test(tc, a_read_stuck_on_a_lock_never_holds_up_the_other_reads_of_its_loop);
+	tcase_add_test(tc,
+		       a_read_past_its_deadline_is_ended_by_postgresql_and_keeps_its_connection);
 	tcase_add_test(tc, overload_from_fresh_connections_is_answered_never_reset);
 	tcase_add_test(tc, a_call_refused_on_its_headers_keeps_its_connection);
 	suite_add_tcase(su, tc);
