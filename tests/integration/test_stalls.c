@@ -151,6 +151,17 @@ static long st_count(const char *sql)
 	return n;
 }
 
+/* A superuser's connection that has run sql (a transaction it leaves open), its result want. */
+static PGconn *st_holder(const char *sql, ExecStatusType want)
+{
+	PGconn *holder = PQconnectdb(it_env("IT_SUPER_URL"));
+	ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
+	PGresult *res = PQexec(holder, sql);
+	ck_assert_int_eq(PQresultStatus(res), want);
+	PQclear(res);
+	return holder;
+}
+
 /* The test's own bike (FR-PAR, available), and another transaction holding its row: the
  * holder's connection (st_let_go ends it). */
 static PGconn *st_hold_row(const char *bike)
@@ -162,27 +173,17 @@ static PGconn *st_hold_row(const char *bike)
 		 "UPDATE SET status = 'available'",
 		 bike);
 	free(it_sql(sql));
-	PGconn *holder = PQconnectdb(it_env("IT_SUPER_URL"));
-	ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
 	snprintf(sql, sizeof sql,
 		 "BEGIN; SELECT 1 FROM fleet.bikes WHERE bike_id = '%s' FOR UPDATE", bike);
-	PGresult *res = PQexec(holder, sql);
-	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
-	PQclear(res);
-	return holder;
+	return st_holder(sql, PGRES_TUPLES_OK);
 }
 
 /* Another transaction holding the table of damage reports, which a case read reads and a bike's
  * does not: the holder's connection (st_let_go ends it). */
 static PGconn *st_hold_reports(void)
 {
-	PGconn *holder = PQconnectdb(it_env("IT_SUPER_URL"));
-	ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
-	PGresult *res =
-		PQexec(holder, "BEGIN; LOCK TABLE fleet.damage_reports IN ACCESS EXCLUSIVE MODE");
-	ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
-	PQclear(res);
-	return holder;
+	return st_holder("BEGIN; LOCK TABLE fleet.damage_reports IN ACCESS EXCLUSIVE MODE",
+			 PGRES_COMMAND_OK);
 }
 
 static void st_let_go(PGconn *holder)
